@@ -1,0 +1,59 @@
+// The command line: subcommands registered on one CLI11 app; exit codes and errors per cli.md.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace attn {
+class Backend;
+struct Scenario;
+}  // namespace attn
+
+namespace attn::cli {
+
+// Exit codes of cli.md.
+constexpr int kExitOk = 0;
+constexpr int kExitRuntime = 1;
+constexpr int kExitUsage = 2;
+
+// Thrown by subcommands for an error that should end the program with `code` and print
+// "error: <message>" on stderr.
+struct CliError {
+  int code;
+  std::string message;
+};
+
+// Runs the program; never throws.
+int run(int argc, char** argv);
+
+// Every subcommand registers itself on `app` and sets `action` when it is chosen; the action
+// runs after parsing and returns the exit code.
+using Action = std::function<int()>;
+void register_examples(CLI::App& app, Action& action);
+void register_trace(CLI::App& app, Action& action);
+void register_explain(CLI::App& app, Action& action);
+void register_compute(CLI::App& app, Action& action);
+void register_export(CLI::App& app, Action& action);
+void register_gui(CLI::App& app, Action& action);
+// The action when no subcommand is given: the desktop app on the default example.
+Action default_action();
+
+// --example NAME | --scenario FILE, shared by trace, explain, export and gui.
+struct ScenarioSource {
+  std::string example;
+  std::string scenario_file;
+};
+void add_scenario_options(CLI::App& cmd, ScenarioSource& src, bool required = true);
+// Loads the chosen scenario or throws CliError (exit 2) naming the file/field.
+Scenario load_scenario_source(const ScenarioSource& src);
+// Creates the backend named by --backend or throws CliError (exit 2 for a bad name, 1 when
+// the backend is unavailable).
+std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device = 0);
+
+}  // namespace attn::cli

@@ -1,0 +1,20 @@
+// `attention-lab examples`: one line per built-in example, NAME<TAB>description.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli.h"
+#include "scenario.h"
+
+namespace attn::cli {
+
+void register_examples(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("examples", "List the built-in examples");
+  cmd->callback([&action] {
+    action = [] {
+      for (const ExampleInfo& e : list_examples()) std::cout << e.name << '\t' << e.description << '\n';
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,118 @@
+// Parses the command line, dispatches to a subcommand, and turns every failure into
+// "error: ..." on stderr with the exit code of cli.md.
+#include <CLI/CLI.hpp>
+#include <exception>
+#include <iostream>
+
+#include "backend.h"
+#include "cli.h"
+#include "gui.h"
+#include "scenario.h"
+
+namespace attn::cli {
+
+void add_scenario_options(CLI::App& cmd, ScenarioSource& src, bool required) {
+  auto* ex = cmd.add_option("--example", src.example, "built-in example (see 'examples')");
+  auto* sc = cmd.add_option("--scenario", src.scenario_file, "JSON scenario file");
+  ex->excludes(sc);
+  sc->excludes(ex);
+  if (required) {
+    // CLI11 has no "exactly one of"; checked after parsing in load_scenario_source.
+  }
+}
+
+Scenario load_scenario_source(const ScenarioSource& src) {
+  std::string error;
+  std::optional<Scenario> s;
+  if (!src.scenario_file.empty()) {
+    s = load_scenario_file(src.scenario_file, error);
+  } else if (!src.example.empty()) {
+    s = load_example(src.example, error);
+  } else {
+    throw CliError{kExitUsage, "one of --example NAME or --scenario FILE is required"};
+  }
+  if (!s) throw CliError{kExitUsage, error};
+  return std::move(*s);
+}
+
+std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device) {
+  if (name != "cpu" && name != "opencl" && name != "auto")
+    throw CliError{kExitUsage, "--backend: unknown backend '" + name + "'; expected cpu, opencl or auto"};
+  std::string error;
+  std::unique_ptr<Backend> b = make_backend(name, error, device);
+  if (!b) throw CliError{kExitRuntime, "--backend " + name + ": " + error};
+  return b;
+}
+
+void register_gui(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("gui", "Open the desktop app");
+  auto opts = std::make_shared<GuiOptions>();
+  auto src = std::make_shared<ScenarioSource>();
+  add_scenario_options(*cmd, *src, false);
+  auto size = std::make_shared<std::string>();
+  cmd->add_option("--step", opts->step, "stage to open on (e.g. weights)");
+  cmd->add_option("--size", *size, "window size WxH, e.g. 1600x1000");
+  cmd->add_option("--screenshot", opts->screenshot, "render frames, save the window as PNG, exit");
+  cmd->add_option("--frames", opts->frames, "frames to render before the screenshot")
+      ->check(CLI::Range(1, 100000));
+  cmd->callback([&action, opts, src, size] {
+    action = [opts, src, size] {
+      GuiOptions o = *opts;
+      if (!src->example.empty()) o.example = src->example;
+      o.scenario_file = src->scenario_file;
+      if (!size->empty()) {
+        int w = 0, h = 0;
+        char x = 0, extra = 0;
+        if (std::sscanf(size->c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x' ||
+            w < 320 || h < 240 || w > 16384 || h > 16384)
+          throw CliError{kExitUsage, "--size: expected WxH with W >= 320 and H >= 240, got '" +
+                                         *size + "'"};
+        o.width = w;
+        o.height = h;
+      }
+      return run_gui(o);
+    };
+  });
+}
+
+Action default_action() {
+  return [] { return run_gui(GuiOptions{}); };
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"Attention Lab: step through the attention mechanism, stage by stage."};
+  app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.require_subcommand(0, 1);
+  Action action;
+  register_examples(app, action);
+  // register_trace(app, action);
+  // register_explain(app, action);
+  // register_compute(app, action);
+  // register_export(app, action);
+  register_gui(app, action);
+  try {
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return kExitUsage;
+    }
+    if (!action) action = default_action();
+    return action();
+  } catch (const CliError& e) {
+    std::cerr << "error: " << e.message << "\n";
+    return e.code;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "error: out of memory\n";
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitRuntime;
+  }
+}
+
+}  // namespace attn::cli

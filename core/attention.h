@@ -1,0 +1,95 @@
+// The attention problem (inputs, masks, scale, temperature) and the trace every stage is recorded in.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matrix.h"
+
+namespace attn {
+
+// Where query i sits among the keys for causal and window masks (cli.md, "Attention semantics").
+enum class CausalAlign { kNone, kTopLeft, kLowerRight };
+
+// Everything that hides keys from queries. All conditions combine with AND.
+struct MaskSpec {
+  CausalAlign causal = CausalAlign::kNone;
+  std::optional<int> window;        // |p_i - j| <= W (with causal: p_i - W <= j <= p_i)
+  std::vector<int> global;          // Longformer-style global positions; relax the window only
+  std::optional<int> key_length;    // keys j >= L are padding
+  HeadStack custom;                 // empty, 1 (shared) or H matrices (n_q, n_k); nonzero = visible
+  HeadStack bias;                   // empty, 1 (shared) or H matrices (n_q, n_k); added to scaled
+  bool empty() const {
+    return causal == CausalAlign::kNone && !window && global.empty() && !key_length &&
+           custom.empty() && bias.empty();
+  }
+};
+
+struct AttentionOptions {
+  MaskSpec mask;
+  std::optional<float> scale;  // default 1/sqrt(d_k)
+  float temperature = 1.0f;
+};
+
+// Q: H matrices (n_q, d_k); K: H_kv matrices (n_k, d_k); V: H_kv matrices (n_k, d_v); H % H_kv == 0.
+struct AttentionInput {
+  HeadStack q, k, v;
+  int num_heads() const { return static_cast<int>(q.size()); }
+  int num_kv_heads() const { return static_cast<int>(k.size()); }
+  int n_q() const { return q.empty() ? 0 : static_cast<int>(q[0].rows()); }
+  int n_k() const { return k.empty() ? 0 : static_cast<int>(k[0].rows()); }
+  int d_k() const { return q.empty() ? 0 : static_cast<int>(q[0].cols()); }
+  int d_v() const { return v.empty() ? 0 : static_cast<int>(v[0].cols()); }
+  // The key/value head query head h reads: h / (H / H_kv).
+  int kv_head_of(int h) const { return h / (num_heads() / num_kv_heads()); }
+};
+
+struct AttentionProblem {
+  AttentionInput input;
+  AttentionOptions options;
+  float effective_scale() const;  // options.scale or 1/sqrt(d_k)
+};
+
+// Why a cell is hidden: a bit set of these reasons (0 = visible).
+enum MaskReason : uint8_t {
+  kVisible = 0,
+  kHiddenCausal = 1,
+  kHiddenWindow = 2,
+  kHiddenPadding = 4,
+  kHiddenCustom = 8,
+  kHiddenBias = 16,  // the additive bias is -inf there
+};
+using ReasonMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// One stage of the computation: a named matrix per head with its formula.
+struct TraceStep {
+  std::string id;       // "scores", "scaled", "masked", "weights", "output", ...
+  std::string title;    // human title, e.g. "Scores"
+  std::string formula;  // e.g. "scores = Q·Kᵀ"
+  HeadStack heads;      // one matrix per head (per key/value head for k and v)
+  std::vector<int> kv_head;  // for each entry of heads: the key/value head it uses or is
+};
+
+// The result of an attention computation with every intermediate kept; the UI and CLI only read it.
+struct AttentionTrace {
+  std::string name;
+  std::string backend;
+  std::vector<std::string> query_tokens, key_tokens;
+  int num_heads = 0, num_kv_heads = 0;
+  int n_q = 0, n_k = 0, d_k = 0, d_v = 0;
+  float scale = 1.0f, temperature = 1.0f;
+  std::vector<int> kv_head_of;             // size H
+  std::vector<ReasonMatrix> hidden;        // per head (n_q, n_k): MaskReason bits
+  std::vector<std::vector<bool>> empty_row;  // per head, per query: every key hidden
+  std::vector<TraceStep> steps;            // in order; ids are unique
+  // With an output projection: max |concat·W_O + b_O − (Σ_h O_h·W_O^(h) + b_O)|, the check that
+  // the two formulations agree.
+  std::optional<float> projection_form_gap;
+
+  const TraceStep* find(const std::string& id) const;
+  TraceStep* find(const std::string& id);
+  const TraceStep& step(const std::string& id) const;  // asserts it exists
+};
+
+}  // namespace attn

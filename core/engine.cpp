@@ -1,0 +1,170 @@
+// Validation at the engine's edge and the staged computation of a full attention trace.
+#include "engine.h"
+
+#include <cassert>
+#include <cmath>
+#include <sstream>
+
+#include "format.h"
+
+namespace attn {
+namespace {
+
+std::string check_finite(const HeadStack& stack, const char* name, bool allow_neg_inf = false) {
+  for (size_t h = 0; h < stack.size(); ++h) {
+    const Matrix& m = stack[h];
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+      for (Eigen::Index j = 0; j < m.cols(); ++j) {
+        float x = m(i, j);
+        if (std::isfinite(x) || (allow_neg_inf && std::isinf(x) && x < 0)) continue;
+        std::ostringstream s;
+        s << name << "[";
+        if (stack.size() > 1) s << h << ", ";
+        s << i << ", " << j << "] is " << format_value(x) << "; expected a finite number";
+        if (allow_neg_inf) s << " or -inf";
+        return s.str();
+      }
+  }
+  return "";
+}
+
+std::string check_mask_stack(const HeadStack& stack, const char* name, int H, int n_q, int n_k) {
+  if (stack.empty()) return "";
+  std::ostringstream s;
+  if (stack.size() != 1 && static_cast<int>(stack.size()) != H) {
+    s << name << " has " << stack.size() << " heads; expected 1 or H = " << H;
+    return s.str();
+  }
+  for (size_t h = 0; h < stack.size(); ++h)
+    if (stack[h].rows() != n_q || stack[h].cols() != n_k) {
+      s << name << " head " << h << " has shape (" << stack[h].rows() << ", " << stack[h].cols()
+        << "); expected (n_q, n_k) = (" << n_q << ", " << n_k << ")";
+      return s.str();
+    }
+  return "";
+}
+
+std::string shape_str(const Matrix& m) {
+  std::ostringstream s;
+  s << "(" << m.rows() << ", " << m.cols() << ")";
+  return s.str();
+}
+
+}  // namespace
+
+std::string validate_problem(const AttentionProblem& p) {
+  const AttentionInput& in = p.input;
+  std::ostringstream s;
+  if (in.q.empty()) return "Q has no heads";
+  if (in.k.empty()) return "K has no heads";
+  if (in.v.size() != in.k.size()) {
+    s << "V has " << in.v.size() << " heads but K has " << in.k.size();
+    return s.str();
+  }
+  if (in.num_heads() % in.num_kv_heads() != 0) {
+    s << "Q has H = " << in.num_heads() << " heads, not a multiple of K/V's H_kv = "
+      << in.num_kv_heads();
+    return s.str();
+  }
+  const Matrix& q0 = in.q[0];
+  const Matrix& k0 = in.k[0];
+  const Matrix& v0 = in.v[0];
+  if (q0.rows() < 1 || q0.cols() < 1) return "Q must have at least one row and one column";
+  if (k0.rows() < 1) return "K must have at least one row (key)";
+  if (v0.cols() < 1) return "V must have at least one column";
+  for (size_t h = 0; h < in.q.size(); ++h)
+    if (in.q[h].rows() != q0.rows() || in.q[h].cols() != q0.cols()) {
+      s << "Q head " << h << " has shape " << shape_str(in.q[h]) << "; head 0 has "
+        << shape_str(q0);
+      return s.str();
+    }
+  for (size_t g = 0; g < in.k.size(); ++g) {
+    if (in.k[g].rows() != k0.rows() || in.k[g].cols() != q0.cols()) {
+      s << "K head " << g << " has shape " << shape_str(in.k[g]) << "; expected (n_k, d_k) = ("
+        << k0.rows() << ", " << q0.cols() << ") (d_k from Q)";
+      return s.str();
+    }
+    if (in.v[g].rows() != k0.rows() || in.v[g].cols() != v0.cols()) {
+      s << "V head " << g << " has shape " << shape_str(in.v[g]) << "; expected (n_k, d_v) = ("
+        << k0.rows() << ", " << v0.cols() << ") (n_k from K)";
+      return s.str();
+    }
+  }
+  for (auto e : {check_finite(in.q, "Q"), check_finite(in.k, "K"), check_finite(in.v, "V")})
+    if (!e.empty()) return e;
+  const MaskSpec& m = p.options.mask;
+  const int n_q = in.n_q(), n_k = in.n_k();
+  if (m.window && *m.window < 0) return "window must be >= 0";
+  if (m.key_length && (*m.key_length < 0 || *m.key_length > n_k)) {
+    s << "key length " << *m.key_length << " is outside 0.." << n_k << " (n_k)";
+    return s.str();
+  }
+  for (size_t i = 0; i < m.global.size(); ++i)
+    if (m.global[i] < 0 || m.global[i] >= std::max(n_q, n_k)) {
+      s << "global position " << m.global[i] << " (entry " << i << ") is outside 0.."
+        << std::max(n_q, n_k) - 1;
+      return s.str();
+    }
+  for (auto e : {check_mask_stack(m.custom, "mask", in.num_heads(), n_q, n_k),
+                 check_mask_stack(m.bias, "bias", in.num_heads(), n_q, n_k),
+                 check_finite(m.custom, "mask"), check_finite(m.bias, "bias", true)})
+    if (!e.empty()) return e;
+  if (p.options.scale && !std::isfinite(*p.options.scale)) return "scale must be a finite number";
+  if (!(p.options.temperature > 0) || !std::isfinite(p.options.temperature))
+    return "temperature must be a finite number > 0";
+  return "";
+}
+
+AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
+  assert(validate_problem(p).empty());
+  const AttentionInput& in = p.input;
+  AttentionTrace t;
+  t.backend = backend.name();
+  t.num_heads = in.num_heads();
+  t.num_kv_heads = in.num_kv_heads();
+  t.n_q = in.n_q();
+  t.n_k = in.n_k();
+  t.d_k = in.d_k();
+  t.d_v = in.d_v();
+  t.scale = p.effective_scale();
+  t.temperature = p.options.temperature;
+  for (int h = 0; h < t.num_heads; ++h) t.kv_head_of.push_back(in.kv_head_of(h));
+  for (int i = 0; i < t.n_q; ++i) t.query_tokens.push_back(std::to_string(i));
+  for (int j = 0; j < t.n_k; ++j) t.key_tokens.push_back(std::to_string(j));
+
+  std::vector<int> kv_ids(t.num_kv_heads);
+  for (int g = 0; g < t.num_kv_heads; ++g) kv_ids[g] = g;
+  t.steps.push_back({"q", "Queries", "Q", in.q, t.kv_head_of});
+  t.steps.push_back({"k", "Keys", "K", in.k, kv_ids});
+  t.steps.push_back({"v", "Values", "V", in.v, kv_ids});
+  backend.run_stages(p, t);
+
+  std::string scale_text = p.options.scale ? "scaled = scores × s   (s = " + format_value(t.scale) + ")"
+                                           : "scaled = scores / √d_k   (d_k = " +
+                                                 std::to_string(t.d_k) + ")";
+  std::string softmax_text = t.temperature == 1.0f
+                                 ? "weights = softmax(masked)   (each row sums to 1)"
+                                 : "weights = softmax(masked / T)   (T = " +
+                                       format_value(t.temperature) + ")";
+  const struct {
+    const char* id;
+    const char* title;
+    std::string formula;
+  } labels[] = {
+      {"scores", "Scores", "scores = Q·Kᵀ"},
+      {"scaled", "Scaled scores", scale_text},
+      {"masked", "Masked scores", p.options.mask.bias.empty() ? "masked = scaled, −∞ where hidden"
+                                                             : "masked = scaled + bias, −∞ where hidden"},
+      {"weights", "Attention weights", softmax_text},
+      {"output", "Output", "output = weights·V"},
+  };
+  for (const auto& l : labels) {
+    TraceStep* s = t.find(l.id);
+    assert(s && "backend must produce every stage");
+    s->title = l.title;
+    s->formula = l.formula;
+  }
+  return t;
+}
+
+}  // namespace attn

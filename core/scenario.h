@@ -1,0 +1,68 @@
+// A scenario: tokens, Q/K/V (or embeddings X with projection weights), masks, scale and
+// temperature. Loaded from JSON (docs/scenario.md), validated, saved atomically, and turned into
+// a full trace.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention.h"
+#include "backend.h"
+
+namespace attn {
+
+// Multi-head attention from token embeddings (Q = X·W_Q, as in 003's Q^{hia} = X^{ib} W_Q^{hba}).
+struct ProjectionSpec {
+  Matrix x;        // (n_q, d_model): the query-side tokens
+  Matrix x_kv;     // (n_k, d_model): the key/value-side tokens; empty (0x0) = self-attention on x
+  HeadStack w_q;   // H    x (d_model, d_k)
+  HeadStack w_k;   // H_kv x (d_model, d_k)
+  HeadStack w_v;   // H_kv x (d_model, d_v)
+  Matrix w_o;      // (H·d_v, d_out); empty = no output projection
+  RowVector b_o;   // (d_out); empty = zero bias
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::vector<std::string> query_tokens;
+  std::vector<std::string> key_tokens;  // empty = the query tokens (self-attention)
+  bool use_projection = false;
+  AttentionInput qkv;         // used when !use_projection
+  ProjectionSpec projection;  // used when use_projection
+  AttentionOptions options;
+
+  const std::vector<std::string>& keys() const {
+    return key_tokens.empty() ? query_tokens : key_tokens;
+  }
+};
+
+// Checks everything a user can get wrong; returns "" or a message naming the field and index.
+std::string validate_scenario(const Scenario& s);
+
+// Q, K, V (projected when use_projection) and the options. The scenario must be valid.
+AttentionProblem to_problem(const Scenario& s);
+
+// The full trace: with projection, steps x (and x_kv), q, k, v, the attention stages, then concat,
+// projected (concat·W_O + b_O) and head_contrib (each head's O_h·W_O^(h), whose sum plus b_O is the
+// same result). Tokens and name come from the scenario.
+AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend);
+
+// JSON (docs/scenario.md). `source` names the file in messages.
+std::optional<Scenario> parse_scenario_json(const std::string& text, const std::string& source,
+                                            std::string& error);
+std::optional<Scenario> load_scenario_file(const std::string& path, std::string& error);
+std::string scenario_to_json(const Scenario& s);
+// Writes to a temporary file beside `path` and renames it, so a failure never leaves half a file.
+bool save_scenario_file(const Scenario& s, const std::string& path, std::string& error);
+
+struct ExampleInfo {
+  std::string name;
+  std::string description;
+};
+// The built-in examples (assets/examples/*.json), in a stable teaching order; fear-is-the first.
+std::vector<ExampleInfo> list_examples();
+std::optional<Scenario> load_example(const std::string& name, std::string& error);
+
+}  // namespace attn

@@ -1,0 +1,410 @@
+// Reading and writing scenarios as JSON (docs/scenario.md), with errors that name the file, the
+// field and the index, and saving through a temporary file so a failure never leaves half a file.
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "atomic_file.h"
+#include "engine.h"
+#include "format.h"
+#include "scenario.h"
+
+namespace attn {
+namespace {
+
+using nlohmann::json;
+
+struct ParseError {
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string& field, const std::string& what) {
+  throw ParseError{field + ": " + what};
+}
+
+std::string type_name(const json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string \"" + j.get<std::string>().substr(0, 20) + "\"";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+float read_number(const json& j, const std::string& field, bool allow_neg_inf) {
+  if (allow_neg_inf && (j.is_null() || (j.is_string() && (j == "-inf" || j == "-Infinity"))))
+    return -std::numeric_limits<float>::infinity();
+  if (!j.is_number())
+    fail(field, "expected a number" + std::string(allow_neg_inf ? " (or null / \"-inf\" for -inf)" : "") +
+                    ", got " + type_name(j));
+  double x = j.get<double>();
+  if (!std::isfinite(x) || std::abs(x) > std::numeric_limits<float>::max())
+    fail(field, "value " + format_value(x) + " is not a finite float");
+  return static_cast<float>(x);
+}
+
+Matrix read_matrix(const json& j, const std::string& field, bool allow_neg_inf) {
+  if (!j.is_array() || j.empty()) fail(field, "expected a non-empty array of rows, got " + type_name(j));
+  const size_t rows = j.size();
+  if (!j[0].is_array() || j[0].empty())
+    fail(field + "[0]", "expected a non-empty array of numbers, got " + type_name(j[0]));
+  const size_t cols = j[0].size();
+  Matrix m(rows, cols);
+  for (size_t i = 0; i < rows; ++i) {
+    std::string fi = field + "[" + std::to_string(i) + "]";
+    if (!j[i].is_array()) fail(fi, "expected an array of numbers, got " + type_name(j[i]));
+    if (j[i].size() != cols)
+      fail(fi, "has " + std::to_string(j[i].size()) + " values but row 0 has " +
+                   std::to_string(cols) + " (ragged rows)");
+    for (size_t c = 0; c < cols; ++c)
+      m(i, c) = read_number(j[i][c], fi + "[" + std::to_string(c) + "]", allow_neg_inf);
+  }
+  return m;
+}
+
+// A 2-D array (one head) or a 3-D array (heads).
+HeadStack read_heads(const json& j, const std::string& field, bool allow_neg_inf = false) {
+  if (!j.is_array() || j.empty()) fail(field, "expected a 2-D or 3-D array, got " + type_name(j));
+  bool three_d = j[0].is_array() && !j[0].empty() && j[0][0].is_array();
+  HeadStack out;
+  if (!three_d) {
+    out.push_back(read_matrix(j, field, allow_neg_inf));
+    return out;
+  }
+  for (size_t h = 0; h < j.size(); ++h) {
+    std::string fh = field + "[" + std::to_string(h) + "]";
+    out.push_back(read_matrix(j[h], fh, allow_neg_inf));
+    if (out[h].rows() != out[0].rows() || out[h].cols() != out[0].cols())
+      fail(fh, "has shape (" + std::to_string(out[h].rows()) + ", " +
+                   std::to_string(out[h].cols()) + ") but head 0 has (" +
+                   std::to_string(out[0].rows()) + ", " + std::to_string(out[0].cols()) + ")");
+  }
+  return out;
+}
+
+std::vector<std::string> read_tokens(const json& j, const std::string& field) {
+  if (!j.is_array()) fail(field, "expected an array of strings, got " + type_name(j));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_string())
+      fail(field + "[" + std::to_string(i) + "]", "expected a string, got " + type_name(j[i]));
+    out.push_back(j[i].get<std::string>());
+  }
+  return out;
+}
+
+int read_int(const json& j, const std::string& field, int lo) {
+  if (!j.is_number_integer() && !j.is_number_unsigned())
+    fail(field, "expected an integer, got " + type_name(j));
+  long long v = j.get<long long>();
+  if (v < lo || v > 1000000000) fail(field, "expected an integer >= " + std::to_string(lo) + ", got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+void check_keys(const json& obj, const std::string& where, const std::set<std::string>& allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (!allowed.count(it.key())) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      fail(where.empty() ? it.key() : where + "." + it.key(), "unknown field; expected one of " + list);
+    }
+}
+
+MaskSpec read_mask(const json& j) {
+  MaskSpec m;
+  if (!j.is_object()) fail("mask", "expected an object, got " + type_name(j));
+  check_keys(j, "mask", {"causal", "window", "global", "key_length", "custom", "bias"});
+  if (j.contains("causal")) {
+    const json& c = j["causal"];
+    if (c.is_boolean()) {
+      m.causal = c.get<bool>() ? CausalAlign::kTopLeft : CausalAlign::kNone;
+    } else if (c.is_string() && c == "none") {
+      m.causal = CausalAlign::kNone;
+    } else if (c.is_string() && c == "top-left") {
+      m.causal = CausalAlign::kTopLeft;
+    } else if (c.is_string() && c == "lower-right") {
+      m.causal = CausalAlign::kLowerRight;
+    } else {
+      fail("mask.causal", "unknown mask kind " + type_name(c) +
+                              "; expected true, false, \"none\", \"top-left\" or \"lower-right\"");
+    }
+  }
+  if (j.contains("window") && !j["window"].is_null()) m.window = read_int(j["window"], "mask.window", 0);
+  if (j.contains("key_length") && !j["key_length"].is_null())
+    m.key_length = read_int(j["key_length"], "mask.key_length", 0);
+  if (j.contains("global")) {
+    const json& g = j["global"];
+    if (!g.is_array()) fail("mask.global", "expected an array of positions, got " + type_name(g));
+    for (size_t i = 0; i < g.size(); ++i)
+      m.global.push_back(read_int(g[i], "mask.global[" + std::to_string(i) + "]", 0));
+  }
+  if (j.contains("custom")) {
+    const json& c = j["custom"];
+    // Booleans are allowed in a custom mask: true = may attend.
+    json numeric = c;
+    std::function<void(json&)> convert = [&](json& x) {
+      if (x.is_boolean()) x = x.get<bool>() ? 1 : 0;
+      else if (x.is_array()) for (auto& e : x) convert(e);
+    };
+    convert(numeric);
+    m.custom = read_heads(numeric, "mask.custom");
+  }
+  if (j.contains("bias")) m.bias = read_heads(j["bias"], "mask.bias", true);
+  return m;
+}
+
+Scenario read_scenario(const json& j) {
+  if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + type_name(j));
+  check_keys(j, "", {"format", "version", "name", "description", "query_tokens", "key_tokens", "q",
+                     "k", "v", "projection", "mask", "scale", "temperature"});
+  if (j.contains("version")) {
+    int v = read_int(j["version"], "version", 0);
+    if (v != 1) fail("version", "unsupported scenario version " + std::to_string(v) + "; expected 1");
+  }
+  Scenario s;
+  if (j.contains("name")) {
+    if (!j["name"].is_string()) fail("name", "expected a string, got " + type_name(j["name"]));
+    s.name = j["name"].get<std::string>();
+  }
+  if (j.contains("description")) {
+    if (!j["description"].is_string())
+      fail("description", "expected a string, got " + type_name(j["description"]));
+    s.description = j["description"].get<std::string>();
+  }
+  if (j.contains("query_tokens")) s.query_tokens = read_tokens(j["query_tokens"], "query_tokens");
+  if (j.contains("key_tokens")) s.key_tokens = read_tokens(j["key_tokens"], "key_tokens");
+
+  bool direct = j.contains("q") || j.contains("k") || j.contains("v");
+  if (direct && j.contains("projection"))
+    fail("projection", "give either q/k/v or projection, not both");
+  if (!direct && !j.contains("projection")) fail("q", "missing field: give q, k and v, or projection");
+  if (direct) {
+    for (const char* f : {"q", "k", "v"})
+      if (!j.contains(f)) fail(f, "missing field (q, k and v go together)");
+    s.qkv.q = read_heads(j["q"], "q");
+    s.qkv.k = read_heads(j["k"], "k");
+    s.qkv.v = read_heads(j["v"], "v");
+  } else {
+    const json& p = j["projection"];
+    if (!p.is_object()) fail("projection", "expected an object, got " + type_name(p));
+    check_keys(p, "projection", {"x", "x_kv", "w_q", "w_k", "w_v", "w_o", "b_o"});
+    for (const char* f : {"x", "w_q", "w_k", "w_v"})
+      if (!p.contains(f)) fail(std::string("projection.") + f, "missing field");
+    s.use_projection = true;
+    ProjectionSpec& pr = s.projection;
+    pr.x = read_matrix(p["x"], "projection.x", false);
+    if (p.contains("x_kv")) pr.x_kv = read_matrix(p["x_kv"], "projection.x_kv", false);
+    pr.w_q = read_heads(p["w_q"], "projection.w_q");
+    pr.w_k = read_heads(p["w_k"], "projection.w_k");
+    pr.w_v = read_heads(p["w_v"], "projection.w_v");
+    if (p.contains("w_o")) pr.w_o = read_matrix(p["w_o"], "projection.w_o", false);
+    if (p.contains("b_o")) {
+      Matrix b = read_matrix(json::array({p["b_o"]}), "projection.b_o", false);
+      pr.b_o = b.row(0);
+    }
+  }
+  if (j.contains("mask")) s.options.mask = read_mask(j["mask"]);
+  if (j.contains("scale") && !j["scale"].is_null()) s.options.scale = read_number(j["scale"], "scale", false);
+  if (j.contains("temperature")) s.options.temperature = read_number(j["temperature"], "temperature", false);
+  return s;
+}
+
+json matrix_json(const Matrix& m) {
+  json rows = json::array();
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    json row = json::array();
+    for (Eigen::Index c = 0; c < m.cols(); ++c) {
+      float x = m(i, c);
+      if (std::isinf(x) && x < 0) row.push_back(nullptr);  // -inf in a bias
+      else row.push_back(x);
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+json heads_json(const HeadStack& s) {
+  if (s.size() == 1) return matrix_json(s[0]);
+  json out = json::array();
+  for (const Matrix& m : s) out.push_back(matrix_json(m));
+  return out;
+}
+
+std::string shape(const Matrix& m) {
+  return "(" + std::to_string(m.rows()) + ", " + std::to_string(m.cols()) + ")";
+}
+
+std::string validate_projection(const ProjectionSpec& p) {
+  const Eigen::Index d_model = p.x.cols();
+  auto check_stack = [&](const HeadStack& w, const char* name) -> std::string {
+    if (w.empty()) return std::string("projection.") + name + ": needs at least one head";
+    for (size_t h = 0; h < w.size(); ++h)
+      if (w[h].rows() != d_model)
+        return std::string("projection.") + name + "[" + std::to_string(h) + "]: has " +
+               std::to_string(w[h].rows()) + " rows; expected d_model = " + std::to_string(d_model) +
+               " (the columns of projection.x)";
+    return "";
+  };
+  for (auto e : {check_stack(p.w_q, "w_q"), check_stack(p.w_k, "w_k"), check_stack(p.w_v, "w_v")})
+    if (!e.empty()) return e;
+  if (p.x_kv.size() && p.x_kv.cols() != d_model)
+    return "projection.x_kv: has " + std::to_string(p.x_kv.cols()) +
+           " columns; expected d_model = " + std::to_string(d_model);
+  if (p.w_k[0].cols() != p.w_q[0].cols())
+    return "projection.w_k: has d_k = " + std::to_string(p.w_k[0].cols()) + " columns but w_q has " +
+           std::to_string(p.w_q[0].cols());
+  if (p.w_q.size() % p.w_k.size() != 0)
+    return "projection.w_q: H = " + std::to_string(p.w_q.size()) +
+           " heads is not a multiple of the key/value heads H_kv = " + std::to_string(p.w_k.size());
+  if (p.w_v.size() != p.w_k.size())
+    return "projection.w_v: has " + std::to_string(p.w_v.size()) + " heads but w_k has " +
+           std::to_string(p.w_k.size());
+  if (p.w_o.size()) {
+    const Eigen::Index want = static_cast<Eigen::Index>(p.w_q.size()) * p.w_v[0].cols();
+    if (p.w_o.rows() != want)
+      return "projection.w_o: has shape " + shape(p.w_o) + "; expected " + std::to_string(want) +
+             " rows (H × d_v = " + std::to_string(p.w_q.size()) + " × " +
+             std::to_string(p.w_v[0].cols()) + ")";
+    if (p.b_o.size() && p.b_o.size() != p.w_o.cols())
+      return "projection.b_o: has " + std::to_string(p.b_o.size()) + " values; expected " +
+             std::to_string(p.w_o.cols()) + " (the columns of w_o)";
+  } else if (p.b_o.size()) {
+    return "projection.b_o: given without projection.w_o";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string validate_scenario(const Scenario& s) {
+  if (s.use_projection) {
+    std::string e = validate_projection(s.projection);
+    if (!e.empty()) return e;
+  } else {
+    // Name the JSON fields (q, k, v) rather than the engine's tensor names.
+    const char* names[] = {"q", "k", "v"};
+    const HeadStack* stacks[] = {&s.qkv.q, &s.qkv.k, &s.qkv.v};
+    for (int t = 0; t < 3; ++t)
+      if (stacks[t]->empty()) return std::string(names[t]) + ": missing";
+    if (s.qkv.k[0].cols() != s.qkv.q[0].cols())
+      return "k: has d_k = " + std::to_string(s.qkv.k[0].cols()) + " columns but q has " +
+             std::to_string(s.qkv.q[0].cols()) + " (keys and queries must have the same d_k)";
+    if (s.qkv.v[0].rows() != s.qkv.k[0].rows())
+      return "v: has " + std::to_string(s.qkv.v[0].rows()) + " rows but k has " +
+             std::to_string(s.qkv.k[0].rows()) + " (one value per key)";
+    if (s.qkv.v.size() != s.qkv.k.size())
+      return "v: has " + std::to_string(s.qkv.v.size()) + " heads but k has " +
+             std::to_string(s.qkv.k.size());
+    if (s.qkv.q.size() % s.qkv.k.size() != 0)
+      return "q: H = " + std::to_string(s.qkv.q.size()) +
+             " heads is not a multiple of the key/value heads H_kv = " + std::to_string(s.qkv.k.size());
+  }
+  AttentionProblem p = to_problem(s);
+  const int n_q = p.input.n_q(), n_k = p.input.n_k();
+  if (!s.query_tokens.empty() && static_cast<int>(s.query_tokens.size()) != n_q)
+    return "query_tokens: has " + std::to_string(s.query_tokens.size()) + " tokens but there are " +
+           std::to_string(n_q) + " queries";
+  if (!s.key_tokens.empty() && static_cast<int>(s.key_tokens.size()) != n_k)
+    return "key_tokens: has " + std::to_string(s.key_tokens.size()) + " tokens but there are " +
+           std::to_string(n_k) + " keys";
+  if (s.key_tokens.empty() && !s.query_tokens.empty() && n_q != n_k)
+    return "key_tokens: missing; needed because there are " + std::to_string(n_k) +
+           " keys but " + std::to_string(n_q) + " queries (cross-attention)";
+  std::string e = validate_problem(p);
+  return e;
+}
+
+std::optional<Scenario> parse_scenario_json(const std::string& text, const std::string& source,
+                                            std::string& error) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::parse_error& e) {
+    std::string what = e.what();
+    size_t pos = what.find("] ");
+    error = source + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2));
+    return std::nullopt;
+  }
+  try {
+    Scenario s = read_scenario(j);
+    if (s.query_tokens.empty()) {
+      int n_q = static_cast<int>(s.use_projection ? s.projection.x.rows() : s.qkv.q[0].rows());
+      for (int i = 0; i < n_q; ++i) s.query_tokens.push_back(std::to_string(i));
+    }
+    std::string v = validate_scenario(s);
+    if (!v.empty()) {
+      error = source + ": " + v;
+      return std::nullopt;
+    }
+    if (s.name.empty()) s.name = source;
+    return s;
+  } catch (const ParseError& e) {
+    error = source + ": " + e.message;
+  } catch (const json::exception& e) {
+    error = source + ": " + e.what();
+  }
+  return std::nullopt;
+}
+
+std::optional<Scenario> load_scenario_file(const std::string& path, std::string& error) {
+  std::string text;
+  if (!read_text_file(path, text, error)) return std::nullopt;
+  return parse_scenario_json(text, path, error);
+}
+
+std::string scenario_to_json(const Scenario& s) {
+  json j;
+  j["format"] = "attention-lab-scenario";
+  j["version"] = 1;
+  j["name"] = s.name;
+  if (!s.description.empty()) j["description"] = s.description;
+  j["query_tokens"] = s.query_tokens;
+  if (!s.key_tokens.empty()) j["key_tokens"] = s.key_tokens;
+  if (s.use_projection) {
+    const ProjectionSpec& p = s.projection;
+    json pj;
+    pj["x"] = matrix_json(p.x);
+    if (p.x_kv.size()) pj["x_kv"] = matrix_json(p.x_kv);
+    // Projection weights are always written with their head axis, even for one head.
+    auto stack3 = [](const HeadStack& st) {
+      json out = json::array();
+      for (const Matrix& m : st) out.push_back(matrix_json(m));
+      return out;
+    };
+    pj["w_q"] = stack3(p.w_q);
+    pj["w_k"] = stack3(p.w_k);
+    pj["w_v"] = stack3(p.w_v);
+    if (p.w_o.size()) pj["w_o"] = matrix_json(p.w_o);
+    if (p.b_o.size()) pj["b_o"] = matrix_json(p.b_o)[0];
+    j["projection"] = pj;
+  } else {
+    j["q"] = heads_json(s.qkv.q);
+    j["k"] = heads_json(s.qkv.k);
+    j["v"] = heads_json(s.qkv.v);
+  }
+  const MaskSpec& m = s.options.mask;
+  if (!m.empty()) {
+    json mj = json::object();
+    if (m.causal == CausalAlign::kTopLeft) mj["causal"] = "top-left";
+    if (m.causal == CausalAlign::kLowerRight) mj["causal"] = "lower-right";
+    if (m.window) mj["window"] = *m.window;
+    if (!m.global.empty()) mj["global"] = m.global;
+    if (m.key_length) mj["key_length"] = *m.key_length;
+    if (!m.custom.empty()) mj["custom"] = heads_json(m.custom);
+    if (!m.bias.empty()) mj["bias"] = heads_json(m.bias);
+    j["mask"] = mj;
+  }
+  if (s.options.scale) j["scale"] = *s.options.scale;
+  if (s.options.temperature != 1.0f) j["temperature"] = s.options.temperature;
+  return j.dump(2) + "\n";
+}
+
+bool save_scenario_file(const Scenario& s, const std::string& path, std::string& error) {
+  return write_file_atomically(path, scenario_to_json(s), error);
+}
+
+}  // namespace attn

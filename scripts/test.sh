@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test: the release build (with the GUI tests
+# under Xvfb), then the core suites again under AddressSanitizer and UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+jobs=$(nproc)
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DATTN_WERROR=ON
+cmake --build build -j"$jobs"
+xvfb-run -a -s "-screen 0 1600x1000x24" ctest --test-dir build --output-on-failure -j"$jobs"
+
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_WERROR=ON
+cmake --build build-sanitize -j"$jobs"
+# The sanitizer run covers the engine, the CLI and the loaders (label "core"); OpenCL runtimes
+# and GL drivers are not built with sanitizers and report their own allocations.
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -L core

@@ -1,0 +1,47 @@
+// Independent double-precision reference for attention, written as plain loops (no Eigen
+// products), plus helpers tests share: random matrices, running the CLI, temp paths.
+#pragma once
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "attention.h"
+
+namespace attn::test {
+
+// Row-major double tensor of one head.
+struct RefMat {
+  int rows = 0, cols = 0;
+  std::vector<double> a;
+  double& operator()(int i, int j) { return a[static_cast<size_t>(i) * cols + j]; }
+  double operator()(int i, int j) const { return a[static_cast<size_t>(i) * cols + j]; }
+};
+
+struct RefResult {
+  std::vector<RefMat> scores, scaled, masked, weights, output;  // per query head
+  std::vector<std::vector<bool>> empty_row;
+};
+
+// Attention per cli.md's semantics, computed in double from the float inputs, with the mask
+// rules re-derived here (not shared with the engine).
+RefResult reference_attention(const AttentionProblem& p);
+
+Matrix random_matrix(int rows, int cols, std::mt19937& rng, float lo = -1.0f, float hi = 1.0f);
+HeadStack random_heads(int heads, int rows, int cols, std::mt19937& rng);
+
+// Max |a - b| over all cells; -inf equal to -inf counts as 0, any other mismatch of infinities as inf.
+double max_abs_diff(const Matrix& a, const RefMat& b);
+
+// Runs build/bin/attention-lab with the given arguments (a shell-quoted string), capturing
+// stdout and stderr. Returns the exit status (or 128+signal when killed by a signal).
+struct CliResult {
+  int status = -1;
+  std::string out, err;
+};
+CliResult run_cli(const std::string& args);
+
+// A fresh path under the test temp folder.
+std::string temp_path(const std::string& name);
+
+}  // namespace attn::test
