@@ -79,6 +79,8 @@ struct AttentionTrace {
   int num_heads = 0, num_kv_heads = 0;
   int n_q = 0, n_k = 0, d_k = 0, d_v = 0;
   float scale = 1.0f, temperature = 1.0f;
+  bool scale_overridden = false;           // --scale given (else 1/√d_k)
+  MaskSpec mask;                           // the masks the trace was computed with
   std::vector<int> kv_head_of;             // size H
   std::vector<ReasonMatrix> hidden;        // per head (n_q, n_k): MaskReason bits
   std::vector<std::vector<bool>> empty_row;  // per head, per query: every key hidden

@@ -128,6 +128,8 @@ AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   t.d_v = in.d_v();
   t.scale = p.effective_scale();
   t.temperature = p.options.temperature;
+  t.scale_overridden = p.options.scale.has_value();
+  t.mask = p.options.mask;
   for (int h = 0; h < t.num_heads; ++h) t.kv_head_of.push_back(in.kv_head_of(h));
   for (int i = 0; i < t.n_q; ++i) t.query_tokens.push_back(std::to_string(i));
   for (int j = 0; j < t.n_k; ++j) t.key_tokens.push_back(std::to_string(j));
