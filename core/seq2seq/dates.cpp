@@ -2,6 +2,7 @@
 #include "dates.h"
 
 #include <cstdio>
+#include <iterator>
 
 #include "tensor.h"
 
@@ -14,6 +15,29 @@ const char* const kMonths[] = {"january",   "february", "march",    "april",
                                "september", "october",  "november", "december"};
 const char* const kWeekdays[] = {"monday", "tuesday",  "wednesday", "thursday",
                                  "friday", "saturday", "sunday"};
+
+// Context around some dates, so inputs range from 6 to 112 characters and a long input holds the
+// date far from its ends (the regime where a fixed-size summary struggles).
+const char* const kPrefixes[] = {"on ",
+                                 "due ",
+                                 "born on ",
+                                 "meeting on ",
+                                 "deadline: ",
+                                 "delivered on ",
+                                 "the concert is on ",
+                                 "invoice date ",
+                                 "please note that the meeting moved to ",
+                                 "the package should now arrive on "};
+// Some suffixes carry digits, so a summary read left to right is overwritten after the date.
+const char* const kSuffixes[] = {" at noon",
+                                 " in the morning",
+                                 " at 9 am",
+                                 " at 10:30",
+                                 " (ref 4471)",
+                                 ", room 204",
+                                 ", as agreed",
+                                 " unless the weather turns bad",
+                                 " according to the revised schedule 7b"};
 
 bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 int days_in_month(int y, int m) {
@@ -144,9 +168,9 @@ bool generate_dates(const DateSetOptions& o, std::vector<DateExample>& out, std:
   }
   const int formats = static_cast<int>(date_format_names().size());
   // Shortest and longest possible inputs bound what a length window can admit.
-  if (o.min_length > o.max_length || o.max_length < 6 || o.min_length > 40) {
+  if (o.min_length > o.max_length || o.max_length < 6 || o.min_length > 112) {
     error = "input length bounds " + std::to_string(o.min_length) + ".." +
-            std::to_string(o.max_length) + " admit no date (inputs are 6 to 37 characters)";
+            std::to_string(o.max_length) + " admit no date (inputs are 6 to 112 characters)";
     return false;
   }
   Rng rng(o.seed * 0x2545F4914F6CDD1Dull + (o.split == Split::kTrain ? 11 : 23));
@@ -161,9 +185,14 @@ bool generate_dates(const DateSetOptions& o, std::vector<DateExample>& out, std:
     }
     const int n = rng.below(days);
     const int f = rng.below(formats);
+    const int context = rng.below(4);  // 0: bare, 1: prefix, 2: suffix, 3: both
+    const int pre = rng.below(static_cast<int>(std::size(kPrefixes)));
+    const int suf = rng.below(static_cast<int>(std::size(kSuffixes)));
     if (is_held_out_date(n) != (o.split == Split::kHeldOut)) continue;
     DateExample ex;
     ex.input = format_date(n, f);
+    if (context & 1) ex.input = kPrefixes[pre] + ex.input;
+    if (context & 2) ex.input += kSuffixes[suf];
     const int len = static_cast<int>(ex.input.size());
     if (len < o.min_length || len > o.max_length) continue;
     ex.target = format_date(n, 4);

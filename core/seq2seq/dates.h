@@ -12,7 +12,7 @@ namespace attn::s2s {
 struct DateExample {
   std::string input;   // e.g. "tuesday, 22 november 2026"
   std::string target;  // e.g. "2026-11-22"
-  int format = 0;      // index into date_format_names()
+  int format = 0;      // index into date_format_names() (context phrases aside)
 };
 
 enum class Split { kTrain, kHeldOut };
@@ -22,7 +22,7 @@ struct DateSetOptions {
   uint64_t seed = 1;
   Split split = Split::kTrain;
   int min_length = 1;  // input length bounds in characters (inclusive)
-  int max_length = 64;
+  int max_length = 200;
 };
 
 // Dates run from 1950-01-01 to 2049-12-31, so a two-digit year is unambiguous (50–99 → 19xx).
@@ -40,8 +40,9 @@ int day_count();
 bool is_held_out_date(int day_number);
 // Writes the date in one format.
 std::string format_date(int day_number, int format);
-// Generates `count` examples: a seeded date from the split, a seeded format, kept only when the
-// input length is within bounds. Returns false with `error` when the bounds admit no format.
+// Generates `count` examples: a seeded date from the split, a seeded format, for three in four a
+// context phrase before and/or after ("meeting on …", "… at 10:30"), kept only when the input
+// length is within bounds. Returns false with `error` when the bounds admit no format.
 bool generate_dates(const DateSetOptions& options, std::vector<DateExample>& out,
                     std::string& error);
 

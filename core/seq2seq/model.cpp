@@ -204,7 +204,10 @@ void attend_backward(const ModelConfig& c, const Params<T>& p, const ForwardCach
 
 template <typename T>
 Params<T> make_params(const ModelConfig& c) {
-  const int H = c.hidden, h = c.hidden / 2, E = c.embed;
+  const int H = c.hidden, E = c.embed;
+  // The baseline reads its input with one forward GRU of size H (Cho et al.'s RNNencdec).
+  const bool bi = c.score != Score::kNone;
+  const int h = bi ? H / 2 : H;
   auto z = [](int r, int k) { return Mat<T>::Zero(r, k).eval(); };
   auto gru = [&z](int in, int hs) {
     GruParams<T> g;
@@ -217,7 +220,7 @@ Params<T> make_params(const ModelConfig& c) {
   p.emb_in = z(c.in_vocab, E);
   p.emb_out = z(c.out_vocab, E);
   p.enc_f = gru(E, h);
-  p.enc_b = gru(E, h);
+  if (bi) p.enc_b = gru(E, h);
   p.dec = gru(E + H, H);
   p.w_init = z(H, H);
   p.b_init = z(1, H);
@@ -294,7 +297,9 @@ template <typename T>
 void forward(const ModelConfig& c, const Params<T>& p, const Batch& batch, ForwardCache<T>& fc,
              int max_steps) {
   const int B = static_cast<int>(batch.src.size());
-  const int H = c.hidden, h = c.hidden / 2;
+  const int H = c.hidden;
+  const bool bi = c.score != Score::kNone;
+  const int h = bi ? H / 2 : H;
   assert(B > 0);
   fc = ForwardCache<T>{};
   fc.batch = B;
@@ -325,15 +330,21 @@ void forward(const ModelConfig& c, const Params<T>& p, const Batch& batch, Forwa
     state = gru_forward(p.enc_f, gather_rows(p.emb_in, src_ids(t)), state, &m, fc.gru_f[t]);
     fc.f[t] = state;
   }
-  state = Mat<T>::Zero(B, h);
-  for (int t = S - 1; t >= 0; --t) {
-    const Mat<T> m = fc.src_mask.col(t);
-    state = gru_forward(p.enc_b, gather_rows(p.emb_in, src_ids(t)), state, &m, fc.gru_b[t]);
-    fc.b[t] = state;
+  if (bi) {
+    state = Mat<T>::Zero(B, h);
+    for (int t = S - 1; t >= 0; --t) {
+      const Mat<T> m = fc.src_mask.col(t);
+      state = gru_forward(p.enc_b, gather_rows(p.emb_in, src_ids(t)), state, &m, fc.gru_b[t]);
+      fc.b[t] = state;
+    }
+    fc.hs.resize(S);
+    for (int j = 0; j < S; ++j) fc.hs[j] = hcat(fc.f[j], fc.b[j]);
+    fc.h_last = hcat(fc.f[S - 1], fc.b[0]);
+  } else {
+    fc.gru_b.clear();
+    fc.b.clear();
+    fc.h_last = fc.f[S - 1];
   }
-  fc.hs.resize(S);
-  for (int j = 0; j < S; ++j) fc.hs[j] = hcat(fc.f[j], fc.b[j]);
-  fc.h_last = hcat(fc.f[S - 1], fc.b[0]);
   Mat<T> pre = fc.h_last * p.w_init;
   pre.rowwise() += p.b_init.row(0);
   fc.s0 = pre.array().tanh().matrix();
@@ -394,7 +405,9 @@ void forward(const ModelConfig& c, const Params<T>& p, const Batch& batch, Forwa
 template <typename T>
 void backward(const ModelConfig& c, const Params<T>& p, const ForwardCache<T>& fc, T scale,
               Params<T>& g) {
-  const int B = fc.batch, S = fc.src_len, H = c.hidden, h = c.hidden / 2, E = c.embed;
+  const int B = fc.batch, S = fc.src_len, H = c.hidden, E = c.embed;
+  const bool bi = c.score != Score::kNone;
+  const int h = bi ? H / 2 : H;
   const int steps = static_cast<int>(fc.steps.size());
   assert(!fc.tgt.empty());
   std::vector<Mat<T>> dhs(S, Mat<T>::Zero(B, H));
@@ -444,7 +457,7 @@ void backward(const ModelConfig& c, const Params<T>& p, const ForwardCache<T>& f
       dhs[j].noalias() += dhu[j] * p.att_u.transpose();
     }
   dhs[S - 1].leftCols(h) += dh_last.leftCols(h);
-  dhs[0].rightCols(h) += dh_last.rightCols(h);
+  if (bi) dhs[0].rightCols(h) += dh_last.rightCols(h);
 
   auto scatter = [&](int t, const Mat<T>& d) {
     for (int b = 0; b < B; ++b)
@@ -457,7 +470,7 @@ void backward(const ModelConfig& c, const Params<T>& p, const ForwardCache<T>& f
     scatter(t, dx);
   }
   carry.setZero();
-  for (int t = 0; t < S; ++t) {
+  for (int t = 0; t < S && bi; ++t) {
     const Mat<T> dh = dhs[t].rightCols(h) + carry;
     gru_backward(p.enc_b, fc.gru_b[t], dh, g.enc_b, dx, carry);
     scatter(t, dx);

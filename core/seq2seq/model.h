@@ -6,8 +6,9 @@
 // - encoder: embedding (E), forward GRU f_j and backward GRU b_j of size h; annotation
 //   h_j = [f_j; b_j] (size H, so Luong's dot score needs no projection); summary
 //   h_T = [f_last; b_first]; s_0 = tanh(h_T W_init + b_init).
-// - "none" (Cho et al.'s RNN encoder–decoder, Bahdanau's baseline): c = h_T at every step;
-//   s_i = GRU([y_{i-1}; c], s_{i-1}).
+// - "none" (Cho et al.'s RNN encoder–decoder, Bahdanau's RNNencdec baseline): one forward GRU
+//   of size H reads the input; c = h_T = its last state, the only thing the decoder ever sees,
+//   at every step: s_i = GRU([y_{i-1}; c], s_{i-1}).
 // - "bahdanau": e_ij = v_aᵀ tanh(W_a s_{i-1} + U_a h_j) scored with the previous state, then
 //   s_i = GRU([y_{i-1}; c_i], s_{i-1}) (the context conditions the new state, as in the paper).
 // - Luong ("dot", "general", "concat", "local-p", "local-m"): s_t = GRU([y_{t-1}; h̃_{t-1}],
@@ -51,7 +52,7 @@ struct ModelConfig {
 template <typename T>
 struct Params {
   Mat<T> emb_in, emb_out;          // (V_in, E), (V_out, E)
-  GruParams<T> enc_f, enc_b, dec;  // encoder halves (E → h); decoder (E + H → H)
+  GruParams<T> enc_f, enc_b, dec;  // encoder halves (E → h; "none": enc_f E → H only); decoder
   Mat<T> w_init, b_init;           // (H, H), (1, H)
   Mat<T> att_w, att_u, att_v;      // additive: (H, H), (H, H), (1, H)
   Mat<T> att_g;                    // general: (H, H)

@@ -16,7 +16,7 @@ std::string Vocab::label(int i) const {
   return "?";
 }
 
-Vocab default_input_vocab() { return Vocab{" abcdefghijklmnopqrstuvwxyz0123456789,./-'", 1}; }
+Vocab default_input_vocab() { return Vocab{" abcdefghijklmnopqrstuvwxyz0123456789,./-':()", 1}; }
 Vocab default_output_vocab() { return Vocab{"0123456789-", 2}; }
 
 bool encode(const Vocab& v, const std::string& text, std::vector<int>& ids, std::string& error) {

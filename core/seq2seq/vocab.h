@@ -22,7 +22,7 @@ struct Vocab {
   std::string label(int id) const;
 };
 
-Vocab default_input_vocab();   // " abcdefghijklmnopqrstuvwxyz0123456789,./-'"
+Vocab default_input_vocab();   // " abcdefghijklmnopqrstuvwxyz0123456789,./-':()"
 Vocab default_output_vocab();  // "0123456789-"
 
 // Encodes text; on an unknown character returns false and names it and its index in `error`.

@@ -1,0 +1,324 @@
+// `attention-lab seq2seq train|translate|align|eval|compare`: trains the date-translation
+// encoder–decoders (core/seq2seq), prints translations with their alignment, draws alignment
+// plots, and reproduces the bottleneck (accuracy against input length).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "atomic_file.h"
+#include "cli.h"
+#include "seq2seq/align_plot.h"
+#include "seq2seq/trainer.h"
+
+namespace attn::cli {
+
+namespace {
+
+using namespace attn::s2s;
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted.store(true); }
+
+Model load_model_or_throw(const std::string& path) {
+  Model m;
+  std::string error;
+  if (!load_model(path, m, error)) throw CliError{kExitUsage, "--model: " + error};
+  return m;
+}
+
+std::string percent(double x) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << 100.0 * x << "%";
+  return s.str();
+}
+
+std::string describe(const Model& m) {
+  std::string s = score_name(m.config.score) + ", hidden " + std::to_string(m.config.hidden) +
+                  ", embed " + std::to_string(m.config.embed);
+  if (uses_window(m.config.score)) s += ", window " + std::to_string(m.config.window);
+  return s;
+}
+
+// Translates or throws exit 2 naming --input.
+ForwardCache<float> run_translate(const Model& m, const std::string& input, std::string& out) {
+  ForwardCache<float> fc;
+  std::string error;
+  if (!translate(m, input, fc, out, error)) throw CliError{kExitUsage, "--input: " + error};
+  return fc;
+}
+
+// Rows of the alignment: every decoded character plus the </s> step when it was reached.
+AlignmentPlot make_plot(const Model& m, const ForwardCache<float>& fc, const std::string& input,
+                        const std::string& output) {
+  AlignmentPlot p;
+  p.title = score_name(m.config.score) + ": \"" + input + "\" -> \"" + output + "\"";
+  for (char ch : input) p.cols.emplace_back(1, ch);
+  const int rows = std::min(static_cast<int>(fc.steps.size()), static_cast<int>(output.size()) + 1);
+  p.weights = Mat<float>::Zero(rows, static_cast<int>(input.size()));
+  for (int i = 0; i < rows; ++i) {
+    p.rows.push_back(m.out_vocab.label(fc.steps[i].out[0]));
+    if (m.config.score == Score::kNone) continue;  // no weights: the plot stays black
+    p.weights.row(i) = fc.steps[i].alpha.row(0);
+  }
+  return p;
+}
+
+void register_train(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand("train", "Train a date-translation model");
+  struct Opts {
+    std::string score, out;
+    int hidden = 64, embed = 16, window = 8;
+    TrainOptions train;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--score", o->score, "bahdanau|dot|general|concat|local-p|local-m|none")
+      ->required();
+  cmd->add_option("--out", o->out, "model file to write (a checkpoint after every epoch)")
+      ->required();
+  cmd->add_option("--epochs", o->train.epochs, "passes over the training set")
+      ->check(CLI::Range(1, 10000));
+  cmd->add_option("--hidden", o->hidden, "decoder and annotation size H (even)")
+      ->check(CLI::Range(2, 1024));
+  cmd->add_option("--embed", o->embed, "character embedding size")->check(CLI::Range(1, 1024));
+  cmd->add_option("--window", o->window, "half-width D of the local-p/local-m window")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--batch", o->train.batch, "examples per mini-batch")->check(CLI::Range(1, 4096));
+  cmd->add_option("--train-size", o->train.train_size, "training examples")
+      ->check(CLI::Range(1, 10000000));
+  cmd->add_option("--heldout-size", o->train.heldout_size,
+                  "held-out examples for the per-epoch accuracy")
+      ->check(CLI::Range(1, 1000000));
+  cmd->add_option("--lr", o->train.lr, "Adam learning rate")->check(CLI::Range(1e-7, 1.0));
+  cmd->add_option("--seed", o->train.seed, "seed of the data, the initialisation and the order");
+  cmd->add_option("--threads", o->train.threads, "threads per batch (results depend on it)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--min-length", o->train.min_length, "shortest training input")
+      ->check(CLI::Range(1, 200));
+  cmd->add_option("--max-length", o->train.max_length, "longest training input")
+      ->check(CLI::Range(1, 200));
+  cmd->callback([&action, o] {
+    action = [o] {
+      Score score;
+      if (!parse_score(o->score, score))
+        throw CliError{kExitUsage, "--score: unknown score '" + o->score +
+                                       "'; expected bahdanau, dot, general, concat, local-p, "
+                                       "local-m or none"};
+      if (o->hidden % 2 != 0)
+        throw CliError{kExitUsage, "--hidden: must be even (each encoder direction has H/2), got " +
+                                       std::to_string(o->hidden)};
+      {  // Fail now, not after the first epoch, when the output cannot be written.
+        std::string error;
+        const std::string probe = o->out + ".probe";
+        if (!write_file_atomically(probe, "", error)) throw CliError{kExitUsage, "--out: " + error};
+        std::remove(probe.c_str());
+      }
+      Model model = new_date_model(score, o->hidden, o->embed, o->window, o->train.seed);
+      std::ostringstream cmdline;
+      cmdline << "attention-lab seq2seq train --score " << o->score << " --epochs "
+              << o->train.epochs << " --hidden " << o->hidden << " --embed " << o->embed;
+      if (uses_window(score)) cmdline << " --window " << o->window;
+      cmdline << " --batch " << o->train.batch << " --train-size " << o->train.train_size
+              << " --lr " << o->train.lr << " --seed " << o->train.seed << " --threads "
+              << o->train.threads;
+      if (o->train.min_length != 1) cmdline << " --min-length " << o->train.min_length;
+      if (o->train.max_length != 200) cmdline << " --max-length " << o->train.max_length;
+      const bool tty = ::isatty(STDERR_FILENO) != 0;
+      std::cout << "training " << describe(model) << " on " << o->train.train_size << " dates, "
+                << o->train.epochs << " epochs, " << o->train.threads << " thread(s)\n"
+                << std::flush;
+      g_interrupted.store(false);
+      auto previous = std::signal(SIGINT, on_sigint);
+      TrainCallbacks cb;
+      cb.stop = &g_interrupted;
+      const auto start = std::chrono::steady_clock::now();
+      cb.on_batch = [tty, &o](int epoch, int k, int n, double loss) {
+        if (!tty || (k % 10 != 0 && k + 1 != n)) return;
+        const int width = 30, done = (k + 1) * width / n;
+        std::cerr << "\repoch " << epoch << "/" << o->train.epochs << " ["
+                  << std::string(static_cast<size_t>(done), '#')
+                  << std::string(static_cast<size_t>(width - done), '.') << "] " << (k + 1) << "/"
+                  << n << " loss " << std::fixed << std::setprecision(4) << loss
+                  << std::defaultfloat << std::flush;
+      };
+      std::string save_error;
+      cb.on_epoch = [&](const EpochStats& st, const Model& m) {
+        if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r";
+        const double total =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::cout << "epoch " << st.epoch << "/" << o->train.epochs << "  loss " << std::fixed
+                  << std::setprecision(4) << st.loss << "  held-out exact "
+                  << percent(st.heldout_accuracy) << "  (" << std::setprecision(1) << st.seconds
+                  << " s, total " << total << " s)" << std::defaultfloat << std::endl;
+        Model ck = m;
+        std::ostringstream info;
+        info << cmdline.str() << "\nepoch " << st.epoch << " of " << o->train.epochs
+             << ", held-out exact " << percent(st.heldout_accuracy);
+        ck.info = info.str();
+        std::string error;
+        if (!save_model(ck, o->out, error) && save_error.empty()) save_error = error;
+      };
+      std::string error;
+      const int done = train_model(model, o->train, cb, error);
+      std::signal(SIGINT, previous);
+      if (done < 0) throw CliError{kExitUsage, "--min-length/--max-length: " + error};
+      if (!save_error.empty()) throw CliError{kExitRuntime, "--out: " + save_error};
+      if (done < o->train.epochs) {
+        if (tty) std::cerr << "\n";
+        std::cerr << "interrupted: " << o->out
+                  << (done > 0 ? " holds the last complete checkpoint (epoch " +
+                                     std::to_string(done) + ")"
+                               : " was not written (no epoch completed)")
+                  << "\n";
+        return 130;
+      }
+      std::cout << "wrote " << o->out << "\n";
+      return kExitOk;
+    };
+  });
+}
+
+void register_translate(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand("translate", "Translate one date and print its alignment");
+  auto model = std::make_shared<std::string>();
+  auto input = std::make_shared<std::string>();
+  cmd->add_option("--model", *model, "model file")->required();
+  cmd->add_option("--input", *input, "text to translate, e.g. 'tuesday, 22 november 2026'")
+      ->required();
+  cmd->callback([&action, model, input] {
+    action = [model, input] {
+      const Model m = load_model_or_throw(*model);
+      std::string out;
+      const ForwardCache<float> fc = run_translate(m, *input, out);
+      std::cout << "input:  " << *input << "\noutput: " << out << "\nmodel:  " << describe(m)
+                << "\nscore:  " << score_formula(m.config.score) << "\n";
+      if (m.config.score == Score::kNone) {
+        std::cout << "\nno alignment: this model reads only the last encoder state.\n";
+        return kExitOk;
+      }
+      const AlignmentPlot p = make_plot(m, fc, *input, out);
+      std::cout << "\nalignment (rows: output characters; columns: input characters; weights "
+                   "in percent, '.' below 5%):\n     ";
+      for (const auto& c : p.cols) std::cout << std::setw(3) << (c == " " ? "_" : c);
+      std::cout << "\n";
+      for (int i = 0; i < p.weights.rows(); ++i) {
+        std::cout << std::setw(5) << p.rows[i];
+        for (int j = 0; j < p.weights.cols(); ++j) {
+          const int w = static_cast<int>(std::lround(100.0 * p.weights(i, j)));
+          if (w < 5)
+            std::cout << "  .";
+          else
+            std::cout << std::setw(3) << std::min(w, 99);
+        }
+        std::cout << "\n";
+      }
+      return kExitOk;
+    };
+  });
+}
+
+void register_align(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand("align", "Draw the alignment plot of one translation");
+  auto model = std::make_shared<std::string>();
+  auto input = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("--model", *model, "model file")->required();
+  cmd->add_option("--input", *input, "text to translate")->required();
+  cmd->add_option("--out", *out, "FILE.png or FILE.svg")->required();
+  cmd->callback([&action, model, input, out] {
+    action = [model, input, out] {
+      const Model m = load_model_or_throw(*model);
+      std::string text;
+      const ForwardCache<float> fc = run_translate(m, *input, text);
+      std::string error;
+      if (!write_alignment_plot(make_plot(m, fc, *input, text), *out, error))
+        throw CliError{error.rfind("--out", 0) == 0 ? kExitUsage : kExitRuntime,
+                       error.rfind("--out", 0) == 0 ? error : "--out: " + error};
+      std::cout << *input << " -> " << text << "\nwrote " << *out << "\n";
+      return kExitOk;
+    };
+  });
+}
+
+struct EvalOpts {
+  std::vector<std::string> models;
+  int count = 2000, threads = 1;
+};
+
+void add_eval_options(CLI::App* cmd, EvalOpts& o, bool many) {
+  auto* m = cmd->add_option("--model", o.models, many ? "model files (repeat)" : "model file")
+                ->required();
+  if (!many) m->expected(1);
+  cmd->add_option("--count", o.count, "held-out dates to evaluate")->check(CLI::Range(1, 1000000));
+  cmd->add_option("--threads", o.threads, "threads")->check(CLI::Range(1, 64));
+}
+
+void register_eval(CLI::App& parent, Action& action) {
+  auto* cmd =
+      parent.add_subcommand("eval", "Exact-match accuracy on held-out dates by input length");
+  auto o = std::make_shared<EvalOpts>();
+  add_eval_options(cmd, *o, false);
+  cmd->callback([&action, o] {
+    action = [o] {
+      const Model m = load_model_or_throw(o->models[0]);
+      const auto rows = accuracy_by_length(m, heldout_dates(o->count), o->threads);
+      std::cout << "model: " << o->models[0] << " (" << describe(m) << ")\n"
+                << "held-out dates: " << o->count << " (seed " << kHeldOutSeed
+                << "; no date also in training)\n\n"
+                << "input length   count   exact match\n";
+      for (const auto& r : rows)
+        std::cout << std::left << std::setw(13) << r.label << std::right << std::setw(7) << r.count
+                  << std::setw(14) << percent(r.accuracy()) << "\n";
+      return kExitOk;
+    };
+  });
+}
+
+void register_compare(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "compare", "Accuracy by input length for several models side by side (the bottleneck)");
+  auto o = std::make_shared<EvalOpts>();
+  add_eval_options(cmd, *o, true);
+  cmd->callback([&action, o] {
+    action = [o] {
+      std::vector<Model> models;
+      for (const auto& path : o->models) models.push_back(load_model_or_throw(path));
+      const auto data = heldout_dates(o->count);
+      std::vector<std::vector<LengthBucket>> tables;
+      for (const auto& m : models) tables.push_back(accuracy_by_length(m, data, o->threads));
+      std::cout << "exact match on " << o->count << " held-out dates by input length\n\n"
+                << std::left << std::setw(13) << "input length" << std::right << std::setw(7)
+                << "count";
+      for (const auto& m : models) std::cout << std::setw(11) << score_name(m.config.score);
+      std::cout << "\n";
+      for (size_t r = 0; r < tables[0].size(); ++r) {
+        std::cout << std::left << std::setw(13) << tables[0][r].label << std::right << std::setw(7)
+                  << tables[0][r].count;
+        for (const auto& t : tables) std::cout << std::setw(11) << percent(t[r].accuracy());
+        std::cout << "\n";
+      }
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace
+
+void register_seq2seq(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "seq2seq", "Encoder-decoder with Bahdanau/Luong attention on a date-translation task");
+  cmd->require_subcommand(1);
+  register_train(*cmd, action);
+  register_translate(*cmd, action);
+  register_align(*cmd, action);
+  register_eval(*cmd, action);
+  register_compare(*cmd, action);
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,213 @@
+// Alignment plot rendering to SVG and PNG (see align_plot.h).
+#include "align_plot.h"
+
+#include <stb_image_write.h>
+#include <stb_truetype.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "atomic_file.h"
+
+namespace attn::s2s {
+
+namespace {
+
+constexpr int kCell = 24;
+constexpr int kLeft = 56;  // room for "</s>"
+constexpr int kTop = 64;   // title line + input characters
+constexpr int kPad = 12;
+
+std::string display(const std::string& s) { return s == " " ? "\xE2\x90\xA3" : s; }  // ␣
+
+std::string xml_escape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '<')
+      o += "&lt;";
+    else if (ch == '>')
+      o += "&gt;";
+    else if (ch == '&')
+      o += "&amp;";
+    else if (ch == '"')
+      o += "&quot;";
+    else if (ch == '\'')
+      o += "&apos;";
+    else
+      o += ch;
+  }
+  return o;
+}
+
+int grey(float w) { return static_cast<int>(std::lround(255.0 * std::clamp(w, 0.0f, 1.0f))); }
+
+// Decodes UTF-8 into code points (labels are ASCII plus ␣).
+std::vector<int> codepoints(const std::string& s) {
+  std::vector<int> out;
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int cp = c, n = 1;
+    if (c >= 0xE0 && i + 2 < s.size()) {
+      cp = ((c & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
+      n = 3;
+    } else if (c >= 0xC0 && i + 1 < s.size()) {
+      cp = ((c & 0x1F) << 6) | (s[i + 1] & 0x3F);
+      n = 2;
+    }
+    out.push_back(cp);
+    i += static_cast<size_t>(n);
+  }
+  return out;
+}
+
+struct Canvas {
+  int w, h;
+  std::vector<unsigned char> rgb;
+  Canvas(int w_, int h_) : w(w_), h(h_), rgb(static_cast<size_t>(w_) * h_ * 3, 255) {}
+  void fill(int x0, int y0, int x1, int y1, int r, int g, int b) {
+    for (int y = std::max(0, y0); y < std::min(h, y1); ++y)
+      for (int x = std::max(0, x0); x < std::min(w, x1); ++x) {
+        unsigned char* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
+        p[0] = static_cast<unsigned char>(r);
+        p[1] = static_cast<unsigned char>(g);
+        p[2] = static_cast<unsigned char>(b);
+      }
+  }
+};
+
+struct Font {
+  std::string data;
+  stbtt_fontinfo info{};
+  bool load(std::string& error) {
+    for (const char* path : {"/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
+                             "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"}) {
+      std::string e;
+      if (read_text_file(path, data, e) &&
+          stbtt_InitFont(&info, reinterpret_cast<const unsigned char*>(data.data()), 0))
+        return true;
+    }
+    error =
+        "no font for PNG labels: /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf is "
+        "missing (install fonts-dejavu-core, or write an .svg)";
+    return false;
+  }
+  // Draws text in black with its left edge at x (or centred on x) and baseline at y.
+  void draw(Canvas& c, const std::string& text, float px, int x, int y, bool centre) {
+    const float scale = stbtt_ScaleForPixelHeight(&info, px);
+    const auto cps = codepoints(text);
+    float width = 0;
+    for (int cp : cps) {
+      int adv = 0, lsb = 0;
+      stbtt_GetCodepointHMetrics(&info, cp, &adv, &lsb);
+      width += adv * scale;
+    }
+    float pen = centre ? x - width / 2 : static_cast<float>(x);
+    for (int cp : cps) {
+      int adv = 0, lsb = 0, x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+      stbtt_GetCodepointHMetrics(&info, cp, &adv, &lsb);
+      stbtt_GetCodepointBitmapBox(&info, cp, scale, scale, &x0, &y0, &x1, &y1);
+      const int bw = x1 - x0, bh = y1 - y0;
+      if (bw > 0 && bh > 0) {
+        std::vector<unsigned char> bmp(static_cast<size_t>(bw) * bh);
+        stbtt_MakeCodepointBitmap(&info, bmp.data(), bw, bh, bw, scale, scale, cp);
+        const int ox = static_cast<int>(std::lround(pen)) + x0, oy = y + y0;
+        for (int yy = 0; yy < bh; ++yy)
+          for (int xx = 0; xx < bw; ++xx) {
+            const int X = ox + xx, Y = oy + yy;
+            if (X < 0 || Y < 0 || X >= c.w || Y >= c.h) continue;
+            const int a = bmp[static_cast<size_t>(yy) * bw + xx];
+            unsigned char* p = &c.rgb[(static_cast<size_t>(Y) * c.w + X) * 3];
+            for (int k = 0; k < 3; ++k) p[k] = static_cast<unsigned char>(p[k] * (255 - a) / 255);
+          }
+      }
+      pen += adv * scale;
+    }
+  }
+};
+
+void png_sink(void* ctx, void* data, int size) {
+  static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+}
+
+}  // namespace
+
+std::string alignment_svg(const AlignmentPlot& p) {
+  const int R = static_cast<int>(p.rows.size()), C = static_cast<int>(p.cols.size());
+  const int W = kLeft + C * kCell + kPad, H = kTop + R * kCell + kPad;
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"DejaVu Sans Mono, monospace\">\n";
+  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s << "<text x=\"" << kPad << "\" y=\"22\" font-size=\"14\">" << xml_escape(p.title)
+    << "</text>\n";
+  for (int j = 0; j < C; ++j)
+    s << "<text x=\"" << kLeft + j * kCell + kCell / 2 << "\" y=\"" << kTop - 8
+      << "\" font-size=\"15\" text-anchor=\"middle\">" << xml_escape(display(p.cols[j]))
+      << "</text>\n";
+  for (int i = 0; i < R; ++i) {
+    s << "<text x=\"" << kLeft - 6 << "\" y=\"" << kTop + i * kCell + kCell / 2 + 5
+      << "\" font-size=\"15\" text-anchor=\"end\">" << xml_escape(display(p.rows[i]))
+      << "</text>\n";
+    for (int j = 0; j < C; ++j) {
+      const int g = grey(p.weights(i, j));
+      char w[32];
+      std::snprintf(w, sizeof w, "%.3f", static_cast<double>(p.weights(i, j)));
+      s << "<rect x=\"" << kLeft + j * kCell << "\" y=\"" << kTop + i * kCell << "\" width=\""
+        << kCell << "\" height=\"" << kCell << "\" fill=\"rgb(" << g << "," << g << "," << g
+        << ")\"><title>" << xml_escape(p.rows[i]) << " / " << xml_escape(p.cols[j]) << ": " << w
+        << "</title></rect>\n";
+    }
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+bool alignment_png(const AlignmentPlot& p, std::string& png, std::string& error) {
+  Font font;
+  if (!font.load(error)) return false;
+  const int R = static_cast<int>(p.rows.size()), C = static_cast<int>(p.cols.size());
+  Canvas c(kLeft + C * kCell + kPad, kTop + R * kCell + kPad);
+  font.draw(c, p.title, 15, kPad, 22, false);
+  for (int j = 0; j < C; ++j)
+    font.draw(c, display(p.cols[j]), 17, kLeft + j * kCell + kCell / 2, kTop - 8, true);
+  for (int i = 0; i < R; ++i) {
+    const std::string label = display(p.rows[i]);
+    font.draw(c, label, 17, kLeft - 6 - static_cast<int>(label.size() > 1 ? 9 * label.size() : 10),
+              kTop + i * kCell + kCell / 2 + 6, false);
+    for (int j = 0; j < C; ++j) {
+      const int g = grey(p.weights(i, j));
+      c.fill(kLeft + j * kCell, kTop + i * kCell, kLeft + (j + 1) * kCell, kTop + (i + 1) * kCell,
+             g, g, g);
+    }
+  }
+  png.clear();
+  if (!stbi_write_png_to_func(png_sink, &png, c.w, c.h, 3, c.rgb.data(), c.w * 3)) {
+    error = "PNG encoding failed";
+    return false;
+  }
+  return true;
+}
+
+bool write_alignment_plot(const AlignmentPlot& p, const std::string& path, std::string& error) {
+  auto ends_with = [&path](const std::string& e) {
+    if (path.size() < e.size()) return false;
+    std::string tail = path.substr(path.size() - e.size());
+    std::transform(tail.begin(), tail.end(), tail.begin(), ::tolower);
+    return tail == e;
+  };
+  std::string data;
+  if (ends_with(".svg")) {
+    data = alignment_svg(p);
+  } else if (ends_with(".png")) {
+    if (!alignment_png(p, data, error)) return false;
+  } else {
+    error = "--out: '" + path + "' must end in .png or .svg";
+    return false;
+  }
+  return write_file_atomically(path, data, error);
+}
+
+}  // namespace attn::s2s
