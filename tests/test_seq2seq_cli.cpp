@@ -1,0 +1,133 @@
+// `attention-lab seq2seq …` end to end: train a tiny model, translate, draw, evaluate, compare;
+// the errors of cli.md (exit 2 naming the flag); Ctrl+C keeping the last complete checkpoint.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "reference.h"
+#include "seq2seq/model_io.h"
+
+namespace attn::s2s {
+namespace {
+
+using test::run_cli;
+using test::temp_path;
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+const std::string& tiny_model() {
+  static const std::string path = [] {
+    const std::string p = temp_path("cli_tiny.s2s");
+    const auto r = run_cli(
+        "seq2seq train --score bahdanau --epochs 1 --train-size 64 --hidden 8 "
+        "--embed 4 --batch 16 --heldout-size 20 --out '" +
+        p + "'");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("epoch 1/1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("held-out exact"), std::string::npos) << r.out;
+    return p;
+  }();
+  return path;
+}
+
+TEST(Seq2SeqCli, TrainTranslateAlignEvalCompare) {
+  const std::string& m = tiny_model();
+  Model loaded;
+  std::string error;
+  ASSERT_TRUE(load_model(m, loaded, error)) << error;
+  EXPECT_NE(loaded.info.find("seq2seq train --score bahdanau"), std::string::npos) << loaded.info;
+
+  auto r = run_cli("seq2seq translate --model '" + m + "' --input 'nov 22 26'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("output: "), std::string::npos);
+  EXPECT_NE(r.out.find("alignment"), std::string::npos);
+
+  const std::string svg = temp_path("align.svg"), png = temp_path("align.png");
+  r = run_cli("seq2seq align --model '" + m + "' --input '22.11.2026' --out '" + svg + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string s = slurp(svg);
+  EXPECT_EQ(s.rfind("<svg", 0), 0u);
+  EXPECT_NE(s.find(">.</text>"), std::string::npos);  // the input's dots label columns
+  r = run_cli("seq2seq align --model '" + m + "' --input '22.11.2026' --out '" + png + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(png).substr(0, 4), "\x89PNG");
+
+  r = run_cli("seq2seq eval --model '" + m + "' --count 40");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\nall "), std::string::npos) << r.out;
+  r = run_cli("seq2seq compare --model '" + m + "' --model '" + m + "' --count 40");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("bahdanau   bahdanau"), std::string::npos) << r.out;
+}
+
+TEST(Seq2SeqCli, ErrorsNameTheFlag) {
+  const std::string& m = tiny_model();
+  struct Case {
+    std::string args, flag;
+  } cases[] = {
+      {"seq2seq train --score cosine --out '" + temp_path("x.s2s") + "'", "--score"},
+      {"seq2seq train --score dot --hidden 7 --out '" + temp_path("x.s2s") + "'", "--hidden"},
+      {"seq2seq train --score dot --out /nonexistent-dir/x.s2s", "--out"},
+      {"seq2seq translate --model '" + m + "' --input '22 Nov 2026'", "--input"},
+      {"seq2seq translate --model '" + temp_path("missing.s2s") + "' --input x", "--model"},
+      {"seq2seq align --model '" + m + "' --input 'nov 1 99' --out '" + temp_path("a.jpg") + "'",
+       "--out"},
+      {"seq2seq eval --model '" + m + "' --count 0", "--count"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_cli(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(c.flag), std::string::npos) << r.err;
+  }
+  // A truncated model file is refused, and the tool does not crash on it.
+  const std::string bytes = slurp(m), cut = temp_path("cut.s2s");
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  const auto r = run_cli("seq2seq eval --model '" + cut + "'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--model"), std::string::npos) << r.err;
+}
+
+TEST(Seq2SeqCli, InterruptKeepsTheLastCompleteCheckpoint) {
+  const std::string out = temp_path("interrupted.s2s");
+  std::remove(out.c_str());
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    execl(ATTN_CLI_PATH, ATTN_CLI_PATH, "seq2seq", "train", "--score", "dot", "--epochs", "10000",
+          "--train-size", "32", "--heldout-size", "8", "--hidden", "8", "--embed", "4", "--out",
+          out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait for the first checkpoint, then press Ctrl+C.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int status = 0;
+  while (access(out.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "training ended before its first checkpoint";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  kill(pid, SIGINT);
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  Model m;
+  std::string error;
+  ASSERT_TRUE(load_model(out, m, error)) << error;
+  EXPECT_NE(m.info.find("epoch "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn::s2s
