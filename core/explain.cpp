@@ -162,6 +162,11 @@ class Narrator {
     return std::find(detail_.begin(), detail_.end(), j) != detail_.end();
   }
   int rest_count() const { return t_.n_k - static_cast<int>(detail_.size()); }
+  int rest_visible() const {
+    int n = 0;
+    for (int j = 0; j < t_.n_k; ++j) n += !hidden(j) && !is_detail(j) ? 1 : 0;
+    return n;
+  }
   size_t key_label_width() const {
     size_t w = 0;
     for (int j : detail_) w = std::max(w, display_width(kn(j)));
@@ -186,8 +191,7 @@ class Narrator {
     if (H == 1) {
       out_ << "  One attention head.\n";
     } else {
-      out_ << "  Query head " << h_ << " (heads are numbered 0.." << H - 1
-           << ") reads key/value head " << g_;
+      out_ << "  Head " << h_ << " of " << H << " (numbered from 0) reads key/value head " << g_;
       if (Hkv == H)
         out_ << " (multi-head: every query head has its own K/V head).\n";
       else if (Hkv == 1)
@@ -206,9 +210,10 @@ class Narrator {
   }
 
   // The query row and the key/value rows as a small table.
-  void key_value_table() {
-    line("q_" + qn() + " = " + row_text(*q_, i_) + "   (row " + std::to_string(i_) + " of Q" +
-         (t_.num_heads > 1 ? " for head " + std::to_string(h_) : "") + ")");
+  void key_value_table(bool with_query) {
+    if (with_query)
+      line("q_" + qn() + " = " + row_text(*q_, i_) + "   (row " + std::to_string(i_) + " of Q" +
+           (t_.num_heads > 1 ? " for head " + std::to_string(h_) : "") + ")");
     std::vector<std::string> js, names, ks, vs;
     for (int j : detail_) {
       js.push_back(std::to_string(j));
@@ -228,7 +233,7 @@ class Narrator {
     for (size_t r = 0; r < js.size(); ++r)
       line("  " + pad_left(js[r], wj) + "  " + pad_right(names[r], wn) + "  " +
            pad_right(ks[r], wk) + "  " + vs[r]);
-    if (rest_count() > 0)
+    if (!cell_ && rest_count() > 0)
       line("  " + std::string(s_.ellipsis) + " and " + std::to_string(rest_count()) +
            " more keys (the 12 shown are the visible keys with the largest weights)");
   }
@@ -237,7 +242,7 @@ class Narrator {
     out_ << "\nInputs"
          << (t_.num_kv_heads > 1 ? " (K and V of key/value head " + std::to_string(g_) + ")" : "")
          << "\n";
-    key_value_table();
+    key_value_table(true);
   }
 
   // ---- 0. projection -----------------------------------------------------------------------
@@ -253,8 +258,8 @@ class Narrator {
     const std::string d_model = std::to_string(X.cols());
     line("x_" + qn() + " = " + row_text(X, i_) + "   (row " + std::to_string(i_) +
          " of X, d_model = " + d_model + ")");
-    line("q_" + qn() + " = x_" + qn() + " " + s_.dot + " W_Q,h" + std::to_string(h_) + " = " +
-         row_text(*q_, i_) + "   (W_Q is " + d_model + " " + s_.times + " " +
+    line("q_" + qn() + " = x_" + qn() + " " + s_.dot + " W_Q^(" + std::to_string(h_) +
+         ") = " + row_text(*q_, i_) + "   (W_Q is " + d_model + " " + s_.times + " " +
          std::to_string(t_.d_k) + ": d_model " + s_.times + " d_k)");
     const TraceStep* x_kv = t_.find("x_kv");
     const std::string src = x_kv ? "x_kv_j" : "x_j";
@@ -262,14 +267,15 @@ class Narrator {
       line("Keys and values come from the other sequence X_kv (cross-attention), key token j:");
     else
       line("Keys and values come from the same tokens (self-attention), token j:");
-    line("  k_j = " + src + " " + s_.dot + " W_K,g" + std::to_string(g_) + " and v_j = " + src +
-         " " + s_.dot + " W_V,g" + std::to_string(g_) + "   (key/value head " + std::to_string(g_) +
-         "; W_V is " + d_model + " " + s_.times + " " + std::to_string(t_.d_v) + ")");
+    line("  k_j = " + src + " " + s_.dot + " W_K^(" + std::to_string(g_) + ") and v_j = " + src +
+         " " + s_.dot + " W_V^(" + std::to_string(g_) + ")   (key/value head " +
+         std::to_string(g_) + "; W_V is " + d_model + " " + s_.times + " " +
+         std::to_string(t_.d_v) + ")");
     if (cell_) {
       const Matrix& XK = x_kv ? x_kv->heads[0] : X;
       line(src.substr(0, src.size() - 1) + kn(*r_.key) + " = " + row_text(XK, *r_.key));
     }
-    key_value_table();
+    key_value_table(false);
   }
 
   // ---- 1. scores ---------------------------------------------------------------------------
@@ -371,15 +377,17 @@ class Narrator {
     const std::string pos = std::to_string(p);
     if (m.causal == CausalAlign::kTopLeft)
       line("Causal (top-left, as PyTorch's is_causal): query " + std::to_string(i_) +
-           " sits at position p = " + pos + "; key j is visible only when j " + s_.le + " " + pos +
-           ".");
+           " sits at position p = " + pos + ";\n   key j is visible only when j " + s_.le + " " +
+           pos + ".");
     if (m.causal == CausalAlign::kLowerRight)
       line(std::string("Causal (lower-right, as when decoding with a KV cache): p = i + n_k ") +
            s_.minus + " n_q = " + std::to_string(i_) + " + " + std::to_string(t_.n_k) + " " +
            s_.minus + " " + std::to_string(t_.n_q) + " = " + pos +
-           "; key j is visible only when j " + s_.le + " " + pos + ".");
+           ";\n   key j is visible only when j " + s_.le + " " + pos + ".");
     if (m.window) {
       const int W = *m.window;
+      if (m.causal == CausalAlign::kNone)
+        line("Query " + std::to_string(i_) + " sits at position p = " + pos + ".");
       if (m.causal != CausalAlign::kNone)
         line("Sliding window W = " + std::to_string(W) + " (with causal): keys p " + s_.minus +
              " W " + s_.le + " j " + s_.le + " p are visible, i.e. keys " +
@@ -435,7 +443,10 @@ class Narrator {
     if (hid)
       text = pad_right(text, w + 20) + "  " + reason_text(reason(j), j);
     else if (relaxed_by_global(j))
-      text += "   (outside the window, but a global position is involved)";
+      text += std::string("   (outside the window, but ") +
+              (MaskGeometry(t_.mask, t_.n_q, t_.n_k).is_global(j) ? "key " + std::to_string(j)
+                                                                  : std::string("this query")) +
+              " is global)";
     line(text);
   }
 
@@ -455,7 +466,9 @@ class Narrator {
         line(pad_right(keys, 14) + "  visible");
       else
         line(pad_right(keys, 14) + "  hidden   " + reason_text(reason(lo), lo) +
-             (lo == hi ? "" : "  (and likewise for the rest)"));
+             (lo == hi ? ""
+                       : "; the same for key" + std::string(hi > lo + 1 ? "s " : " ") +
+                             range_text(lo + 1, hi)));
       lo = hi + 1;
     }
   }
@@ -506,18 +519,21 @@ class Narrator {
     const size_t w = key_label_width();
     if (T != 1.0) {
       line("Temperature T = " + num(T) +
-           ": every masked score is divided by T first. T > 1 flattens");
-      line("the weights toward uniform; T < 1 sharpens them toward the largest score.");
+           ": divide every masked score by T first, x_j = masked_j / T.");
+      line(
+          "T > 1 flattens the weights toward uniform; T < 1 sharpens them toward the largest "
+          "score.");
       for (int j : detail_)
         if (!hidden(j))
-          line(pad_right(kn(j) + ":", w + 1) + " " + num((*masked_)(i_, j)) + " " + s_.divide +
+          line(pad_right("x_" + kn(j), w + 2) + " = " + num((*masked_)(i_, j)) + " " + s_.divide +
                " " + num(T) + " = " + num(y[static_cast<size_t>(j)]));
+    } else {
+      line("x_j below is the masked score of key j (temperature T = 1 leaves it as it is).");
     }
-    const std::string xs = T != 1.0 ? "x/T" : "x";
-    line("Subtract the row maximum m = " + num(m) + " (the largest " + xs + ") before exp: exp(" +
-         xs + " " + s_.minus + " m) " + s_.le + " 1");
-    line("cannot overflow, and the weights are unchanged because e^" + std::string(s_.minus) +
-         "m cancels in e/" + s_.sum + ".");
+    line("First subtract the row maximum m = max_j x_j = " + num(m) + ": exp(x_j " + s_.minus +
+         " m) " + s_.le + " 1 cannot");
+    line("overflow, and the weights do not change because the common factor e^" +
+         std::string(s_.minus) + "m cancels in e_j / " + s_.sum + ".");
     double sum = 0.0, sum_detail = 0.0;
     std::vector<double> e(static_cast<size_t>(t_.n_k), 0.0);
     for (int j = 0; j < t_.n_k; ++j)
@@ -536,16 +552,18 @@ class Narrator {
       }
       std::string diff = join_sum({num(y[uj]), std::string(s_.minus) + num(m)}, s_);
       if (m < 0) diff = num(y[uj]) + " " + s_.minus + " (" + num(m) + ")";
-      line(lhs + " = exp(" + diff + ") = exp(" + num(y[uj] - m) + ") = " + num(e[uj]));
+      // The maximum's own difference can be float noise (1e-9); it is 0 to the reader.
+      double arg = y[uj] - m;
+      if (std::abs(arg) < 1e-6 * std::max(1.0, std::abs(m))) arg = 0.0;
+      line(lhs + " = exp(" + diff + ") = exp(" + num(arg) + ") = " + num(e[uj]));
       terms.push_back(num(e[uj]));
     }
-    const int rest_visible = visible_count() - static_cast<int>(terms.size());
     if (cell_) {
       line(std::string(s_.sum) + " over the row's " + std::to_string(visible_count()) +
            " visible keys = " + num(sum));
-    } else if (rest_visible > 0) {
-      terms.push_back("[" + std::to_string(rest_visible) + " more keys: " + num(sum - sum_detail) +
-                      "]");
+    } else if (rest_visible() > 0) {
+      terms.push_back("[" + std::to_string(rest_visible()) +
+                      " more keys: " + num(sum - sum_detail) + "]");
       out_ << equation("   ", pad_right(s_.sum, w + 2), {terms, {num(sum)}}, s_);
     } else {
       std::vector<Segment> segs{terms};
@@ -557,7 +575,7 @@ class Narrator {
       const size_t uj = static_cast<size_t>(j);
       std::string lhs = pad_right("w_" + kn(j), w + 2);
       const double wt = (*weights_)(i_, j);
-      ws.push_back(num(wt));
+      if (!hidden(j)) ws.push_back(num(wt));
       if (hidden(j))
         line(lhs + " = 0   (hidden)");
       else
@@ -569,8 +587,8 @@ class Narrator {
       total += (*weights_)(i_, j);
       if (!is_detail(j)) rest += (*weights_)(i_, j);
     }
-    if (rest_count() > 0)
-      ws.push_back("[" + std::to_string(rest_count()) + " more keys: " + num(rest) + "]");
+    if (rest_visible() > 0)
+      ws.push_back("[" + std::to_string(rest_visible()) + " more keys: " + num(rest) + "]");
     out_ << equation("   ", "Check: " + std::string(s_.sum) + " w", {ws, {num(total)}}, s_);
   }
 
@@ -580,7 +598,8 @@ class Narrator {
     const int dv = t_.d_v;
     if (cell_) {
       const int j = *r_.key;
-      heading(5, "Contribution of key " + kn(j) + " to the output: w " + s_.times + " v_" + kn(j));
+      heading(5, "Contribution of key \"" + tok(t_.key_tokens[static_cast<size_t>(j)]) +
+                     "\" to the output: w_" + kn(j) + " " + s_.times + " v_" + kn(j));
       std::vector<std::string> parts;
       for (int c = 0; c < dv; ++c) parts.push_back(num((*weights_)(i_, j) * (*v_)(j, c)));
       line("w_" + kn(j) + " " + s_.times + " v_" + kn(j) + " = " + num((*weights_)(i_, j)) + " " +
@@ -617,10 +636,9 @@ class Narrator {
         terms.push_back(product(num(wt), num(v), s_));
         prods.push_back(num(wt * v));
       }
-      if (rest_count() > 0) {
-        const std::string more = "[" +
-                                 std::to_string(visible_count() - static_cast<int>(terms.size())) +
-                                 " more keys: " + num(rest) + "]";
+      if (rest_visible() > 0) {
+        const std::string more =
+            "[" + std::to_string(rest_visible()) + " more keys: " + num(rest) + "]";
         terms.push_back(more);
         prods.push_back(more);
       }
@@ -630,6 +648,17 @@ class Narrator {
       out_ << equation("   ", "out[" + std::to_string(c) + "]", segs, s_);
     }
     line("output_" + qn() + " = " + row_text(*output_, i_));
+    blend();
+  }
+
+  // "a blend of 46.1% v_Fear + 53.9% v_is": what the weighted sum means, for short rows.
+  void blend() {
+    std::vector<std::string> parts;
+    for (int j = 0; j < t_.n_k; ++j)
+      if (!hidden(j) && (*weights_)(i_, j) > 0)
+        parts.push_back(compact(100.0 * (*weights_)(i_, j), 1, r_.unicode) + "% v_" + kn(j));
+    if (parts.empty() || parts.size() > 4) return;
+    line("The output is a blend of the values: " + join_sum(parts, s_) + ".");
   }
 
   // ---- 6. output projection ----------------------------------------------------------------
@@ -651,9 +680,13 @@ class Narrator {
     } else {
       bars = row_text(C, i_);
     }
-    line("concat_" + qn() + " = [O_0 | " + s_.ellipsis + " | O_" + std::to_string(H - 1) +
-         "] = " + bars + "   (H " + s_.times + " d_v = " + std::to_string(H) + " " + s_.times +
-         " " + std::to_string(dv) + ")");
+    std::string parts = "O_0";
+    for (int hh = 1; hh < H; ++hh)
+      if (H <= 4 || hh == H - 1)
+        parts += " | " + (H > 4 && hh == H - 1 ? std::string(s_.ellipsis) + " | " : "") + "O_" +
+                 std::to_string(hh);
+    line("concat_" + qn() + " = [" + parts + "] = " + bars + "   (H " + s_.times +
+         " d_v = " + std::to_string(H) + " " + s_.times + " " + std::to_string(dv) + ")");
     if (!projected) {
       line("This scenario has no W_O: the concatenation is the result.");
       return;

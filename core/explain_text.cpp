@@ -59,6 +59,7 @@ std::string unicode_reason(const std::string& s) {
   replace_all(out, "-inf", "−∞");
   replace_all(out, ">=", "≥");
   replace_all(out, "<=", "≤");
+  replace_all(out, " - ", " − ");
   return out;
 }
 
@@ -100,7 +101,7 @@ std::string vector_text(const std::vector<std::string>& entries, const Symbols& 
   const size_t n = entries.size();
   const bool abbreviate = n > max_shown && n > 6;
   for (size_t c = 0; c < n; ++c) {
-    if (abbreviate && c == 4) {
+    if (abbreviate && c == 3) {
       out += std::string(", ") + sym.ellipsis;
       c = n - 3;
       continue;

@@ -50,7 +50,7 @@ std::string product(const std::string& a, const std::string& b, const Symbols& s
 // Joins pieces with " + ", writing "a − b" instead of "a + −b".
 std::string join_sum(const std::vector<std::string>& pieces, const Symbols& sym);
 
-// "[a, b, c]"; with more than `max_shown` entries, the first four, "…" and the last two.
+// "[a, b, c]"; with more than `max_shown` entries, the first three, "…" and the last two.
 std::string vector_text(const std::vector<std::string>& entries, const Symbols& sym,
                         size_t max_shown = 8);
 
