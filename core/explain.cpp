@@ -239,7 +239,7 @@ class Narrator {
   }
 
   void inputs() {
-    out_ << "\nInputs"
+    out_ << "\nInputs: the query row and every key and value row"
          << (t_.num_kv_heads > 1 ? " (K and V of key/value head " + std::to_string(g_) + ")" : "")
          << "\n";
     key_value_table(true);
@@ -343,9 +343,9 @@ class Narrator {
       heading(2, std::string("Scaling: divide by ") + s_.sqrt + "d_k = " + s_.sqrt +
                      std::to_string(t_.d_k) + " = " + num(root) + " (the same as " + s_.times +
                      " " + num(t_.scale) + ")");
-      line("Why: a sum of d_k products spreads out like " + std::string(s_.sqrt) +
-           "d_k; without this, long vectors give big");
-      line("scores and the softmax becomes nearly one-hot, so almost nothing is learned.");
+      line("Why: a dot product of d_k terms spreads out like " + std::string(s_.sqrt) +
+           "d_k. Dividing keeps the scores in a range");
+      line("where the softmax stays soft instead of putting almost all weight on one key.");
       for (int j : detail_)
         line(pad_right(kn(j) + ":", w) + " " + num((*scores_)(i_, j)) + " " + s_.divide + " " +
              num(root) + " = " + num((*scaled_)(i_, j)));
@@ -527,13 +527,13 @@ class Narrator {
         if (!hidden(j))
           line(pad_right("x_" + kn(j), w + 2) + " = " + num((*masked_)(i_, j)) + " " + s_.divide +
                " " + num(T) + " = " + num(y[static_cast<size_t>(j)]));
-    } else {
-      line("x_j below is the masked score of key j (temperature T = 1 leaves it as it is).");
     }
-    line("First subtract the row maximum m = max_j x_j = " + num(m) + ": exp(x_j " + s_.minus +
-         " m) " + s_.le + " 1 cannot");
-    line("overflow, and the weights do not change because the common factor e^" +
-         std::string(s_.minus) + "m cancels in e_j / " + s_.sum + ".");
+    line("w_j = e_j / " + std::string(s_.sum) + ", where e_j = exp(x_j " + s_.minus +
+         " m) and x_j is " + (T != 1.0 ? "masked_j / T." : "the masked score of key j."));
+    line("m = max_j x_j = " + num(m) + " is subtracted first: every exp is then " + s_.le +
+         " 1 and cannot overflow,");
+    line("and the weights are unchanged because the common factor e^" + std::string(s_.minus) +
+         "m cancels in e_j / " + s_.sum + ".");
     double sum = 0.0, sum_detail = 0.0;
     std::vector<double> e(static_cast<size_t>(t_.n_k), 0.0);
     for (int j = 0; j < t_.n_k; ++j)
@@ -647,7 +647,8 @@ class Narrator {
       segs.push_back({num((*output_)(i_, c))});
       out_ << equation("   ", "out[" + std::to_string(c) + "]", segs, s_);
     }
-    line("output_" + qn() + " = " + row_text(*output_, i_));
+    line("output_" + qn() + " = " + row_text(*output_, i_) + "   (the attention output for " +
+         quoted_query() + ")");
     blend();
   }
 
