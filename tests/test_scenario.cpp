@@ -223,7 +223,9 @@ TEST(TraceCli, MaskedIsNullAndFileOutput) {
   ASSERT_TRUE(read_text_file(out, text, error));
   auto j = nlohmann::json::parse(text);
   for (auto& s : j["steps"])
-    if (s["id"] == "masked") EXPECT_TRUE(s["heads"][0]["data"][0][2].is_null());
+    if (s["id"] == "masked") {
+      EXPECT_TRUE(s["heads"][0]["data"][0][2].is_null());
+    }
 }
 
 TEST(TraceCli, BadInputsExitTwoWithAMessage) {
