@@ -161,6 +161,8 @@ class Narrator {
   bool is_detail(int j) const {
     return std::find(detail_.begin(), detail_.end(), j) != detail_.end();
   }
+  // Queries and keys are different sequences (an encoder–decoder's cross-attention).
+  bool cross() const { return t_.query_tokens != t_.key_tokens; }
   int rest_count() const { return t_.n_k - static_cast<int>(detail_.size()); }
   int rest_visible() const {
     int n = 0;
@@ -191,15 +193,18 @@ class Narrator {
     if (H == 1) {
       out_ << "  One attention head.\n";
     } else {
-      out_ << "  Head " << h_ << " of " << H << " (numbered from 0) reads key/value head " << g_;
+      out_ << "  Head " << h_ << " of " << H << " reads key/value head " << g_;
       if (Hkv == H)
-        out_ << " (multi-head: every query head has its own K/V head).\n";
+        out_ << " (multi-head: each query head has its own K/V head).\n";
       else if (Hkv == 1)
         out_ << " (MQA: all " << H << " query heads share the one K/V head).\n";
       else
         out_ << " (GQA: " << H / Hkv << " query heads share each K/V head).\n";
     }
     if (!full) return;
+    if (cross())
+      out_ << "  Cross-attention: " << t_.n_q << " query tokens attend to the " << t_.n_k
+           << " key/value tokens of another sequence.\n";
     std::string hq = H > 1 ? "H=" + std::to_string(H) + ", " : "";
     std::string hkv = H > 1 ? "H_kv=" + std::to_string(Hkv) + ", " : "";
     out_ << "  Shapes: Q (" << hq << "n_q=" << t_.n_q << ", d_k=" << t_.d_k << ")   K (" << hkv
@@ -239,7 +244,8 @@ class Narrator {
   }
 
   void inputs() {
-    out_ << "\nInputs: the query row and every key and value row"
+    out_ << (cell_ ? "\nInputs: the query row and this key's k and v rows"
+                   : "\nInputs: the query row and every key and value row")
          << (t_.num_kv_heads > 1 ? " (K and V of key/value head " + std::to_string(g_) + ")" : "")
          << "\n";
     key_value_table(true);
@@ -297,7 +303,11 @@ class Narrator {
         }
         continue;
       }
-      terms.push_back(product(num(a), num(b), s_));
+      // Inside a sum a negative first factor gets parentheses too, so every term reads
+      // "+ (−0.23)×(−0.84)" instead of the puzzling "− 0.23×(−0.84)".
+      std::string fa = num(a);
+      if (!terms.empty() && a < 0 && fa.rfind(s_.minus, 0) == 0) fa = "(" + fa + ")";
+      terms.push_back(product(fa, num(b), s_));
       prods.push_back(num(a * b));
     }
     if (d > kMaxDims) prods[3] = "[" + std::to_string(d - 5) + " more: " + num(middle) + "]";
@@ -477,7 +487,9 @@ class Narrator {
     const MaskSpec& m = t_.mask;
     if (m.empty()) {
       heading(3, "Mask: none " + std::string(s_.dash) + " every key is visible to " +
-                     quoted_query() + " (bidirectional, as in BERT)");
+                     quoted_query() +
+                     (cross() ? " (cross-attention reads the whole other sequence)"
+                              : " (bidirectional, as in BERT)"));
       line("masked = scaled, unchanged.");
       return;
     }
@@ -659,7 +671,7 @@ class Narrator {
       if (!hidden(j) && (*weights_)(i_, j) > 0)
         parts.push_back(compact(100.0 * (*weights_)(i_, j), 1, r_.unicode) + "% v_" + kn(j));
     if (parts.empty() || parts.size() > 4) return;
-    line("The output is a blend of the values: " + join_sum(parts, s_) + ".");
+    out_ << equation("   ", "As a blend of the values: output_" + qn(), {parts}, s_);
   }
 
   // ---- 6. output projection ----------------------------------------------------------------

@@ -281,7 +281,7 @@ TEST(Explain, GqaHeadMappingTemperatureAndLowerRight) {
   const AttentionTrace t = json_trace(kGqa);
   const std::string text = narrate(t, 0, 3);
   EXPECT_HAS(text,
-             "Head 3 of 4 (numbered from 0) reads key/value head 1 "
+             "Head 3 of 4 reads key/value head 1 "
              "(GQA: 2 query heads share each K/V head)");
   EXPECT_HAS(text, "K (H_kv=2, n_k=4, d_k=2)");
   // Lower-right: p = 0 + 4 − 3 = 1, so keys 0 and 1 are visible.
@@ -306,7 +306,7 @@ TEST(Explain, MhaAndMqaHeadTexts) {
   const AttentionTrace mqa = json_trace(R"({"q": [[[1,0]], [[0,1]], [[1,1]]], "k": [[[1,0],[0,1]]],
       "v": [[[1],[2]]], "key_tokens": ["p", "q"]})");
   EXPECT_HAS(narrate(mqa, 0, 2),
-             "Head 2 of 3 (numbered from 0) reads key/value head 0 "
+             "Head 2 of 3 reads key/value head 0 "
              "(MQA: all 3 query heads share the one K/V head)");
   const AttentionTrace mha = json_trace(R"({"q": [[[1,0]], [[0,1]]], "k": [[[1,0]], [[0,1]]],
       "v": [[[1]], [[2]]]})");
