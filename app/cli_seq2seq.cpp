@@ -184,20 +184,63 @@ void register_train(CLI::App& parent, Action& action) {
   });
 }
 
+// One decoder step written out: the score of every input position, the softmax, the context.
+void print_step(const Model& m, const ForwardCache<float>& fc, const std::string& input, int t) {
+  const StepCache<float>& st = fc.steps[static_cast<size_t>(t)];
+  const Score sc = m.config.score;
+  std::cout << "\nstep " << t << ": emits '" << m.out_vocab.label(st.out[0])
+            << "' (p = " << std::fixed << std::setprecision(4) << st.probs(0, st.out[0]) << ")\n";
+  if (sc == Score::kNone) {
+    std::cout << "no attention: the context is the last encoder state h_T at every step\n";
+  } else {
+    std::cout << score_formula(sc) << "\n";
+    if (uses_window(sc))
+      std::cout << "p_t = " << st.pos(0, 0) << ", window |j - p_t| <= " << m.config.window << "\n";
+    std::cout << "   j  char        e_tj      a_tj\n";
+    for (int j = 0; j < fc.src_len; ++j) {
+      std::cout << std::setw(4) << j << "  " << std::setw(4)
+                << (input[static_cast<size_t>(j)] == ' '
+                        ? std::string("_")
+                        : std::string(1, input[static_cast<size_t>(j)]));
+      if (st.valid(0, j) == 0.0f)
+        std::cout << std::setw(12) << "-inf" << std::setw(10) << "0"
+                  << "  (outside the window)\n";
+      else
+        std::cout << std::setw(12) << st.e(0, j) << std::setw(10) << st.alpha(0, j) << "\n";
+    }
+  }
+  std::cout << "context c_t = sum_j a_tj h_j (" << st.c.cols() << " numbers):\n ";
+  for (int k = 0; k < st.c.cols(); ++k)
+    std::cout << " " << std::setprecision(3) << st.c(0, k) << ((k + 1) % 12 == 0 ? "\n " : "");
+  std::cout << std::defaultfloat << "\n";
+}
+
 void register_translate(CLI::App& parent, Action& action) {
   auto* cmd = parent.add_subcommand("translate", "Translate one date and print its alignment");
   auto model = std::make_shared<std::string>();
   auto input = std::make_shared<std::string>();
+  auto step = std::make_shared<int>(-1);
   cmd->add_option("--model", *model, "model file")->required();
   cmd->add_option("--input", *input, "text to translate, e.g. 'tuesday, 22 november 2026'")
       ->required();
-  cmd->callback([&action, model, input] {
-    action = [model, input] {
+  cmd->add_option("--step", *step, "also write out decoder step T: scores, weights, context")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([&action, model, input, step] {
+    action = [model, input, step] {
       const Model m = load_model_or_throw(*model);
       std::string out;
       const ForwardCache<float> fc = run_translate(m, *input, out);
+      const int steps =
+          std::min(static_cast<int>(fc.steps.size()), static_cast<int>(out.size()) + 1);
+      if (*step >= steps)
+        throw CliError{kExitUsage, "--step: " + std::to_string(*step) + " is past the last step (" +
+                                       std::to_string(steps - 1) + ")"};
       std::cout << "input:  " << *input << "\noutput: " << out << "\nmodel:  " << describe(m)
                 << "\nscore:  " << score_formula(m.config.score) << "\n";
+      if (*step >= 0) {
+        print_step(m, fc, *input, *step);
+        return kExitOk;
+      }
       if (m.config.score == Score::kNone) {
         std::cout << "\nno alignment: this model reads only the last encoder state.\n";
         return kExitOk;
@@ -249,6 +292,7 @@ void register_align(CLI::App& parent, Action& action) {
 struct EvalOpts {
   std::vector<std::string> models;
   int count = 2000, threads = 1;
+  std::string plot;
 };
 
 void add_eval_options(CLI::App* cmd, EvalOpts& o, bool many) {
@@ -285,6 +329,7 @@ void register_compare(CLI::App& parent, Action& action) {
       "compare", "Accuracy by input length for several models side by side (the bottleneck)");
   auto o = std::make_shared<EvalOpts>();
   add_eval_options(cmd, *o, true);
+  cmd->add_option("--plot", o->plot, "also draw accuracy against input length (FILE.png|.svg)");
   cmd->callback([&action, o] {
     action = [o] {
       std::vector<Model> models;
@@ -302,6 +347,27 @@ void register_compare(CLI::App& parent, Action& action) {
                   << tables[0][r].count;
         for (const auto& t : tables) std::cout << std::setw(11) << percent(t[r].accuracy());
         std::cout << "\n";
+      }
+      if (!o->plot.empty()) {
+        AccuracyChart chart;
+        chart.title = "exact match on held-out dates by input length";
+        for (size_t r = 0; r + 1 < tables[0].size(); ++r)
+          chart.buckets.push_back(tables[0][r].label);
+        for (size_t k = 0; k < models.size(); ++k) {
+          std::string name = score_name(models[k].config.score);
+          for (size_t j = 0; j < k; ++j)
+            if (score_name(models[j].config.score) == name)
+              name += " (" + std::to_string(k + 1) + ")";
+          chart.series.push_back(name);
+          chart.accuracy.emplace_back();
+          for (size_t r = 0; r + 1 < tables[k].size(); ++r)
+            chart.accuracy.back().push_back(tables[k][r].accuracy());
+        }
+        std::string error;
+        if (!write_accuracy_chart(chart, o->plot, error))
+          throw CliError{error.rfind("--plot", 0) == 0 ? kExitUsage : kExitRuntime,
+                         error.rfind("--plot", 0) == 0 ? error : "--plot: " + error};
+        std::cout << "wrote " << o->plot << "\n";
       }
       return kExitOk;
     };

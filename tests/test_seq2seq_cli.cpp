@@ -52,6 +52,11 @@ TEST(Seq2SeqCli, TrainTranslateAlignEvalCompare) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("output: "), std::string::npos);
   EXPECT_NE(r.out.find("alignment"), std::string::npos);
+  r = run_cli("seq2seq translate --model '" + m + "' --input 'nov 22 26' --step 2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("step 2: emits"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("a_tj"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("context c_t"), std::string::npos) << r.out;
 
   const std::string svg = temp_path("align.svg"), png = temp_path("align.png");
   r = run_cli("seq2seq align --model '" + m + "' --input '22.11.2026' --out '" + svg + "'");
@@ -84,6 +89,7 @@ TEST(Seq2SeqCli, ErrorsNameTheFlag) {
       {"seq2seq align --model '" + m + "' --input 'nov 1 99' --out '" + temp_path("a.jpg") + "'",
        "--out"},
       {"seq2seq eval --model '" + m + "' --count 0", "--count"},
+      {"seq2seq translate --model '" + m + "' --input 'nov 1 99' --step 40", "--step"},
   };
   for (const auto& c : cases) {
     const auto r = run_cli(c.args);
@@ -105,7 +111,7 @@ TEST(Seq2SeqCli, InterruptKeepsTheLastCompleteCheckpoint) {
   const pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    freopen("/dev/null", "w", stdout);
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
     execl(ATTN_CLI_PATH, ATTN_CLI_PATH, "seq2seq", "train", "--score", "dot", "--epochs", "10000",
           "--train-size", "32", "--heldout-size", "8", "--hidden", "8", "--embed", "4", "--out",
           out.c_str(), static_cast<char*>(nullptr));

@@ -191,23 +191,131 @@ bool alignment_png(const AlignmentPlot& p, std::string& png, std::string& error)
   return true;
 }
 
-bool write_alignment_plot(const AlignmentPlot& p, const std::string& path, std::string& error) {
-  auto ends_with = [&path](const std::string& e) {
-    if (path.size() < e.size()) return false;
-    std::string tail = path.substr(path.size() - e.size());
-    std::transform(tail.begin(), tail.end(), tail.begin(), ::tolower);
-    return tail == e;
-  };
+namespace {
+
+bool ends_with(const std::string& path, const std::string& e) {
+  if (path.size() < e.size()) return false;
+  std::string tail = path.substr(path.size() - e.size());
+  std::transform(tail.begin(), tail.end(), tail.begin(), ::tolower);
+  return tail == e;
+}
+
+template <typename Svg, typename Png>
+bool write_by_extension(const std::string& path, const std::string& flag, Svg svg, Png png,
+                        std::string& error) {
   std::string data;
-  if (ends_with(".svg")) {
-    data = alignment_svg(p);
-  } else if (ends_with(".png")) {
-    if (!alignment_png(p, data, error)) return false;
+  if (ends_with(path, ".svg")) {
+    data = svg();
+  } else if (ends_with(path, ".png")) {
+    if (!png(data, error)) return false;
   } else {
-    error = "--out: '" + path + "' must end in .png or .svg";
+    error = flag + ": '" + path + "' must end in .png or .svg";
     return false;
   }
   return write_file_atomically(path, data, error);
+}
+
+// Colour-blind-safe line colours (Okabe–Ito).
+const int kLineColours[][3] = {{0, 0, 0},    {230, 159, 0}, {86, 180, 233},  {0, 158, 115},
+                               {213, 94, 0}, {0, 114, 178}, {204, 121, 167}, {240, 228, 66}};
+
+constexpr int kChartW = 640, kChartH = 400, kPlotL = 60, kPlotR = 150, kPlotT = 40, kPlotB = 60;
+
+double chart_x(const AccuracyChart& c, size_t i) {
+  const double w = kChartW - kPlotL - kPlotR;
+  return kPlotL +
+         (c.buckets.size() > 1 ? w * static_cast<double>(i) / (c.buckets.size() - 1) : w / 2);
+}
+double chart_y(double acc) {
+  return kPlotT + (kChartH - kPlotT - kPlotB) * (1.0 - std::clamp(acc, 0.0, 1.0));
+}
+
+}  // namespace
+
+bool write_alignment_plot(const AlignmentPlot& p, const std::string& path, std::string& error) {
+  return write_by_extension(
+      path, "--out", [&p] { return alignment_svg(p); },
+      [&p](std::string& d, std::string& e) { return alignment_png(p, d, e); }, error);
+}
+
+std::string accuracy_chart_svg(const AccuracyChart& c) {
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kChartW << "\" height=\"" << kChartH
+    << "\" font-family=\"DejaVu Sans, sans-serif\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<text x=\"" << kPlotL << "\" y=\"24\" font-size=\"14\">" << xml_escape(c.title)
+    << "</text>\n";
+  for (int pct = 0; pct <= 100; pct += 20) {
+    const double y = chart_y(pct / 100.0);
+    s << "<line x1=\"" << kPlotL << "\" x2=\"" << kChartW - kPlotR << "\" y1=\"" << y << "\" y2=\""
+      << y << "\" stroke=\"#ddd\"/>\n<text x=\"" << kPlotL - 6 << "\" y=\"" << y + 4
+      << "\" font-size=\"11\" text-anchor=\"end\">" << pct << "%</text>\n";
+  }
+  for (size_t i = 0; i < c.buckets.size(); ++i)
+    s << "<text x=\"" << chart_x(c, i) << "\" y=\"" << kChartH - kPlotB + 18
+      << "\" font-size=\"11\" text-anchor=\"middle\">" << xml_escape(c.buckets[i]) << "</text>\n";
+  s << "<text x=\"" << (kPlotL + kChartW - kPlotR) / 2 << "\" y=\"" << kChartH - 16
+    << "\" font-size=\"12\" text-anchor=\"middle\">input length (characters)</text>\n";
+  for (size_t k = 0; k < c.series.size(); ++k) {
+    const int* col = kLineColours[k % 8];
+    std::ostringstream pts;
+    for (size_t i = 0; i < c.buckets.size(); ++i)
+      pts << (i ? " " : "") << chart_x(c, i) << "," << chart_y(c.accuracy[k][i]);
+    s << "<polyline fill=\"none\" stroke-width=\"2.5\" stroke=\"rgb(" << col[0] << "," << col[1]
+      << "," << col[2] << ")\" points=\"" << pts.str() << "\"/>\n";
+    const int ly = kPlotT + 14 + 18 * static_cast<int>(k);
+    s << "<line x1=\"" << kChartW - kPlotR + 10 << "\" x2=\"" << kChartW - kPlotR + 30 << "\" y1=\""
+      << ly - 4 << "\" y2=\"" << ly - 4 << "\" stroke-width=\"2.5\" stroke=\"rgb(" << col[0] << ","
+      << col[1] << "," << col[2] << ")\"/><text x=\"" << kChartW - kPlotR + 36 << "\" y=\"" << ly
+      << "\" font-size=\"12\">" << xml_escape(c.series[k]) << "</text>\n";
+  }
+  s << "</svg>\n";
+  return s.str();
+}
+
+bool accuracy_chart_png(const AccuracyChart& c, std::string& png, std::string& error) {
+  Font font;
+  if (!font.load(error)) return false;
+  Canvas cv(kChartW, kChartH);
+  font.draw(cv, c.title, 15, kPlotL, 24, false);
+  for (int pct = 0; pct <= 100; pct += 20) {
+    const int y = static_cast<int>(std::lround(chart_y(pct / 100.0)));
+    cv.fill(kPlotL, y, kChartW - kPlotR, y + 1, 221, 221, 221);
+    font.draw(cv, std::to_string(pct) + "%", 12, kPlotL - 36, y + 4, false);
+  }
+  for (size_t i = 0; i < c.buckets.size(); ++i)
+    font.draw(cv, c.buckets[i], 12, static_cast<int>(chart_x(c, i)), kChartH - kPlotB + 18, true);
+  font.draw(cv, "input length (characters)", 13, (kPlotL + kChartW - kPlotR) / 2, kChartH - 16,
+            true);
+  for (size_t k = 0; k < c.series.size(); ++k) {
+    const int* col = kLineColours[k % 8];
+    // Thick segments drawn as small squares along each line.
+    for (size_t i = 0; i + 1 < c.buckets.size(); ++i) {
+      const double x0 = chart_x(c, i), y0 = chart_y(c.accuracy[k][i]);
+      const double x1 = chart_x(c, i + 1), y1 = chart_y(c.accuracy[k][i + 1]);
+      const int steps = static_cast<int>(std::hypot(x1 - x0, y1 - y0)) + 1;
+      for (int t = 0; t <= steps; ++t) {
+        const int x = static_cast<int>(std::lround(x0 + (x1 - x0) * t / steps));
+        const int y = static_cast<int>(std::lround(y0 + (y1 - y0) * t / steps));
+        cv.fill(x - 1, y - 1, x + 2, y + 2, col[0], col[1], col[2]);
+      }
+    }
+    const int ly = kPlotT + 14 + 18 * static_cast<int>(k);
+    cv.fill(kChartW - kPlotR + 10, ly - 5, kChartW - kPlotR + 30, ly - 2, col[0], col[1], col[2]);
+    font.draw(cv, c.series[k], 12, kChartW - kPlotR + 36, ly, false);
+  }
+  png.clear();
+  if (!stbi_write_png_to_func(png_sink, &png, cv.w, cv.h, 3, cv.rgb.data(), cv.w * 3)) {
+    error = "PNG encoding failed";
+    return false;
+  }
+  return true;
+}
+
+bool write_accuracy_chart(const AccuracyChart& c, const std::string& path, std::string& error) {
+  return write_by_extension(
+      path, "--plot", [&c] { return accuracy_chart_svg(c); },
+      [&c](std::string& d, std::string& e) { return accuracy_chart_png(c, d, e); }, error);
 }
 
 }  // namespace attn::s2s

@@ -1,6 +1,7 @@
 // Alignment plots as in Figure 3 of Bahdanau et al.: output characters down the side, input
-// characters along the top, one grey cell per attention weight (white = 1, black = 0), written
-// as PNG or SVG. Small and self-contained so the CLI and tests need no GUI.
+// characters along the top, one grey cell per attention weight (white = 1, black = 0), and
+// accuracy-by-length charts as in their Figure 2, written as PNG or SVG. Small and
+// self-contained so the CLI and tests need no GUI.
 #pragma once
 
 #include <string>
@@ -22,5 +23,16 @@ std::string alignment_svg(const AlignmentPlot& plot);
 bool alignment_png(const AlignmentPlot& plot, std::string& png, std::string& error);
 // Chooses PNG or SVG by the extension of `path` and writes atomically.
 bool write_alignment_plot(const AlignmentPlot& plot, const std::string& path, std::string& error);
+
+// Accuracy against input length, one line per model: the analogue of Bahdanau et al.'s Figure 2.
+struct AccuracyChart {
+  std::string title;
+  std::vector<std::string> buckets;           // x axis labels, e.g. "6-10"
+  std::vector<std::string> series;            // one name per model
+  std::vector<std::vector<double>> accuracy;  // [series][bucket], each in [0, 1]
+};
+std::string accuracy_chart_svg(const AccuracyChart& chart);
+bool accuracy_chart_png(const AccuracyChart& chart, std::string& png, std::string& error);
+bool write_accuracy_chart(const AccuracyChart& chart, const std::string& path, std::string& error);
 
 }  // namespace attn::s2s
