@@ -67,6 +67,10 @@ AlignmentPlot make_plot(const Model& m, const ForwardCache<float>& fc, const std
     if (m.config.score == Score::kNone) continue;  // no weights: the plot stays black
     p.weights.row(i) = fc.steps[i].alpha.row(0);
   }
+  if (uses_window(m.config.score)) {
+    p.visible.resize(rows, p.weights.cols());
+    for (int i = 0; i < rows; ++i) p.visible.row(i) = fc.steps[i].valid.row(0);
+  }
   return p;
 }
 

@@ -44,6 +44,28 @@ std::string xml_escape(const std::string& s) {
 
 int grey(float w) { return static_cast<int>(std::lround(255.0 * std::clamp(w, 0.0f, 1.0f))); }
 
+std::vector<int> codepoints(const std::string& s);
+
+// Cell colour: grey by weight, dark blue where a local window hides the position.
+void cell_rgb(const AlignmentPlot& p, int i, int j, int rgb[3]) {
+  if (p.visible.size() > 0 && p.visible(i, j) == 0.0f) {
+    rgb[0] = 28, rgb[1] = 40, rgb[2] = 96;
+    return;
+  }
+  rgb[0] = rgb[1] = rgb[2] = grey(p.weights(i, j));
+}
+
+std::string full_title(const AlignmentPlot& p) {
+  const bool hidden = p.visible.size() > 0 && p.visible.minCoeff() == 0.0f;
+  return p.title + (hidden ? "   (blue: outside the local window)" : "");
+}
+
+// Wide enough for the grid and for the title (about 9 px per monospace character at 15 px).
+int plot_width(const AlignmentPlot& p) {
+  const int grid = kLeft + static_cast<int>(p.cols.size()) * kCell + kPad;
+  return std::max(grid, 2 * kPad + 9 * static_cast<int>(codepoints(full_title(p)).size()));
+}
+
 // Decodes UTF-8 into code points (labels are ASCII plus ␣).
 std::vector<int> codepoints(const std::string& s) {
   std::vector<int> out;
@@ -136,12 +158,12 @@ void png_sink(void* ctx, void* data, int size) {
 
 std::string alignment_svg(const AlignmentPlot& p) {
   const int R = static_cast<int>(p.rows.size()), C = static_cast<int>(p.cols.size());
-  const int W = kLeft + C * kCell + kPad, H = kTop + R * kCell + kPad;
+  const int W = plot_width(p), H = kTop + R * kCell + kPad;
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
     << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"DejaVu Sans Mono, monospace\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s << "<text x=\"" << kPad << "\" y=\"22\" font-size=\"14\">" << xml_escape(p.title)
+  s << "<text x=\"" << kPad << "\" y=\"22\" font-size=\"14\">" << xml_escape(full_title(p))
     << "</text>\n";
   for (int j = 0; j < C; ++j)
     s << "<text x=\"" << kLeft + j * kCell + kCell / 2 << "\" y=\"" << kTop - 8
@@ -152,13 +174,14 @@ std::string alignment_svg(const AlignmentPlot& p) {
       << "\" font-size=\"15\" text-anchor=\"end\">" << xml_escape(display(p.rows[i]))
       << "</text>\n";
     for (int j = 0; j < C; ++j) {
-      const int g = grey(p.weights(i, j));
+      int g[3];
+      cell_rgb(p, i, j, g);
       char w[32];
       std::snprintf(w, sizeof w, "%.3f", static_cast<double>(p.weights(i, j)));
       s << "<rect x=\"" << kLeft + j * kCell << "\" y=\"" << kTop + i * kCell << "\" width=\""
-        << kCell << "\" height=\"" << kCell << "\" fill=\"rgb(" << g << "," << g << "," << g
-        << ")\"><title>" << xml_escape(p.rows[i]) << " / " << xml_escape(p.cols[j]) << ": " << w
-        << "</title></rect>\n";
+        << kCell << "\" height=\"" << kCell << "\" fill=\"rgb(" << g[0] << "," << g[1] << ","
+        << g[2] << ")\"><title>" << xml_escape(p.rows[i]) << " / " << xml_escape(p.cols[j]) << ": "
+        << w << "</title></rect>\n";
     }
   }
   s << "</svg>\n";
@@ -169,8 +192,8 @@ bool alignment_png(const AlignmentPlot& p, std::string& png, std::string& error)
   Font font;
   if (!font.load(error)) return false;
   const int R = static_cast<int>(p.rows.size()), C = static_cast<int>(p.cols.size());
-  Canvas c(kLeft + C * kCell + kPad, kTop + R * kCell + kPad);
-  font.draw(c, p.title, 15, kPad, 22, false);
+  Canvas c(plot_width(p), kTop + R * kCell + kPad);
+  font.draw(c, full_title(p), 15, kPad, 22, false);
   for (int j = 0; j < C; ++j)
     font.draw(c, display(p.cols[j]), 17, kLeft + j * kCell + kCell / 2, kTop - 8, true);
   for (int i = 0; i < R; ++i) {
@@ -178,9 +201,10 @@ bool alignment_png(const AlignmentPlot& p, std::string& png, std::string& error)
     font.draw(c, label, 17, kLeft - 6 - static_cast<int>(label.size() > 1 ? 9 * label.size() : 10),
               kTop + i * kCell + kCell / 2 + 6, false);
     for (int j = 0; j < C; ++j) {
-      const int g = grey(p.weights(i, j));
+      int g[3];
+      cell_rgb(p, i, j, g);
       c.fill(kLeft + j * kCell, kTop + i * kCell, kLeft + (j + 1) * kCell, kTop + (i + 1) * kCell,
-             g, g, g);
+             g[0], g[1], g[2]);
     }
   }
   png.clear();

@@ -16,6 +16,7 @@ struct AlignmentPlot {
   std::vector<std::string> rows;  // output characters (</s> last)
   std::vector<std::string> cols;  // input characters
   Mat<float> weights;             // (rows, cols), each in [0, 1]
+  Mat<float> visible;             // optional (rows, cols): 0 = outside a local window (drawn blue)
 };
 
 std::string alignment_svg(const AlignmentPlot& plot);
