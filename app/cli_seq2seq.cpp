@@ -297,6 +297,7 @@ struct EvalOpts {
   std::vector<std::string> models;
   int count = 2000, threads = 1;
   std::string plot;
+  std::string title = "exact match on held-out dates by input length";
 };
 
 void add_eval_options(CLI::App* cmd, EvalOpts& o, bool many) {
@@ -334,6 +335,7 @@ void register_compare(CLI::App& parent, Action& action) {
   auto o = std::make_shared<EvalOpts>();
   add_eval_options(cmd, *o, true);
   cmd->add_option("--plot", o->plot, "also draw accuracy against input length (FILE.png|.svg)");
+  cmd->add_option("--title", o->title, "title of the --plot chart");
   cmd->callback([&action, o] {
     action = [o] {
       std::vector<Model> models;
@@ -354,7 +356,7 @@ void register_compare(CLI::App& parent, Action& action) {
       }
       if (!o->plot.empty()) {
         AccuracyChart chart;
-        chart.title = "exact match on held-out dates by input length";
+        chart.title = o->title;
         for (size_t r = 0; r + 1 < tables[0].size(); ++r)
           chart.buckets.push_back(tables[0][r].label);
         for (size_t k = 0; k < models.size(); ++k) {
