@@ -142,7 +142,7 @@ void register_train(CLI::App& parent, Action& action) {
       TrainCallbacks cb;
       cb.stop = &g_interrupted;
       const auto start = std::chrono::steady_clock::now();
-      cb.on_batch = [tty, &o](int epoch, int k, int n, double loss) {
+      cb.on_batch = [tty, &o](int epoch, int k, int n, double loss, const Model&) {
         if (!tty || (k % 10 != 0 && k + 1 != n)) return;
         const int width = 30, done = (k + 1) * width / n;
         std::cerr << "\repoch " << epoch << "/" << o->train.epochs << " ["

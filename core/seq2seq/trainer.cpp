@@ -205,7 +205,7 @@ int train_model(Model& model, const TrainOptions& o, const TrainCallbacks& cb, s
       const double loss = batch_gradient(model, b, o.threads, grad);
       adam.step(model.params, grad);
       loss_sum += loss;
-      if (cb.on_batch) cb.on_batch(epoch, k, batches, loss);
+      if (cb.on_batch) cb.on_batch(epoch, k, batches, loss, model);
     }
     EpochStats st;
     st.epoch = epoch;

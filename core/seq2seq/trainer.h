@@ -36,8 +36,9 @@ struct EpochStats {
 };
 
 struct TrainCallbacks {
-  // After every batch: epoch (1-based), batch index (0-based), batch count, batch loss.
-  std::function<void(int, int, int, double)> on_batch;
+  // After every batch: epoch (1-based), batch index (0-based), batch count, batch loss, and the
+  // model as it is now (on the training thread, between updates).
+  std::function<void(int, int, int, double, const Model&)> on_batch;
   // After every complete epoch, with the model as it is at that point (write checkpoints here).
   std::function<void(const EpochStats&, const Model&)> on_epoch;
   // Checked between batches: when set, training stops and the epoch in progress is dropped.
