@@ -15,6 +15,7 @@
 #include "atomic_file.h"
 #include "cli.h"
 #include "seq2seq/align_plot.h"
+#include "seq2seq/explain_step.h"
 #include "seq2seq/trainer.h"
 
 namespace attn::cli {
@@ -224,13 +225,17 @@ void register_translate(CLI::App& parent, Action& action) {
   auto model = std::make_shared<std::string>();
   auto input = std::make_shared<std::string>();
   auto step = std::make_shared<int>(-1);
+  auto position = std::make_shared<int>(-1);
   cmd->add_option("--model", *model, "model file")->required();
   cmd->add_option("--input", *input, "text to translate, e.g. 'tuesday, 22 november 2026'")
       ->required();
   cmd->add_option("--step", *step, "also write out decoder step T: scores, weights, context")
       ->check(CLI::NonNegativeNumber);
-  cmd->callback([&action, model, input, step] {
-    action = [model, input, step] {
+  cmd->add_option("--position", *position,
+                  "with --step: write out the score of input position J with its numbers")
+      ->check(CLI::NonNegativeNumber);
+  cmd->callback([&action, model, input, step, position] {
+    action = [model, input, step, position] {
       const Model m = load_model_or_throw(*model);
       std::string out;
       const ForwardCache<float> fc = run_translate(m, *input, out);
@@ -241,8 +246,18 @@ void register_translate(CLI::App& parent, Action& action) {
                                        std::to_string(steps - 1) + ")"};
       std::cout << "input:  " << *input << "\noutput: " << out << "\nmodel:  " << describe(m)
                 << "\nscore:  " << score_formula(m.config.score) << "\n";
+      if (*position >= 0 && *step < 0) throw CliError{kExitUsage, "--position: needs --step"};
+      if (*position >= static_cast<int>(input->size()))
+        throw CliError{kExitUsage, "--position: " + std::to_string(*position) +
+                                       " is past the last input character (" +
+                                       std::to_string(input->size() - 1) + ")"};
       if (*step >= 0) {
         print_step(m, fc, *input, *step);
+        if (*position >= 0) {
+          std::cout << "\n";
+          for (const auto& line : explain_attention_step(m, fc, *step, *position))
+            std::cout << line << "\n";
+        }
         return kExitOk;
       }
       if (m.config.score == Score::kNone) {

@@ -57,6 +57,9 @@ TEST(Seq2SeqCli, TrainTranslateAlignEvalCompare) {
   EXPECT_NE(r.out.find("step 2: emits"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("a_tj"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("context c_t"), std::string::npos) << r.out;
+  r = run_cli("seq2seq translate --model '" + m + "' --input 'nov 22 26' --step 2 --position 4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("input position 4 ('2')"), std::string::npos) << r.out;
 
   const std::string svg = temp_path("align.svg"), png = temp_path("align.png");
   r = run_cli("seq2seq align --model '" + m + "' --input '22.11.2026' --out '" + svg + "'");
@@ -90,6 +93,9 @@ TEST(Seq2SeqCli, ErrorsNameTheFlag) {
        "--out"},
       {"seq2seq eval --model '" + m + "' --count 0", "--count"},
       {"seq2seq translate --model '" + m + "' --input 'nov 1 99' --step 40", "--step"},
+      {"seq2seq translate --model '" + m + "' --input 'nov 1 99' --step 1 --position 8",
+       "--position"},
+      {"seq2seq translate --model '" + m + "' --input 'nov 1 99' --position 1", "--position"},
   };
   for (const auto& c : cases) {
     const auto r = run_cli(c.args);
