@@ -1,6 +1,7 @@
 // `attention-lab seq2seq train|translate|align|eval|compare`: trains the date-translation
 // encoder–decoders (core/seq2seq), prints translations with their alignment, draws alignment
 // plots, and reproduces the bottleneck (accuracy against input length).
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -25,7 +26,12 @@ namespace {
 using namespace attn::s2s;
 
 std::atomic<bool> g_interrupted{false};
-extern "C" void on_sigint(int) { g_interrupted.store(true); }
+// The first Ctrl+C asks training to stop after the current batch; a second one (default action
+// restored here) ends the program at once, still leaving the last checkpoint intact.
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
 
 Model load_model_or_throw(const std::string& path) {
   Model m;
@@ -119,6 +125,9 @@ void register_train(CLI::App& parent, Action& action) {
         throw CliError{kExitUsage, "--hidden: must be even (each encoder direction has H/2), got " +
                                        std::to_string(o->hidden)};
       {  // Fail now, not after the first epoch, when the output cannot be written.
+        struct stat st {};
+        if (::stat(o->out.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+          throw CliError{kExitUsage, "--out: '" + o->out + "' is a directory; expected a file"};
         std::string error;
         const std::string probe = o->out + ".probe";
         if (!write_file_atomically(probe, "", error)) throw CliError{kExitUsage, "--out: " + error};

@@ -87,6 +87,7 @@ TEST(Seq2SeqCli, ErrorsNameTheFlag) {
       {"seq2seq train --score cosine --out '" + temp_path("x.s2s") + "'", "--score"},
       {"seq2seq train --score dot --hidden 7 --out '" + temp_path("x.s2s") + "'", "--hidden"},
       {"seq2seq train --score dot --out /nonexistent-dir/x.s2s", "--out"},
+      {"seq2seq train --score dot --out /tmp", "--out"},
       {"seq2seq translate --model '" + m + "' --input '22 Nov 2026'", "--input"},
       {"seq2seq translate --model '" + temp_path("missing.s2s") + "' --input x", "--model"},
       {"seq2seq align --model '" + m + "' --input 'nov 1 99' --out '" + temp_path("a.jpg") + "'",
