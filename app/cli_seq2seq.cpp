@@ -404,6 +404,31 @@ void register_compare(CLI::App& parent, Action& action) {
   });
 }
 
+void register_dates(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand("dates", "Print examples of the date task: input<TAB>target");
+  auto o = std::make_shared<DateSetOptions>();
+  auto split = std::make_shared<std::string>("train");
+  o->count = 10;
+  cmd->add_option("--count", o->count, "how many")->check(CLI::Range(1, 10000000));
+  cmd->add_option("--split", *split, "train or heldout (never the same dates)")
+      ->check(CLI::IsMember({"train", "heldout"}));
+  cmd->add_option("--seed", o->seed, "seed");
+  cmd->add_option("--min-length", o->min_length, "shortest input")->check(CLI::Range(1, 200));
+  cmd->add_option("--max-length", o->max_length, "longest input")->check(CLI::Range(1, 200));
+  cmd->callback([&action, o, split] {
+    action = [o, split] {
+      DateSetOptions opts = *o;
+      opts.split = *split == "heldout" ? Split::kHeldOut : Split::kTrain;
+      std::vector<DateExample> data;
+      std::string error;
+      if (!generate_dates(opts, data, error))
+        throw CliError{kExitUsage, "--min-length/--max-length: " + error};
+      for (const auto& ex : data) std::cout << ex.input << '\t' << ex.target << '\n';
+      return kExitOk;
+    };
+  });
+}
+
 }  // namespace
 
 void register_seq2seq(CLI::App& app, Action& action) {
@@ -415,6 +440,7 @@ void register_seq2seq(CLI::App& app, Action& action) {
   register_align(*cmd, action);
   register_eval(*cmd, action);
   register_compare(*cmd, action);
+  register_dates(*cmd, action);
 }
 
 }  // namespace attn::cli

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -77,6 +78,17 @@ TEST(Seq2SeqCli, TrainTranslateAlignEvalCompare) {
   r = run_cli("seq2seq compare --model '" + m + "' --model '" + m + "' --count 40");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("bahdanau   bahdanau"), std::string::npos) << r.out;
+}
+
+TEST(Seq2SeqCli, DatesPrintsTheTask) {
+  const auto a = run_cli("seq2seq dates --count 5 --seed 3 --split heldout");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(std::count(a.out.begin(), a.out.end(), '\n'), 5);
+  EXPECT_NE(a.out.find('\t'), std::string::npos);
+  EXPECT_EQ(run_cli("seq2seq dates --count 5 --seed 3 --split heldout").out, a.out);
+  const auto bad = run_cli("seq2seq dates --min-length 150");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--min-length"), std::string::npos) << bad.err;
 }
 
 TEST(Seq2SeqCli, ErrorsNameTheFlag) {

@@ -45,9 +45,9 @@ double loss(const ModelConfig& c, const Params<double>& p, const Batch& b) {
   return fc.loss_sum;
 }
 
-class GradCheck : public ::testing::TestWithParam<Score> {};
+class Seq2SeqGradCheck : public ::testing::TestWithParam<Score> {};
 
-TEST_P(GradCheck, EveryParameterMatchesCentralDifferences) {
+TEST_P(Seq2SeqGradCheck, EveryParameterMatchesCentralDifferences) {
   const ModelConfig c = tiny_config(GetParam());
   const Batch batch = tiny_batch();
   Params<double> p = random_params(c, 42 + static_cast<uint64_t>(GetParam()));
@@ -84,7 +84,7 @@ TEST_P(GradCheck, EveryParameterMatchesCentralDifferences) {
   EXPECT_GT(checked, 100);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllScores, GradCheck,
+INSTANTIATE_TEST_SUITE_P(AllScores, Seq2SeqGradCheck,
                          ::testing::Values(Score::kNone, Score::kBahdanau, Score::kDot,
                                            Score::kGeneral, Score::kConcat, Score::kLocalP,
                                            Score::kLocalM),
