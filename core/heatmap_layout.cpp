@@ -278,8 +278,14 @@ int auto_cell(int rows, int cols) {
 
 // Lays the view out at scale s (1 = the automatic size) with the given cell pitch. Text wider
 // than max_width shrinks. The scene's width is the natural width of what it holds.
+// What compose() measured, so the caller can decide to put the formula on a line of its own.
+struct Measures {
+  double content_width = 0;   // everything but the title and subtitle
+  double one_line_title = 0;  // title and formula on one line, with margins
+};
+
 HeatmapScene compose(const View& v, const Fonts& f, double s, int cell, double max_width,
-                     const HeatmapOptions& o) {
+                     bool split_title, const HeatmapOptions& o, Measures* measures = nullptr) {
   HeatmapScene sc;
   HeatmapLayout& L = sc.layout;
   auto& items = sc.items;
@@ -316,11 +322,23 @@ HeatmapScene compose(const View& v, const Fonts& f, double s, int cell, double m
     if (width_at_size > room && width_at_size > 0)
       size = std::max(min_size, size * room / width_at_size);
   };
-  fit(title_size,
-      f.text_width(v.title, title_size, true) + f.text_width(title_rest, title_size, false), 9);
+  double formula_size = split_title ? std::max(8.0, 19 * s) : title_size;
+  double one_line = 2.0 * margin + f.text_width(v.title, title_size, true) +
+                    f.text_width(title_rest, title_size, false);
+  if (split_title) {
+    title_rest = v.formula;
+    fit(title_size, f.text_width(v.title, title_size, true), 9);
+    fit(formula_size, f.text_width(title_rest, formula_size, false), 8);
+  } else {
+    fit(title_size,
+        f.text_width(v.title, title_size, true) + f.text_width(title_rest, title_size, false), 9);
+    formula_size = title_size;
+  }
   fit(sub_size, f.text_width(subtitle, sub_size, false), 7);
-  double title_w =
-      f.text_width(v.title, title_size, true) + f.text_width(title_rest, title_size, false);
+  double title_w = split_title ? std::max(f.text_width(v.title, title_size, true),
+                                          f.text_width(title_rest, formula_size, false))
+                               : f.text_width(v.title, title_size, true) +
+                                     f.text_width(title_rest, title_size, false);
   double sub_w = f.text_width(subtitle, sub_size, false);
 
   // Column labels: upright when they fit in a cell, else at 45°, else vertical and thinned.
@@ -351,6 +369,11 @@ HeatmapScene compose(const View& v, const Fonts& f, double s, int cell, double m
   double y = margin;
   double title_base = y + title_size * kAscent;
   y += title_size * 1.25;
+  double formula_base = title_base;
+  if (split_title && !title_rest.empty()) {
+    formula_base = y + formula_size * kAscent;
+    y += formula_size * 1.3;
+  }
   double sub_base = y + sub_size * kAscent;
   y += sub_size * 1.3 + px(14);
   double caption_base = y + cap_size * kAscent;
@@ -362,9 +385,11 @@ HeatmapScene compose(const View& v, const Fonts& f, double s, int cell, double m
 
   items.push_back(
       text_item(v.title, margin, title_base, title_size, true, TextAnchor::kStart, kInk, "title"));
-  if (!title_rest.empty())
-    items.push_back(text_item(title_rest, margin + f.text_width(v.title, title_size, true),
-                              title_base, title_size, false, TextAnchor::kStart, kInk, "formula"));
+  if (!title_rest.empty()) {
+    double fx = split_title ? margin : margin + f.text_width(v.title, title_size, true);
+    items.push_back(text_item(title_rest, fx, formula_base, formula_size, false, TextAnchor::kStart,
+                              kInk, "formula"));
+  }
   items.push_back(text_item(subtitle, margin, sub_base, sub_size, false, TextAnchor::kStart, kGrey,
                             "subtitle"));
   items.push_back(text_item(v.row_axis, g.x - gap, caption_base, cap_size, false, TextAnchor::kEnd,
@@ -494,8 +519,10 @@ HeatmapScene compose(const View& v, const Fonts& f, double s, int cell, double m
   }
   L.height = static_cast<int>(std::ceil(bottom)) + margin;
   double col_extent = g.x + (cols - 0.5) * cell + col_right + margin;
-  L.width = static_cast<int>(std::ceil(
-      std::max({right, margin * 2 + title_w, margin * 2 + sub_w, legend_right, col_extent})));
+  double content = std::max({right, legend_right, col_extent});
+  if (measures) *measures = {content, one_line};
+  L.width =
+      static_cast<int>(std::ceil(std::max({content, margin * 2 + title_w, margin * 2 + sub_w})));
   return sc;
 }
 
@@ -549,15 +576,24 @@ bool build_heatmap_scene(const AttentionTrace& trace, const HeatmapOptions& opti
   View v = make_view(trace, options);
   const int rows = static_cast<int>(v.m->rows()), cols = static_cast<int>(v.m->cols());
   int cell = auto_cell(rows, cols);
+  // A title much wider than the picture puts its formula on a second line instead of leaving an
+  // empty band on the right.
+  auto too_wide = [](const Measures& m, double limit) {
+    return m.one_line_title > std::min(limit, m.content_width * 1.35);
+  };
   constexpr double kUnbounded = 1e9;
-  scene = compose(v, *fonts, 1.0, cell, kUnbounded, options);
+  Measures ms;
+  scene = compose(v, *fonts, 1.0, cell, kUnbounded, false, options, &ms);
+  if (too_wide(ms, kUnbounded)) scene = compose(v, *fonts, 1.0, cell, kUnbounded, true, options);
   if (options.width == 0) return true;
   // A fixed width: scale the automatic picture, then shrink until it fits and centre it.
   const int target = options.width;
   double s = static_cast<double>(target) / scene.layout.width;
   for (int iter = 0; iter < 80; ++iter) {
     int c = std::max(1, static_cast<int>(std::floor(cell * s)));
-    scene = compose(v, *fonts, s, c, target, options);
+    scene = compose(v, *fonts, s, c, kUnbounded, false, options, &ms);
+    bool split = too_wide(ms, target);
+    scene = compose(v, *fonts, s, c, target, split, options);
     if (scene.layout.width <= target) break;
     s *= 0.97;
   }

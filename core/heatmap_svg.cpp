@@ -118,7 +118,9 @@ std::string render_heatmap_svg(const HeatmapScene& scene) {
       constexpr int kStops = 64;
       for (int k = 0; k <= kStops; ++k) {
         double t = static_cast<double>(k) / kStops;
-        o << "<stop offset=\"" << num(t) << "\" stop-color=\"" << hex(colormap_color(it.text, t))
+        char offset[16];
+        std::snprintf(offset, sizeof offset, "%.4f", t);
+        o << "<stop offset=\"" << offset << "\" stop-color=\"" << hex(colormap_color(it.text, t))
           << "\"/>\n";
       }
       o << "</linearGradient>\n";
