@@ -50,7 +50,7 @@ std::string mask_summary(const MaskSpec& m) {
   std::vector<std::string> parts;
   if (m.causal == CausalAlign::kTopLeft) parts.push_back("causal mask");
   if (m.causal == CausalAlign::kLowerRight) parts.push_back("causal mask (lower-right)");
-  if (m.window) parts.push_back("window ±" + std::to_string(*m.window));
+  if (m.window) parts.push_back("window " + std::to_string(*m.window));
   if (!m.global.empty()) parts.push_back("global tokens");
   if (m.key_length) parts.push_back("keys ≥ " + std::to_string(*m.key_length) + " are padding");
   if (!m.custom.empty()) parts.push_back("custom mask");
@@ -307,11 +307,12 @@ HeatmapScene compose(const View& v, const Fonts& f, double s, int cell, double m
 
   // Font sizes.
   double title_size = std::max(9.0, 24 * s), sub_size = std::max(7.0, 15 * s);
-  double lf = std::max(7.0, std::min(16 * s, cell * 0.8));  // labels
+  // Labels: as large as a row allows, but not below 9 px at the automatic size (thinned instead).
+  double lf = std::max(std::max(7.0, std::min(9.0, 9 * s)), std::min(16 * s, cell * 0.8));
   double cap_size = std::max(7.0, 13 * s);
   double tick_size = std::max(7.0, 14 * s);
   double sum_size = std::max(7.0, std::min(14 * s, cell * 0.7));
-  bool show_sums = !v.sums.empty() && cell >= sum_size * 1.1;
+  bool show_sums = !v.sums.empty() && cell >= sum_size * 1.1 && sum_size >= std::min(9.0, 9 * s);
 
   std::string title_rest = v.formula.empty() ? "" : " — " + v.formula;
   std::string shape =
@@ -403,9 +404,9 @@ HeatmapScene compose(const View& v, const Fonts& f, double s, int cell, double m
     if (angle == 0)
       items.push_back(text_item(v.col_labels[j], cx, g.y - px(8), lf, false, TextAnchor::kMiddle,
                                 kInk, "label"));
-    else if (angle ==
-             45)  // the glyphs' centre line, not their baseline, runs through the column centre
-      items.push_back(text_item(v.col_labels[j], cx - lf * 0.25, g.y - px(8), lf, false,
+    else if (angle == 45)
+      // Shifted so the glyphs' centre line, not their baseline, starts at the column centre.
+      items.push_back(text_item(v.col_labels[j], cx + lf * 0.25, g.y - px(8) + lf * 0.25, lf, false,
                                 TextAnchor::kStart, kInk, "label", 45));
     else
       items.push_back(text_item(v.col_labels[j], cx + lf * kCentre, g.y - px(8), lf, false,
