@@ -14,6 +14,7 @@ namespace {
 constexpr int kMinWidth = 200, kMaxWidth = 8192;
 constexpr Rgb kInk{26, 26, 26}, kGrey{90, 90, 90}, kFaint{120, 120, 120}, kWhite{255, 255, 255};
 constexpr Rgb kHatchBack{236, 236, 236}, kHatchLine{190, 190, 190}, kFrame{140, 140, 140};
+constexpr Rgb kMaskedInk{125, 125, 125};  // quieter than real numbers, still legible on the hatch
 // Cap height and ascent of DejaVu Sans in ems: baselines sit this far below a line's top or
 // this far below a row's centre, so text looks vertically centred.
 constexpr double kAscent = 0.93, kCentre = 0.36;
@@ -31,7 +32,10 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep) 
 }
 
 // Long tokens would push the grid off the slide; the full text is in the scenario anyway.
-std::string shorten(const std::string& s, size_t max_chars) {
+std::string shorten(const std::string& raw, size_t max_chars) {
+  std::string s = raw;
+  for (char& c : s)  // tabs and newlines in a token would break the line of labels
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = ' ';
   std::vector<uint32_t> cps = decode_utf8(s);
   if (cps.size() <= max_chars) return s;
   std::string out;
@@ -271,7 +275,8 @@ SceneItem rect_item(PixelRect r, Rgb color, const std::string& cls) {
 
 int auto_cell(int rows, int cols) {
   int n = std::max(rows, cols);
-  int cell = std::max(1, std::min(80, 720 / n));
+  // Up to 16×16 the cells hold numbers, so they get more room.
+  int cell = std::max(1, std::min(80, (n <= 16 ? 900 : 720) / n));
   if (cell < 3 && n * 3 <= 2400) cell = 3;
   return cell;
 }
@@ -450,7 +455,7 @@ HeatmapScene compose(const View& v, const Fonts& f, double s, int cell, double m
       if (L.annotate) {
         SceneItem t =
             text_item(v.numbers[k], r.x + r.w / 2.0, r.y + r.h / 2.0 + nf * kCentre, nf, false,
-                      TextAnchor::kMiddle, v.hidden[k] ? kGrey : text_on(fill), "num");
+                      TextAnchor::kMiddle, v.hidden[k] ? kMaskedInk : text_on(fill), "num");
         t.row = i;
         t.col = j;
         items.push_back(t);
