@@ -147,8 +147,11 @@ View make_view(const AttentionTrace& t, const HeatmapOptions& o) {
   for (int i = 0; i < rows; ++i)
     v.row_labels.push_back(static_cast<int>(row_tokens.size()) == rows ? shorten(row_tokens[i], 16)
                                                                        : std::to_string(i));
+  bool concat = id == "concat" && t.num_heads > 1 && t.d_v > 0 && cols == t.num_heads * t.d_v;
   for (int j = 0; j < cols; ++j)
-    v.col_labels.push_back(v.attention && static_cast<int>(t.key_tokens.size()) == cols
+    v.col_labels.push_back(concat
+                               ? "h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v)
+                           : v.attention && static_cast<int>(t.key_tokens.size()) == cols
                                ? shorten(t.key_tokens[j], 16)
                                : "d" + std::to_string(j));
   if (v.attention) {
