@@ -284,14 +284,14 @@ int auto_cell(int rows, int cols) {
   return cell;
 }
 
-// Lays the view out at scale s (1 = the automatic size) with the given cell pitch. Text wider
-// than max_width shrinks. The scene's width is the natural width of what it holds.
 // What compose() measured, so the caller can decide to put the formula on a line of its own.
 struct Measures {
   double content_width = 0;   // everything but the title and subtitle
   double one_line_title = 0;  // title and formula on one line, with margins
 };
 
+// Lays the view out at scale s (1 = the automatic size) with the given cell pitch. Text wider
+// than max_width shrinks. The scene's width is the natural width of what it holds.
 HeatmapScene compose(const View& v, const Fonts& f, double s, int cell, double max_width,
                      bool split_title, const HeatmapOptions& o, Measures* measures = nullptr) {
   HeatmapScene sc;
