@@ -2,6 +2,8 @@
 // stb_truetype, encoded by stb_image_write into memory (the caller writes the file atomically).
 #include <stb/stb_image_write.h>
 
+#include <algorithm>
+
 #include "heatmap_layout.h"
 
 namespace attn {
@@ -26,10 +28,12 @@ bool render_heatmap_png(const HeatmapScene& scene, std::string& png, std::string
         canvas.fill_rect(r.x, r.y, r.w, r.h, it.color);
         break;
       case SceneItem::Kind::kHatch:
-        for (int y = r.y; y < r.bottom(); ++y)
-          for (int x = r.x; x < r.right(); ++x)
-            canvas.fill_rect(x, y, 1, 1,
-                             (x + y) % it.hatch_spacing < it.hatch_width ? it.color2 : it.color);
+        // Diagonal lines through page coordinates, as the SVG pattern draws them.
+        canvas.fill_rect(r.x, r.y, r.w, r.h, it.color);
+        for (int y = std::max(0, r.y); y < std::min(canvas.height, r.bottom()); ++y)
+          for (int x = std::max(0, r.x); x < std::min(canvas.width, r.right()); ++x)
+            if ((x + y) % it.hatch_spacing < it.hatch_width)
+              canvas.fill_rect(x, y, 1, 1, it.color2);
         break;
       case SceneItem::Kind::kColorBar:
         for (int y = r.y; y < r.bottom(); ++y) {

@@ -104,13 +104,14 @@ std::string render_heatmap_svg(const HeatmapScene& scene) {
       hatches[key] = id;
       int sp = it.hatch_spacing;
       double w = it.hatch_width;
-      // Lines x + y = c (pixel centres): c = w/2 + 1 and c = sp + w/2 + 1 cross the tile.
+      // The PNG marks pixels with (x + y) mod sp < w: bands centred on x + y = (w + 1)/2 (+ sp),
+      // w/√2 wide across; anti-aliased SVG strokes of 0.75 w look the same.
       double c1 = w / 2.0 + 0.5, c2 = sp + w / 2.0 + 0.5;
       o << "<pattern id=\"" << id << "\" patternUnits=\"userSpaceOnUse\" width=\"" << sp
         << "\" height=\"" << sp << "\"><rect width=\"" << sp << "\" height=\"" << sp << "\" fill=\""
         << hex(it.color) << "\"/><path d=\"M0," << num(c1) << " L" << num(c1) << ",0 M0," << num(c2)
         << " L" << num(c2) << ",0\" stroke=\"" << hex(it.color2) << "\" stroke-width=\""
-        << num(w * 1.2) << "\" stroke-linecap=\"square\"/></pattern>\n";
+        << num(w * 0.75) << "\" stroke-linecap=\"square\"/></pattern>\n";
     } else if (it.kind == SceneItem::Kind::kColorBar && !gradients.count(it.text)) {
       std::string id = "bar-" + it.text;
       gradients[it.text] = id;
