@@ -167,9 +167,13 @@ HeatmapScene compose(const HeatmapView& v, const Fonts& f, double s, int cell, d
   items.push_back(
       text_item(v.title, margin, title_base, title_size, true, TextAnchor::kStart, kInk, "title"));
   if (!title_rest.empty()) {
-    double fx = split_title ? margin : margin + f.text_width(v.title, title_size, true);
-    items.push_back(text_item(title_rest, fx, formula_base, formula_size, false, TextAnchor::kStart,
-                              kInk, "formula"));
+    // No leading space in the item: SVG would drop it, so the gap is in the position instead.
+    double fx = split_title ? margin
+                            : margin + f.text_width(v.title, title_size, true) +
+                                  f.text_width(" ", title_size, false);
+    std::string text = split_title ? title_rest : title_rest.substr(1);
+    items.push_back(text_item(text, fx, formula_base, formula_size, false, TextAnchor::kStart, kInk,
+                              "formula"));
   }
   items.push_back(text_item(subtitle, margin, sub_base, sub_size, false, TextAnchor::kStart, kGrey,
                             "subtitle"));

@@ -85,7 +85,7 @@ std::string render_heatmap_svg(const HeatmapScene& scene) {
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
     << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << L.width << "\" height=\"" << L.height
     << "\" viewBox=\"0 0 " << L.width << ' ' << L.height
-    << "\" font-family=\"DejaVu Sans, sans-serif\">\n";
+    << "\" font-family=\"DejaVu Sans, sans-serif\" xml:space=\"preserve\">\n";
 
   // Definitions: one pattern per kind of hatch, one gradient per colour bar. Patterns are in
   // page coordinates, as the PNG's hatch is: pixel (x, y) is on a line when (x + y) mod
