@@ -74,7 +74,7 @@ std::vector<double> nice_ticks(double lo, double hi, int& decimals) {
       double step = m * mag * scale;
       int count = static_cast<int>(std::floor(hi / step + 1e-9) - std::ceil(lo / step - 1e-9)) + 1;
       int miss = std::abs(count - 5) * 2 + (m == 2.5 ? 1 : 0);  // 2.5 needs an extra decimal
-      if (count >= 3 && count <= 7 && miss < best_miss) {
+      if (count >= 3 && count <= 5 && miss < best_miss) {
         best_miss = miss;
         best_step = step;
       }

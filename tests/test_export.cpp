@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "backend.h"
@@ -576,6 +577,39 @@ TEST(ExportSvg, LargeMatricesStayBoundedAndThinTheirLabels) {
       EXPECT_LE(it.rect.right(), scene.layout.width);
       EXPECT_LE(it.rect.bottom(), scene.layout.height);
     }
+}
+
+TEST(ExportScene, ColourBarHasThreeToFiveDistinctTicksWithinTheRange) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (double scale : {0.001, 0.03, 0.7, 1.0, 13.0, 250.0, 9000.0}) {
+    std::string json =
+        R"({"format": "attention-lab-scenario", "version": 1, "query_tokens": ["a", "b", "c"], "q": [)";
+    for (int i = 0; i < 3; ++i)
+      json += std::string(i ? "," : "") + "[" + std::to_string(u(rng) * scale) + "," +
+              std::to_string(u(rng) * scale) + "]";
+    json += R"(], "k": [[1, 0.5], [-0.3, 0.2], [0.7, -0.9]], "v": [[1, 2], [3, 4], [5, 6]]})";
+    AttentionTrace t = trace_of_file(write_temp("ticks.json", json));
+    for (const char* step : {"scores", "weights", "output", "q"}) {
+      HeatmapOptions o;
+      o.step = step;
+      HeatmapScene scene;
+      std::string error;
+      ASSERT_TRUE(build_heatmap_scene(t, o, scene, error)) << error;
+      std::set<std::string> labels;
+      int ticks = 0;
+      for (const auto& it : scene.items) {
+        if (it.cls != "tick-label") continue;
+        ++ticks;
+        labels.insert(it.text);
+        EXPECT_GE(it.y, scene.layout.colorbar.y) << step << " " << scale;
+        EXPECT_LE(it.y, scene.layout.colorbar.bottom() + it.size) << step << " " << scale;
+      }
+      EXPECT_GE(ticks, 3) << step << " scale " << scale;
+      EXPECT_LE(ticks, 5) << step << " scale " << scale;
+      EXPECT_EQ(static_cast<int>(labels.size()), ticks) << step << " scale " << scale;
+    }
+  }
 }
 
 // ---- Errors and atomic writes ----
