@@ -6,13 +6,20 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "atomic_file.h"
 
 namespace attn {
 
 namespace {
-constexpr const char* kFontDir = "/usr/share/fonts/truetype/dejavu/";
+// Debian's fonts-dejavu-core; ATTN_FONT_DIR overrides it (for other systems, and for the test of
+// the missing-font error).
+std::string font_dir() {
+  const char* env = std::getenv("ATTN_FONT_DIR");
+  std::string dir = env && *env ? env : "/usr/share/fonts/truetype/dejavu";
+  return dir.back() == '/' ? dir : dir + "/";
+}
 }  // namespace
 
 // ---- Canvas ----
@@ -99,7 +106,7 @@ namespace {
 
 std::unique_ptr<Fonts::Face> load_face(const std::string& file, std::string& error) {
   auto face = std::make_unique<Fonts::Face>();
-  std::string path = std::string(kFontDir) + file;
+  std::string path = font_dir() + file;
   std::string why;
   if (!read_text_file(path, face->data, why)) {
     error = "font " + path + " not found (" + why + "); install the fonts-dejavu-core package";

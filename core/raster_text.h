@@ -29,7 +29,9 @@ enum class TextAnchor { kStart, kMiddle, kEnd };
 // DejaVu Sans regular and bold. Sizes are em sizes in pixels, as SVG's font-size.
 class Fonts {
  public:
-  // The fonts of fonts-dejavu-core, loaded once; nullptr with a message naming the missing file.
+  // DejaVuSans.ttf and DejaVuSans-Bold.ttf from fonts-dejavu-core
+  // (/usr/share/fonts/truetype/dejavu, or $ATTN_FONT_DIR), loaded once; nullptr with a message
+  // naming the missing file.
   static const Fonts* system(std::string& error);
 
   double text_width(const std::string& utf8, double size, bool bold) const;

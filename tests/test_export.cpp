@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <stb/stb_image.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <cmath>
 #include <cstdio>
@@ -683,6 +684,26 @@ TEST(ExportCli, WritesAtomicallyAndLeavesNoTemporaryFiles) {
   }
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"slide.SVG", "slide.png"}));
+}
+
+TEST(ExportCli, MissingFontIsARuntimeErrorThatSaysWhatToInstall) {
+  std::string out = test::temp_path("nofont.png");
+  auto r = test::run_cli("export --example fear-is-the --step weights --out '" + out + "'");
+  ASSERT_EQ(r.status, 0) << r.err;  // the same command works with the system font
+  std::remove(out.c_str());
+  std::string cmd = std::string("env ATTN_FONT_DIR=/nonexistent-fonts '") + ATTN_CLI_PATH +
+                    "' export --example fear-is-the --step weights --out '" + out + "' 2>&1";
+  std::string output;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) output += buf;
+  int status = ::pclose(p);
+  EXPECT_EQ(WEXITSTATUS(status), 1) << output;
+  EXPECT_EQ(output.rfind("error: ", 0), 0u) << output;
+  EXPECT_NE(output.find("/nonexistent-fonts/DejaVuSans.ttf"), std::string::npos) << output;
+  EXPECT_NE(output.find("fonts-dejavu-core"), std::string::npos) << output;
+  EXPECT_FALSE(exists(out));
 }
 
 TEST(ExportApi, ReportsBadOptionsWithoutWriting) {
