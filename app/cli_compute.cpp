@@ -3,8 +3,11 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 #include "atomic_file.h"
@@ -70,7 +73,44 @@ std::string with_flag(const ComputeOptions& o, const std::string& message) {
   return message;
 }
 
-// A NaN or infinity in a result means the scores overflowed float32 (the inputs were finite).
+// Finite inputs can still give logits (scale·q·k + bias) / T beyond float32, which the float
+// engine would turn into inf and NaN. |q·k| <= Σ|q_a·k_a| <= ‖q‖·‖k‖, so a cheap bound from the
+// largest row norms clears almost every problem; only when it fails is each cell bounded.
+void check_logits_fit_float(const AttentionProblem& p) {
+  constexpr double kLimit = 1e38;  // below FLT_MAX (3.4e38) with room for float rounding
+  const double scale = std::abs(static_cast<double>(p.effective_scale()));
+  const double inv_t = 1.0 / static_cast<double>(p.options.temperature);
+  double max_bias = 0;
+  for (const Matrix& b : p.options.mask.bias)
+    for (Eigen::Index i = 0; i < b.size(); ++i)
+      if (std::isfinite(b.data()[i])) max_bias = std::max(max_bias, std::abs(double(b.data()[i])));
+  auto row_norm = [](const Matrix& m, Eigen::Index i) { return m.row(i).cast<double>().norm(); };
+  for (int h = 0; h < p.input.num_heads(); ++h) {
+    const Matrix& Q = p.input.q[h];
+    const Matrix& K = p.input.k[p.input.kv_head_of(h)];
+    double max_q = 0, max_k = 0;
+    for (Eigen::Index i = 0; i < Q.rows(); ++i) max_q = std::max(max_q, row_norm(Q, i));
+    for (Eigen::Index j = 0; j < K.rows(); ++j) max_k = std::max(max_k, row_norm(K, j));
+    if ((scale * max_q * max_k + max_bias) * inv_t < kLimit) continue;
+    for (Eigen::Index i = 0; i < Q.rows(); ++i)
+      for (Eigen::Index j = 0; j < K.rows(); ++j) {
+        double dot = 0;
+        for (Eigen::Index a = 0; a < Q.cols(); ++a) dot += std::abs(double(Q(i, a)) * K(j, a));
+        const double logit = (scale * dot + max_bias) * inv_t;
+        if (logit < kLimit) continue;
+        std::ostringstream s;
+        s << "--q/--k: the logit (scale·q·k + bias) / T of query " << i << " and key " << j;
+        if (p.input.num_heads() > 1) s << " in head " << h;
+        s << " may reach " << format_value(logit)
+          << ", which would overflow float32 (max 3.4e+38); scale the inputs, --scale or "
+             "--bias down, or raise --temperature";
+        usage_error(s.str());
+      }
+  }
+}
+
+// The last guard: inputs passed every check but the float computation still produced a NaN or
+// infinity (logits / T so large that float32 arithmetic on them breaks down). Never write it.
 void check_result(const HeadStack& heads, int rank, const char* what) {
   for (size_t h = 0; h < heads.size(); ++h)
     for (Eigen::Index i = 0; i < heads[h].rows(); ++i)
@@ -80,33 +120,37 @@ void check_result(const HeadStack& heads, int rank, const char* what) {
           s << "--q/--k: " << what << "[";
           if (rank == 3) s << h << ", ";
           s << i << ", " << j << "] came out " << format_value(heads[h](i, j))
-            << ": the scores overflow float32; scale the inputs down (or use --scale)";
+            << ": the logits (scale·q·k + bias) / T are too large for float32 arithmetic; scale "
+               "the inputs, --scale or --bias down, or raise --temperature";
           usage_error(s.str());
         }
 }
 
-// Writes every (path, bytes) pair or none: each file is first written atomically beside its
-// target, and only renamed into place once all of them exist.
-void write_all(const std::vector<std::pair<std::string, std::string>>& files) {
+struct OutputFile {
+  std::string flag, path, bytes;
+};
+
+// Writes every file or none: each is first written atomically beside its target, and only
+// renamed into place once all of them exist.
+void write_all(const std::vector<OutputFile>& files) {
   std::vector<std::string> staged;
-  auto discard = [&] {
+  auto fail = [&](const OutputFile& f, const std::string& tmp, std::string why) {
     for (const std::string& s : staged) std::remove(s.c_str());
+    // write_file_atomically says "cannot write '<tmp>': <reason>"; name the user's path instead.
+    const std::string prefix = "cannot write '" + tmp + "': ";
+    if (why.compare(0, prefix.size(), prefix) == 0) why = why.substr(prefix.size());
+    throw CliError{kExitRuntime, f.flag + " " + f.path + ": cannot write: " + why};
   };
-  for (const auto& f : files) {
+  for (const OutputFile& f : files) {
     const std::string tmp =
-        files.size() == 1 ? f.first : f.first + ".staged-" + std::to_string(::getpid());
+        files.size() == 1 ? f.path : f.path + ".staged-" + std::to_string(::getpid());
     std::string error;
-    if (!write_file_atomically(tmp, f.second, error)) {
-      discard();
-      throw CliError{kExitRuntime, error};
-    }
-    if (tmp != f.first) staged.push_back(tmp);
+    if (!write_file_atomically(tmp, f.bytes, error)) fail(f, tmp, error);
+    if (tmp != f.path) staged.push_back(tmp);
   }
   for (size_t i = 0; i < staged.size(); ++i)
-    if (std::rename(staged[i].c_str(), files[i].first.c_str()) != 0) {
-      discard();
-      throw CliError{kExitRuntime, "cannot write '" + files[i].first + "'"};
-    }
+    if (std::rename(staged[i].c_str(), files[i].path.c_str()) != 0)
+      fail(files[i], staged[i], std::strerror(errno));
 }
 
 int run_compute(const ComputeOptions& o) {
@@ -138,6 +182,7 @@ int run_compute(const ComputeOptions& o) {
   p.options.temperature = temperature;
   const std::string invalid = validate_problem(p);
   if (!invalid.empty()) usage_error(with_flag(o, invalid));
+  check_logits_fit_float(p);
 
   std::unique_ptr<Backend> backend = make_backend_or_throw(o.backend);
   if (!backend->supports(p)) {
@@ -148,19 +193,19 @@ int run_compute(const ComputeOptions& o) {
   }
 
   const int rank = q.rank;
-  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<OutputFile> files;
   if (o.weights.empty()) {
     HeadStack out = backend->run_output(p);
     check_result(out, rank, "output");
-    files.emplace_back(o.out, npy_bytes(out, rank));
+    files.push_back({"--out", o.out, npy_bytes(out, rank)});
   } else {
     AttentionTrace t = compute_trace(p, *backend);
     const HeadStack& out = t.step("output").heads;
     const HeadStack& weights = t.step("weights").heads;
     check_result(out, rank, "output");
     check_result(weights, rank, "weights");
-    files.emplace_back(o.out, npy_bytes(out, rank));
-    files.emplace_back(o.weights, npy_bytes(weights, rank));
+    files.push_back({"--out", o.out, npy_bytes(out, rank)});
+    files.push_back({"--weights", o.weights, npy_bytes(weights, rank)});
   }
   write_all(files);
   return kExitOk;
