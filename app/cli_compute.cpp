@@ -109,20 +109,20 @@ void check_logits_fit_float(const AttentionProblem& p) {
   }
 }
 
-// The last guard: inputs passed every check but the float computation still produced a NaN or
-// infinity (logits / T so large that float32 arithmetic on them breaks down). Never write it.
-void check_result(const HeadStack& heads, int rank, const char* what) {
+// The last guard: inputs passed every check, but the float computation still produced a NaN or
+// infinity (float32 arithmetic breaking down on huge logits). Not the user's input: exit 1.
+void check_result(const HeadStack& heads, int rank, const std::string& backend, const char* what) {
   for (size_t h = 0; h < heads.size(); ++h)
     for (Eigen::Index i = 0; i < heads[h].rows(); ++i)
       for (Eigen::Index j = 0; j < heads[h].cols(); ++j)
         if (!std::isfinite(heads[h](i, j))) {
           std::ostringstream s;
-          s << "--q/--k: " << what << "[";
+          s << "the " << backend << " backend computed " << what << "[";
           if (rank == 3) s << h << ", ";
-          s << i << ", " << j << "] came out " << format_value(heads[h](i, j))
-            << ": the logits (scale·q·k + bias) / T are too large for float32 arithmetic; scale "
-               "the inputs, --scale or --bias down, or raise --temperature";
-          usage_error(s.str());
+          s << i << ", " << j << "] = " << format_value(heads[h](i, j))
+            << " from finite inputs, so nothing was written; the logits (scale·q·k + bias) / T "
+               "are too large for float32: scale the inputs down or raise --temperature";
+          throw CliError{kExitRuntime, s.str()};
         }
 }
 
@@ -196,14 +196,14 @@ int run_compute(const ComputeOptions& o) {
   std::vector<OutputFile> files;
   if (o.weights.empty()) {
     HeadStack out = backend->run_output(p);
-    check_result(out, rank, "output");
+    check_result(out, rank, backend->name(), "output");
     files.push_back({"--out", o.out, npy_bytes(out, rank)});
   } else {
     AttentionTrace t = compute_trace(p, *backend);
     const HeadStack& out = t.step("output").heads;
     const HeadStack& weights = t.step("weights").heads;
-    check_result(out, rank, "output");
-    check_result(weights, rank, "weights");
+    check_result(out, rank, backend->name(), "output");
+    check_result(weights, rank, backend->name(), "weights");
     files.push_back({"--out", o.out, npy_bytes(out, rank)});
     files.push_back({"--weights", o.weights, npy_bytes(weights, rank)});
   }
