@@ -84,15 +84,16 @@ std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j
     sep = "; ";
   }
   if (reason & kHiddenWindow) {
-    s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j) << " > W = "
-      << (spec.window ? *spec.window : 0);
+    s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j)
+      << " > W = " << (spec.window ? *spec.window : 0);
     if (spec.causal != CausalAlign::kNone && j <= pos)
       s << " (causal window keeps keys " << pos - (spec.window ? *spec.window : 0) << ".." << pos
         << ")";
     sep = "; ";
   }
   if (reason & kHiddenPadding) {
-    s << sep << "padding: key " << j << " >= key length " << (spec.key_length ? *spec.key_length : 0);
+    s << sep << "padding: key " << j << " >= key length "
+      << (spec.key_length ? *spec.key_length : 0);
     sep = "; ";
   }
   if (reason & kHiddenCustom) {
