@@ -396,6 +396,32 @@ TEST(ComputeCliErrors, MalformedNpyNamesTheFlagAndFile) {
   expect_usage_error(f, f.args("--mask " + bad), "error: --mask " + bad + ": truncated data");
 }
 
+// Randomly corrupted inputs through the real binary: a result or exit 2, never a crash or hang,
+// and no output file on error.
+TEST(ComputeCliErrors, CorruptedFilesNeverCrash) {
+  Files f;
+  const std::string good = test::read_bytes(f.q);
+  ASSERT_FALSE(good.empty());
+  const std::string bad = temp_path("fuzz.npy");
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    std::string bytes = good;
+    if (trial % 4 == 0) bytes.resize(rng() % bytes.size());
+    const int flips = 1 + static_cast<int>(rng() % 6);
+    for (int i = 0; i < flips && !bytes.empty(); ++i)
+      bytes[rng() % std::min<size_t>(bytes.size(), 160)] = static_cast<char>(rng() & 0xff);
+    ASSERT_TRUE(write_bytes(bad, bytes));
+    std::remove(f.out.c_str());
+    const test::CliResult r =
+        run_cli("compute --q " + bad + " --k " + f.k + " --v " + f.v + " --out " + f.out);
+    ASSERT_TRUE(r.status == 0 || r.status == 2) << "status " << r.status << ": " << r.err;
+    if (r.status == 2) {
+      EXPECT_EQ(r.err.rfind("error: --", 0), 0u) << r.err;
+      EXPECT_FALSE(file_exists(f.out));
+    }
+  }
+}
+
 TEST(ComputeCliErrors, UnreadableFiles) {
   Files f;
   expect_usage_error(f, "compute --q /no/such/q.npy --k " + f.k + " --v " + f.v + " --out " + f.out,
