@@ -31,7 +31,7 @@ std::vector<int> parse_global(const std::string& text) {
     out.push_back(std::stoi(t));
     ++index;
   }
-  if (out.empty() || text.back() == ',')
+  if (out.empty() || text.empty() || text.back() == ',')
     usage_error("--global: expected a comma-separated list of positions like 0,5,9, got '" + text +
                 "'");
   return out;
@@ -82,7 +82,7 @@ LoadedMask load_mask_flags(const MaskFlags& f) {
       usage_error("--window: expected an integer >= 0, got " + std::to_string(*f.window));
     m.window = *f.window;
   }
-  if (!f.global.empty()) m.global = parse_global(f.global);
+  if (f.global) m.global = parse_global(*f.global);
   if (f.key_length) {
     if (*f.key_length < 0)
       usage_error("--key-length: expected an integer >= 0, got " + std::to_string(*f.key_length));

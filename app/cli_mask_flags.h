@@ -18,7 +18,7 @@ namespace attn::cli {
 struct MaskFlags {
   std::string causal;  // "" when absent; bare --causal gives "top-left"
   std::optional<int> window;
-  std::string global;  // "I,J,..."
+  std::optional<std::string> global;  // "I,J,..."
   std::optional<int> key_length;
   std::string mask_file, bias_file;
 };

@@ -510,6 +510,7 @@ TEST(ComputeCliErrors, BadFlags) {
   expect_usage_error(f, f.args("--key-length -2"), "--key-length");
   expect_usage_error(f, f.args("--global 0,x"), "--global: entry 1 'x' is not a position");
   expect_usage_error(f, f.args("--global 1,"), "--global");
+  expect_usage_error(f, f.args("--global ''"), "--global: expected a comma-separated list");
   expect_usage_error(f, f.args("--global 0,5"), "--global: position 5 (entry 1) is outside 0..4");
   expect_usage_error(f, f.args("--temperature 0"), "--temperature: expected a finite number > 0");
   expect_usage_error(f, f.args("--temperature -1"), "--temperature");
