@@ -298,18 +298,23 @@ std::vector<Case> cases() {
   a.heads(2, 1, 3, 3).dims(5, 6, 3, 4).with_causal(TL, "--causal");
   a.backend = "auto";
   v.push_back(a);
-  for (const std::string& b : available_backends())
-    if (b == "opencl") {
-      Case o("backend_opencl_combined");
-      o.heads(4, 2, 3, 3).dims(7, 9, 3, 5).with_causal(LR, "--causal=lower-right").with_window(2);
-      o.with_mask(3, 4, "|b1").with_bias(2, 1, "<f8").hide_row(-1);
-      o.backend = "opencl";
-      v.push_back(o);
-      Case o2 = o;
-      o2.name = "backend_opencl_output_only";
-      o2.without_weights();
-      v.push_back(o2);
+  // Every case again on each other backend without --weights (the output-only path, fused on
+  // OpenCL, which compute uses by default), and a few with --weights (the staged path).
+  const size_t n_cpu_cases = v.size();
+  for (const std::string& b : available_backends()) {
+    if (b == "cpu") continue;
+    for (size_t i = 0; i < n_cpu_cases; ++i) {
+      if (!v[i].backend.empty()) continue;
+      Case c = v[i];
+      c.name += "_" + b;
+      c.backend = b;
+      const bool staged_too = c.name.rfind("combined", 0) == 0 || c.name.rfind("mask_2d", 0) == 0;
+      if (staged_too) v.push_back(c);
+      c.name += "_output_only";
+      c.weights = false;
+      v.push_back(c);
     }
+  }
   return v;
 }
 
