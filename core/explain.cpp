@@ -412,7 +412,7 @@ class Narrator {
         line("Global positions " + list +
              " (Longformer): a global query sees every key and every query sees the");
         line("global keys. Global relaxes the window only, never causal or padding.");
-        if (geo.is_global(i_)) line("This query is global, so the window does not limit it.");
+        if (geo.is_global(p)) line("This query is global, so the window does not limit it.");
       }
     }
     if (m.key_length)

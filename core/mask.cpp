@@ -33,7 +33,8 @@ uint8_t MaskGeometry::reason(int i, int j) const {
   if (window_ >= 0) {
     bool in_window = causal_ ? (j >= p - window_ && j <= p) : std::abs(p - j) <= window_;
     // Global queries see every key and every query sees global keys: this relaxes the window only.
-    if (!in_window && !is_global(i) && !is_global(j)) r |= kHiddenWindow;
+    // A query is global when its position p (not its row index) is listed.
+    if (!in_window && !is_global(p) && !is_global(j)) r |= kHiddenWindow;
   }
   if (key_length_ >= 0 && j >= key_length_) r |= kHiddenPadding;
   return r;

@@ -118,6 +118,8 @@ struct MaskCase {
   std::optional<float> scale;
 };
 
+void PrintTo(const MaskCase& c, std::ostream* os) { *os << c.name; }
+
 class EngineMasks : public ::testing::TestWithParam<MaskCase> {};
 
 TEST_P(EngineMasks, MatchesReference) {
@@ -170,93 +172,44 @@ MaskSpec with_bias(MaskSpec m, int heads, int n_q, int n_k, unsigned seed) {
 }
 
 const MaskSpec kNone{};
+using CA = CausalAlign;
+// One row per case: name, n_q, n_k, d_k, d_v, H, H_kv, mask, temperature, scale.
+// clang-format off
 INSTANTIATE_TEST_SUITE_P(
     AllKinds, EngineMasks,
     ::testing::Values(
         MaskCase{"none", 5, 7, 4, 3, 1, 1, kNone, 1.0f, {}},
-        MaskCase{"causal_top_left", 6, 6, 4, 5, 1, 1, causal(CausalAlign::kTopLeft), 1.0f, {}},
-        MaskCase{"causal_tl_rect", 4, 9, 3, 2, 2, 2, causal(CausalAlign::kTopLeft), 1.0f, {}},
-        MaskCase{
-            "causal_lower_right", 4, 9, 3, 2, 2, 1, causal(CausalAlign::kLowerRight), 1.0f, {}},
-        MaskCase{
-            "causal_lr_more_queries", 7, 3, 3, 2, 1, 1, causal(CausalAlign::kLowerRight), 1.0f, {}},
+        MaskCase{"causal_top_left", 6, 6, 4, 5, 1, 1, causal(CA::kTopLeft), 1.0f, {}},
+        MaskCase{"causal_tl_rect", 4, 9, 3, 2, 2, 2, causal(CA::kTopLeft), 1.0f, {}},
+        MaskCase{"causal_lower_right", 4, 9, 3, 2, 2, 1, causal(CA::kLowerRight), 1.0f, {}},
+        MaskCase{"causal_lr_more_queries", 7, 3, 3, 2, 1, 1, causal(CA::kLowerRight), 1.0f, {}},
         MaskCase{"window", 9, 9, 4, 4, 1, 1, with_window(kNone, 2), 1.0f, {}},
         MaskCase{"window_global", 9, 9, 4, 4, 2, 1, with_window(kNone, 1, {0, 5}), 1.0f, {}},
-        MaskCase{"causal_window",
-                 10,
-                 10,
-                 4,
-                 3,
-                 1,
-                 1,
-                 with_window(causal(CausalAlign::kTopLeft), 2),
-                 1.0f,
-                 {}},
-        MaskCase{"causal_window_global",
-                 10,
-                 10,
-                 4,
-                 3,
-                 1,
-                 1,
-                 with_window(causal(CausalAlign::kTopLeft), 1, {0, 7}),
-                 1.0f,
-                 {}},
-        MaskCase{"lr_window",
-                 5,
-                 12,
-                 4,
-                 3,
-                 1,
-                 1,
-                 with_window(causal(CausalAlign::kLowerRight), 3),
-                 1.0f,
-                 {}},
+        MaskCase{"causal_window", 10, 10, 4, 3, 1, 1, with_window(causal(CA::kTopLeft), 2), 1.0f, {}},
+        MaskCase{"causal_window_global", 10, 10, 4, 3, 1, 1,
+                 with_window(causal(CA::kTopLeft), 1, {0, 7}), 1.0f, {}},
+        MaskCase{"lr_window", 5, 12, 4, 3, 1, 1, with_window(causal(CA::kLowerRight), 3), 1.0f, {}},
+        MaskCase{"lr_window_global", 4, 9, 4, 3, 1, 1,
+                 with_window(causal(CA::kLowerRight), 1, {1, 6}), 1.0f, {}},
         MaskCase{"key_length", 5, 8, 4, 3, 1, 1, with_length(kNone, 5), 1.0f, {}},
         MaskCase{"key_length_zero", 3, 4, 2, 2, 1, 1, with_length(kNone, 0), 1.0f, {}},
-        MaskCase{"causal_padding",
-                 6,
-                 6,
-                 3,
-                 3,
-                 2,
-                 1,
-                 with_length(causal(CausalAlign::kTopLeft), 4),
-                 1.0f,
-                 {}},
+        MaskCase{"causal_padding", 6, 6, 3, 3, 2, 1, with_length(causal(CA::kTopLeft), 4), 1.0f, {}},
         MaskCase{"custom_shared", 5, 6, 3, 4, 4, 2, with_custom(kNone, 1, 5, 6, 1), 1.0f, {}},
         MaskCase{"custom_per_head", 5, 6, 3, 4, 4, 2, with_custom(kNone, 4, 5, 6, 2), 1.0f, {}},
         MaskCase{"bias", 5, 6, 3, 4, 2, 2, with_bias(kNone, 1, 5, 6, 3), 1.0f, {}},
-        MaskCase{"bias_per_head_causal",
-                 6,
-                 6,
-                 3,
-                 4,
-                 3,
-                 1,
-                 with_bias(causal(CausalAlign::kTopLeft), 3, 6, 6, 4),
-                 1.0f,
-                 {}},
-        MaskCase{"everything",
-                 8,
-                 8,
-                 4,
-                 3,
-                 4,
-                 2,
-                 with_bias(
-                     with_custom(with_length(with_window(causal(CausalAlign::kTopLeft), 2, {1}), 7),
-                                 4, 8, 8, 5),
-                     1, 8, 8, 6),
-                 1.0f,
-                 {}},
+        MaskCase{"bias_per_head_causal", 6, 6, 3, 4, 3, 1,
+                 with_bias(causal(CA::kTopLeft), 3, 6, 6, 4), 1.0f, {}},
+        MaskCase{"everything", 8, 8, 4, 3, 4, 2,
+                 with_bias(with_custom(with_length(with_window(causal(CA::kTopLeft), 2, {1}), 7),
+                                       4, 8, 8, 5), 1, 8, 8, 6), 1.0f, {}},
         MaskCase{"temperature_sharp", 5, 5, 4, 4, 1, 1, kNone, 0.25f, {}},
         MaskCase{"temperature_flat", 5, 5, 4, 4, 1, 1, kNone, 4.0f, {}},
         MaskCase{"scale_override", 5, 5, 4, 4, 1, 1, kNone, 1.0f, 1.0f},
-        MaskCase{"mqa", 5, 5, 4, 3, 4, 1, causal(CausalAlign::kTopLeft), 1.0f, {}},
+        MaskCase{"mqa", 5, 5, 4, 3, 4, 1, causal(CA::kTopLeft), 1.0f, {}},
         MaskCase{"gqa", 5, 7, 4, 3, 6, 3, kNone, 1.0f, {}},
         MaskCase{"single_token", 1, 1, 1, 1, 1, 1, kNone, 1.0f, {}}),
     [](const ::testing::TestParamInfo<MaskCase>& info) { return std::string(info.param.name); });
+// clang-format on
 
 // The exact visibility patterns, written out by hand.
 std::vector<std::string> pattern(const AttentionTrace& t, int h = 0) {
@@ -299,6 +252,10 @@ TEST(EngineMaskPatterns, WindowGlobalAndPadding) {
             (std::vector<std::string>{"xxxxx", "xxx..", "xxxx.", "x.xxx", "x..xx"}));
   EXPECT_EQ(pattern(run(zeros(5, 5, with_window(causal(CausalAlign::kTopLeft), 1, {0})))),
             (std::vector<std::string>{"x....", "xx...", "xxx..", "x.xx.", "x..xx"}));
+  // Lower-right: query i sits at position i + 3; position 6 (query 1) is global, so it sees
+  // every earlier key, while position 1 is a global key every query sees.
+  EXPECT_EQ(pattern(run(zeros(3, 6, with_window(causal(CausalAlign::kLowerRight), 1, {1, 4})))),
+            (std::vector<std::string>{".xxx..", "xxxxx.", ".x..xx"}));
   AttentionTrace t = run(zeros(3, 5, with_length(with_window(kNone, 1), 2)));
   EXPECT_EQ(pattern(t), (std::vector<std::string>{"xx...", "xx...", ".x..."}));
   EXPECT_EQ(t.hidden[0](2, 0), kHiddenWindow);
@@ -329,6 +286,35 @@ TEST(Engine, LargeScoresDoNotOverflow) {
   EXPECT_TRUE(t.step("weights").heads[0].allFinite());
   EXPECT_TRUE(t.step("output").heads[0].allFinite());
   expect_matches_reference(p, 1e-4);
+}
+
+TEST(Engine, TinyTemperatureGivesOneHotNotNan) {
+  // logits / T around 1e9: the row max and the exponent must use the same rounding.
+  std::mt19937 rng(3);
+  AttentionProblem p;
+  p.input.q = random_heads(2, 6, 5, rng);
+  p.input.k = random_heads(1, 7, 5, rng);
+  p.input.v = random_heads(1, 7, 3, rng);
+  p.options.temperature = 1e-10f;
+  AttentionTrace t = run(p);
+  test::RefResult r = reference_attention(p);
+  for (int h = 0; h < 2; ++h) {
+    EXPECT_TRUE(t.step("weights").heads[h].allFinite());
+    EXPECT_LE(max_abs_diff(t.step("weights").heads[h], r.weights[h]), 1e-6);
+    EXPECT_LE(max_abs_diff(t.step("output").heads[h], r.output[h]), 1e-6);
+  }
+}
+
+TEST(Engine, LogitsBeyondFloatAreRefused) {
+  AttentionProblem p = fear_is();
+  p.input.q[0](1, 2) = 3e19f;
+  p.input.k[0](0, 2) = 3e19f;
+  std::string e = validate_problem(p);
+  EXPECT_NE(e.find("query 1 and key 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("overflow float32"), std::string::npos) << e;
+  p = fear_is();
+  p.options.temperature = 1e-39f;  // 0.54/√3 / 1e-39 ≈ 3e38
+  EXPECT_NE(validate_problem(p).find("overflow"), std::string::npos);
 }
 
 TEST(Engine, TemperatureSharpensAndFlattens) {

@@ -64,6 +64,8 @@ struct BadCase {
   const char* expect;  // a fragment the error must contain
 };
 
+void PrintTo(const BadCase& c, std::ostream* os) { *os << c.name; }
+
 class ScenarioErrors : public ::testing::TestWithParam<BadCase> {};
 
 TEST_P(ScenarioErrors, NamesTheProblem) {

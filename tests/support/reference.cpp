@@ -30,7 +30,7 @@ bool visible(const AttentionProblem& p, int h, int i, int j) {
     const int w = *m.window;
     bool inside = (m.causal != CausalAlign::kNone) ? (pos - w <= j && j <= pos)
                                                    : (pos - j <= w && j - pos <= w);
-    if (!inside && !is_global(i) && !is_global(j)) return false;
+    if (!inside && !is_global(pos) && !is_global(j)) return false;  // global = listed position
   }
   if (m.key_length && j >= *m.key_length) return false;
   if (!m.custom.empty()) {
