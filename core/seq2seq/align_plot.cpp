@@ -2,7 +2,6 @@
 #include "align_plot.h"
 
 #include <stb_image_write.h>
-#include <stb_truetype.h>
 
 #include <algorithm>
 #include <cmath>
@@ -11,6 +10,7 @@
 #include <sstream>
 
 #include "atomic_file.h"
+#include "raster_text.h"
 
 namespace attn::s2s {
 
@@ -44,8 +44,6 @@ std::string xml_escape(const std::string& s) {
 
 int grey(float w) { return static_cast<int>(std::lround(255.0 * std::clamp(w, 0.0f, 1.0f))); }
 
-std::vector<int> codepoints(const std::string& s);
-
 // Cell colour: grey by weight, dark blue where a local window hides the position.
 void cell_rgb(const AlignmentPlot& p, int i, int j, int rgb[3]) {
   if (p.visible.size() > 0 && p.visible(i, j) == 0.0f) {
@@ -63,92 +61,8 @@ std::string full_title(const AlignmentPlot& p) {
 // Wide enough for the grid and for the title (about 9 px per monospace character at 15 px).
 int plot_width(const AlignmentPlot& p) {
   const int grid = kLeft + static_cast<int>(p.cols.size()) * kCell + kPad;
-  return std::max(grid, 2 * kPad + 9 * static_cast<int>(codepoints(full_title(p)).size()));
+  return std::max(grid, 2 * kPad + 9 * static_cast<int>(decode_utf8(full_title(p)).size()));
 }
-
-// Decodes UTF-8 into code points (labels are ASCII plus ␣).
-std::vector<int> codepoints(const std::string& s) {
-  std::vector<int> out;
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    int cp = c, n = 1;
-    if (c >= 0xE0 && i + 2 < s.size()) {
-      cp = ((c & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F);
-      n = 3;
-    } else if (c >= 0xC0 && i + 1 < s.size()) {
-      cp = ((c & 0x1F) << 6) | (s[i + 1] & 0x3F);
-      n = 2;
-    }
-    out.push_back(cp);
-    i += static_cast<size_t>(n);
-  }
-  return out;
-}
-
-struct Canvas {
-  int w, h;
-  std::vector<unsigned char> rgb;
-  Canvas(int w_, int h_) : w(w_), h(h_), rgb(static_cast<size_t>(w_) * h_ * 3, 255) {}
-  void fill(int x0, int y0, int x1, int y1, int r, int g, int b) {
-    for (int y = std::max(0, y0); y < std::min(h, y1); ++y)
-      for (int x = std::max(0, x0); x < std::min(w, x1); ++x) {
-        unsigned char* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
-        p[0] = static_cast<unsigned char>(r);
-        p[1] = static_cast<unsigned char>(g);
-        p[2] = static_cast<unsigned char>(b);
-      }
-  }
-};
-
-struct Font {
-  std::string data;
-  stbtt_fontinfo info{};
-  bool load(std::string& error) {
-    for (const char* path : {"/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
-                             "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"}) {
-      std::string e;
-      if (read_text_file(path, data, e) &&
-          stbtt_InitFont(&info, reinterpret_cast<const unsigned char*>(data.data()), 0))
-        return true;
-    }
-    error =
-        "no font for PNG labels: /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf is "
-        "missing (install fonts-dejavu-core, or write an .svg)";
-    return false;
-  }
-  // Draws text in black with its left edge at x (or centred on x) and baseline at y.
-  void draw(Canvas& c, const std::string& text, float px, int x, int y, bool centre) {
-    const float scale = stbtt_ScaleForPixelHeight(&info, px);
-    const auto cps = codepoints(text);
-    float width = 0;
-    for (int cp : cps) {
-      int adv = 0, lsb = 0;
-      stbtt_GetCodepointHMetrics(&info, cp, &adv, &lsb);
-      width += adv * scale;
-    }
-    float pen = centre ? x - width / 2 : static_cast<float>(x);
-    for (int cp : cps) {
-      int adv = 0, lsb = 0, x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-      stbtt_GetCodepointHMetrics(&info, cp, &adv, &lsb);
-      stbtt_GetCodepointBitmapBox(&info, cp, scale, scale, &x0, &y0, &x1, &y1);
-      const int bw = x1 - x0, bh = y1 - y0;
-      if (bw > 0 && bh > 0) {
-        std::vector<unsigned char> bmp(static_cast<size_t>(bw) * bh);
-        stbtt_MakeCodepointBitmap(&info, bmp.data(), bw, bh, bw, scale, scale, cp);
-        const int ox = static_cast<int>(std::lround(pen)) + x0, oy = y + y0;
-        for (int yy = 0; yy < bh; ++yy)
-          for (int xx = 0; xx < bw; ++xx) {
-            const int X = ox + xx, Y = oy + yy;
-            if (X < 0 || Y < 0 || X >= c.w || Y >= c.h) continue;
-            const int a = bmp[static_cast<size_t>(yy) * bw + xx];
-            unsigned char* p = &c.rgb[(static_cast<size_t>(Y) * c.w + X) * 3];
-            for (int k = 0; k < 3; ++k) p[k] = static_cast<unsigned char>(p[k] * (255 - a) / 255);
-          }
-      }
-      pen += adv * scale;
-    }
-  }
-};
 
 void png_sink(void* ctx, void* data, int size) {
   static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), static_cast<size_t>(size));
@@ -161,7 +75,7 @@ std::string alignment_svg(const AlignmentPlot& p) {
   const int W = plot_width(p), H = kTop + R * kCell + kPad;
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
-    << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"DejaVu Sans Mono, monospace\">\n";
+    << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"DejaVu Sans, sans-serif\">\n";
   s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
   s << "<text x=\"" << kPad << "\" y=\"22\" font-size=\"14\">" << xml_escape(full_title(p))
     << "</text>\n";
@@ -189,26 +103,28 @@ std::string alignment_svg(const AlignmentPlot& p) {
 }
 
 bool alignment_png(const AlignmentPlot& p, std::string& png, std::string& error) {
-  Font font;
-  if (!font.load(error)) return false;
+  const Fonts* fonts = Fonts::system(error);
+  if (!fonts) return false;
   const int R = static_cast<int>(p.rows.size()), C = static_cast<int>(p.cols.size());
-  Canvas c(plot_width(p), kTop + R * kCell + kPad);
-  font.draw(c, full_title(p), 15, kPad, 22, false);
+  Canvas c(plot_width(p), kTop + R * kCell + kPad, Rgb{255, 255, 255});
+  const Rgb black{0, 0, 0};
+  fonts->draw(c, full_title(p), kPad, 22, 14, false, TextAnchor::kStart, 0, black);
   for (int j = 0; j < C; ++j)
-    font.draw(c, display(p.cols[j]), 17, kLeft + j * kCell + kCell / 2, kTop - 8, true);
+    fonts->draw(c, display(p.cols[j]), kLeft + j * kCell + kCell / 2.0, kTop - 8, 15, false,
+                TextAnchor::kMiddle, 0, black);
   for (int i = 0; i < R; ++i) {
-    const std::string label = display(p.rows[i]);
-    font.draw(c, label, 17, kLeft - 6 - static_cast<int>(label.size() > 1 ? 9 * label.size() : 10),
-              kTop + i * kCell + kCell / 2 + 6, false);
+    fonts->draw(c, display(p.rows[i]), kLeft - 6, kTop + i * kCell + kCell / 2.0 + 5, 15, false,
+                TextAnchor::kEnd, 0, black);
     for (int j = 0; j < C; ++j) {
       int g[3];
       cell_rgb(p, i, j, g);
-      c.fill(kLeft + j * kCell, kTop + i * kCell, kLeft + (j + 1) * kCell, kTop + (i + 1) * kCell,
-             g[0], g[1], g[2]);
+      c.fill_rect(
+          kLeft + j * kCell, kTop + i * kCell, kCell, kCell,
+          Rgb{static_cast<uint8_t>(g[0]), static_cast<uint8_t>(g[1]), static_cast<uint8_t>(g[2])});
     }
   }
   png.clear();
-  if (!stbi_write_png_to_func(png_sink, &png, c.w, c.h, 3, c.rgb.data(), c.w * 3)) {
+  if (!stbi_write_png_to_func(png_sink, &png, c.width, c.height, 3, c.rgb.data(), c.width * 3)) {
     error = "PNG encoding failed";
     return false;
   }
@@ -298,21 +214,26 @@ std::string accuracy_chart_svg(const AccuracyChart& c) {
 }
 
 bool accuracy_chart_png(const AccuracyChart& c, std::string& png, std::string& error) {
-  Font font;
-  if (!font.load(error)) return false;
-  Canvas cv(kChartW, kChartH);
-  font.draw(cv, c.title, 15, kPlotL, 24, false);
+  const Fonts* fonts = Fonts::system(error);
+  if (!fonts) return false;
+  Canvas cv(kChartW, kChartH, Rgb{255, 255, 255});
+  const Rgb black{0, 0, 0};
+  fonts->draw(cv, c.title, kPlotL, 24, 14, false, TextAnchor::kStart, 0, black);
   for (int pct = 0; pct <= 100; pct += 20) {
     const int y = static_cast<int>(std::lround(chart_y(pct / 100.0)));
-    cv.fill(kPlotL, y, kChartW - kPlotR, y + 1, 221, 221, 221);
-    font.draw(cv, std::to_string(pct) + "%", 12, kPlotL - 36, y + 4, false);
+    cv.fill_rect(kPlotL, y, kChartW - kPlotR - kPlotL, 1, Rgb{221, 221, 221});
+    fonts->draw(cv, std::to_string(pct) + "%", kPlotL - 6, y + 4, 11, false, TextAnchor::kEnd, 0,
+                black);
   }
   for (size_t i = 0; i < c.buckets.size(); ++i)
-    font.draw(cv, c.buckets[i], 12, static_cast<int>(chart_x(c, i)), kChartH - kPlotB + 18, true);
-  font.draw(cv, "input length (characters)", 13, (kPlotL + kChartW - kPlotR) / 2, kChartH - 16,
-            true);
+    fonts->draw(cv, c.buckets[i], chart_x(c, i), kChartH - kPlotB + 18, 11, false,
+                TextAnchor::kMiddle, 0, black);
+  fonts->draw(cv, "input length (characters)", (kPlotL + kChartW - kPlotR) / 2.0, kChartH - 16, 12,
+              false, TextAnchor::kMiddle, 0, black);
   for (size_t k = 0; k < c.series.size(); ++k) {
     const int* col = kLineColours[k % 8];
+    const Rgb rgb{static_cast<uint8_t>(col[0]), static_cast<uint8_t>(col[1]),
+                  static_cast<uint8_t>(col[2])};
     // Thick segments drawn as small squares along each line.
     for (size_t i = 0; i + 1 < c.buckets.size(); ++i) {
       const double x0 = chart_x(c, i), y0 = chart_y(c.accuracy[k][i]);
@@ -321,15 +242,17 @@ bool accuracy_chart_png(const AccuracyChart& c, std::string& png, std::string& e
       for (int t = 0; t <= steps; ++t) {
         const int x = static_cast<int>(std::lround(x0 + (x1 - x0) * t / steps));
         const int y = static_cast<int>(std::lround(y0 + (y1 - y0) * t / steps));
-        cv.fill(x - 1, y - 1, x + 2, y + 2, col[0], col[1], col[2]);
+        cv.fill_rect(x - 1, y - 1, 3, 3, rgb);
       }
     }
     const int ly = kPlotT + 14 + 18 * static_cast<int>(k);
-    cv.fill(kChartW - kPlotR + 10, ly - 5, kChartW - kPlotR + 30, ly - 2, col[0], col[1], col[2]);
-    font.draw(cv, c.series[k], 12, kChartW - kPlotR + 36, ly, false);
+    cv.fill_rect(kChartW - kPlotR + 10, ly - 5, 20, 3, rgb);
+    fonts->draw(cv, c.series[k], kChartW - kPlotR + 36, ly, 12, false, TextAnchor::kStart, 0,
+                black);
   }
   png.clear();
-  if (!stbi_write_png_to_func(png_sink, &png, cv.w, cv.h, 3, cv.rgb.data(), cv.w * 3)) {
+  if (!stbi_write_png_to_func(png_sink, &png, cv.width, cv.height, 3, cv.rgb.data(),
+                              cv.width * 3)) {
     error = "PNG encoding failed";
     return false;
   }

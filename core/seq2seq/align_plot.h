@@ -20,7 +20,8 @@ struct AlignmentPlot {
 };
 
 std::string alignment_svg(const AlignmentPlot& plot);
-// PNG bytes (glyphs from the DejaVu font of fonts-dejavu-core); false with error when no font.
+// PNG bytes (text with the exporter's DejaVu Sans, core/raster_text.h); false with error when
+// the font is missing.
 bool alignment_png(const AlignmentPlot& plot, std::string& png, std::string& error);
 // Chooses PNG or SVG by the extension of `path` and writes atomically.
 bool write_alignment_plot(const AlignmentPlot& plot, const std::string& path, std::string& error);
