@@ -71,9 +71,15 @@ AlignmentPlot make_plot(const Model& m, const ForwardCache<float>& fc, const std
   p.weights = Mat<float>::Zero(rows, static_cast<int>(input.size()));
   for (int i = 0; i < rows; ++i) {
     p.rows.push_back(m.out_vocab.label(fc.steps[i].out[0]));
-    if (m.config.score == Score::kNone) continue;  // no weights: the plot stays black
+    if (m.config.score == Score::kNone) {
+      // The bottleneck drawn: every step's context is the state after the last character.
+      p.weights(i, p.weights.cols() - 1) = 1.0f;
+      continue;
+    }
     p.weights.row(i) = fc.steps[i].alpha.row(0);
   }
+  if (m.config.score == Score::kNone)
+    p.title += "   (no attention: every step sees only h_T, the state after the last character)";
   if (uses_window(m.config.score)) {
     p.visible.resize(rows, p.weights.cols());
     for (int i = 0; i < rows; ++i) p.visible.row(i) = fc.steps[i].valid.row(0);
@@ -295,23 +301,29 @@ void register_translate(CLI::App& parent, Action& action) {
 }
 
 void register_align(CLI::App& parent, Action& action) {
-  auto* cmd = parent.add_subcommand("align", "Draw the alignment plot of one translation");
-  auto model = std::make_shared<std::string>();
+  auto* cmd = parent.add_subcommand(
+      "align", "Draw the alignment plot of one translation (several models: one above the other)");
+  auto models = std::make_shared<std::vector<std::string>>();
   auto input = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
-  cmd->add_option("--model", *model, "model file")->required();
+  cmd->add_option("--model", *models, "model file (repeat to compare score functions)")->required();
   cmd->add_option("--input", *input, "text to translate")->required();
   cmd->add_option("--out", *out, "FILE.png or FILE.svg")->required();
-  cmd->callback([&action, model, input, out] {
-    action = [model, input, out] {
-      const Model m = load_model_or_throw(*model);
-      std::string text;
-      const ForwardCache<float> fc = run_translate(m, *input, text);
+  cmd->callback([&action, models, input, out] {
+    action = [models, input, out] {
+      std::vector<AlignmentPlot> plots;
+      for (const auto& path : *models) {
+        const Model m = load_model_or_throw(path);
+        std::string text;
+        const ForwardCache<float> fc = run_translate(m, *input, text);
+        plots.push_back(make_plot(m, fc, *input, text));
+        std::cout << score_name(m.config.score) << ": " << *input << " -> " << text << "\n";
+      }
       std::string error;
-      if (!write_alignment_plot(make_plot(m, fc, *input, text), *out, error))
+      if (!write_alignment_plots(plots, *out, error))
         throw CliError{error.rfind("--out", 0) == 0 ? kExitUsage : kExitRuntime,
                        error.rfind("--out", 0) == 0 ? error : "--out: " + error};
-      std::cout << *input << " -> " << text << "\nwrote " << *out << "\n";
+      std::cout << "wrote " << *out << "\n";
       return kExitOk;
     };
   });

@@ -71,6 +71,16 @@ TEST(Seq2SeqCli, TrainTranslateAlignEvalCompare) {
   r = run_cli("seq2seq align --model '" + m + "' --input '22.11.2026' --out '" + png + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(slurp(png).substr(0, 4), "\x89PNG");
+  // Two models on the same input: two titled plots in one image.
+  r = run_cli("seq2seq align --model '" + m + "' --model '" + m + "' --input '22.11.2026' --out '" +
+              svg + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string two = slurp(svg);
+  size_t titles = 0;
+  for (size_t at = two.find("bahdanau: "); at != std::string::npos;
+       at = two.find("bahdanau: ", at + 1))
+    ++titles;
+  EXPECT_EQ(titles, 2u);
 
   r = run_cli("seq2seq eval --model '" + m + "' --count 40");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -70,21 +70,23 @@ void png_sink(void* ctx, void* data, int size) {
 
 }  // namespace
 
-std::string alignment_svg(const AlignmentPlot& p) {
+namespace {
+
+int plot_height(const AlignmentPlot& p) {
+  return kTop + static_cast<int>(p.rows.size()) * kCell + kPad;
+}
+
+void svg_body(const AlignmentPlot& p, int y0, std::ostringstream& s) {
   const int R = static_cast<int>(p.rows.size()), C = static_cast<int>(p.cols.size());
-  const int W = plot_width(p), H = kTop + R * kCell + kPad;
-  std::ostringstream s;
-  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
-    << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"DejaVu Sans, sans-serif\">\n";
-  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s << "<text x=\"" << kPad << "\" y=\"22\" font-size=\"14\">" << xml_escape(full_title(p))
-    << "</text>\n";
+  s << "<text x=\"" << kPad << "\" y=\"" << y0 + 22 << "\" font-size=\"14\">"
+    << xml_escape(full_title(p)) << "</text>\n";
   for (int j = 0; j < C; ++j)
-    s << "<text x=\"" << kLeft + j * kCell + kCell / 2 << "\" y=\"" << kTop - 8
+    s << "<text x=\"" << kLeft + j * kCell + kCell / 2 << "\" y=\"" << y0 + kTop - 8
       << "\" font-size=\"15\" text-anchor=\"middle\">" << xml_escape(display(p.cols[j]))
       << "</text>\n";
   for (int i = 0; i < R; ++i) {
-    s << "<text x=\"" << kLeft - 6 << "\" y=\"" << kTop + i * kCell + kCell / 2 + 5
+    const int y = y0 + kTop + i * kCell;
+    s << "<text x=\"" << kLeft - 6 << "\" y=\"" << y + kCell / 2 + 5
       << "\" font-size=\"15\" text-anchor=\"end\">" << xml_escape(display(p.rows[i]))
       << "</text>\n";
     for (int j = 0; j < C; ++j) {
@@ -92,36 +94,78 @@ std::string alignment_svg(const AlignmentPlot& p) {
       cell_rgb(p, i, j, g);
       char w[32];
       std::snprintf(w, sizeof w, "%.3f", static_cast<double>(p.weights(i, j)));
-      s << "<rect x=\"" << kLeft + j * kCell << "\" y=\"" << kTop + i * kCell << "\" width=\""
-        << kCell << "\" height=\"" << kCell << "\" fill=\"rgb(" << g[0] << "," << g[1] << ","
-        << g[2] << ")\"><title>" << xml_escape(p.rows[i]) << " / " << xml_escape(p.cols[j]) << ": "
-        << w << "</title></rect>\n";
+      s << "<rect x=\"" << kLeft + j * kCell << "\" y=\"" << y << "\" width=\"" << kCell
+        << "\" height=\"" << kCell << "\" fill=\"rgb(" << g[0] << "," << g[1] << "," << g[2]
+        << ")\"><title>" << xml_escape(p.rows[i]) << " / " << xml_escape(p.cols[j]) << ": " << w
+        << "</title></rect>\n";
     }
+  }
+  // A frame, so white cells (weight 1) at the edge stay visible against the page.
+  s << "<rect x=\"" << kLeft - 0.5 << "\" y=\"" << y0 + kTop - 0.5 << "\" width=\"" << C * kCell + 1
+    << "\" height=\"" << R * kCell + 1 << "\" fill=\"none\" stroke=\"rgb(128,128,128)\"/>\n";
+}
+
+void png_body(const AlignmentPlot& p, int y0, const Fonts& fonts, Canvas& c) {
+  const int R = static_cast<int>(p.rows.size()), C = static_cast<int>(p.cols.size());
+  const Rgb black{0, 0, 0};
+  fonts.draw(c, full_title(p), kPad, y0 + 22, 14, false, TextAnchor::kStart, 0, black);
+  for (int j = 0; j < C; ++j)
+    fonts.draw(c, display(p.cols[j]), kLeft + j * kCell + kCell / 2.0, y0 + kTop - 8, 15, false,
+               TextAnchor::kMiddle, 0, black);
+  for (int i = 0; i < R; ++i) {
+    const int y = y0 + kTop + i * kCell;
+    fonts.draw(c, display(p.rows[i]), kLeft - 6, y + kCell / 2.0 + 5, 15, false, TextAnchor::kEnd,
+               0, black);
+    for (int j = 0; j < C; ++j) {
+      int g[3];
+      cell_rgb(p, i, j, g);
+      c.fill_rect(
+          kLeft + j * kCell, y, kCell, kCell,
+          Rgb{static_cast<uint8_t>(g[0]), static_cast<uint8_t>(g[1]), static_cast<uint8_t>(g[2])});
+    }
+  }
+  // A frame, so white cells (weight 1) at the edge stay visible against the page.
+  const Rgb frame{128, 128, 128};
+  c.fill_rect(kLeft - 1, y0 + kTop - 1, C * kCell + 2, 1, frame);
+  c.fill_rect(kLeft - 1, y0 + kTop + R * kCell, C * kCell + 2, 1, frame);
+  c.fill_rect(kLeft - 1, y0 + kTop - 1, 1, R * kCell + 2, frame);
+  c.fill_rect(kLeft + C * kCell, y0 + kTop - 1, 1, R * kCell + 2, frame);
+}
+
+}  // namespace
+
+std::string alignment_svg(const std::vector<AlignmentPlot>& plots) {
+  int W = 0, H = 0;
+  for (const auto& p : plots) {
+    W = std::max(W, plot_width(p));
+    H += plot_height(p);
+  }
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << W << "\" height=\"" << H
+    << "\" viewBox=\"0 0 " << W << " " << H << "\" font-family=\"DejaVu Sans, sans-serif\">\n";
+  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  int y = 0;
+  for (const auto& p : plots) {
+    svg_body(p, y, s);
+    y += plot_height(p);
   }
   s << "</svg>\n";
   return s.str();
 }
 
-bool alignment_png(const AlignmentPlot& p, std::string& png, std::string& error) {
+bool alignment_png(const std::vector<AlignmentPlot>& plots, std::string& png, std::string& error) {
   const Fonts* fonts = Fonts::system(error);
   if (!fonts) return false;
-  const int R = static_cast<int>(p.rows.size()), C = static_cast<int>(p.cols.size());
-  Canvas c(plot_width(p), kTop + R * kCell + kPad, Rgb{255, 255, 255});
-  const Rgb black{0, 0, 0};
-  fonts->draw(c, full_title(p), kPad, 22, 14, false, TextAnchor::kStart, 0, black);
-  for (int j = 0; j < C; ++j)
-    fonts->draw(c, display(p.cols[j]), kLeft + j * kCell + kCell / 2.0, kTop - 8, 15, false,
-                TextAnchor::kMiddle, 0, black);
-  for (int i = 0; i < R; ++i) {
-    fonts->draw(c, display(p.rows[i]), kLeft - 6, kTop + i * kCell + kCell / 2.0 + 5, 15, false,
-                TextAnchor::kEnd, 0, black);
-    for (int j = 0; j < C; ++j) {
-      int g[3];
-      cell_rgb(p, i, j, g);
-      c.fill_rect(
-          kLeft + j * kCell, kTop + i * kCell, kCell, kCell,
-          Rgb{static_cast<uint8_t>(g[0]), static_cast<uint8_t>(g[1]), static_cast<uint8_t>(g[2])});
-    }
+  int W = 0, H = 0;
+  for (const auto& p : plots) {
+    W = std::max(W, plot_width(p));
+    H += plot_height(p);
+  }
+  Canvas c(std::max(W, 1), std::max(H, 1), Rgb{255, 255, 255});
+  int y = 0;
+  for (const auto& p : plots) {
+    png_body(p, y, *fonts, c);
+    y += plot_height(p);
   }
   png.clear();
   if (!stbi_write_png_to_func(png_sink, &png, c.width, c.height, 3, c.rgb.data(), c.width * 3)) {
@@ -129,6 +173,14 @@ bool alignment_png(const AlignmentPlot& p, std::string& png, std::string& error)
     return false;
   }
   return true;
+}
+
+std::string alignment_svg(const AlignmentPlot& p) {
+  return alignment_svg(std::vector<AlignmentPlot>{p});
+}
+
+bool alignment_png(const AlignmentPlot& p, std::string& png, std::string& error) {
+  return alignment_png(std::vector<AlignmentPlot>{p}, png, error);
 }
 
 namespace {
@@ -173,9 +225,14 @@ double chart_y(double acc) {
 }  // namespace
 
 bool write_alignment_plot(const AlignmentPlot& p, const std::string& path, std::string& error) {
+  return write_alignment_plots({p}, path, error);
+}
+
+bool write_alignment_plots(const std::vector<AlignmentPlot>& plots, const std::string& path,
+                           std::string& error) {
   return write_by_extension(
-      path, "--out", [&p] { return alignment_svg(p); },
-      [&p](std::string& d, std::string& e) { return alignment_png(p, d, e); }, error);
+      path, "--out", [&plots] { return alignment_svg(plots); },
+      [&plots](std::string& d, std::string& e) { return alignment_png(plots, d, e); }, error);
 }
 
 std::string accuracy_chart_svg(const AccuracyChart& c) {

@@ -25,6 +25,11 @@ std::string alignment_svg(const AlignmentPlot& plot);
 bool alignment_png(const AlignmentPlot& plot, std::string& png, std::string& error);
 // Chooses PNG or SVG by the extension of `path` and writes atomically.
 bool write_alignment_plot(const AlignmentPlot& plot, const std::string& path, std::string& error);
+// Several plots one above the other (e.g. two score functions on the same input).
+std::string alignment_svg(const std::vector<AlignmentPlot>& plots);
+bool alignment_png(const std::vector<AlignmentPlot>& plots, std::string& png, std::string& error);
+bool write_alignment_plots(const std::vector<AlignmentPlot>& plots, const std::string& path,
+                           std::string& error);
 
 // Accuracy against input length, one line per model: the analogue of Bahdanau et al.'s Figure 2.
 struct AccuracyChart {
