@@ -93,6 +93,8 @@ void register_train(CLI::App& parent, Action& action) {
     std::string score, out;
     int hidden = 64, embed = 16, window = 8;
     TrainOptions train;
+    std::string watch, watch_dir;
+    int watch_every = 50;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--score", o->score, "bahdanau|dot|general|concat|local-p|local-m|none")
@@ -120,6 +122,11 @@ void register_train(CLI::App& parent, Action& action) {
       ->check(CLI::Range(1, 200));
   cmd->add_option("--max-length", o->train.max_length, "longest training input")
       ->check(CLI::Range(1, 200));
+  cmd->add_option("--watch", o->watch, "an input to translate after every epoch (and to draw)");
+  cmd->add_option("--watch-dir", o->watch_dir,
+                  "with --watch: write its alignment as DIR/align-BATCH.png as training goes");
+  cmd->add_option("--watch-every", o->watch_every, "batches between --watch-dir images")
+      ->check(CLI::Range(1, 1000000));
   cmd->callback([&action, o] {
     action = [o] {
       Score score;
@@ -140,6 +147,32 @@ void register_train(CLI::App& parent, Action& action) {
         std::remove(probe.c_str());
       }
       Model model = new_date_model(score, o->hidden, o->embed, o->window, o->train.seed);
+      if (!o->watch_dir.empty() && o->watch.empty())
+        throw CliError{kExitUsage, "--watch-dir: needs --watch TEXT"};
+      if (!o->watch.empty()) {
+        std::vector<int> ids;
+        std::string error;
+        if (!encode(model.in_vocab, o->watch, ids, error))
+          throw CliError{kExitUsage, "--watch: " + error};
+      }
+      if (!o->watch_dir.empty()) {
+        struct stat st {};
+        if (::stat(o->watch_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+          throw CliError{kExitUsage, "--watch-dir: '" + o->watch_dir + "' is not a folder"};
+      }
+      // The watched input's alignment as an image named by the number of batches seen.
+      auto draw_watch = [&o](const Model& m, long batches) {
+        std::string text;
+        ForwardCache<float> fc = run_translate(m, o->watch, text);
+        char name[32];
+        std::snprintf(name, sizeof name, "/align-%06ld.png", batches);
+        AlignmentPlot p = make_plot(m, fc, o->watch, text);
+        p.title += "   after " + std::to_string(batches) + " batches";
+        std::string error;
+        if (!write_alignment_plot(p, o->watch_dir + name, error))
+          throw CliError{kExitRuntime, "--watch-dir: " + error};
+      };
+      if (!o->watch_dir.empty()) draw_watch(model, 0);
       std::ostringstream cmdline;
       cmdline << "attention-lab seq2seq train --score " << o->score << " --epochs "
               << o->train.epochs << " --hidden " << o->hidden << " --embed " << o->embed;
@@ -158,7 +191,9 @@ void register_train(CLI::App& parent, Action& action) {
       TrainCallbacks cb;
       cb.stop = &g_interrupted;
       const auto start = std::chrono::steady_clock::now();
-      cb.on_batch = [tty, &o](int epoch, int k, int n, double loss, const Model&) {
+      cb.on_batch = [tty, &o, &draw_watch](int epoch, int k, int n, double loss, const Model& m) {
+        const long seen = static_cast<long>(epoch - 1) * n + k + 1;
+        if (!o->watch_dir.empty() && seen % o->watch_every == 0) draw_watch(m, seen);
         if (!tty || (k % 10 != 0 && k + 1 != n)) return;
         const int width = 30, done = (k + 1) * width / n;
         std::cerr << "\repoch " << epoch << "/" << o->train.epochs << " ["
@@ -176,6 +211,11 @@ void register_train(CLI::App& parent, Action& action) {
                   << std::setprecision(4) << st.loss << "  held-out exact "
                   << percent(st.heldout_accuracy) << "  (" << std::setprecision(1) << st.seconds
                   << " s, total " << total << " s)" << std::defaultfloat << std::endl;
+        if (!o->watch.empty()) {
+          std::string text;
+          run_translate(m, o->watch, text);
+          std::cout << "  watch: " << o->watch << " -> " << text << std::endl;
+        }
         Model ck = m;
         std::ostringstream info;
         info << cmdline.str() << "\nepoch " << st.epoch << " of " << o->train.epochs

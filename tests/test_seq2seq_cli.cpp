@@ -90,6 +90,21 @@ TEST(Seq2SeqCli, TrainTranslateAlignEvalCompare) {
   EXPECT_NE(r.out.find("bahdanau   bahdanau"), std::string::npos) << r.out;
 }
 
+TEST(Seq2SeqCli, WatchDrawsTheAlignmentAsItLearns) {
+  const std::string dir = temp_path("watch");
+  ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str()), 0);
+  const auto r = run_cli(
+      "seq2seq train --score dot --epochs 2 --train-size 64 --hidden 8 --embed 4 "
+      "--batch 16 --heldout-size 10 --watch 'nov 22 26' --watch-dir '" +
+      dir + "' --watch-every 3 --out '" + temp_path("watch.s2s") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("watch: nov 22 26 -> "), std::string::npos) << r.out;
+  // 8 batches in all: images after 0, 3 and 6 batches.
+  for (const char* n : {"000000", "000003", "000006"})
+    EXPECT_EQ(slurp(dir + "/align-" + n + ".png").substr(0, 4), "\x89PNG") << n;
+  EXPECT_TRUE(slurp(dir + "/align-000009.png").empty());
+}
+
 TEST(Seq2SeqCli, DatesPrintsTheTask) {
   const auto a = run_cli("seq2seq dates --count 5 --seed 3 --split heldout");
   ASSERT_EQ(a.status, 0) << a.err;
@@ -110,6 +125,12 @@ TEST(Seq2SeqCli, ErrorsNameTheFlag) {
       {"seq2seq train --score dot --hidden 7 --out '" + temp_path("x.s2s") + "'", "--hidden"},
       {"seq2seq train --score dot --out /nonexistent-dir/x.s2s", "--out"},
       {"seq2seq train --score dot --out /tmp", "--out"},
+      {"seq2seq train --score dot --watch-dir /tmp --out '" + temp_path("x.s2s") + "'",
+       "--watch-dir"},
+      {"seq2seq train --score dot --watch 'Nov 1' --out '" + temp_path("x.s2s") + "'", "--watch"},
+      {"seq2seq train --score dot --watch 'nov 1' --watch-dir /nonexistent --out '" +
+           temp_path("x.s2s") + "'",
+       "--watch-dir"},
       {"seq2seq translate --model '" + m + "' --input '22 Nov 2026'", "--input"},
       {"seq2seq translate --model '" + temp_path("missing.s2s") + "' --input x", "--model"},
       {"seq2seq align --model '" + m + "' --input 'nov 1 99' --out '" + temp_path("a.jpg") + "'",
