@@ -187,7 +187,11 @@ void register_train(CLI::App& parent, Action& action) {
                 << o->train.epochs << " epochs, " << o->train.threads << " thread(s)\n"
                 << std::flush;
       g_interrupted.store(false);
-      auto previous = std::signal(SIGINT, on_sigint);
+      // Restores the previous SIGINT action however training ends (errors included).
+      struct SigintGuard {
+        void (*previous)(int) = std::signal(SIGINT, on_sigint);
+        ~SigintGuard() { std::signal(SIGINT, previous); }
+      } sigint_guard;
       TrainCallbacks cb;
       cb.stop = &g_interrupted;
       const auto start = std::chrono::steady_clock::now();
@@ -226,7 +230,6 @@ void register_train(CLI::App& parent, Action& action) {
       };
       std::string error;
       const int done = train_model(model, o->train, cb, error);
-      std::signal(SIGINT, previous);
       if (done < 0) throw CliError{kExitUsage, "--min-length/--max-length: " + error};
       if (!save_error.empty()) throw CliError{kExitRuntime, "--out: " + save_error};
       if (done < o->train.epochs) {
