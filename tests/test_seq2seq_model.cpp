@@ -142,7 +142,7 @@ TEST(Seq2SeqTrain, LossFallsAndRunsAreReproducible) {
   TrainOptions o;
   o.epochs = 3;
   o.batch = 16;
-  o.train_size = 480;
+  o.train_size = 320;
   o.heldout_size = 50;
   o.max_length = 20;
   o.lr = 1e-2;
@@ -150,7 +150,7 @@ TEST(Seq2SeqTrain, LossFallsAndRunsAreReproducible) {
   std::vector<double> losses;
   TrainCallbacks cb;
   cb.on_epoch = [&losses](const EpochStats& st, const Model&) { losses.push_back(st.loss); };
-  Model a = new_date_model(Score::kBahdanau, 16, 8, 4, 3);
+  Model a = new_date_model(Score::kBahdanau, 12, 8, 4, 3);
   std::string error;
   ASSERT_EQ(train_model(a, o, cb, error), 3) << error;
   ASSERT_EQ(losses.size(), 3u);
@@ -158,7 +158,7 @@ TEST(Seq2SeqTrain, LossFallsAndRunsAreReproducible) {
   EXPECT_LT(losses[2], 0.8 * losses[0]);
   EXPECT_LT(losses[1], losses[0]);
 
-  Model b = new_date_model(Score::kBahdanau, 16, 8, 4, 3);
+  Model b = new_date_model(Score::kBahdanau, 12, 8, 4, 3);
   cb.on_epoch = nullptr;
   ASSERT_EQ(train_model(b, o, cb, error), 3);
   EXPECT_EQ(serialize_model(a), serialize_model(b));  // same seed and threads: same bits
@@ -166,7 +166,7 @@ TEST(Seq2SeqTrain, LossFallsAndRunsAreReproducible) {
   // A stop request before the first batch keeps the model as it was.
   std::atomic<bool> stop{true};
   cb.stop = &stop;
-  Model c = new_date_model(Score::kBahdanau, 16, 8, 4, 3);
+  Model c = new_date_model(Score::kBahdanau, 12, 8, 4, 3);
   const std::string before = serialize_model(c);
   EXPECT_EQ(train_model(c, o, cb, error), 0);
   EXPECT_EQ(serialize_model(c), before);

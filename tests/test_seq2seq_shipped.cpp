@@ -16,7 +16,23 @@ Model shipped(const std::string& name) {
   return m;
 }
 
+// Unoptimised builds (the sanitizer run) take minutes to evaluate real models; the release
+// build of scripts/test.sh runs these.
+#ifndef NDEBUG
+#define SKIP_UNLESS_OPTIMISED() GTEST_SKIP() << "needs an optimised build (see scripts/test.sh)"
+#else
+#define SKIP_UNLESS_OPTIMISED() (void)0
+#endif
+
+TEST(Seq2SeqShipped, EveryModelLoads) {
+  for (const char* name : {"bahdanau", "dot", "general", "concat", "local-p", "local-m", "none",
+                           "bottleneck/none-max40", "bottleneck/bahdanau-max40",
+                           "bottleneck/dot-max40", "bottleneck/concat-max40"})
+    EXPECT_GT(shipped(std::string(name) + ".s2s").params.w_s.size(), 0) << name;
+}
+
 TEST(Seq2SeqShipped, AttentionModelsReachNinetyFivePercent) {
+  SKIP_UNLESS_OPTIMISED();
   const auto data = heldout_dates(300);
   for (const char* name : {"bahdanau", "dot", "general", "concat", "local-p"}) {
     const Model m = shipped(std::string(name) + ".s2s");
@@ -29,6 +45,7 @@ TEST(Seq2SeqShipped, AttentionModelsReachNinetyFivePercent) {
 }
 
 TEST(Seq2SeqShipped, BottleneckOnInputsLongerThanTraining) {
+  SKIP_UNLESS_OPTIMISED();
   const auto long_inputs = heldout_dates(150, 55, 200);
   const double none =
       accuracy_by_length(shipped("bottleneck/none-max40.s2s"), long_inputs, 2).back().accuracy();
