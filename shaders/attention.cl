@@ -1,0 +1,213 @@
+// OpenCL kernels of attention: the staged trace (scores, scaled, masked, weights, output) and the
+// fused outputs-only path (tiled online softmax). Semantics as cli.md, "Attention semantics".
+//
+// Layouts (row-major, heads stacked): Q (H, n_q, d_k), K (H_kv, n_k, d_k), V (H_kv, n_k, d_v),
+// stages (H, n_q, n_k), output (H, n_q, d_v). Query head h reads key/value head h / group.
+// Compile-time sizes come from the host as -D options: TS (square tile of the staged products),
+// and for the fused kernel BQ (queries = keys per tile, the work-group size), D_K and D_V.
+// Nothing assumes a vendor, a subgroup size or a work-group size the device did not allow.
+
+// The masks every kernel applies, packed by the host (see opencl_backend.cpp, MaskArgs):
+//   mp.s0 causal (0/1), mp.s1 lower-right (0/1), mp.s2 window (-1 = none),
+//   mp.s3 key length (-1 = none), mp.s4 has global positions (0/1),
+//   mp.s5 custom mask heads (0 = none, 1 = shared, else one per head), mp.s6 bias heads (same),
+//   mp.s7 any mask at all (0 lets kernels skip every test).
+// global_flags has one byte per position (1 = global); custom and bias are (heads, n_q, n_k).
+inline int visible_cell(int8 mp, int h, int i, int j, int n_q, int n_k,
+                        __global const uchar* global_flags, __global const float* custom) {
+  const int p = mp.s1 ? i + n_k - n_q : i;
+  if (mp.s0 && j > p) return 0;
+  if (mp.s2 >= 0) {
+    const int w = mp.s2;
+    const int inside = mp.s0 ? (j >= p - w && j <= p) : (abs(p - j) <= w);
+    // Global positions relax the window only (Longformer style).
+    if (!inside && !(mp.s4 && (global_flags[i] || global_flags[j]))) return 0;
+  }
+  if (mp.s3 >= 0 && j >= mp.s3) return 0;
+  if (mp.s5) {
+    const int mh = mp.s5 == 1 ? 0 : h;
+    if (custom[((size_t)mh * n_q + i) * n_k + j] == 0.0f) return 0;
+  }
+  return 1;
+}
+
+inline float bias_at(int8 mp, int h, int i, int j, int n_q, int n_k, __global const float* bias) {
+  if (!mp.s6) return 0.0f;
+  const int bh = mp.s6 == 1 ? 0 : h;
+  return bias[((size_t)bh * n_q + i) * n_k + j];
+}
+
+// scores = Q·Kᵀ, scaled = scale·scores, masked = scaled + bias with −∞ where hidden.
+// Work-group TS×TS computes one TS×TS tile; Q and K tiles pass through local memory with
+// coalesced loads (consecutive work-items read consecutive addresses).
+__kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void attention_scores(
+    __global const float* q, __global const float* k, __global float* scores,
+    __global float* scaled, __global float* masked, int n_q, int n_k, int d_k, int group,
+    float scale, int8 mp, __global const uchar* global_flags, __global const float* custom,
+    __global const float* bias) {
+  __local float q_tile[TS][TS];
+  __local float k_tile[TS][TS + 1];  // +1: column reads hit different banks
+  const int tj = get_local_id(0), ti = get_local_id(1);
+  const int j = get_group_id(0) * TS + tj, i = get_group_id(1) * TS + ti;
+  const int h = get_global_id(2), g = h / group;
+  const int k_row = get_group_id(0) * TS + ti;
+  __global const float* qh = q + (size_t)h * n_q * d_k;
+  __global const float* kg = k + (size_t)g * n_k * d_k;
+  float acc = 0.0f;
+  for (int a0 = 0; a0 < d_k; a0 += TS) {
+    const int a = a0 + tj;
+    q_tile[ti][tj] = (i < n_q && a < d_k) ? qh[(size_t)i * d_k + a] : 0.0f;
+    k_tile[ti][tj] = (k_row < n_k && a < d_k) ? kg[(size_t)k_row * d_k + a] : 0.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int t = 0; t < TS; ++t) acc += q_tile[ti][t] * k_tile[tj][t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (i < n_q && j < n_k) {
+    const size_t cell = ((size_t)h * n_q + i) * n_k + j;
+    const float s = acc * scale;
+    scores[cell] = acc;
+    scaled[cell] = s;
+    float m = s;
+    if (mp.s7) {
+      m = visible_cell(mp, h, i, j, n_q, n_k, global_flags, custom)
+              ? s + bias_at(mp, h, i, j, n_q, n_k, bias)
+              : -INFINITY;
+    }
+    masked[cell] = m;
+  }
+}
+
+// weights = softmax(masked / T) per row; a row with every key hidden (all −∞) gets zeros.
+// One work-group per row; its size is any power of two the device allows (the host picks it),
+// and the reductions go through `scratch` (one float per work-item).
+__kernel void attention_softmax(__global const float* masked, __global float* weights, int n_k,
+                                float inv_t, __local float* scratch) {
+  const int lid = get_local_id(0), ls = get_local_size(0);
+  const size_t row = (size_t)get_group_id(2) * get_num_groups(1) + get_group_id(1);
+  __global const float* x = masked + row * n_k;
+  __global float* w = weights + row * n_k;
+  float m = -INFINITY;
+  for (int j = lid; j < n_k; j += ls)
+    if (x[j] != -INFINITY) m = fmax(m, x[j] * inv_t);
+  scratch[lid] = m;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = ls / 2; s > 0; s /= 2) {
+    if (lid < s) scratch[lid] = fmax(scratch[lid], scratch[lid + s]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  m = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float sum = 0.0f;
+  if (m != -INFINITY)
+    for (int j = lid; j < n_k; j += ls)
+      if (x[j] != -INFINITY) sum += exp(x[j] * inv_t - m);
+  scratch[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = ls / 2; s > 0; s /= 2) {
+    if (lid < s) scratch[lid] += scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  sum = scratch[0];
+  for (int j = lid; j < n_k; j += ls)
+    w[j] = (m == -INFINITY || x[j] == -INFINITY) ? 0.0f : exp(x[j] * inv_t - m) / sum;
+}
+
+// output = weights·V, tiled like attention_scores.
+__kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void attention_output(
+    __global const float* weights, __global const float* v, __global float* out, int n_q, int n_k,
+    int d_v, int group) {
+  __local float w_tile[TS][TS];
+  __local float v_tile[TS][TS];
+  const int tc = get_local_id(0), ti = get_local_id(1);
+  const int c = get_group_id(0) * TS + tc, i = get_group_id(1) * TS + ti;
+  const int h = get_global_id(2), g = h / group;
+  __global const float* wh = weights + (size_t)h * n_q * n_k;
+  __global const float* vg = v + (size_t)g * n_k * d_v;
+  float acc = 0.0f;
+  for (int j0 = 0; j0 < n_k; j0 += TS) {
+    w_tile[ti][tc] = (i < n_q && j0 + tc < n_k) ? wh[(size_t)i * n_k + j0 + tc] : 0.0f;
+    v_tile[ti][tc] = (j0 + ti < n_k && c < d_v) ? vg[(size_t)(j0 + ti) * d_v + c] : 0.0f;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int t = 0; t < TS; ++t) acc += w_tile[ti][t] * v_tile[t][tc];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (i < n_q && c < d_v) out[((size_t)h * n_q + i) * d_v + c] = acc;
+}
+
+#ifdef BQ
+// Fused outputs-only attention (flash-attention style). One work-group of BQ work-items per tile
+// of BQ queries of one head, one query row per work-item. Tiles of BQ keys and values are loaded
+// into local memory by the whole group (contiguous, coalesced), then each work-item updates its
+// row's running max m, running sum l and accumulator with the online softmax; the division by l
+// happens once at the end. `ranges` holds, per query tile, the keys [x, y) any of its queries may
+// see structurally, so key tiles hidden from the whole tile (causal, window, padding) are skipped.
+__kernel __attribute__((reqd_work_group_size(BQ, 1, 1))) void attention_fused(
+    __global const float* q, __global const float* k, __global const float* v,
+    __global float* out, int n_q, int n_k, int group, float q_scale, float inv_t,
+    __global const int2* ranges, int8 mp, __global const uchar* global_flags,
+    __global const float* custom, __global const float* bias) {
+  __local float k_tile[BQ * D_K];  // also stages the query tile on entry
+  __local float v_tile[BQ * D_V];  // also stages the output tile on exit
+  const int lid = get_local_id(0);
+  const int tile = get_group_id(0), h = get_group_id(1), g = h / group;
+  const int i0 = tile * BQ, i = i0 + lid;
+  const int rows = min(BQ, n_q - i0);
+  const int row_ok = lid < rows;
+
+  // Query rows through local memory so the global reads are coalesced.
+  __global const float* qt = q + ((size_t)h * n_q + i0) * D_K;
+  for (int x = lid; x < rows * D_K; x += BQ) k_tile[x] = qt[x];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  float qr[D_K];
+  for (int a = 0; a < D_K; ++a) qr[a] = row_ok ? k_tile[lid * D_K + a] * q_scale : 0.0f;
+  barrier(CLK_LOCAL_MEM_FENCE);
+
+  float acc[D_V];
+  for (int c = 0; c < D_V; ++c) acc[c] = 0.0f;
+  float m = -INFINITY, l = 0.0f;
+  float s[BQ];
+  const int2 range = ranges[tile];
+  __global const float* kg = k + (size_t)g * n_k * D_K;
+  __global const float* vg = v + (size_t)g * n_k * D_V;
+  for (int j0 = range.x; j0 < range.y; j0 += BQ) {
+    const int cols = min(BQ, range.y - j0);
+    for (int x = lid; x < cols * D_K; x += BQ) k_tile[x] = kg[(size_t)j0 * D_K + x];
+    for (int x = lid; x < cols * D_V; x += BQ) v_tile[x] = vg[(size_t)j0 * D_V + x];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (row_ok) {
+      float mb = m;
+      for (int t = 0; t < cols; ++t) {
+        float dot = 0.0f;
+        for (int a = 0; a < D_K; ++a) dot += qr[a] * k_tile[t * D_K + a];
+        if (mp.s7) {
+          const int j = j0 + t;
+          dot = visible_cell(mp, h, i, j, n_q, n_k, global_flags, custom)
+                    ? dot + bias_at(mp, h, i, j, n_q, n_k, bias) * inv_t
+                    : -INFINITY;
+        }
+        s[t] = dot;
+        mb = fmax(mb, dot);
+      }
+      // A row that has seen no visible key keeps m = −∞; exponentials against 0 then give 0.
+      const float mu = mb == -INFINITY ? 0.0f : mb;
+      const float alpha = exp(m - mu);
+      l *= alpha;
+      for (int c = 0; c < D_V; ++c) acc[c] *= alpha;
+      for (int t = 0; t < cols; ++t) {
+        const float e = exp(s[t] - mu);
+        l += e;
+        for (int c = 0; c < D_V; ++c) acc[c] += e * v_tile[t * D_V + c];
+      }
+      m = mb;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  // l = 0 only when every key is hidden from the row: output 0, never NaN.
+  const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
+  if (row_ok)
+    for (int c = 0; c < D_V; ++c) v_tile[lid * D_V + c] = acc[c] * inv_l;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  __global float* ot = out + ((size_t)h * n_q + i0) * D_V;
+  for (int x = lid; x < rows * D_V; x += BQ) ot[x] = v_tile[x];
+}
+#endif
