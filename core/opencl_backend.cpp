@@ -70,6 +70,10 @@ class OpenClBackend : public Backend {
                           nullptr),
           "clGetDeviceInfo");
     max_item_ = std::min(item_sizes[0], item_sizes[1]);
+    // The fused kernel's float vectors: the width the device prefers, a power of two up to 16.
+    const auto preferred = device_value<cl_uint>(d.id, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT);
+    while (vector_width_ * 2 <= static_cast<int>(std::min<cl_uint>(preferred, 16)))
+      vector_width_ *= 2;
     source_ = kernel_source(kSource);
     build_staged();
   }
@@ -206,7 +210,10 @@ class OpenClBackend : public Backend {
     throw OpenClError("the OpenCL device " + dev_.name + " allows no usable work-group size", 0);
   }
 
-  std::string options(int ts) const { return "-cl-std=CL1.2 -DTS=" + std::to_string(ts); }
+  // -cl-mad-enable lets a·b + c become one fused multiply-add, which is at least as accurate.
+  std::string options(int ts) const {
+    return "-cl-std=CL1.2 -cl-mad-enable -DTS=" + std::to_string(ts);
+  }
 
   // The fused kernel for (d_k, d_v), built on first use and cached: its private arrays and
   // local tiles are sized at compile time.
@@ -219,10 +226,13 @@ class OpenClBackend : public Backend {
     const bool small_enough = d_k + d_v <= 1024;
     for (int bq = 64; bq >= 1 && small_enough; bq /= 2) {
       if (size_t(bq) > max_wg_ || size_t(bq) > max_item_) continue;
-      if (size_t(bq) * (d_k + d_v) * sizeof(float) > local_mem_) continue;
-      Program prog = build_program(ctx_.get(), dev_.id, source_,
-                                   options(ts_) + " -DBQ=" + std::to_string(bq) + " -DD_K=" +
-                                       std::to_string(d_k) + " -DD_V=" + std::to_string(d_v));
+      const int vw = std::min(vector_width_, bq);
+      const int d_vp = (d_v + vw - 1) / vw * vw;
+      if (size_t(bq) * (d_k + d_vp) * sizeof(float) > local_mem_) continue;
+      Program prog = build_program(
+          ctx_.get(), dev_.id, source_,
+          options(ts_) + " -DBQ=" + std::to_string(bq) + " -DD_K=" + std::to_string(d_k) +
+              " -DD_V=" + std::to_string(d_v) + " -DVW=" + std::to_string(vw));
       Kernel kernel = create_kernel(prog.get(), "attention_fused");
       if (kernel_work_group_size(kernel.get(), dev_.id) < size_t(bq)) continue;
       f.program = std::move(prog);
@@ -315,6 +325,7 @@ class OpenClBackend : public Backend {
   Program staged_;
   Kernel scores_k_, softmax_k_, output_k_;
   int ts_ = 1;
+  int vector_width_ = 1;
   size_t softmax_ls_ = 1;
   std::map<std::pair<int, int>, Fused> fused_;
 };

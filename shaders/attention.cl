@@ -4,7 +4,8 @@
 // Layouts (row-major, heads stacked): Q (H, n_q, d_k), K (H_kv, n_k, d_k), V (H_kv, n_k, d_v),
 // stages (H, n_q, n_k), output (H, n_q, d_v). Query head h reads key/value head h / group.
 // Compile-time sizes come from the host as -D options: TS (square tile of the staged products),
-// and for the fused kernel BQ (queries = keys per tile, the work-group size), D_K and D_V.
+// and for the fused kernel BQ (queries = keys per tile, the work-group size), D_K, D_V and VW
+// (the float vector width).
 // Nothing assumes a vendor, a subgroup size or a work-group size the device did not allow.
 
 // The masks every kernel applies, packed by the host (see opencl_backend.cpp, MaskArgs):
@@ -137,17 +138,38 @@ __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void attention_output(
 #ifdef BQ
 // Fused outputs-only attention (flash-attention style). One work-group of BQ work-items per tile
 // of BQ queries of one head, one query row per work-item. Tiles of BQ keys and values are loaded
-// into local memory by the whole group (contiguous, coalesced), then each work-item updates its
-// row's running max m, running sum l and accumulator with the online softmax; the division by l
-// happens once at the end. `ranges` holds, per query tile, the keys [x, y) any of its queries may
-// see structurally, so key tiles hidden from the whole tile (causal, window, padding) are skipped.
+// into local memory by the whole group (contiguous, coalesced global reads), then each work-item
+// updates its row's running max m, running sum l and accumulator with the online softmax; the
+// division by l happens once at the end. `ranges` holds, per query tile, the keys [x, y) any of
+// its queries may see structurally, so key tiles hidden from the whole tile (causal, window,
+// padding) are never loaded.
+//
+// Arithmetic runs on vectors of VW floats (the device's preferred float vector width, 1 on most
+// GPUs, 16 on AVX-512 CPUs): the key tile is stored transposed so that the scores of VW keys come
+// from one multiply-add per component of q, and the value rows are padded to D_VP columns so the
+// accumulator is whole vectors. No horizontal reduction is needed anywhere.
+#define ATTN_CAT(a, b) a##b
+#define ATTN_XCAT(a, b) ATTN_CAT(a, b)
+#if VW == 1
+#define floatv float
+#define VLOADV(i, p) ((p)[i])
+#define VSTOREV(x, i, p) ((p)[i] = (x))
+#else
+#define floatv ATTN_XCAT(float, VW)
+#define VLOADV(i, p) ATTN_XCAT(vload, VW)(i, p)
+#define VSTOREV(x, i, p) ATTN_XCAT(vstore, VW)(x, i, p)
+#endif
+#define D_VP (((D_V + VW - 1) / VW) * VW)  // value row padded to whole vectors
+#define NKV (BQ / VW)                      // vectors of keys per tile
+#define NVV (D_VP / VW)                    // vectors per accumulator row
+
 __kernel __attribute__((reqd_work_group_size(BQ, 1, 1))) void attention_fused(
     __global const float* q, __global const float* k, __global const float* v,
     __global float* out, int n_q, int n_k, int group, float q_scale, float inv_t,
     __global const int2* ranges, int8 mp, __global const uchar* global_flags,
     __global const float* custom, __global const float* bias) {
-  __local float k_tile[BQ * D_K];  // also stages the query tile on entry
-  __local float v_tile[BQ * D_V];  // also stages the output tile on exit
+  __local float k_tile[D_K * BQ];   // k_tile[a * BQ + t]; stages the query tile on entry
+  __local float v_tile[BQ * D_VP];  // v_tile[t * D_VP + c]; stages the output tile on exit
   const int lid = get_local_id(0);
   const int tile = get_group_id(0), h = get_group_id(1), g = h / group;
   const int i0 = tile * BQ, i = i0 + lid;
@@ -162,8 +184,8 @@ __kernel __attribute__((reqd_work_group_size(BQ, 1, 1))) void attention_fused(
   for (int a = 0; a < D_K; ++a) qr[a] = row_ok ? k_tile[lid * D_K + a] * q_scale : 0.0f;
   barrier(CLK_LOCAL_MEM_FENCE);
 
-  float acc[D_V];
-  for (int c = 0; c < D_V; ++c) acc[c] = 0.0f;
+  floatv acc[NVV];
+  for (int c = 0; c < NVV; ++c) acc[c] = (floatv)(0.0f);
   float m = -INFINITY, l = 0.0f;
   float s[BQ];
   const int2 range = ranges[tile];
@@ -171,32 +193,43 @@ __kernel __attribute__((reqd_work_group_size(BQ, 1, 1))) void attention_fused(
   __global const float* vg = v + (size_t)g * n_k * D_V;
   for (int j0 = range.x; j0 < range.y; j0 += BQ) {
     const int cols = min(BQ, range.y - j0);
-    for (int x = lid; x < cols * D_K; x += BQ) k_tile[x] = kg[(size_t)j0 * D_K + x];
-    for (int x = lid; x < cols * D_V; x += BQ) v_tile[x] = vg[(size_t)j0 * D_V + x];
+    // Keys past the end of the range are zeros: finite scores that the mask below discards.
+    for (int x = lid; x < BQ * D_K; x += BQ) {
+      const int t = x / D_K, a = x - t * D_K;
+      k_tile[a * BQ + t] = t < cols ? kg[(size_t)j0 * D_K + x] : 0.0f;
+    }
+    for (int x = lid; x < BQ * D_VP; x += BQ) {
+      const int t = x / D_VP, c = x - t * D_VP;
+      v_tile[x] = (t < cols && c < D_V) ? vg[(size_t)(j0 + t) * D_V + c] : 0.0f;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
     if (row_ok) {
+      floatv sv[NKV];
+      for (int kv = 0; kv < NKV; ++kv) sv[kv] = (floatv)(0.0f);
+      for (int a = 0; a < D_K; ++a) {
+        const float qa = qr[a];
+        for (int kv = 0; kv < NKV; ++kv) sv[kv] += qa * VLOADV(kv, k_tile + a * BQ);
+      }
+      for (int kv = 0; kv < NKV; ++kv) VSTOREV(sv[kv], kv, s);
       float mb = m;
       for (int t = 0; t < cols; ++t) {
-        float dot = 0.0f;
-        for (int a = 0; a < D_K; ++a) dot += qr[a] * k_tile[t * D_K + a];
         if (mp.s7) {
           const int j = j0 + t;
-          dot = visible_cell(mp, h, i, j, n_q, n_k, global_flags, custom)
-                    ? dot + bias_at(mp, h, i, j, n_q, n_k, bias) * inv_t
-                    : -INFINITY;
+          s[t] = visible_cell(mp, h, i, j, n_q, n_k, global_flags, custom)
+                     ? s[t] + bias_at(mp, h, i, j, n_q, n_k, bias) * inv_t
+                     : -INFINITY;
         }
-        s[t] = dot;
-        mb = fmax(mb, dot);
+        mb = fmax(mb, s[t]);
       }
       // A row that has seen no visible key keeps m = −∞; exponentials against 0 then give 0.
       const float mu = mb == -INFINITY ? 0.0f : mb;
       const float alpha = exp(m - mu);
       l *= alpha;
-      for (int c = 0; c < D_V; ++c) acc[c] *= alpha;
+      for (int c = 0; c < NVV; ++c) acc[c] *= alpha;
       for (int t = 0; t < cols; ++t) {
         const float e = exp(s[t] - mu);
         l += e;
-        for (int c = 0; c < D_V; ++c) acc[c] += e * v_tile[t * D_V + c];
+        for (int c = 0; c < NVV; ++c) acc[c] += e * VLOADV(t * NVV + c, v_tile);
       }
       m = mb;
     }
@@ -205,9 +238,12 @@ __kernel __attribute__((reqd_work_group_size(BQ, 1, 1))) void attention_fused(
   // l = 0 only when every key is hidden from the row: output 0, never NaN.
   const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
   if (row_ok)
-    for (int c = 0; c < D_V; ++c) v_tile[lid * D_V + c] = acc[c] * inv_l;
+    for (int c = 0; c < NVV; ++c) VSTOREV(acc[c] * inv_l, lid * NVV + c, v_tile);
   barrier(CLK_LOCAL_MEM_FENCE);
   __global float* ot = out + ((size_t)h * n_q + i0) * D_V;
-  for (int x = lid; x < rows * D_V; x += BQ) ot[x] = v_tile[x];
+  for (int x = lid; x < rows * D_V; x += BQ) {
+    const int r = x / D_V, c = x - r * D_V;
+    ot[x] = v_tile[r * D_VP + c];
+  }
 }
 #endif
