@@ -74,6 +74,9 @@ class OpenClBackend : public Backend {
     const auto preferred = device_value<cl_uint>(d.id, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT);
     while (vector_width_ * 2 <= static_cast<int>(std::min<cl_uint>(preferred, 16)))
       vector_width_ *= 2;
+    // CPU devices run a work-group as a loop: several rows per work-item reuse each loaded key
+    // and value vector. GPUs keep one row per work-item for occupancy.
+    rows_per_item_ = d.type == "cpu" ? 2 : 1;
     source_ = kernel_source(kSource);
     build_staged();
   }
@@ -170,8 +173,8 @@ class OpenClBackend : public Backend {
     ArgSetter(f.kernel.get(), "attention_fused")(q)(k)(v)(out)(cl_int(n_q))(cl_int(in.n_k()))(
         cl_int(H / in.num_kv_heads()))(cl_float(p.effective_scale() * inv_t))(cl_float(inv_t))(
         range_buf)(mask.mp)(mask.global_flags)(mask.custom)(mask.bias);
-    const size_t bq = static_cast<size_t>(f.bq);
-    enqueue(f.kernel, "attention_fused", {size_t(tiles) * bq, size_t(H), 1}, {bq, 1, 1});
+    const size_t wg = static_cast<size_t>(f.wg);
+    enqueue(f.kernel, "attention_fused", {size_t(tiles) * wg, size_t(H), 1}, {wg, 1, 1});
     return download(out, H, n_q, d_v);
   }
 
@@ -179,7 +182,8 @@ class OpenClBackend : public Backend {
   struct Fused {
     Program program;
     Kernel kernel;
-    int bq = 0;  // query (= key) tile and work-group size; 0 = not possible on this device
+    int bq = 0;  // query (= key) tile; 0 = not possible on this device
+    int wg = 1;  // work-group size: each work-item owns bq / wg query rows
   };
 
   // Builds the staged kernels with the largest square tile the device takes (16, else smaller).
@@ -224,17 +228,20 @@ class OpenClBackend : public Backend {
     Fused f;
     // Private rows of d_k + d_v floats per work-item: beyond that the staged path is kinder.
     const bool small_enough = d_k + d_v <= 1024;
-    for (int bq = 64; bq >= 1 && small_enough; bq /= 2) {
+    for (int bq = 128; bq >= 1 && small_enough; bq /= 2) {
       if (size_t(bq) > max_wg_ || size_t(bq) > max_item_) continue;
       const int vw = std::min(vector_width_, bq);
+      const int rpw = std::min(rows_per_item_, bq);
       const int d_vp = (d_v + vw - 1) / vw * vw;
       if (size_t(bq) * (d_k + d_vp) * sizeof(float) > local_mem_) continue;
-      Program prog = build_program(
-          ctx_.get(), dev_.id, source_,
-          options(ts_) + " -DBQ=" + std::to_string(bq) + " -DD_K=" + std::to_string(d_k) +
-              " -DD_V=" + std::to_string(d_v) + " -DVW=" + std::to_string(vw));
+      Program prog =
+          build_program(ctx_.get(), dev_.id, source_,
+                        options(ts_) + " -DBQ=" + std::to_string(bq) +
+                            " -DD_K=" + std::to_string(d_k) + " -DD_V=" + std::to_string(d_v) +
+                            " -DVW=" + std::to_string(vw) + " -DRPW=" + std::to_string(rpw));
       Kernel kernel = create_kernel(prog.get(), "attention_fused");
-      if (kernel_work_group_size(kernel.get(), dev_.id) < size_t(bq)) continue;
+      if (kernel_work_group_size(kernel.get(), dev_.id) < size_t(bq / rpw)) continue;
+      f.wg = bq / rpw;
       f.program = std::move(prog);
       f.kernel = std::move(kernel);
       f.bq = bq;
@@ -326,6 +333,7 @@ class OpenClBackend : public Backend {
   Kernel scores_k_, softmax_k_, output_k_;
   int ts_ = 1;
   int vector_width_ = 1;
+  int rows_per_item_ = 1;
   size_t softmax_ls_ = 1;
   std::map<std::pair<int, int>, Fused> fused_;
 };

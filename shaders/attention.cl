@@ -136,13 +136,14 @@ __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void attention_output(
 }
 
 #ifdef BQ
-// Fused outputs-only attention (flash-attention style). One work-group of BQ work-items per tile
-// of BQ queries of one head, one query row per work-item. Tiles of BQ keys and values are loaded
-// into local memory by the whole group (contiguous, coalesced global reads), then each work-item
-// updates its row's running max m, running sum l and accumulator with the online softmax; the
-// division by l happens once at the end. `ranges` holds, per query tile, the keys [x, y) any of
-// its queries may see structurally, so key tiles hidden from the whole tile (causal, window,
-// padding) are never loaded.
+// Fused outputs-only attention (flash-attention style). One work-group per tile of BQ queries of
+// one head; each of its WG = BQ / RPW work-items owns RPW query rows (1 on GPUs; more on CPU
+// devices, where each loaded key and value vector then serves several rows). Tiles of BQ keys and
+// values are loaded into local memory by the whole group (contiguous, coalesced global reads),
+// then each work-item updates its rows' running max m, running sum l and accumulator with the
+// online softmax; the division by l happens once at the end. `ranges` holds, per query tile, the
+// keys [x, y) any of its queries may see structurally, so key tiles hidden from the whole tile
+// (causal, window, padding) are never loaded.
 //
 // Arithmetic runs on vectors of VW floats (the device's preferred float vector width, 1 on most
 // GPUs, 16 on AVX-512 CPUs): the key tile is stored transposed so that the scores of VW keys come
@@ -162,8 +163,9 @@ __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void attention_output(
 #define D_VP (((D_V + VW - 1) / VW) * VW)  // value row padded to whole vectors
 #define NKV (BQ / VW)                      // vectors of keys per tile
 #define NVV (D_VP / VW)                    // vectors per accumulator row
+#define WG (BQ / RPW)                      // work-items per group: RPW query rows each
 
-__kernel __attribute__((reqd_work_group_size(BQ, 1, 1))) void attention_fused(
+__kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fused(
     __global const float* q, __global const float* k, __global const float* v,
     __global float* out, int n_q, int n_k, int group, float q_scale, float inv_t,
     __global const int2* ranges, int8 mp, __global const uchar* global_flags,
@@ -172,76 +174,109 @@ __kernel __attribute__((reqd_work_group_size(BQ, 1, 1))) void attention_fused(
   __local float v_tile[BQ * D_VP];  // v_tile[t * D_VP + c]; stages the output tile on exit
   const int lid = get_local_id(0);
   const int tile = get_group_id(0), h = get_group_id(1), g = h / group;
-  const int i0 = tile * BQ, i = i0 + lid;
+  const int i0 = tile * BQ;
   const int rows = min(BQ, n_q - i0);
-  const int row_ok = lid < rows;
 
   // Query rows through local memory so the global reads are coalesced.
   __global const float* qt = q + ((size_t)h * n_q + i0) * D_K;
-  for (int x = lid; x < rows * D_K; x += BQ) k_tile[x] = qt[x];
+  for (int x = lid; x < rows * D_K; x += WG) k_tile[x] = qt[x];
   barrier(CLK_LOCAL_MEM_FENCE);
-  float qr[D_K];
-  for (int a = 0; a < D_K; ++a) qr[a] = row_ok ? k_tile[lid * D_K + a] * q_scale : 0.0f;
+  // Work-item lid owns rows lid, lid + WG, ...: each key and value loaded serves RPW rows.
+  float qr[RPW][D_K];
+  for (int r = 0; r < RPW; ++r) {
+    const int row = lid + r * WG;
+    for (int a = 0; a < D_K; ++a) qr[r][a] = row < rows ? k_tile[row * D_K + a] * q_scale : 0.0f;
+  }
   barrier(CLK_LOCAL_MEM_FENCE);
 
-  floatv acc[NVV];
-  for (int c = 0; c < NVV; ++c) acc[c] = (floatv)(0.0f);
-  float m = -INFINITY, l = 0.0f;
-  float s[BQ];
+  floatv acc[RPW][NVV];
+  float m[RPW], l[RPW];
+  for (int r = 0; r < RPW; ++r) {
+    for (int c = 0; c < NVV; ++c) acc[r][c] = (floatv)(0.0f);
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+  }
+  float s[RPW][BQ];
   const int2 range = ranges[tile];
   __global const float* kg = k + (size_t)g * n_k * D_K;
   __global const float* vg = v + (size_t)g * n_k * D_V;
   for (int j0 = range.x; j0 < range.y; j0 += BQ) {
     const int cols = min(BQ, range.y - j0);
-    // Keys past the end of the range are zeros: finite scores that the mask below discards.
-    for (int x = lid; x < BQ * D_K; x += BQ) {
+    // Keys past the end of the range are zeros: finite scores that are never used.
+    for (int x = lid; x < BQ * D_K; x += WG) {
       const int t = x / D_K, a = x - t * D_K;
       k_tile[a * BQ + t] = t < cols ? kg[(size_t)j0 * D_K + x] : 0.0f;
     }
-    for (int x = lid; x < BQ * D_VP; x += BQ) {
+    for (int x = lid; x < BQ * D_VP; x += WG) {
       const int t = x / D_VP, c = x - t * D_VP;
       v_tile[x] = (t < cols && c < D_V) ? vg[(size_t)(j0 + t) * D_V + c] : 0.0f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (row_ok) {
-      floatv sv[NKV];
-      for (int kv = 0; kv < NKV; ++kv) sv[kv] = (floatv)(0.0f);
-      for (int a = 0; a < D_K; ++a) {
-        const float qa = qr[a];
-        for (int kv = 0; kv < NKV; ++kv) sv[kv] += qa * VLOADV(kv, k_tile + a * BQ);
-      }
-      for (int kv = 0; kv < NKV; ++kv) VSTOREV(sv[kv], kv, s);
-      float mb = m;
-      for (int t = 0; t < cols; ++t) {
-        if (mp.s7) {
-          const int j = j0 + t;
-          s[t] = visible_cell(mp, h, i, j, n_q, n_k, global_flags, custom)
-                     ? s[t] + bias_at(mp, h, i, j, n_q, n_k, bias) * inv_t
-                     : -INFINITY;
+    {
+      floatv sv[RPW][NKV];
+      for (int r = 0; r < RPW; ++r)
+        for (int kv = 0; kv < NKV; ++kv) sv[r][kv] = (floatv)(0.0f);
+      for (int a = 0; a < D_K; ++a)
+        for (int kv = 0; kv < NKV; ++kv) {
+          const floatv kk = VLOADV(kv, k_tile + a * BQ);
+          for (int r = 0; r < RPW; ++r) sv[r][kv] += qr[r][a] * kk;
         }
-        mb = fmax(mb, s[t]);
+      for (int r = 0; r < RPW; ++r) {
+        // Masks (and the keys past the end of a partial tile) cell by cell, only when needed.
+        if (mp.s7 || cols < BQ) {
+          for (int kv = 0; kv < NKV; ++kv) VSTOREV(sv[r][kv], kv, s[r]);
+          const int i = i0 + lid + r * WG;
+          for (int t = 0; t < BQ; ++t) {
+            const int j = j0 + t;
+            if (t >= cols)
+              s[r][t] = -INFINITY;
+            else if (mp.s7)
+              s[r][t] = i < n_q && visible_cell(mp, h, i, j, n_q, n_k, global_flags, custom)
+                            ? s[r][t] + bias_at(mp, h, i, j, n_q, n_k, bias) * inv_t
+                            : -INFINITY;
+          }
+          for (int kv = 0; kv < NKV; ++kv) sv[r][kv] = VLOADV(kv, s[r]);
+        }
+        floatv vmax = sv[r][0];
+        for (int kv = 1; kv < NKV; ++kv) vmax = fmax(vmax, sv[r][kv]);
+        float lanes[VW];
+        VSTOREV(vmax, 0, lanes);
+        float mb = m[r];
+        for (int x = 0; x < VW; ++x) mb = fmax(mb, lanes[x]);
+        // A row that has seen no visible key keeps m = −∞; exponentials against 0 give 0.
+        const float mu = mb == -INFINITY ? 0.0f : mb;
+        const float alpha = exp(m[r] - mu);
+        floatv vsum = (floatv)(0.0f);
+        for (int kv = 0; kv < NKV; ++kv) {
+          const floatv e = exp(sv[r][kv] - mu);  // whole vectors: the exponentials are vectorised
+          vsum += e;
+          VSTOREV(e, kv, s[r]);
+        }
+        VSTOREV(vsum, 0, lanes);
+        float sum = 0.0f;
+        for (int x = 0; x < VW; ++x) sum += lanes[x];
+        l[r] = l[r] * alpha + sum;
+        for (int c = 0; c < NVV; ++c) acc[r][c] *= alpha;
+        m[r] = mb;
       }
-      // A row that has seen no visible key keeps m = −∞; exponentials against 0 then give 0.
-      const float mu = mb == -INFINITY ? 0.0f : mb;
-      const float alpha = exp(m - mu);
-      l *= alpha;
-      for (int c = 0; c < NVV; ++c) acc[c] *= alpha;
-      for (int t = 0; t < cols; ++t) {
-        const float e = exp(s[t] - mu);
-        l += e;
-        for (int c = 0; c < NVV; ++c) acc[c] += e * VLOADV(t * NVV + c, v_tile);
-      }
-      m = mb;
+      for (int t = 0; t < cols; ++t)
+        for (int c = 0; c < NVV; ++c) {
+          const floatv vv = VLOADV(t * NVV + c, v_tile);
+          for (int r = 0; r < RPW; ++r) acc[r][c] += s[r][t] * vv;
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   // l = 0 only when every key is hidden from the row: output 0, never NaN.
-  const float inv_l = l > 0.0f ? 1.0f / l : 0.0f;
-  if (row_ok)
-    for (int c = 0; c < NVV; ++c) VSTOREV(acc[c] * inv_l, lid * NVV + c, v_tile);
+  for (int r = 0; r < RPW; ++r) {
+    const int row = lid + r * WG;
+    const float inv_l = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+    if (row < rows)
+      for (int c = 0; c < NVV; ++c) VSTOREV(acc[r][c] * inv_l, row * NVV + c, v_tile);
+  }
   barrier(CLK_LOCAL_MEM_FENCE);
   __global float* ot = out + ((size_t)h * n_q + i0) * D_V;
-  for (int x = lid; x < rows * D_V; x += BQ) {
+  for (int x = lid; x < rows * D_V; x += WG) {
     const int r = x / D_V, c = x - r * D_V;
     ot[x] = v_tile[r * D_VP + c];
   }
