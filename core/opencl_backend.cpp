@@ -21,6 +21,8 @@ std::unique_ptr<Backend> make_opencl_backend(int, std::string& error) {
 #else
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -77,6 +79,7 @@ class OpenClBackend : public Backend {
     // CPU devices run a work-group as a loop: several rows per work-item reuse each loaded key
     // and value vector. GPUs keep one row per work-item for occupancy.
     rows_per_item_ = d.type == "cpu" ? 2 : 1;
+    override_fused_tuning();
     source_ = kernel_source(kSource);
     build_staged();
   }
@@ -214,6 +217,20 @@ class OpenClBackend : public Backend {
     throw OpenClError("the OpenCL device " + dev_.name + " allows no usable work-group size", 0);
   }
 
+  // ATTN_OPENCL_FUSED="VW,RPW,BQ" forces the fused kernel's vector width, rows per work-item and
+  // largest tile (powers of two), so the tests can run a GPU's configuration on a CPU device.
+  void override_fused_tuning() {
+    const char* e = std::getenv("ATTN_OPENCL_FUSED");
+    int vw = 0, rpw = 0, bq = 0;
+    if (!e || std::sscanf(e, "%d,%d,%d", &vw, &rpw, &bq) != 3) return;
+    auto pow2 = [](int x, int hi) { return x >= 1 && x <= hi && (x & (x - 1)) == 0; };
+    if (pow2(vw, 16) && pow2(rpw, 64) && pow2(bq, 1024)) {
+      vector_width_ = vw;
+      rows_per_item_ = rpw;
+      max_tile_ = bq;
+    }
+  }
+
   // -cl-mad-enable lets a·b + c become one fused multiply-add, which is at least as accurate.
   std::string options(int ts) const {
     return "-cl-std=CL1.2 -cl-mad-enable -DTS=" + std::to_string(ts);
@@ -228,7 +245,7 @@ class OpenClBackend : public Backend {
     Fused f;
     // Private rows of d_k + d_v floats per work-item: beyond that the staged path is kinder.
     const bool small_enough = d_k + d_v <= 1024;
-    for (int bq = 128; bq >= 1 && small_enough; bq /= 2) {
+    for (int bq = max_tile_; bq >= 1 && small_enough; bq /= 2) {
       if (size_t(bq) > max_wg_ || size_t(bq) > max_item_) continue;
       const int vw = std::min(vector_width_, bq);
       const int rpw = std::min(rows_per_item_, bq);
@@ -334,6 +351,7 @@ class OpenClBackend : public Backend {
   int ts_ = 1;
   int vector_width_ = 1;
   int rows_per_item_ = 1;
+  int max_tile_ = 128;
   size_t softmax_ls_ = 1;
   std::map<std::pair<int, int>, Fused> fused_;
 };

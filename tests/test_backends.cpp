@@ -233,6 +233,37 @@ TEST_P(BackendTest, RepeatedCallsAndShapeChanges) {
     }
 }
 
+// The fused kernel in the configurations other devices get (scalar floats and one row per
+// work-item as on most GPUs, small tiles as on devices with little local memory, odd vector
+// widths), forced on whatever device is here: every one must give the same numbers.
+TEST(OpenClFused, EveryKernelConfiguration) {
+  std::string why;
+  if (opencl_skipped(why)) GTEST_SKIP() << why;
+  const std::vector<Case> all = cases();
+  for (const char* tuning : {"1,1,64", "4,1,16", "2,4,8", "16,2,32", "8,8,128"}) {
+    SCOPED_TRACE(tuning);
+    ::setenv("ATTN_OPENCL_FUSED", tuning, 1);
+    std::string error;
+    std::unique_ptr<Backend> b = make_backend("opencl", error);
+    ::unsetenv("ATTN_OPENCL_FUSED");
+    ASSERT_TRUE(b) << error;
+    unsigned seed = 500;
+    for (Case c : all) {
+      // One head size (d_v not a multiple of any vector width) keeps kernel builds few.
+      c.d_k = 8;
+      c.d_v = 5;
+      SCOPED_TRACE(c.name);
+      AttentionProblem p = make(c, seed++);
+      const test::RefResult ref = test::reference_attention(p);
+      HeadStack out = b->run_output(p);
+      for (int h = 0; h < c.heads; ++h) {
+        EXPECT_LE(max_abs_diff(out[h], ref.output[h]), kWeightTol) << "head " << h;
+        EXPECT_TRUE(out[h].allFinite());
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendTest, ::testing::Values("cpu", "opencl", "auto"),
                          [](const auto& info) { return info.param; });
 
