@@ -37,7 +37,8 @@ Scenario load_scenario_source(const ScenarioSource& src) {
 
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device) {
   if (name != "cpu" && name != "opencl" && name != "auto")
-    throw CliError{kExitUsage, "--backend: unknown backend '" + name + "'; expected cpu, opencl or auto"};
+    throw CliError{kExitUsage,
+                   "--backend: unknown backend '" + name + "'; expected cpu, opencl or auto"};
   std::string error;
   std::unique_ptr<Backend> b = make_backend(name, error, device);
   if (!b) throw CliError{kExitRuntime, "--backend " + name + ": " + error};
@@ -65,8 +66,8 @@ void register_gui(CLI::App& app, Action& action) {
         char x = 0, extra = 0;
         if (std::sscanf(size->c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x' ||
             w < 320 || h < 240 || w > 16384 || h > 16384)
-          throw CliError{kExitUsage, "--size: expected WxH with W >= 320 and H >= 240, got '" +
-                                         *size + "'"};
+          throw CliError{kExitUsage,
+                         "--size: expected WxH with W >= 320 and H >= 240, got '" + *size + "'"};
         o.width = w;
         o.height = h;
       }
@@ -85,8 +86,8 @@ int run(int argc, char** argv) {
   app.require_subcommand(0, 1);
   Action action;
   register_examples(app, action);
-  // register_trace(app, action);
-  // register_explain(app, action);
+  register_trace(app, action);
+  register_explain(app, action);
   // register_compute(app, action);
   // register_export(app, action);
   register_gui(app, action);

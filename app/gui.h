@@ -10,7 +10,7 @@ struct GuiOptions {
   std::string scenario_file;  // overrides example when set
   std::string step;           // initial step id, e.g. "weights"
   int width = 1600, height = 1000;
-  std::string screenshot;     // when set: render `frames` frames, save a PNG, exit
+  std::string screenshot;  // when set: render `frames` frames, save a PNG, exit
   int frames = 5;
 };
 

@@ -6,7 +6,8 @@
 namespace attn {
 
 int run_gui(const GuiOptions&) {
-  std::cerr << "error: the desktop app is not built yet; use the subcommands (attention-lab --help)\n";
+  std::cerr
+      << "error: the desktop app is not built yet; use the subcommands (attention-lab --help)\n";
   return 1;
 }
 
