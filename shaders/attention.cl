@@ -21,8 +21,9 @@ inline int visible_cell(int8 mp, int h, int i, int j, int n_q, int n_k,
   if (mp.s2 >= 0) {
     const int w = mp.s2;
     const int inside = mp.s0 ? (j >= p - w && j <= p) : (abs(p - j) <= w);
-    // Global positions relax the window only (Longformer style).
-    if (!inside && !(mp.s4 && (global_flags[i] || global_flags[j]))) return 0;
+    // Global positions relax the window only (Longformer style); a query is global when its
+    // position p (not its row index) is listed.
+    if (!inside && !(mp.s4 && ((p >= 0 && global_flags[p]) || global_flags[j]))) return 0;
   }
   if (mp.s3 >= 0 && j >= mp.s3) return 0;
   if (mp.s5) {
