@@ -101,14 +101,22 @@ struct FusedJob {
         auto [a, b] = row_range(r);
         full = a <= j0 && j0 + cols <= b;
       }
-      if (!full) {
+      if (!full && ranges.exact) {
+        // Only the structural masks: each row sees one contiguous range, so hide what lies outside.
+        for (int r = 0; r < rows; ++r) {
+          auto [a, b] = row_range(r);
+          const int vis_lo = std::clamp(a - j0, 0, cols), vis_hi = std::clamp(b - j0, vis_lo, cols);
+          S.row(r).head(vis_lo).setConstant(kNegInf);
+          S.row(r).segment(vis_hi, cols - vis_hi).setConstant(kNegInf);
+        }
+      } else if (!full) {
         for (int r = 0; r < rows; ++r) {
           const int i = i0 + r;
           auto [a, b] = row_range(r);
           for (int c = 0; c < cols; ++c) {
             const int j = j0 + c;
             bool visible = j >= a && j < b;
-            if (visible && !ranges.exact) {
+            if (visible) {
               visible = geo.reason(i, j) == 0 && (!custom || (*custom)(i, j) != 0.0f) &&
                         (!bias || (*bias)(i, j) != kNegInf);
               if (visible && bias) S(r, c) += (*bias)(i, j) * inv_t;
@@ -169,8 +177,10 @@ HeadStack fused_attention_cpu(const AttentionProblem& p, const FusedCpuConfig& c
   auto worker = [&] {
     try {
       Workspace w(bq, bk, d_k, d_v);
+      // Last query blocks first: under a causal mask they see the most keys, and starting with
+      // the longest items leaves short ones to even out the threads at the end.
       for (int it = next++; it < items; it = next++)
-        job.run(it / q_blocks, (it % q_blocks) * bq, w);
+        job.run(it % H, (q_blocks - 1 - it / H) * bq, w);
     } catch (...) {
       std::lock_guard<std::mutex> lock(failure_mutex);
       if (!failure) failure = std::current_exception();
