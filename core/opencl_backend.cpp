@@ -154,22 +154,30 @@ class OpenClBackend : public Backend {
       run_stages(p, t);
       return t.step("output").heads;
     }
-    // Per query tile, the keys any of its queries may see: hidden key tiles are never loaded.
+    // Per query tile, the keys any of its queries may see (hidden key tiles are never loaded) and
+    // the keys all of them see (key tiles there skip the mask test).
     const KeyRanges kr = key_ranges(p);
     const int tiles = (n_q + f.bq - 1) / f.bq;
-    std::vector<cl_int2> ranges(static_cast<size_t>(tiles));
+    std::vector<cl_int4> ranges(static_cast<size_t>(tiles));
     for (int tile = 0; tile < tiles; ++tile) {
       int lo = std::numeric_limits<int>::max(), hi = 0;
+      int all_lo = 0, all_hi = std::numeric_limits<int>::max();
       for (int i = tile * f.bq; i < std::min(n_q, (tile + 1) * f.bq); ++i) {
         auto [a, b] = kr.rows[static_cast<size_t>(i)];
         if (a < b) lo = std::min(lo, a), hi = std::max(hi, b);
+        all_lo = std::max(all_lo, a);
+        all_hi = std::min(all_hi, b);
       }
       if (lo >= hi) lo = hi = 0;
-      ranges[static_cast<size_t>(tile)].s[0] = lo;
-      ranges[static_cast<size_t>(tile)].s[1] = hi;
+      if (!kr.exact || all_lo >= all_hi) all_lo = all_hi = 0;
+      cl_int4& r = ranges[static_cast<size_t>(tile)];
+      r.s[0] = lo;
+      r.s[1] = hi;
+      r.s[2] = all_lo;
+      r.s[3] = all_hi;
     }
     Buffer q = upload(in.q, "Q"), k = upload(in.k, "K"), v = upload(in.v, "V");
-    Buffer range_buf = upload_bytes(ranges.data(), ranges.size() * sizeof(cl_int2), "key ranges");
+    Buffer range_buf = upload_bytes(ranges.data(), ranges.size() * sizeof(cl_int4), "key ranges");
     MaskArgs mask = mask_args(p);
     Buffer out = create_buffer(ctx_.get(), CL_MEM_WRITE_ONLY, size_t(H) * n_q * d_v * 4, "output");
     const float inv_t = 1.0f / p.options.temperature;

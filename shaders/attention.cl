@@ -144,7 +144,8 @@ __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void attention_output(
 // then each work-item updates its rows' running max m, running sum l and accumulator with the
 // online softmax; the division by l happens once at the end. `ranges` holds, per query tile, the
 // keys [x, y) any of its queries may see structurally, so key tiles hidden from the whole tile
-// (causal, window, padding) are never loaded.
+// (causal, window, padding) are never loaded, and the keys [z, w) every one of its queries sees,
+// so key tiles inside need no mask test (empty when a custom mask, bias or global applies).
 //
 // Arithmetic runs on vectors of VW floats (the device's preferred float vector width, 1 on most
 // GPUs, 16 on AVX-512 CPUs): the key tile is stored transposed so that the scores of VW keys come
@@ -169,7 +170,7 @@ __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void attention_output(
 __kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fused(
     __global const float* q, __global const float* k, __global const float* v,
     __global float* out, int n_q, int n_k, int group, float q_scale, float inv_t,
-    __global const int2* ranges, int8 mp, __global const uchar* global_flags,
+    __global const int4* ranges, int8 mp, __global const uchar* global_flags,
     __global const float* custom, __global const float* bias) {
   __local float k_tile[D_K * BQ];   // k_tile[a * BQ + t]; stages the query tile on entry
   __local float v_tile[BQ * D_VP];  // v_tile[t * D_VP + c]; stages the output tile on exit
@@ -198,7 +199,7 @@ __kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fu
     l[r] = 0.0f;
   }
   float s[RPW][BQ];
-  const int2 range = ranges[tile];
+  const int4 range = ranges[tile];
   __global const float* kg = k + (size_t)g * n_k * D_K;
   __global const float* vg = v + (size_t)g * n_k * D_V;
   for (int j0 = range.x; j0 < range.y; j0 += BQ) {
@@ -213,6 +214,8 @@ __kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fu
       v_tile[x] = (t < cols && c < D_V) ? vg[(size_t)(j0 + t) * D_V + c] : 0.0f;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+    // Cells need testing unless every query of the tile sees every key of this key tile.
+    const int need_mask = mp.s7 && !(j0 >= range.z && j0 + BQ <= range.w);
     {
       floatv sv[RPW][NKV];
       for (int r = 0; r < RPW; ++r)
@@ -224,14 +227,14 @@ __kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fu
         }
       for (int r = 0; r < RPW; ++r) {
         // Masks (and the keys past the end of a partial tile) cell by cell, only when needed.
-        if (mp.s7 || cols < BQ) {
+        if (need_mask || cols < BQ) {
           for (int kv = 0; kv < NKV; ++kv) VSTOREV(sv[r][kv], kv, s[r]);
           const int i = i0 + lid + r * WG;
           for (int t = 0; t < BQ; ++t) {
             const int j = j0 + t;
             if (t >= cols)
               s[r][t] = -INFINITY;
-            else if (mp.s7)
+            else if (need_mask)
               s[r][t] = i < n_q && visible_cell(mp, h, i, j, n_q, n_k, global_flags, custom)
                             ? s[r][t] + bias_at(mp, h, i, j, n_q, n_k, bias) * inv_t
                             : -INFINITY;
