@@ -264,6 +264,60 @@ TEST(OpenClFused, EveryKernelConfiguration) {
   }
 }
 
+// A problem whose stages exceed what the device can allocate is refused with a clear message
+// (not a crash), and the trace is left untouched.
+TEST(OpenClErrors, TooLargeForTheDeviceIsAClearError) {
+  std::string why;
+  if (opencl_skipped(why)) GTEST_SKIP() << why;
+  std::string error;
+  std::unique_ptr<Backend> b = make_backend("opencl", error);
+  ASSERT_TRUE(b) << error;
+  AttentionProblem p;
+  const int n = 46341;  // n² floats = 8 GB per stage: beyond any device's single allocation here
+  p.input.q = {Matrix::Constant(n, 1, 0.5f)};
+  p.input.k = {Matrix::Constant(n, 1, 0.5f)};
+  p.input.v = {Matrix::Constant(n, 1, 0.5f)};
+  EXPECT_FALSE(b->supports(p));
+  AttentionTrace t;
+  try {
+    b->run_stages(p, t);
+    ADD_FAILURE() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(t.steps.empty());
+}
+
+// A kernel that does not compile: "opencl" reports the build log, "auto" falls back to the CPU.
+TEST(OpenClErrors, FailedBuildIsReportedAndAutoFallsBack) {
+  std::string why;
+  if (opencl_skipped(why)) GTEST_SKIP() << why;
+  const std::string dir = test::temp_path("bad_kernels");
+  ASSERT_EQ(std::system(("mkdir -p '" + dir + "'").c_str()), 0);
+  {
+    FILE* f = std::fopen((dir + "/attention.cl").c_str(), "w");
+    ASSERT_TRUE(f);
+    std::fputs("__kernel void attention_scores(__global float* x) { x[0] = undeclared_name; }\n",
+               f);
+    std::fclose(f);
+  }
+  ::setenv("ATTN_SHADER_DIR", dir.c_str(), 1);
+  std::string error;
+  std::unique_ptr<Backend> opencl = make_backend("opencl", error);
+  std::string auto_error;
+  std::unique_ptr<Backend> fallback = make_backend("auto", auto_error);
+  ::unsetenv("ATTN_SHADER_DIR");
+  EXPECT_EQ(opencl, nullptr);
+  EXPECT_NE(error.find("kernel build failed"), std::string::npos) << error;
+  EXPECT_NE(error.find("undeclared_name"), std::string::npos) << error;  // the build log
+  ASSERT_TRUE(fallback);
+  EXPECT_EQ(fallback->name(), "cpu");
+  AttentionProblem p = make(Case{"small", 2, 2, 6, 5, 3, 4}, 3);
+  const test::RefResult ref = test::reference_attention(p);
+  HeadStack out = fallback->run_output(p);
+  for (int h = 0; h < 2; ++h) EXPECT_LE(max_abs_diff(out[h], ref.output[h]), kWeightTol);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, BackendTest, ::testing::Values("cpu", "opencl", "auto"),
                          [](const auto& info) { return info.param; });
 
