@@ -217,14 +217,17 @@ __kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fu
     // Cells need testing unless every query of the tile sees every key of this key tile.
     const int need_mask = mp.s7 && !(j0 >= range.z && j0 + BQ <= range.w);
     {
+      // Accumulators in registers: one vector of keys at a time, over the whole of d_k.
       floatv sv[RPW][NKV];
-      for (int r = 0; r < RPW; ++r)
-        for (int kv = 0; kv < NKV; ++kv) sv[r][kv] = (floatv)(0.0f);
-      for (int a = 0; a < D_K; ++a)
-        for (int kv = 0; kv < NKV; ++kv) {
+      for (int kv = 0; kv < NKV; ++kv) {
+        floatv acc_s[RPW];
+        for (int r = 0; r < RPW; ++r) acc_s[r] = (floatv)(0.0f);
+        for (int a = 0; a < D_K; ++a) {
           const floatv kk = VLOADV(kv, k_tile + a * BQ);
-          for (int r = 0; r < RPW; ++r) sv[r][kv] += qr[r][a] * kk;
+          for (int r = 0; r < RPW; ++r) acc_s[r] += qr[r][a] * kk;
         }
+        for (int r = 0; r < RPW; ++r) sv[r][kv] = acc_s[r];
+      }
       for (int r = 0; r < RPW; ++r) {
         // Masks (and the keys past the end of a partial tile) cell by cell, only when needed.
         if (need_mask || cols < BQ) {
@@ -263,11 +266,16 @@ __kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fu
         for (int c = 0; c < NVV; ++c) acc[r][c] *= alpha;
         m[r] = mb;
       }
-      for (int t = 0; t < cols; ++t)
-        for (int c = 0; c < NVV; ++c) {
+      // Likewise one vector of output columns at a time, over every key of the tile.
+      for (int c = 0; c < NVV; ++c) {
+        floatv acc_o[RPW];
+        for (int r = 0; r < RPW; ++r) acc_o[r] = acc[r][c];
+        for (int t = 0; t < cols; ++t) {
           const floatv vv = VLOADV(t * NVV + c, v_tile);
-          for (int r = 0; r < RPW; ++r) acc[r][c] += s[r][t] * vv;
+          for (int r = 0; r < RPW; ++r) acc_o[r] += s[r][t] * vv;
         }
+        for (int r = 0; r < RPW; ++r) acc[r][c] = acc_o[r];
+      }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
