@@ -9,8 +9,9 @@
 namespace attn {
 namespace {
 
-// "auto": OpenCL while it works, the CPU from the first OpenCL failure on (e.g. the device runs
-// out of memory), so a computation the user asked for never fails because of the device.
+// "auto": OpenCL when it can, the CPU whenever OpenCL fails for a problem (e.g. the device runs
+// out of memory), so a computation the user asked for never fails because of the device. The
+// first fallback is explained on stderr; later ones stay quiet.
 class AutoBackend : public Backend {
  public:
   explicit AutoBackend(std::unique_ptr<Backend> opencl)
@@ -22,12 +23,12 @@ class AutoBackend : public Backend {
   }
 
   void run_stages(const AttentionProblem& p, AttentionTrace& t) override {
-    if (use_opencl(p)) {
+    if (opencl_ && opencl_->supports(p)) {
       try {
         opencl_->run_stages(p, t);
         return;
       } catch (const std::exception& e) {
-        fall_back(e.what());
+        warn(e.what());
       }
     }
     t.backend = cpu_->name();
@@ -35,24 +36,25 @@ class AutoBackend : public Backend {
   }
 
   HeadStack run_output(const AttentionProblem& p) override {
-    if (use_opencl(p)) {
+    if (opencl_ && opencl_->supports(p)) {
       try {
         return opencl_->run_output(p);
       } catch (const std::exception& e) {
-        fall_back(e.what());
+        warn(e.what());
       }
     }
     return cpu_->run_output(p);
   }
 
  private:
-  bool use_opencl(const AttentionProblem& p) const { return opencl_ && opencl_->supports(p); }
-  void fall_back(const std::string& why) {
+  void warn(const std::string& why) {
+    if (warned_) return;
+    warned_ = true;
     std::cerr << "warning: " << why << "\nwarning: --backend auto: using the CPU backend instead\n";
-    opencl_.reset();
   }
 
   std::unique_ptr<Backend> opencl_, cpu_;
+  bool warned_ = false;
 };
 
 }  // namespace

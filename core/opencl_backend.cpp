@@ -38,6 +38,8 @@ namespace {
 using namespace ocl;
 
 constexpr const char* kSource = "attention.cl";
+// Beyond d_k + d_v floats per query row the fused kernel's private arrays get unreasonable.
+constexpr int kMaxFusedWidth = 1024;
 
 size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 
@@ -86,14 +88,16 @@ class OpenClBackend : public Backend {
 
   std::string name() const override { return "opencl: " + dev_.name; }
 
+  // Whether the outputs can be computed here: the inputs fit, and either the fused kernel's
+  // private rows are of a reasonable size or the staged buffers fit. run_stages checks the
+  // staged buffers itself and throws when they do not fit.
   bool supports(const AttentionProblem& p) const override {
     const AttentionInput& in = p.input;
     const size_t f = sizeof(float);
-    const size_t q = size_t(in.num_heads()) * in.n_q() * in.d_k() * f;
+    const size_t q = size_t(in.num_heads()) * in.n_q() * std::max(in.d_k(), in.d_v()) * f;
     const size_t kv = size_t(in.num_kv_heads()) * in.n_k() * (in.d_k() + in.d_v()) * f;
-    const size_t cells = size_t(in.num_heads()) * in.n_q() * in.n_k() * f;
-    return q <= max_alloc_ && kv <= max_alloc_ && cells <= max_alloc_ &&
-           q + kv + 4 * cells < global_mem_;
+    if (q > max_alloc_ || kv > max_alloc_ || 2 * q + kv > global_mem_) return false;
+    return in.d_k() + in.d_v() <= kMaxFusedWidth || staged_fits(p);
   }
 
   void run_stages(const AttentionProblem& p, AttentionTrace& t) override {
@@ -102,6 +106,11 @@ class OpenClBackend : public Backend {
     const cl_int group = H / in.num_kv_heads();
     const size_t cells = size_t(H) * n_q * n_k;
     require_fits(cells * sizeof(float), "each (H, n_q, n_k) stage");
+    if (!staged_fits(p))
+      throw OpenClError("the five stages need " + megabytes(5 * cells * sizeof(float)) +
+                            " but the OpenCL device " + dev_.name + " has " +
+                            megabytes(global_mem_) + "; the device is out of memory",
+                        CL_MEM_OBJECT_ALLOCATION_FAILURE);
     Buffer q = upload(in.q, "Q"), k = upload(in.k, "K"), v = upload(in.v, "V");
     MaskArgs mask = mask_args(p);
     Buffer scores = create_buffer(ctx_.get(), CL_MEM_READ_WRITE, cells * 4, "scores");
@@ -252,7 +261,7 @@ class OpenClBackend : public Backend {
     if (it != fused_.end()) return it->second;
     Fused f;
     // Private rows of d_k + d_v floats per work-item: beyond that the staged path is kinder.
-    const bool small_enough = d_k + d_v <= 1024;
+    const bool small_enough = d_k + d_v <= kMaxFusedWidth;
     for (int bq = max_tile_; bq >= 1 && small_enough; bq /= 2) {
       if (size_t(bq) > max_wg_ || size_t(bq) > max_item_) continue;
       const int vw = std::min(vector_width_, bq);
@@ -273,6 +282,12 @@ class OpenClBackend : public Backend {
       break;
     }
     return fused_.emplace(key, std::move(f)).first->second;
+  }
+
+  bool staged_fits(const AttentionProblem& p) const {
+    const AttentionInput& in = p.input;
+    const size_t cells = size_t(in.num_heads()) * in.n_q() * in.n_k() * sizeof(float);
+    return cells <= max_alloc_ && 4 * cells < global_mem_;
   }
 
   void require_fits(size_t bytes, const char* what) const {
