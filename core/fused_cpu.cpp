@@ -134,7 +134,12 @@ struct FusedJob {
         m(r) = mb;
       }
       S.array().colwise() -= m_use.array();
-      S.array() = S.array().exp();
+      // Eigen's vectorised exp clamps its argument on some instruction sets, so exp(-inf) may come
+      // out as a tiny positive number: hidden cells are set to exactly 0.
+      if (full)
+        S.array() = S.array().exp();
+      else
+        S.array() = (S.array() == kNegInf).select(0.0f, S.array().exp());
       l.array() = l.array() * alpha.array() + S.rowwise().sum().array();
       acc.array().colwise() *= alpha.array();
       acc.noalias() += S * V.middleRows(j0, cols);
