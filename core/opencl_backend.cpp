@@ -267,7 +267,7 @@ class OpenClBackend : public Backend {
       const int vw = std::min(vector_width_, bq);
       const int rpw = std::min(rows_per_item_, bq);
       const int d_vp = (d_v + vw - 1) / vw * vw;
-      if (size_t(bq) * (d_k + d_vp) * sizeof(float) > local_mem_) continue;
+      if ((size_t(bq + 1) * d_k + size_t(bq) * d_vp) * sizeof(float) > local_mem_) continue;
       Program prog =
           build_program(ctx_.get(), dev_.id, source_,
                         options(ts_) + " -DBQ=" + std::to_string(bq) +

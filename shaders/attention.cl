@@ -166,13 +166,20 @@ __kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void attention_output(
 #define NKV (BQ / VW)                      // vectors of keys per tile
 #define NVV (D_VP / VW)                    // vectors per accumulator row
 #define WG (BQ / RPW)                      // work-items per group: RPW query rows each
+// Row stride of the transposed key tile: with scalar floats (GPUs) one float of padding spreads
+// the transposing writes over the local memory banks; vectors keep their alignment.
+#if VW == 1
+#define KS (BQ + 1)
+#else
+#define KS BQ
+#endif
 
 __kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fused(
     __global const float* q, __global const float* k, __global const float* v,
     __global float* out, int n_q, int n_k, int group, float q_scale, float inv_t,
     __global const int4* ranges, int8 mp, __global const uchar* global_flags,
     __global const float* custom, __global const float* bias) {
-  __local float k_tile[D_K * BQ];   // k_tile[a * BQ + t]; stages the query tile on entry
+  __local float k_tile[D_K * KS];   // k_tile[a * KS + t]; stages the query tile on entry
   __local float v_tile[BQ * D_VP];  // v_tile[t * D_VP + c]; stages the output tile on exit
   const int lid = get_local_id(0);
   const int tile = get_group_id(0), h = get_group_id(1), g = h / group;
@@ -207,7 +214,7 @@ __kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fu
     // Keys past the end of the range are zeros: finite scores that are never used.
     for (int x = lid; x < BQ * D_K; x += WG) {
       const int t = x / D_K, a = x - t * D_K;
-      k_tile[a * BQ + t] = t < cols ? kg[(size_t)j0 * D_K + x] : 0.0f;
+      k_tile[a * KS + t] = t < cols ? kg[(size_t)j0 * D_K + x] : 0.0f;
     }
     for (int x = lid; x < BQ * D_VP; x += WG) {
       const int t = x / D_VP, c = x - t * D_VP;
@@ -223,7 +230,7 @@ __kernel __attribute__((reqd_work_group_size(BQ / RPW, 1, 1))) void attention_fu
         floatv acc_s[RPW];
         for (int r = 0; r < RPW; ++r) acc_s[r] = (floatv)(0.0f);
         for (int a = 0; a < D_K; ++a) {
-          const floatv kk = VLOADV(kv, k_tile + a * BQ);
+          const floatv kk = VLOADV(kv, k_tile + a * KS);
           for (int r = 0; r < RPW; ++r) acc_s[r] += qr[r][a] * kk;
         }
         for (int r = 0; r < RPW; ++r) sv[r][kv] = acc_s[r];
