@@ -248,10 +248,9 @@ class OpenClBackend : public Backend {
     }
   }
 
-  // -cl-mad-enable lets a·b + c become one fused multiply-add, which is at least as accurate.
-  std::string options(int ts) const {
-    return "-cl-std=CL1.2 -cl-mad-enable -DTS=" + std::to_string(ts);
-  }
+  // No -cl-mad-enable: multiply-adds may only be fused within one expression (the OpenCL C
+  // default), so a value rounded once is the same value everywhere it is used.
+  std::string options(int ts) const { return "-cl-std=CL1.2 -DTS=" + std::to_string(ts); }
 
   // The fused kernel for (d_k, d_v), built on first use and cached: its private arrays and
   // local tiles are sized at compile time.

@@ -90,7 +90,10 @@ __kernel void attention_softmax(__global const float* masked, __global float* we
   __global float* w = weights + row * n_k;
   float m = -INFINITY;
   for (int j = lid; j < n_k; j += ls)
-    if (x[j] != -INFINITY) m = fmax(m, x[j] * inv_t);
+    if (x[j] != -INFINITY) {
+      const float xt = x[j] * inv_t;
+      m = fmax(m, xt);
+    }
   scratch[lid] = m;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = ls / 2; s > 0; s /= 2) {
@@ -99,10 +102,15 @@ __kernel void attention_softmax(__global const float* masked, __global float* we
   }
   m = scratch[0];
   barrier(CLK_LOCAL_MEM_FENCE);
+  // x·(1/T) is rounded to float before subtracting the max, in every loop alike: fusing it into
+  // one multiply-add in some loops but not others would break exp(x/T - max) <= 1 at large logits.
   float sum = 0.0f;
   if (m != -INFINITY)
     for (int j = lid; j < n_k; j += ls)
-      if (x[j] != -INFINITY) sum += exp(x[j] * inv_t - m);
+      if (x[j] != -INFINITY) {
+        const float xt = x[j] * inv_t;
+        sum += exp(xt - m);
+      }
   scratch[lid] = sum;
   barrier(CLK_LOCAL_MEM_FENCE);
   for (int s = ls / 2; s > 0; s /= 2) {
@@ -110,8 +118,10 @@ __kernel void attention_softmax(__global const float* masked, __global float* we
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   sum = scratch[0];
-  for (int j = lid; j < n_k; j += ls)
-    w[j] = (m == -INFINITY || x[j] == -INFINITY) ? 0.0f : exp(x[j] * inv_t - m) / sum;
+  for (int j = lid; j < n_k; j += ls) {
+    const float xt = x[j] * inv_t;
+    w[j] = (m == -INFINITY || x[j] == -INFINITY) ? 0.0f : exp(xt - m) / sum;
+  }
 }
 
 // output = weights·V, tiled like attention_scores.

@@ -221,6 +221,26 @@ TEST_P(BackendTest, FusedOutputMatchesReferenceAndStaged) {
   }
 }
 
+// Logits near the top of float's range (about 1e29 here, below the 1e38 validate_problem allows):
+// weights and outputs stay finite and match the reference (the max is subtracted from the same
+// rounded values it was taken from).
+TEST_P(BackendTest, HugeLogitsStayFinite) {
+  AttentionProblem p = make(Case{"huge", 2, 1, 23, 31, 8, 5}, 77);
+  for (Matrix& m : p.input.q) m *= 3e14f;
+  for (Matrix& m : p.input.k) m *= 3e14f;
+  p.options.mask.causal = CausalAlign::kTopLeft;
+  ASSERT_EQ(validate_problem(p), "");
+  const test::RefResult ref = test::reference_attention(p);
+  AttentionTrace t = compute_trace(p, *backend_);
+  HeadStack out = backend_->run_output(p);
+  for (int h = 0; h < 2; ++h) {
+    EXPECT_TRUE(t.step("weights").heads[h].allFinite());
+    EXPECT_LE(max_abs_diff(t.step("weights").heads[h], ref.weights[h]), kWeightTol);
+    EXPECT_LE(max_abs_diff(t.step("output").heads[h], ref.output[h]), kWeightTol);
+    EXPECT_LE(max_abs_diff(out[h], ref.output[h]), kWeightTol);
+  }
+}
+
 // The same problem computed twice on one backend object gives the same numbers (programs and
 // buffers cached between calls do not leak state), and a changed d rebuilds correctly.
 TEST_P(BackendTest, RepeatedCallsAndShapeChanges) {
