@@ -248,9 +248,10 @@ class OpenClBackend : public Backend {
     }
   }
 
-  // No -cl-mad-enable: multiply-adds may only be fused within one expression (the OpenCL C
-  // default), so a value rounded once is the same value everywhere it is used.
-  std::string options(int ts) const { return "-cl-std=CL1.2 -DTS=" + std::to_string(ts); }
+  // No -cl-std: each device then compiles its highest OpenCL C 1.x, and the kernels need no more
+  // than 1.1. No -cl-mad-enable: multiply-adds may only be fused within one expression (the
+  // OpenCL C default), so a value rounded once is the same value everywhere it is used.
+  std::string options(int ts) const { return "-DTS=" + std::to_string(ts); }
 
   // The fused kernel for (d_k, d_v), built on first use and cached: its private arrays and
   // local tiles are sized at compile time.
