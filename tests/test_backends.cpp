@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 
 #include "backend.h"
 #include "engine.h"
@@ -392,6 +393,51 @@ TEST(BackendCli, OpenClWithoutPlatformExitsOne) {
   const std::string err(buf, n);
   EXPECT_EQ(err.rfind("error: --backend opencl: ", 0), 0u) << err;
   EXPECT_NE(err.find("no OpenCL platform"), std::string::npos) << err;
+}
+
+// bench prints every figure: the limit, each backend's time and fraction, the causal speed-up,
+// the peak memory from a fresh process and the trace recompute time.
+TEST(BenchCli, JsonHasEveryFigure) {
+  test::CliResult r = test::run_cli(
+      "bench --backend all --n 70 --heads 2 --kv-heads 1 --d 8 --runs 1 --memory-n 100 "
+      "--memory-heads 2 --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["limit"]["gflops"].get<double>(), 0);
+  EXPECT_EQ(j["problem"]["n_q"], 70);
+  // 4·H·n_q·n_k·d for a dense problem.
+  EXPECT_NEAR(j["problem"]["gflop"].get<double>(), 4.0 * 2 * 70 * 70 * 8 / 1e9, 1e-12);
+  bool saw_cpu = false;
+  for (const auto& b : j["backends"]) {
+    if (b.contains("note")) continue;  // e.g. opencl unavailable
+    EXPECT_GT(b["ms"].get<double>(), 0) << b.dump();
+    EXPECT_GT(b["fraction_of_limit"].get<double>(), 0) << b.dump();
+    if (b["backend"] == "cpu") {
+      saw_cpu = true;
+      EXPECT_GT(b["causal_speedup"].get<double>(), 0);
+    }
+  }
+  EXPECT_TRUE(saw_cpu);
+  EXPECT_GT(j["peak_memory"]["peak_mb"].get<double>(), 0);
+  EXPECT_GE(j["peak_memory"]["peak_mb"].get<double>(), j["peak_memory"]["inputs_mb"].get<double>());
+  EXPECT_EQ(j["peak_memory"]["n"], 100);
+  ASSERT_FALSE(j["trace"].empty());
+  EXPECT_GT(j["trace"][0]["ms"].get<double>(), 0);
+}
+
+TEST(BenchCli, CausalCountsOnlyVisiblePairsAndBadFlagsAreUsageErrors) {
+  test::CliResult r = test::run_cli(
+      "bench --backend cpu --n 10 --heads 1 --d 4 --runs 1 --memory-n 0 --causal --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  // 10 queries see 1 + 2 + ... + 10 = 55 keys: 4·55·4 flops.
+  EXPECT_NEAR(j["problem"]["gflop"].get<double>(), 4.0 * 55 * 4 / 1e9, 1e-12);
+  r = test::run_cli("bench --heads 8 --kv-heads 3 --memory-n 0");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--kv-heads: 3 does not divide --heads 8"), std::string::npos) << r.err;
+  r = test::run_cli("bench --backend gpu");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
 }
 
 }  // namespace
