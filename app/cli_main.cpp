@@ -89,7 +89,7 @@ int run(int argc, char** argv) {
   register_trace(app, action);
   register_explain(app, action);
   register_compute(app, action);
-  // register_export(app, action);
+  register_export(app, action);
   register_gui(app, action);
   register_bench(app, action);
   try {
