@@ -107,9 +107,10 @@ class OpenClBackend : public Backend {
     const size_t cells = size_t(H) * n_q * n_k;
     require_fits(cells * sizeof(float), "each (H, n_q, n_k) stage");
     if (!staged_fits(p))
-      throw OpenClError("the five stages need " + megabytes(5 * cells * sizeof(float)) +
-                            " but the OpenCL device " + dev_.name + " has " +
-                            megabytes(global_mem_) + "; the device is out of memory",
+      throw OpenClError("the four (H, n_q, n_k) stages need " +
+                            megabytes(4 * cells * sizeof(float)) + " but the OpenCL device " +
+                            dev_.name + " has " + megabytes(global_mem_) +
+                            "; the device is out of memory",
                         CL_MEM_OBJECT_ALLOCATION_FAILURE);
     Buffer q = upload(in.q, "Q"), k = upload(in.k, "K"), v = upload(in.v, "V");
     MaskArgs mask = mask_args(p);
