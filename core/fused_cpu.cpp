@@ -133,13 +133,25 @@ struct FusedJob {
         alpha(r) = std::exp(m(r) - m_use(r));
         m(r) = mb;
       }
-      S.array().colwise() -= m_use.array();
-      // Eigen's vectorised exp clamps its argument on some instruction sets, so exp(-inf) may come
-      // out as a tiny positive number: hidden cells are set to exactly 0.
-      if (full)
-        S.array() = S.array().exp();
-      else
-        S.array() = (S.array() == kNegInf).select(0.0f, S.array().exp());
+      if (full || ranges.exact) {
+        S.array().colwise() -= m_use.array();
+        S.array() = S.array().exp();  // vectorised
+        // Eigen's vectorised exp clamps its argument on some instruction sets, so exp(-inf) can
+        // come out as a tiny positive number: cells outside a row's range are set to exactly 0.
+        if (!full)
+          for (int r = 0; r < rows; ++r) {
+            auto [a, b] = row_range(r);
+            const int vis_lo = std::clamp(a - j0, 0, cols);
+            const int vis_hi = std::clamp(b - j0, vis_lo, cols);
+            S.row(r).head(vis_lo).setZero();
+            S.row(r).segment(vis_hi, cols - vis_hi).setZero();
+          }
+      } else {
+        // Cell-by-cell masks (custom, bias, window with globals): scalar, like the test above.
+        for (int r = 0; r < rows; ++r)
+          for (int c = 0; c < cols; ++c)
+            S(r, c) = S(r, c) == kNegInf ? 0.0f : std::exp(S(r, c) - m_use(r));
+      }
       l.array() = l.array() * alpha.array() + S.rowwise().sum().array();
       acc.array().colwise() *= alpha.array();
       acc.noalias() += S * V.middleRows(j0, cols);
