@@ -65,7 +65,7 @@ struct FusedJob {
   // One (head, block of queries) work item.
   void run(int h, int i0, Workspace& w) const {
     const AttentionInput& in = p.input;
-    const int n_q = in.n_q(), d_v = in.d_v();
+    const int n_q = in.n_q();
     const int rows = std::min(block_q, n_q - i0);
     const Matrix& K = in.k[static_cast<size_t>(in.kv_head_of(h))];
     const Matrix& V = in.v[static_cast<size_t>(in.kv_head_of(h))];
@@ -164,7 +164,6 @@ struct FusedJob {
       else
         O.row(i0 + r).setZero();
     }
-    (void)d_v;
   }
 };
 
