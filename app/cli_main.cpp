@@ -92,6 +92,7 @@ int run(int argc, char** argv) {
   register_export(app, action);
   register_gui(app, action);
   register_seq2seq(app, action);
+  register_bench(app, action);
   try {
     try {
       app.parse(argc, argv);
