@@ -1,0 +1,172 @@
+// Modal dialogs: a path for open/save/export (ImGui has no file dialog), "discard unsaved edits?",
+// "recover the last session?", and the keyboard shortcuts list.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include "heatmap_export.h"
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+// Runs the dialog's action; returns "" on success or the error to show in the dialog.
+std::string run_path_action(Ui& ui, const std::string& kind, const std::string& path) {
+  AppState& st = ui.state;
+  if (path.empty()) return "type a file name";
+  if (kind == "open") return st.load_file(path) ? "" : st.message();
+  if (kind == "save") return st.save_file(path) ? "" : st.message();
+  std::string error;
+  if (kind == "export-png" || kind == "export-svg") {
+    HeatmapOptions o;
+    std::string id = st.current_stage().id;
+    o.step = id == "qkv" ? "q" : id;
+    o.head = st.head();
+    const TraceStep* step = st.trace().find(o.step);
+    if (step && o.head >= static_cast<int>(step->heads.size())) o.head = 0;
+    if (step) o.colormap = color_scale_for(ui.settings, o.step, step->heads[o.head]).map;
+    o.precision = ui.settings.decimals;
+    if (!export_heatmap(st.trace(), o, path, error)) return error;
+    st.set_message("Exported " + path, false);
+    return "";
+  }
+  const std::string ext = kind == "export-all-svg" ? "svg" : "png";
+  const int n = export_all_stages(st.trace(), ui.settings, path, ext, error);
+  if (!error.empty()) return error;
+  st.set_message("Exported " + std::to_string(n) + " heatmaps to " + path, false);
+  return "";
+}
+
+const char* title_of(const std::string& kind) {
+  if (kind == "open") return "Open scenario";
+  if (kind == "save") return "Save scenario as";
+  if (kind == "export-png") return "Export this heatmap (PNG)";
+  if (kind == "export-svg") return "Export this heatmap (SVG)";
+  if (kind == "export-all-png") return "Export every stage (PNG) into folder";
+  return "Export every stage (SVG) into folder";
+}
+
+}  // namespace
+
+void draw_dialogs(Ui& ui) {
+  AppState& st = ui.state;
+  static std::string dialog_error;
+  static std::string open_kind;
+  const ImVec2 center = ImGui::GetMainViewport()->GetCenter();
+
+  if (!ui.path_dialog.empty() && open_kind.empty()) {
+    open_kind = ui.path_dialog;
+    dialog_error.clear();
+    ImGui::OpenPopup("Path###path-dialog");
+  }
+  ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
+  ImGui::SetNextWindowSize({ImGui::GetFontSize() * 32, 0});
+  if (ImGui::BeginPopupModal("Path###path-dialog", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::TextUnformatted(title_of(open_kind));
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+    const bool enter =
+        ImGui::InputText("##path", &ui.path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (!dialog_error.empty()) {
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 31);
+      ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "%s", dialog_error.c_str());
+      ImGui::PopTextWrapPos();
+    }
+    bool close = false;
+    if (ImGui::Button("OK", {ImGui::GetFontSize() * 6, 0}) || enter) {
+      dialog_error = run_path_action(ui, open_kind, ui.path_buffer);
+      close = dialog_error.empty();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel", {ImGui::GetFontSize() * 6, 0}) ||
+        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+      close = true;
+    if (close) {
+      ImGui::CloseCurrentPopup();
+      ui.path_dialog.clear();
+      open_kind.clear();
+    }
+    ImGui::EndPopup();
+  }
+
+  if (ui.ask_discard) {
+    ImGui::OpenPopup("Unsaved edits###discard");
+    ui.ask_discard = false;
+  }
+  ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
+  if (ImGui::BeginPopupModal("Unsaved edits###discard", nullptr,
+                             ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::Text("The scenario \"%s\" has unsaved edits.", st.scenario().name.c_str());
+    ImGui::TextDisabled("They are kept in the recovery file until you discard them.");
+    const float bw = ImGui::GetFontSize() * 7;
+    if (ImGui::Button("Save…", {bw, 0})) {
+      ui.path_dialog = "save";
+      ui.path_buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
+      ui.after_discard = nullptr;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Discard", {bw, 0})) {
+      st.discard_recovery();
+      auto action = std::move(ui.after_discard);
+      ui.after_discard = nullptr;
+      ImGui::CloseCurrentPopup();
+      if (action) action();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel", {bw, 0})) {
+      ui.after_discard = nullptr;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+  }
+
+  if (ui.ask_recovery) {
+    ImGui::OpenPopup("Recover###recovery");
+    ui.ask_recovery = false;
+  }
+  ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
+  if (ImGui::BeginPopupModal("Recover###recovery", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::TextUnformatted("The last session ended with unsaved edits.");
+    ImGui::TextDisabled("%s", st.recovery_path.c_str());
+    const float bw = ImGui::GetFontSize() * 7;
+    if (ImGui::Button("Restore", {bw, 0})) {
+      st.restore_recovery();
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Discard", {bw, 0})) {
+      st.discard_recovery();
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+  }
+
+  if (ui.show_shortcuts) {
+    ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
+    if (ImGui::Begin("Keyboard shortcuts", &ui.show_shortcuts, ImGuiWindowFlags_AlwaysAutoResize)) {
+      const char* rows[][2] = {{"← / →", "previous / next stage"},
+                               {"Home / End", "first / last stage"},
+                               {"Space", "play / pause"},
+                               {"Ctrl+Z / Ctrl+Shift+Z", "undo / redo"},
+                               {"Ctrl+= / Ctrl+-", "larger / smaller text"},
+                               {"F11", "presentation mode (full screen)"},
+                               {"Ctrl+O / Ctrl+S", "open / save"},
+                               {"Mouse wheel, drag", "zoom / pan a heatmap"},
+                               {"Right double-click", "fit the heatmap again"},
+                               {"Esc", "clear the selection"}};
+      if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
+        for (auto& r : rows) {
+          ImGui::TableNextRow();
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(r[0]);
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(r[1]);
+        }
+        ImGui::EndTable();
+      }
+    }
+    ImGui::End();
+  }
+}
+
+}  // namespace attn

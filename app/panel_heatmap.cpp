@@ -1,0 +1,165 @@
+// The stage being taught: its title, why it exists, its formula, and its heatmap (Q, K and V side
+// by side for the inputs stage). Clicking a cell or a query token asks the narration for it.
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "heatmap_view.h"
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+std::vector<std::string> index_labels(int n, const char* prefix) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
+bool is_score_matrix(const std::string& id) {
+  return id == "scores" || id == "scaled" || id == "masked" || id == "weights";
+}
+
+void handle_click(Ui& ui, const std::string& stage, const HeatmapEvent& ev) {
+  if (!ev.clicked) return;
+  AppState& st = ui.state;
+  if (ui.custom_mask_edit && is_score_matrix(stage) && ev.col >= 0) {
+    st.toggle_custom_cell(ev.row, ev.col);
+    return;
+  }
+  if (is_score_matrix(stage) && ev.col >= 0)
+    st.select_cell(ev.row, ev.col);
+  else
+    st.select_row(ev.row);
+}
+
+}  // namespace
+
+void draw_heatmap_panel(Ui& ui) {
+  AppState& st = ui.state;
+  if (!ImGui::Begin("Heatmap###heatmap", nullptr, ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  const float fs = ImGui::GetFontSize();
+  const AttentionTrace& t = st.trace();
+  const StageInfo stage = st.current_stage();
+  const int h = std::clamp(st.head(), 0, std::max(0, t.num_heads - 1));
+  const int g = t.kv_head_of.empty() ? 0 : t.kv_head_of[h];
+
+  ImGui::PushFont(ui.font_title);
+  ImGui::TextUnformatted(stage.title);
+  ImGui::PopFont();
+  ImGui::SameLine();
+  help_marker(stage.why);
+  if (t.num_heads > 1) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("   head %d of %d · uses key/value head %d", h, t.num_heads, g);
+  }
+  if (st.computing()) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(0.85f, 0.45f, 0.05f, 1), "  computing… %.1f s",
+                       st.computing_seconds());
+  }
+  // The formula, large: the one line a student copies down.
+  ImGui::PushFont(ui.font_mono);
+  if (stage.id == "qkv") {
+    const TraceStep* q = t.find("q");
+    const TraceStep* k = t.find("k");
+    const TraceStep* v = t.find("v");
+    if (q && k && v && q->formula.find('=') != std::string::npos)
+      ImGui::Text("%s     %s     %s", q->formula.c_str(), k->formula.c_str(), v->formula.c_str());
+    else
+      ImGui::Text("Q (%d × %d)   K (%d × %d)   V (%d × %d): one row per token", t.n_q, t.d_k, t.n_k,
+                  t.d_k, t.n_k, t.d_v);
+  } else if (const TraceStep* s = t.find(stage.id)) {
+    ImGui::TextUnformatted(s->formula.c_str());
+    if (stage.id == "scaled")
+      ImGui::TextDisabled("scale = %s = %.4f", t.scale_overridden ? "chosen" : "1/√d_k", t.scale);
+    if (stage.id == "weights" && t.temperature != 1.0f)
+      ImGui::TextDisabled("temperature T = %.3g", t.temperature);
+  }
+  ImGui::PopFont();
+  if (ui.custom_mask_edit)
+    ImGui::TextColored(
+        ImVec4(0.8f, 0.3f, 0.05f, 1),
+        "Custom-mask editing: click a cell to hide or show that key for that query.");
+  ImGui::Spacing();
+
+  const Selection sel = st.selection();
+  if (!st.has_trace()) {
+    ImGui::End();
+    return;
+  }
+  if (stage.id == "qkv") {
+    // Q, K, V side by side, with the width each needs.
+    const TraceStep& q = t.step("q");
+    const TraceStep& k = t.step("k");
+    const TraceStep& v = t.step("v");
+    const Matrix* mats[3] = {&q.heads[h], &k.heads[g], &v.heads[g]};
+    const char* names[3] = {"Q", "K", "V"};
+    const float avail = ImGui::GetContentRegionAvail().x;
+    const float spacing = ImGui::GetStyle().ItemSpacing.x;
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0) ImGui::SameLine();
+      ImGui::BeginGroup();
+      ImGui::PushFont(ui.font_bold);
+      ImGui::Text("%s%s", names[i],
+                  i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")
+                         : (t.num_kv_heads > 1 ? "  (key/value head)" : ""));
+      ImGui::PopFont();
+      HeatmapSpec sp;
+      sp.id = std::string("qkv-") + names[i];
+      sp.texture_key = sp.id + "-" + std::to_string(i == 0 ? h : g);
+      sp.m = mats[i];
+      sp.matrix_name = names[i];
+      sp.row_labels = i == 0 ? t.query_tokens : t.key_tokens;
+      sp.col_labels = index_labels(static_cast<int>(mats[i]->cols()), "");
+      sp.scale = color_scale_for(ui.settings, names[i], *mats[i]);
+      sp.selected_row = i == 0 ? sel.query : sel.key;
+      sp.size = {(avail - 2 * spacing) / 3, ImGui::GetContentRegionAvail().y};
+      sp.max_cell = 90;
+      HeatmapEvent ev = draw_heatmap(ui, sp);
+      if (ev.clicked) {
+        if (i == 0)
+          st.select_row(ev.row);
+        else if (sel.active())
+          st.select_cell(sel.query, ev.row);
+      }
+      ImGui::EndGroup();
+    }
+    ui.main_step = "qkv";
+    ImGui::End();
+    return;
+  }
+
+  const TraceStep* step = t.find(stage.id);
+  if (!step) {
+    ImGui::End();
+    return;
+  }
+  const int idx = std::min<int>(h, static_cast<int>(step->heads.size()) - 1);
+  const Matrix& m = step->heads[idx];
+  HeatmapSpec sp;
+  sp.id = "main";
+  sp.texture_key = "main-" + stage.id + "-" + std::to_string(idx);
+  sp.m = &m;
+  sp.matrix_name = stage.id.c_str();
+  sp.row_labels = t.query_tokens;
+  const bool scores = is_score_matrix(stage.id);
+  sp.col_labels = scores ? t.key_tokens : index_labels(static_cast<int>(m.cols()), "");
+  if ((stage.id == "masked" || stage.id == "weights") && h < static_cast<int>(t.hidden.size()))
+    sp.hidden = &t.hidden[h];
+  sp.scale = color_scale_for(ui.settings, stage.id, m);
+  sp.selected_row = sel.query;
+  sp.selected_col = scores ? sel.key : -1;
+  sp.row_stats = stage.id == "weights";
+  HeatmapEvent ev = draw_heatmap(ui, sp);
+  handle_click(ui, stage.id, ev);
+  ui.main_scale = sp.scale;
+  ui.main_step = stage.id;
+  (void)fs;
+  ImGui::End();
+}
+
+}  // namespace attn
