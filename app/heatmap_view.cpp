@@ -59,8 +59,11 @@ void draw_cells_cpu(ImDrawList* dl, const HeatmapSpec& sp, const HeatmapView& v,
   const int i1 = std::min(rows, static_cast<int>(std::ceil((v.clip.w - v.origin.y) / v.cell_h)));
   const int j0 = std::max(0, static_cast<int>((v.clip.x - v.origin.x) / v.cell_w));
   const int j1 = std::min(cols, static_cast<int>(std::ceil((v.clip.z - v.origin.x) / v.cell_w)));
-  const int step_i = std::max(1, static_cast<int>(std::ceil(1.0f / v.cell_h)));
-  const int step_j = std::max(1, static_cast<int>(std::ceil(1.0f / v.cell_w)));
+  // At most ~8k rectangles (within 16-bit draw indices even headless): sample when zoomed out.
+  const double visible = static_cast<double>(std::max(0, i1 - i0)) * std::max(0, j1 - j0);
+  const int thin = std::max(1, static_cast<int>(std::ceil(std::sqrt(visible / 8000.0))));
+  const int step_i = std::max(thin, static_cast<int>(std::ceil(1.0f / v.cell_h)));
+  const int step_j = std::max(thin, static_cast<int>(std::ceil(1.0f / v.cell_w)));
   const auto& table = lut(sp.scale.map);
   const float span = sp.scale.vmax - sp.scale.vmin;
   for (int i = i0; i < i1; i += step_i)
