@@ -33,7 +33,13 @@ void help_marker(const char* text) {
 }
 
 ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m) {
-  if (step == "weights") return {s.colormap, 0.0f, 1.0f};
+  // Weights of a few keys use the whole [0, 1] so 0.5 always looks the same; with many keys every
+  // weight is small, and [0, largest weight] keeps the pattern visible.
+  if (step == "weights") {
+    if (m.cols() <= 32) return {s.colormap, 0.0f, 1.0f};
+    const float hi = m.size() ? m.maxCoeff() : 1.0f;
+    return {s.colormap, 0.0f, hi > 0 ? hi : 1.0f};
+  }
   float lo = INFINITY, hi = -INFINITY;
   for (Eigen::Index k = 0; k < m.size(); ++k) {
     const float x = m.data()[k];

@@ -123,8 +123,11 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     label_w = std::max(label_w, ImGui::CalcTextSize(label_or_index(sp.row_labels, i).c_str()).x);
   label_w = sp.labels ? std::min(label_w, avail.x * 0.25f) + pad * 2 : 0;
   const float top_h = sp.labels ? fs * 1.5f : 0;
-  const float stats_w =
-      sp.row_stats && sp.labels ? ImGui::CalcTextSize("Σ 1.000   H 10.00 bits").x + pad * 3 : 0;
+  // Row statistics only when each row is tall enough to carry its line of text.
+  const bool stats_fit = avail.y / std::max(rows, 1) >= fs * 0.9f;
+  const float stats_w = sp.row_stats && sp.labels && stats_fit
+                            ? ImGui::CalcTextSize("Σ 1.000   H 10.00 bits").x + pad * 3
+                            : 0;
   const float bar_h = sp.color_bar ? fs * 3.2f : 0;
   const float grid_w = std::max(avail.x - label_w - stats_w, fs * 2);
   const float grid_h = std::max(avail.y - top_h - bar_h, fs * 2);
@@ -215,7 +218,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   if (sp.labels) {
-    dl->PushClipRect({pos.x, vp0.y}, {vp0.x, vp1.y}, true);
+    dl->PushClipRect({pos.x, vp0.y - fs * 0.5f}, {vp0.x, vp1.y + fs * 0.5f}, true);
     const int every = std::max(1, static_cast<int>(std::ceil(fs / v.cell_h)));
     for (int i = i0 - i0 % every; i < i1; i += every) {
       std::string t = label_or_index(sp.row_labels, i);
@@ -226,7 +229,8 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     dl->PopClipRect();
   }
   if (sp.labels) {
-    dl->PushClipRect({vp0.x, pos.y}, {vp1.x + stats_w, vp0.y}, true);
+    dl->PushClipRect({pos.x + label_w * 0.5f, pos.y}, {vp1.x + std::max(stats_w, pad), vp0.y},
+                     true);
     float widest = 0;
     for (int j = j0; j < std::min(j1, j0 + 512); ++j)
       widest = std::max(widest, ImGui::CalcTextSize(label_or_index(sp.col_labels, j).c_str()).x);
@@ -241,20 +245,20 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     dl->PopClipRect();
   }
   // Row sums and entropy beside weights: students see each row sum to 1 and sharpen or flatten.
-  if (sp.row_stats && sp.labels && v.cell_h >= fs * 0.9f) {
-    std::vector<double> ent = row_entropy_bits(m);
+  if (sp.row_stats && sp.labels && stats_w > 0 && v.cell_h >= fs * 0.9f) {
+    // Only the rows on screen: a 1024-key row costs 1024 logs.
     dl->PushClipRect({vp1.x, vp0.y}, {vp1.x + stats_w, vp1.y}, true);
     for (int i = i0; i < i1; ++i) {
-      double sum = 0;
-      for (int j = 0; j < cols; ++j) sum += m(i, j);
+      const double sum = m.row(i).cast<double>().sum();
+      const double ent = row_entropy_bits(m.row(i))[0];
       char buf[96];
-      std::snprintf(buf, sizeof buf, "Σ %.3f   H %.2f bits", sum, ent[i]);
+      std::snprintf(buf, sizeof buf, "Σ %.3f   H %.2f bits", sum, ent);
       const float y = v.origin.y + (i + 0.5f) * v.cell_h - fs / 2;
       dl->AddText({vp1.x + pad * 1.5f, y}, dim_col, buf);
     }
     dl->PopClipRect();
   }
-  if (sp.row_stats && sp.labels) {
+  if (sp.row_stats && sp.labels && stats_w > 0) {
     dl->AddText({vp1.x + pad * 1.5f, pos.y + (top_h - fs) / 2}, dim_col, "row sum · entropy");
   }
 

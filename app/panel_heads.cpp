@@ -84,7 +84,7 @@ void draw_heads_panel(Ui& ui) {
       sp.id = "head-" + std::to_string(h);
       sp.m = &w->heads[h];
       sp.hidden = h < static_cast<int>(t.hidden.size()) ? &t.hidden[h] : nullptr;
-      sp.scale = {ui.settings.colormap, 0, 1};
+      sp.scale = color_scale_for(ui.settings, "weights", w->heads[h]);
       sp.labels = false;
       sp.color_bar = false;
       sp.interactive = false;
