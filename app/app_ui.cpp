@@ -154,7 +154,7 @@ void draw_app(Ui& ui) {
   const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
   const float pipe_h = fs * 5.0f;
   const float body_y = top + pipe_h, body_h = vp->Size.y - (top - vp->Pos.y) - pipe_h - status_h;
-  const float left_w = std::round(W * 0.27f), right_w = std::round(W * 0.28f);
+  const float left_w = std::round(W * 0.25f), right_w = std::round(W * 0.31f);
   const float mid_w = W - left_w - right_w;
 
   place(ui, {vp->Pos.x, top}, {W, pipe_h});
@@ -163,15 +163,19 @@ void draw_app(Ui& ui) {
   place(ui, {vp->Pos.x, body_y}, {left_w, body_h});
   if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
     if (ImGui::BeginTabBar("left-tabs")) {
-      if (ImGui::BeginTabItem("Inputs")) {
+      auto flags = [&ui](const char* tab) {
+        return ui.select_tab == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+      };
+      if (ImGui::BeginTabItem("Inputs", nullptr, flags("inputs"))) {
         draw_editor_panel(ui);
         ImGui::EndTabItem();
       }
-      if (ImGui::BeginTabItem("Variants")) {
+      if (ImGui::BeginTabItem("Variants", nullptr, flags("variants"))) {
         draw_variants_panel(ui);
         ImGui::EndTabItem();
       }
       ImGui::EndTabBar();
+      ui.select_tab.clear();
     }
   }
   ImGui::End();
@@ -179,7 +183,7 @@ void draw_app(Ui& ui) {
   place(ui, {vp->Pos.x + left_w, body_y}, {mid_w, body_h});
   draw_heatmap_panel(ui);
 
-  const float narr_h = std::round(body_h * 0.52f);
+  const float narr_h = std::round(body_h * 0.6f);
   place(ui, {vp->Pos.x + left_w + mid_w, body_y}, {right_w, narr_h});
   draw_narration_panel(ui);
   place(ui, {vp->Pos.x + left_w + mid_w, body_y + narr_h}, {right_w, body_h - narr_h});

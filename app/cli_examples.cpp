@@ -11,7 +11,8 @@ void register_examples(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("examples", "List the built-in examples");
   cmd->callback([&action] {
     action = [] {
-      for (const ExampleInfo& e : list_examples()) std::cout << e.name << '\t' << e.description << '\n';
+      for (const ExampleInfo& e : list_examples())
+        std::cout << e.name << '\t' << e.description << '\n';
       return kExitOk;
     };
   });

@@ -37,7 +37,8 @@ Scenario load_scenario_source(const ScenarioSource& src) {
 
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device) {
   if (name != "cpu" && name != "opencl" && name != "auto")
-    throw CliError{kExitUsage, "--backend: unknown backend '" + name + "'; expected cpu, opencl or auto"};
+    throw CliError{kExitUsage,
+                   "--backend: unknown backend '" + name + "'; expected cpu, opencl or auto"};
   std::string error;
   std::unique_ptr<Backend> b = make_backend(name, error, device);
   if (!b) throw CliError{kExitRuntime, "--backend " + name + ": " + error};
@@ -63,6 +64,7 @@ void register_gui(CLI::App& app, Action& action) {
   cmd->add_option("--colormap", opts->colormap, "viridis, cividis, magma, grayscale or diverging");
   cmd->add_option("--font-size", opts->font_px, "base font size in pixels (12..48)");
   cmd->add_flag("--presentation", opts->presentation, "start in presentation mode");
+  cmd->add_option("--tab", opts->tab, "left panel tab: inputs or variants");
   cmd->add_flag("--frame-stats", opts->frame_stats,
                 "render --frames frames, print the mean and max frame time, exit");
   cmd->add_flag("--animate", opts->animate, "zoom and pan the heatmap every frame (with --frame-stats)");
@@ -76,8 +78,8 @@ void register_gui(CLI::App& app, Action& action) {
         char x = 0, extra = 0;
         if (std::sscanf(size->c_str(), "%d%c%d%c", &w, &x, &h, &extra) != 3 || x != 'x' ||
             w < 320 || h < 240 || w > 16384 || h > 16384)
-          throw CliError{kExitUsage, "--size: expected WxH with W >= 320 and H >= 240, got '" +
-                                         *size + "'"};
+          throw CliError{kExitUsage,
+                         "--size: expected WxH with W >= 320 and H >= 240, got '" + *size + "'"};
         o.width = w;
         o.height = h;
       }
@@ -96,8 +98,8 @@ int run(int argc, char** argv) {
   app.require_subcommand(0, 1);
   Action action;
   register_examples(app, action);
-  // register_trace(app, action);
-  // register_explain(app, action);
+  register_trace(app, action);
+  register_explain(app, action);
   // register_compute(app, action);
   // register_export(app, action);
   register_gui(app, action);

@@ -22,7 +22,9 @@ struct GuiOptions {
   std::vector<std::string> edits;  // "q[H][I][J]=VALUE" style cell edits, see cli --help
   bool frame_stats = false;        // print mean/max frame time when exiting
   bool animate = false;            // zoom and pan the main heatmap every frame (measurement)
-  bool presentation = false;       // start in presentation mode (full screen, larger text)
+  bool presentation = false;
+  std::string tab;  // left panel tab to show: "inputs" or "variants"       // start in presentation
+                    // mode (full screen, larger text)
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).

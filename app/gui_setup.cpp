@@ -141,6 +141,11 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error) {
     ui.settings.font_px = o.font_px;
   }
   ui.presentation = o.presentation;
+  if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants") {
+    error = "--tab: expected inputs or variants, got '" + o.tab + "'";
+    return false;
+  }
+  ui.select_tab = o.tab;
   return true;
 }
 

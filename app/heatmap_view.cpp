@@ -108,8 +108,9 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   ImVec2 avail = sp.size;
   if (avail.x <= 0) avail.x = ImGui::GetContentRegionAvail().x;
   if (avail.y <= 0) avail.y = ImGui::GetContentRegionAvail().y;
-  avail.x = std::max(avail.x, fs * 6);
-  avail.y = std::max(avail.y, fs * 6);
+  const float min_side = sp.labels ? fs * 6 : fs * 1.5f;  // thumbnails may be small
+  avail.x = std::max(avail.x, min_side);
+  avail.y = std::max(avail.y, min_side);
   if (v.rows != rows || v.cols != cols) {  // a new shape starts fitted
     v.zoom = 1;
     v.pan = {0, 0};

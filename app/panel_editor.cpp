@@ -152,9 +152,9 @@ void draw_editor_panel(Ui& ui) {
   ImGui::BeginChild("editor", {0, 0}, false);
 
   int mode = s.use_projection ? 1 : 0;
-  if (ImGui::RadioButton("Edit Q, K, V", &mode, 0)) st.set_projection_mode(false);
+  if (ImGui::RadioButton("Q, K, V", &mode, 0)) st.set_projection_mode(false);
   ImGui::SameLine();
-  if (ImGui::RadioButton("Edit X and W (projection)", &mode, 1)) st.set_projection_mode(true);
+  if (ImGui::RadioButton("X and W (projection)", &mode, 1)) st.set_projection_mode(true);
   ImGui::SameLine();
   help_marker(
       "Projection mode: each token is an embedding row of X; Q = X·W_Q, K = X·W_K, "

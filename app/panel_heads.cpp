@@ -23,17 +23,16 @@ void draw_heads_panel(Ui& ui) {
   const char* kind = G == H   ? "multi-head (MHA)"
                      : G == 1 ? "multi-query (MQA)"
                               : "grouped-query (GQA)";
-  ImGui::TextWrapped("%d query head%s, %d key/value head%s: %s", H, H == 1 ? "" : "s", G,
+  ImGui::TextWrapped("H = %d query head%s, H_kv = %d key/value head%s: %s", H, H == 1 ? "" : "s", G,
                      G == 1 ? "" : "s", H == 1 ? "single head" : kind);
   // The key/value cache: each token keeps K and V for every key/value head.
   const int per_token = G * (t.d_k + t.d_v);
+  const std::string share = G != H ? " (" + std::to_string(100 * G / H) + "% of MHA's " +
+                                         std::to_string(H * (t.d_k + t.d_v)) + ")"
+                                   : "";
   ImGui::TextWrapped(
-      "KV cache per token: H_kv·(d_k + d_v) = %d·(%d + %d) = %d values = %d bytes "
-      "(fp32)",
-      G, t.d_k, t.d_v, per_token, per_token * 4);
-  if (G != H)
-    ImGui::TextDisabled("with H_kv = H it would be %d values: %.0f%% of that", H * (t.d_k + t.d_v),
-                        100.0 * G / H);
+      "KV cache per token: H_kv·(d_k + d_v) = %d·(%d + %d) = %d values, %d bytes in fp32%s", G,
+      t.d_k, t.d_v, per_token, per_token * 4, share.c_str());
   ImGui::TextDisabled("Why it matters");
   ImGui::SameLine();
   help_marker(
@@ -51,9 +50,12 @@ void draw_heads_panel(Ui& ui) {
   const float avail = ImGui::GetContentRegionAvail().x;
   const int per_group = H / G;
   // All heads on one row when they fit at a readable size, else wrap by key/value group.
-  const float gap = fs * 0.5f, frame_pad = fs * 1.0f;
+  const float gap = ImGui::GetStyle().ItemSpacing.x, frame_pad = fs * 0.8f;
+  const float label_h = ImGui::GetTextLineHeightWithSpacing() * 2 + fs;
+  const float by_height = ImGui::GetContentRegionAvail().y - label_h;
   const float tile =
-      std::clamp((avail - G * frame_pad - H * gap) / std::max(1, H), fs * 2.5f, fs * 6);
+      std::clamp(std::min((avail - G * (frame_pad + gap)) / std::max(1, H) - gap, by_height),
+                 fs * 2.5f, fs * 6);
   const ImU32 group_cols[] = {IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),
                               IM_COL32(44, 160, 44, 255),   IM_COL32(214, 39, 40, 255),
                               IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
@@ -106,7 +108,6 @@ void draw_heads_panel(Ui& ui) {
     const ImVec2 p1 = ImGui::GetItemRectMax();
     ImGui::GetWindowDrawList()->AddRect({p0.x - 2, p0.y - 2}, {p1.x + fs * 0.3f, p1.y + fs * 0.3f},
                                         col, fs * 0.4f, 0, 2.5f);
-    ImGui::Dummy({0, fs * 0.2f});
   }
   ImGui::End();
 }

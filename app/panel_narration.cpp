@@ -2,9 +2,56 @@
 // the real numbers, from core/explain (the same text as `attention-lab explain`).
 #include <imgui.h>
 
+#include <algorithm>
+#include <string>
+
 #include "ui.h"
 
 namespace attn {
+namespace {
+
+// Wraps monospace text at spaces to `cols` columns, continuing a wrapped line under its own
+// indentation plus two, so the arithmetic stays aligned (ImGui's wrap would also break "0.25"
+// after its dot).
+std::string wrap_monospace(const std::string& text, size_t cols) {
+  std::string out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    const size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    const std::string hang(std::min(indent + 2, cols / 2), ' ');
+    bool first = true;
+    // Count columns in code points, not bytes (√, −, × are several bytes).
+    auto width = [](const std::string& s) {
+      size_t n = 0;
+      for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+      return n;
+    };
+    while (width(line) > cols) {
+      size_t cut = std::string::npos, seen = 0;
+      for (size_t i = 0; i < line.size() && seen <= cols; ++i) {
+        if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++seen;
+        if (line[i] == ' ' && seen <= cols && i > indent + 1) cut = i;
+      }
+      if (cut == std::string::npos) break;  // one long word: let it run over
+      out += line.substr(0, cut) + "\n";
+      line = hang + line.substr(line.find_first_not_of(' ', cut) == std::string::npos
+                                    ? line.size()
+                                    : line.find_first_not_of(' ', cut));
+      first = false;
+    }
+    (void)first;
+    out += line;
+    if (end == text.size()) break;
+    out += "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
 
 void draw_narration_panel(Ui& ui) {
   AppState& st = ui.state;
@@ -65,10 +112,17 @@ void draw_narration_panel(Ui& ui) {
     ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", cached_error.c_str());
     ImGui::PopTextWrapPos();
   } else {
-    ImGui::PushFont(ui.font_mono);
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(cached_text.c_str());
-    ImGui::PopTextWrapPos();
+    ImGui::PushFont(ui.font_narration);
+    const float char_w = ImGui::CalcTextSize("0").x;
+    const size_t cols = static_cast<size_t>(std::max(
+        20.0f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize) / char_w));
+    static std::string wrapped_key, wrapped;
+    const std::string wkey = cached_key + "#" + std::to_string(cols);
+    if (wkey != wrapped_key) {
+      wrapped = wrap_monospace(cached_text, cols);
+      wrapped_key = wkey;
+    }
+    ImGui::TextUnformatted(wrapped.c_str());
     ImGui::PopFont();
   }
   ImGui::EndChild();

@@ -49,7 +49,7 @@ void draw_variants_panel(Ui& ui) {
   if (padding) {
     ImGui::SameLine();
     int L = *m.key_length;
-    ImGui::SetNextItemWidth(fs * 8);
+    ImGui::SetNextItemWidth(fs * 5);
     if (ImGui::SliderInt("real keys", &L, 0, t.n_k)) st.set_key_length(L);
   }
   ImGui::SameLine();
@@ -63,7 +63,7 @@ void draw_variants_panel(Ui& ui) {
   if (window) {
     ImGui::SameLine();
     int W = *m.window;
-    ImGui::SetNextItemWidth(fs * 8);
+    ImGui::SetNextItemWidth(fs * 5);
     if (ImGui::SliderInt("W", &W, 0, std::max(1, t.n_k))) st.set_window(W);
   }
   ImGui::SameLine();
@@ -78,12 +78,17 @@ void draw_variants_panel(Ui& ui) {
       "window only, never the causal mask or padding.");
   const int positions = std::max(t.n_q, t.n_k);
   if (positions <= 24) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
     for (int p = 0; p < positions; ++p) {
-      if (p % 6) ImGui::SameLine();
-      bool on = std::find(m.global.begin(), m.global.end(), p) != m.global.end();
-      ImGui::PushID(p);
       const std::string label =
           p < static_cast<int>(t.query_tokens.size()) ? t.query_tokens[p] : std::to_string(p);
+      // Flow the checkboxes like words: beside the previous one when it fits.
+      const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                      ImGui::CalcTextSize(label.c_str()).x;
+      if (p > 0 && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right)
+        ImGui::SameLine();
+      bool on = std::find(m.global.begin(), m.global.end(), p) != m.global.end();
+      ImGui::PushID(p);
       if (ImGui::Checkbox(label.c_str(), &on)) st.toggle_global(p);
       ImGui::PopID();
     }
@@ -150,21 +155,30 @@ void draw_variants_panel(Ui& ui) {
       "on one key, log₂ n = uniform.");
   if (const TraceStep* w = t.find("weights"); w && st.head() < static_cast<int>(w->heads.size())) {
     std::vector<double> ent = row_entropy_bits(w->heads[st.head()]);
+    ImGui::TextDisabled("entropy per row, bits (uniform = %.2f):", std::log2(std::max(1, t.n_k)));
+    // As many rows as fit on one line: ImGui's wrapping would split "1.57" after its dot.
     std::string line;
     char buf[64];
-    for (size_t i = 0; i < std::min<size_t>(ent.size(), 8); ++i) {
+    const float room = ImGui::GetContentRegionAvail().x;
+    for (size_t i = 0; i < ent.size(); ++i) {
       std::snprintf(buf, sizeof buf, "%s%.2f", i ? "  " : "", ent[i]);
+      if (ImGui::CalcTextSize((line + buf + "  …").c_str()).x > room) {
+        line += "  …";
+        break;
+      }
       line += buf;
     }
-    if (ent.size() > 8) line += "  …";
-    ImGui::TextDisabled("entropy per row (bits, max %.2f): %s", std::log2(std::max(1, t.n_k)),
-                        line.c_str());
+    ImGui::TextDisabled("%s", line.c_str());
   }
 
   heading(ui, "Sequences and heads");
   bool cross = st.cross_attention();
-  if (ImGui::Checkbox("cross-attention (keys and values from another sequence)", &cross))
-    st.set_cross_attention(cross);
+  if (ImGui::Checkbox("cross-attention", &cross)) st.set_cross_attention(cross);
+  ImGui::SameLine();
+  help_marker(
+      "Keys and values come from another sequence than the queries (a decoder reading "
+      "its encoder): the two token lists are edited separately and n_q may differ "
+      "from n_k.");
   int H = t.num_heads, G = t.num_kv_heads;
   ImGui::SetNextItemWidth(fs * 7);
   if (ImGui::SliderInt("query heads H", &H, 1, 16)) {

@@ -1,10 +1,9 @@
-// TEMPORARY stand-ins for core APIs other helpers are implementing (explain, colour maps, heatmap
+// TEMPORARY stand-ins for core APIs other helpers are implementing (colour maps, heatmap
 // export), so this branch links before they land in main. Deleted when they are merged.
 #include <algorithm>
 #include <cmath>
 
 #include "colormap.h"
-#include "explain.h"
 #include "heatmap_export.h"
 
 namespace attn {
@@ -70,11 +69,6 @@ Rgb colormap_color(const std::string& name, double t) {
 }
 std::string default_colormap_for(const std::string& step_id, double min_value) {
   return step_id == "weights" || min_value >= 0 ? "viridis" : "diverging";
-}
-
-std::string explain(const AttentionTrace&, const ExplainRequest&, std::string& error) {
-  error = "the narration (core/explain.cpp) has not landed in this build yet";
-  return "";
 }
 
 bool export_heatmap(const AttentionTrace&, const HeatmapOptions&, const std::string&,

@@ -58,11 +58,13 @@ struct Ui {
   ImFont* font_bold = nullptr;
   ImFont* font_mono = nullptr;
   ImFont* font_title = nullptr;
+  ImFont* font_narration = nullptr;  // monospace, a little smaller: long arithmetic lines
 
   std::map<std::string, HeatmapView> views;  // by heatmap id ("main", "q", "head-2", ...)
   bool custom_mask_edit = false;             // clicking a cell toggles the custom mask
   bool drag_edit = false;                    // editor tables: drag values instead of typing
   int editor_tensor_head = 0;
+  std::string select_tab;  // "inputs" or "variants": bring that tab of the left panel forward once
   unsigned random_seed = 42;
 
   // Window requests handled by app_window.cpp (the only file that knows GLFW).

@@ -2,6 +2,7 @@
 // that scale the whole UI, and a light theme for projectors beside a dark one.
 #include <imgui.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "ui.h"
@@ -48,6 +49,7 @@ void load_fonts(Ui& ui, float px) {
   ui.font_bold = add("DejaVuSans-Bold.ttf", px);
   ui.font_mono = add("DejaVuSansMono.ttf", px * 0.95f);
   ui.font_title = add("DejaVuSans-Bold.ttf", px * 1.35f);
+  ui.font_narration = add("DejaVuSansMono.ttf", std::round(px * 0.85f));
   io.FontDefault = ui.font_regular;
   io.Fonts->Build();
 }

@@ -1,4 +1,5 @@
-// The attention problem (inputs, masks, scale, temperature) and the trace every stage is recorded in.
+// The attention problem (inputs, masks, scale, temperature) and the trace every stage is recorded
+// in.
 #pragma once
 
 #include <optional>
@@ -15,11 +16,11 @@ enum class CausalAlign { kNone, kTopLeft, kLowerRight };
 // Everything that hides keys from queries. All conditions combine with AND.
 struct MaskSpec {
   CausalAlign causal = CausalAlign::kNone;
-  std::optional<int> window;        // |p_i - j| <= W (with causal: p_i - W <= j <= p_i)
-  std::vector<int> global;          // Longformer-style global positions; relax the window only
-  std::optional<int> key_length;    // keys j >= L are padding
-  HeadStack custom;                 // empty, 1 (shared) or H matrices (n_q, n_k); nonzero = visible
-  HeadStack bias;                   // empty, 1 (shared) or H matrices (n_q, n_k); added to scaled
+  std::optional<int> window;      // |p_i - j| <= W (with causal: p_i - W <= j <= p_i)
+  std::vector<int> global;        // Longformer-style global positions; relax the window only
+  std::optional<int> key_length;  // keys j >= L are padding
+  HeadStack custom;               // empty, 1 (shared) or H matrices (n_q, n_k); nonzero = visible
+  HeadStack bias;                 // empty, 1 (shared) or H matrices (n_q, n_k); added to scaled
   bool empty() const {
     return causal == CausalAlign::kNone && !window && global.empty() && !key_length &&
            custom.empty() && bias.empty();
@@ -32,7 +33,8 @@ struct AttentionOptions {
   float temperature = 1.0f;
 };
 
-// Q: H matrices (n_q, d_k); K: H_kv matrices (n_k, d_k); V: H_kv matrices (n_k, d_v); H % H_kv == 0.
+// Q: H matrices (n_q, d_k); K: H_kv matrices (n_k, d_k); V: H_kv matrices (n_k, d_v); H % H_kv ==
+// 0.
 struct AttentionInput {
   HeadStack q, k, v;
   int num_heads() const { return static_cast<int>(q.size()); }
@@ -64,10 +66,10 @@ using ReasonMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eige
 
 // One stage of the computation: a named matrix per head with its formula.
 struct TraceStep {
-  std::string id;       // "scores", "scaled", "masked", "weights", "output", ...
-  std::string title;    // human title, e.g. "Scores"
-  std::string formula;  // e.g. "scores = Q·Kᵀ"
-  HeadStack heads;      // one matrix per head (per key/value head for k and v)
+  std::string id;            // "scores", "scaled", "masked", "weights", "output", ...
+  std::string title;         // human title, e.g. "Scores"
+  std::string formula;       // e.g. "scores = Q·Kᵀ"
+  HeadStack heads;           // one matrix per head (per key/value head for k and v)
   std::vector<int> kv_head;  // for each entry of heads: the key/value head it uses or is
 };
 
@@ -79,12 +81,12 @@ struct AttentionTrace {
   int num_heads = 0, num_kv_heads = 0;
   int n_q = 0, n_k = 0, d_k = 0, d_v = 0;
   float scale = 1.0f, temperature = 1.0f;
-  bool scale_overridden = false;           // --scale given (else 1/√d_k)
-  MaskSpec mask;                           // the masks the trace was computed with
-  std::vector<int> kv_head_of;             // size H
-  std::vector<ReasonMatrix> hidden;        // per head (n_q, n_k): MaskReason bits
+  bool scale_overridden = false;             // --scale given (else 1/√d_k)
+  MaskSpec mask;                             // the masks the trace was computed with
+  std::vector<int> kv_head_of;               // size H
+  std::vector<ReasonMatrix> hidden;          // per head (n_q, n_k): MaskReason bits
   std::vector<std::vector<bool>> empty_row;  // per head, per query: every key hidden
-  std::vector<TraceStep> steps;            // in order; ids are unique
+  std::vector<TraceStep> steps;              // in order; ids are unique
   // With an output projection: max |concat·W_O + b_O − (Σ_h O_h·W_O^(h) + b_O)|, the check that
   // the two formulations agree.
   std::optional<float> projection_form_gap;

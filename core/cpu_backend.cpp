@@ -18,8 +18,8 @@ class CpuBackend : public Backend {
     const int H = p.input.num_heads();
     const float scale = p.effective_scale();
     const float neg_inf = -std::numeric_limits<float>::infinity();
-    TraceStep scores{"scores", "", "", {}, {}}, scaled = scores, masked = scores,
-              weights = scores, output = scores;
+    TraceStep scores{"scores", "", "", {}, {}}, scaled = scores, masked = scores, weights = scores,
+                                                output = scores;
     t.hidden.assign(H, {});
     t.empty_row.assign(H, {});
     for (int h = 0; h < H; ++h) {
@@ -27,8 +27,8 @@ class CpuBackend : public Backend {
       const Matrix& Q = p.input.q[h];
       const Matrix& K = p.input.k[g];
       const Matrix& V = p.input.v[g];
-      Matrix S = Q * K.transpose();               // (n_q, n_k)
-      Matrix Sc = S * scale;                      // (n_q, n_k)
+      Matrix S = Q * K.transpose();  // (n_q, n_k)
+      Matrix Sc = S * scale;         // (n_q, n_k)
       Matrix M = Sc;
       if (const Matrix* bias = mask_for_head(p.options.mask.bias, h)) M += *bias;
       ReasonMatrix hidden = build_reasons(p, h);
@@ -37,7 +37,7 @@ class CpuBackend : public Backend {
           if (hidden(i, j)) M(i, j) = neg_inf;
       Matrix W;
       masked_softmax_rows(M, hidden, p.options.temperature, W, t.empty_row[h]);
-      Matrix O = W * V;                           // (n_q, d_v)
+      Matrix O = W * V;  // (n_q, d_v)
       scores.heads.push_back(std::move(S));
       scaled.heads.push_back(std::move(Sc));
       masked.heads.push_back(std::move(M));

@@ -62,8 +62,8 @@ std::string validate_problem(const AttentionProblem& p) {
     return s.str();
   }
   if (in.num_heads() % in.num_kv_heads() != 0) {
-    s << "Q has H = " << in.num_heads() << " heads, not a multiple of K/V's H_kv = "
-      << in.num_kv_heads();
+    s << "Q has H = " << in.num_heads()
+      << " heads, not a multiple of K/V's H_kv = " << in.num_kv_heads();
     return s.str();
   }
   const Matrix& q0 = in.q[0];
@@ -141,13 +141,13 @@ AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   t.steps.push_back({"v", "Values", "V", in.v, kv_ids});
   backend.run_stages(p, t);
 
-  std::string scale_text = p.options.scale ? "scaled = scores × s   (s = " + format_value(t.scale) + ")"
-                                           : "scaled = scores / √d_k   (d_k = " +
-                                                 std::to_string(t.d_k) + ")";
-  std::string softmax_text = t.temperature == 1.0f
-                                 ? "weights = softmax(masked)   (each row sums to 1)"
-                                 : "weights = softmax(masked / T)   (T = " +
-                                       format_value(t.temperature) + ")";
+  std::string scale_text = p.options.scale
+                               ? "scaled = scores × s   (s = " + format_value(t.scale) + ")"
+                               : "scaled = scores / √d_k   (d_k = " + std::to_string(t.d_k) + ")";
+  std::string softmax_text =
+      t.temperature == 1.0f
+          ? "weights = softmax(masked)   (each row sums to 1)"
+          : "weights = softmax(masked / T)   (T = " + format_value(t.temperature) + ")";
   const struct {
     const char* id;
     const char* title;
@@ -155,8 +155,9 @@ AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   } labels[] = {
       {"scores", "Scores", "scores = Q·Kᵀ"},
       {"scaled", "Scaled scores", scale_text},
-      {"masked", "Masked scores", p.options.mask.bias.empty() ? "masked = scaled, −∞ where hidden"
-                                                             : "masked = scaled + bias, −∞ where hidden"},
+      {"masked", "Masked scores",
+       p.options.mask.bias.empty() ? "masked = scaled, −∞ where hidden"
+                                   : "masked = scaled + bias, −∞ where hidden"},
       {"weights", "Attention weights", softmax_text},
       {"output", "Output", "output = weights·V"},
   };

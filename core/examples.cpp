@@ -7,8 +7,9 @@
 namespace attn {
 namespace {
 // Teaching order: the seed's two tables first, then the variants.
-const char* const kOrder[] = {"fear-is-the", "fear-is", "cross-attention", "padding",
-                              "sliding-window", "multi-head", "mqa", "gqa"};
+const char* const kOrder[] = {
+    "fear-is-the", "fear-is", "cross-attention", "padding", "sliding-window", "multi-head",
+    "mqa",         "gqa"};
 }  // namespace
 
 std::vector<ExampleInfo> list_examples() {

@@ -13,10 +13,10 @@ namespace attn {
 struct HeatmapOptions {
   std::string step = "weights";
   int head = 0;
-  std::string colormap;           // "" = default_colormap_for(step)
-  std::optional<bool> annotate;   // numbers in cells; default on up to 16×16
-  int width = 0;                  // image width in pixels; 0 = automatic
-  int precision = 2;              // decimals in the cells
+  std::string colormap;          // "" = default_colormap_for(step)
+  std::optional<bool> annotate;  // numbers in cells; default on up to 16×16
+  int width = 0;                 // image width in pixels; 0 = automatic
+  int precision = 2;             // decimals in the cells
 };
 
 // Writes the heatmap to `path`, choosing PNG or SVG by its extension, atomically. Returns false

@@ -33,7 +33,8 @@ uint8_t MaskGeometry::reason(int i, int j) const {
   if (window_ >= 0) {
     bool in_window = causal_ ? (j >= p - window_ && j <= p) : std::abs(p - j) <= window_;
     // Global queries see every key and every query sees global keys: this relaxes the window only.
-    if (!in_window && !is_global(i) && !is_global(j)) r |= kHiddenWindow;
+    // A query is global when its position p (not its row index) is listed.
+    if (!in_window && !is_global(p) && !is_global(j)) r |= kHiddenWindow;
   }
   if (key_length_ >= 0 && j >= key_length_) r |= kHiddenPadding;
   return r;
@@ -84,15 +85,16 @@ std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j
     sep = "; ";
   }
   if (reason & kHiddenWindow) {
-    s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j) << " > W = "
-      << (spec.window ? *spec.window : 0);
+    s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j)
+      << " > W = " << (spec.window ? *spec.window : 0);
     if (spec.causal != CausalAlign::kNone && j <= pos)
       s << " (causal window keeps keys " << pos - (spec.window ? *spec.window : 0) << ".." << pos
         << ")";
     sep = "; ";
   }
   if (reason & kHiddenPadding) {
-    s << sep << "padding: key " << j << " >= key length " << (spec.key_length ? *spec.key_length : 0);
+    s << sep << "padding: key " << j << " >= key length "
+      << (spec.key_length ? *spec.key_length : 0);
     sep = "; ";
   }
   if (reason & kHiddenCustom) {

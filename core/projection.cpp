@@ -16,9 +16,9 @@ AttentionProblem to_problem(const Scenario& s) {
   }
   const ProjectionSpec& pr = s.projection;
   const Matrix& x_kv = pr.x_kv.size() ? pr.x_kv : pr.x;
-  for (const Matrix& w : pr.w_q) p.input.q.push_back(pr.x * w);   // (n_q, d_k)
-  for (const Matrix& w : pr.w_k) p.input.k.push_back(x_kv * w);   // (n_k, d_k)
-  for (const Matrix& w : pr.w_v) p.input.v.push_back(x_kv * w);   // (n_k, d_v)
+  for (const Matrix& w : pr.w_q) p.input.q.push_back(pr.x * w);  // (n_q, d_k)
+  for (const Matrix& w : pr.w_k) p.input.k.push_back(x_kv * w);  // (n_k, d_k)
+  for (const Matrix& w : pr.w_v) p.input.v.push_back(x_kv * w);  // (n_k, d_v)
   return p;
 }
 
@@ -35,7 +35,8 @@ AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend) {
   const int H = t.num_heads;
   std::vector<TraceStep> before;
   before.push_back({"x", "Token embeddings", "X", {pr.x}, {0}});
-  if (pr.x_kv.size()) before.push_back({"x_kv", "Key/value token embeddings", "X_kv", {pr.x_kv}, {0}});
+  if (pr.x_kv.size())
+    before.push_back({"x_kv", "Key/value token embeddings", "X_kv", {pr.x_kv}, {0}});
   t.steps.insert(t.steps.begin(), before.begin(), before.end());
   TraceStep* q = t.find("q");
   q->formula = "Q_h = X·W_Q,h";
@@ -46,15 +47,18 @@ AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend) {
   const int d_v = t.d_v;
   Matrix concat(t.n_q, H * d_v);  // (n_q, H·d_v)
   for (int h = 0; h < H; ++h) concat.middleCols(h * d_v, d_v) = out[h];
-  t.steps.push_back({"concat", "Heads concatenated", "concat = [O_1 | O_2 | … | O_H]", {concat}, {0}});
+  t.steps.push_back(
+      {"concat", "Heads concatenated", "concat = [O_1 | O_2 | … | O_H]", {concat}, {0}});
   if (pr.w_o.size() == 0) return t;
 
   RowVector b = pr.b_o.size() ? pr.b_o : RowVector::Zero(pr.w_o.cols());
   Matrix projected = concat * pr.w_o;  // (n_q, d_out)
   projected.rowwise() += b;
-  TraceStep contrib{"head_contrib", "Each head through its slice of W_O",
+  TraceStep contrib{"head_contrib",
+                    "Each head through its slice of W_O",
                     "contrib_h = O_h·W_O[h·d_v:(h+1)·d_v]   (Σ_h contrib_h + b_O = projected)",
-                    {}, {}};
+                    {},
+                    {}};
   for (int h = 0; h < H; ++h) {
     contrib.heads.push_back(out[h] * pr.w_o.middleRows(h * d_v, d_v));
     contrib.kv_head.push_back(t.kv_head_of[h]);
@@ -64,8 +68,8 @@ AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend) {
   for (const Matrix& c : contrib.heads) summed += c;
   summed.rowwise() += b;
   t.projection_form_gap = (projected - summed).cwiseAbs().maxCoeff();
-  t.steps.push_back({"projected", "Output projection", "projected = concat·W_O + b_O",
-                     {projected}, {0}});
+  t.steps.push_back(
+      {"projected", "Output projection", "projected = concat·W_O + b_O", {projected}, {0}});
   t.steps.push_back(std::move(contrib));
   return t;
 }

@@ -14,13 +14,13 @@ namespace attn {
 
 // Multi-head attention from token embeddings (Q = X·W_Q, as in 003's Q^{hia} = X^{ib} W_Q^{hba}).
 struct ProjectionSpec {
-  Matrix x;        // (n_q, d_model): the query-side tokens
-  Matrix x_kv;     // (n_k, d_model): the key/value-side tokens; empty (0x0) = self-attention on x
-  HeadStack w_q;   // H    x (d_model, d_k)
-  HeadStack w_k;   // H_kv x (d_model, d_k)
-  HeadStack w_v;   // H_kv x (d_model, d_v)
-  Matrix w_o;      // (H·d_v, d_out); empty = no output projection
-  RowVector b_o;   // (d_out); empty = zero bias
+  Matrix x;       // (n_q, d_model): the query-side tokens
+  Matrix x_kv;    // (n_k, d_model): the key/value-side tokens; empty (0x0) = self-attention on x
+  HeadStack w_q;  // H    x (d_model, d_k)
+  HeadStack w_k;  // H_kv x (d_model, d_k)
+  HeadStack w_v;  // H_kv x (d_model, d_v)
+  Matrix w_o;     // (H·d_v, d_out); empty = no output projection
+  RowVector b_o;  // (d_out); empty = zero bias
 };
 
 struct Scenario {

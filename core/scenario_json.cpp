@@ -39,8 +39,9 @@ float read_number(const json& j, const std::string& field, bool allow_neg_inf) {
   if (allow_neg_inf && (j.is_null() || (j.is_string() && (j == "-inf" || j == "-Infinity"))))
     return -std::numeric_limits<float>::infinity();
   if (!j.is_number())
-    fail(field, "expected a number" + std::string(allow_neg_inf ? " (or null / \"-inf\" for -inf)" : "") +
-                    ", got " + type_name(j));
+    fail(field, "expected a number" +
+                    std::string(allow_neg_inf ? " (or null / \"-inf\" for -inf)" : "") + ", got " +
+                    type_name(j));
   double x = j.get<double>();
   if (!std::isfinite(x) || std::abs(x) > std::numeric_limits<float>::max())
     fail(field, "value " + format_value(x) + " is not a finite float");
@@ -48,7 +49,8 @@ float read_number(const json& j, const std::string& field, bool allow_neg_inf) {
 }
 
 Matrix read_matrix(const json& j, const std::string& field, bool allow_neg_inf) {
-  if (!j.is_array() || j.empty()) fail(field, "expected a non-empty array of rows, got " + type_name(j));
+  if (!j.is_array() || j.empty())
+    fail(field, "expected a non-empty array of rows, got " + type_name(j));
   const size_t rows = j.size();
   if (!j[0].is_array() || j[0].empty())
     fail(field + "[0]", "expected a non-empty array of numbers, got " + type_name(j[0]));
@@ -68,7 +70,9 @@ Matrix read_matrix(const json& j, const std::string& field, bool allow_neg_inf) 
 
 // A 2-D array (one head) or a 3-D array (heads).
 HeadStack read_heads(const json& j, const std::string& field, bool allow_neg_inf = false) {
-  if (!j.is_array() || j.empty()) fail(field, "expected a 2-D or 3-D array, got " + type_name(j));
+  if (!j.is_array() || j.empty())
+    fail(field, "expected a non-empty 2-D or 3-D array of numbers, got " +
+                    (j.is_array() ? std::string("an empty array") : type_name(j)));
   bool three_d = j[0].is_array() && !j[0].empty() && j[0][0].is_array();
   HeadStack out;
   if (!three_d) {
@@ -101,7 +105,8 @@ int read_int(const json& j, const std::string& field, int lo) {
   if (!j.is_number_integer() && !j.is_number_unsigned())
     fail(field, "expected an integer, got " + type_name(j));
   long long v = j.get<long long>();
-  if (v < lo || v > 1000000000) fail(field, "expected an integer >= " + std::to_string(lo) + ", got " + std::to_string(v));
+  if (v < lo || v > 1000000000)
+    fail(field, "expected an integer >= " + std::to_string(lo) + ", got " + std::to_string(v));
   return static_cast<int>(v);
 }
 
@@ -110,7 +115,8 @@ void check_keys(const json& obj, const std::string& where, const std::set<std::s
     if (!allowed.count(it.key())) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      fail(where.empty() ? it.key() : where + "." + it.key(), "unknown field; expected one of " + list);
+      fail(where.empty() ? it.key() : where + "." + it.key(),
+           "unknown field; expected one of " + list);
     }
 }
 
@@ -133,7 +139,8 @@ MaskSpec read_mask(const json& j) {
                               "; expected true, false, \"none\", \"top-left\" or \"lower-right\"");
     }
   }
-  if (j.contains("window") && !j["window"].is_null()) m.window = read_int(j["window"], "mask.window", 0);
+  if (j.contains("window") && !j["window"].is_null())
+    m.window = read_int(j["window"], "mask.window", 0);
   if (j.contains("key_length") && !j["key_length"].is_null())
     m.key_length = read_int(j["key_length"], "mask.key_length", 0);
   if (j.contains("global")) {
@@ -147,8 +154,10 @@ MaskSpec read_mask(const json& j) {
     // Booleans are allowed in a custom mask: true = may attend.
     json numeric = c;
     std::function<void(json&)> convert = [&](json& x) {
-      if (x.is_boolean()) x = x.get<bool>() ? 1 : 0;
-      else if (x.is_array()) for (auto& e : x) convert(e);
+      if (x.is_boolean())
+        x = x.get<bool>() ? 1 : 0;
+      else if (x.is_array())
+        for (auto& e : x) convert(e);
     };
     convert(numeric);
     m.custom = read_heads(numeric, "mask.custom");
@@ -159,11 +168,13 @@ MaskSpec read_mask(const json& j) {
 
 Scenario read_scenario(const json& j) {
   if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + type_name(j));
-  check_keys(j, "", {"format", "version", "name", "description", "query_tokens", "key_tokens", "q",
-                     "k", "v", "projection", "mask", "scale", "temperature"});
+  check_keys(j, "",
+             {"format", "version", "name", "description", "query_tokens", "key_tokens", "q", "k",
+              "v", "projection", "mask", "scale", "temperature"});
   if (j.contains("version")) {
     int v = read_int(j["version"], "version", 0);
-    if (v != 1) fail("version", "unsupported scenario version " + std::to_string(v) + "; expected 1");
+    if (v != 1)
+      fail("version", "unsupported scenario version " + std::to_string(v) + "; expected 1");
   }
   Scenario s;
   if (j.contains("name")) {
@@ -181,7 +192,8 @@ Scenario read_scenario(const json& j) {
   bool direct = j.contains("q") || j.contains("k") || j.contains("v");
   if (direct && j.contains("projection"))
     fail("projection", "give either q/k/v or projection, not both");
-  if (!direct && !j.contains("projection")) fail("q", "missing field: give q, k and v, or projection");
+  if (!direct && !j.contains("projection"))
+    fail("q", "missing field: give q, k and v, or projection");
   if (direct) {
     for (const char* f : {"q", "k", "v"})
       if (!j.contains(f)) fail(f, "missing field (q, k and v go together)");
@@ -208,8 +220,10 @@ Scenario read_scenario(const json& j) {
     }
   }
   if (j.contains("mask")) s.options.mask = read_mask(j["mask"]);
-  if (j.contains("scale") && !j["scale"].is_null()) s.options.scale = read_number(j["scale"], "scale", false);
-  if (j.contains("temperature")) s.options.temperature = read_number(j["temperature"], "temperature", false);
+  if (j.contains("scale") && !j["scale"].is_null())
+    s.options.scale = read_number(j["scale"], "scale", false);
+  if (j.contains("temperature"))
+    s.options.temperature = read_number(j["temperature"], "temperature", false);
   return s;
 }
 
@@ -219,8 +233,10 @@ json matrix_json(const Matrix& m) {
     json row = json::array();
     for (Eigen::Index c = 0; c < m.cols(); ++c) {
       float x = m(i, c);
-      if (std::isinf(x) && x < 0) row.push_back(nullptr);  // -inf in a bias
-      else row.push_back(x);
+      if (std::isinf(x) && x < 0)
+        row.push_back(nullptr);  // -inf in a bias
+      else
+        row.push_back(x);
     }
     rows.push_back(row);
   }
@@ -245,7 +261,8 @@ std::string validate_projection(const ProjectionSpec& p) {
     for (size_t h = 0; h < w.size(); ++h)
       if (w[h].rows() != d_model)
         return std::string("projection.") + name + "[" + std::to_string(h) + "]: has " +
-               std::to_string(w[h].rows()) + " rows; expected d_model = " + std::to_string(d_model) +
+               std::to_string(w[h].rows()) +
+               " rows; expected d_model = " + std::to_string(d_model) +
                " (the columns of projection.x)";
     return "";
   };
@@ -255,8 +272,8 @@ std::string validate_projection(const ProjectionSpec& p) {
     return "projection.x_kv: has " + std::to_string(p.x_kv.cols()) +
            " columns; expected d_model = " + std::to_string(d_model);
   if (p.w_k[0].cols() != p.w_q[0].cols())
-    return "projection.w_k: has d_k = " + std::to_string(p.w_k[0].cols()) + " columns but w_q has " +
-           std::to_string(p.w_q[0].cols());
+    return "projection.w_k: has d_k = " + std::to_string(p.w_k[0].cols()) +
+           " columns but w_q has " + std::to_string(p.w_q[0].cols());
   if (p.w_q.size() % p.w_k.size() != 0)
     return "projection.w_q: H = " + std::to_string(p.w_q.size()) +
            " heads is not a multiple of the key/value heads H_kv = " + std::to_string(p.w_k.size());
@@ -301,7 +318,8 @@ std::string validate_scenario(const Scenario& s) {
              std::to_string(s.qkv.k.size());
     if (s.qkv.q.size() % s.qkv.k.size() != 0)
       return "q: H = " + std::to_string(s.qkv.q.size()) +
-             " heads is not a multiple of the key/value heads H_kv = " + std::to_string(s.qkv.k.size());
+             " heads is not a multiple of the key/value heads H_kv = " +
+             std::to_string(s.qkv.k.size());
   }
   AttentionProblem p = to_problem(s);
   const int n_q = p.input.n_q(), n_k = p.input.n_k();
@@ -312,8 +330,8 @@ std::string validate_scenario(const Scenario& s) {
     return "key_tokens: has " + std::to_string(s.key_tokens.size()) + " tokens but there are " +
            std::to_string(n_k) + " keys";
   if (s.key_tokens.empty() && !s.query_tokens.empty() && n_q != n_k)
-    return "key_tokens: missing; needed because there are " + std::to_string(n_k) +
-           " keys but " + std::to_string(n_q) + " queries (cross-attention)";
+    return "key_tokens: missing; needed because there are " + std::to_string(n_k) + " keys but " +
+           std::to_string(n_q) + " queries (cross-attention)";
   std::string e = validate_problem(p);
   return e;
 }
@@ -323,7 +341,7 @@ std::optional<Scenario> parse_scenario_json(const std::string& text, const std::
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for numbers like 1e999
     std::string what = e.what();
     size_t pos = what.find("] ");
     error = source + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2));
@@ -331,15 +349,17 @@ std::optional<Scenario> parse_scenario_json(const std::string& text, const std::
   }
   try {
     Scenario s = read_scenario(j);
-    if (s.query_tokens.empty()) {
-      int n_q = static_cast<int>(s.use_projection ? s.projection.x.rows() : s.qkv.q[0].rows());
-      for (int i = 0; i < n_q; ++i) s.query_tokens.push_back(std::to_string(i));
-    }
     std::string v = validate_scenario(s);
     if (!v.empty()) {
       error = source + ": " + v;
       return std::nullopt;
     }
+    // Tokens are optional: number the positions when none are given.
+    const AttentionProblem p = to_problem(s);
+    if (s.query_tokens.empty())
+      for (int i = 0; i < p.input.n_q(); ++i) s.query_tokens.push_back(std::to_string(i));
+    if (s.key_tokens.empty() && p.input.n_k() != p.input.n_q())
+      for (int j = 0; j < p.input.n_k(); ++j) s.key_tokens.push_back(std::to_string(j));
     if (s.name.empty()) s.name = source;
     return s;
   } catch (const ParseError& e) {

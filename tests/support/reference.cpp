@@ -30,7 +30,7 @@ bool visible(const AttentionProblem& p, int h, int i, int j) {
     const int w = *m.window;
     bool inside = (m.causal != CausalAlign::kNone) ? (pos - w <= j && j <= pos)
                                                    : (pos - j <= w && j - pos <= w);
-    if (!inside && !is_global(i) && !is_global(j)) return false;
+    if (!inside && !is_global(pos) && !is_global(j)) return false;  // global = listed position
   }
   if (m.key_length && j >= *m.key_length) return false;
   if (!m.custom.empty()) {
@@ -59,7 +59,8 @@ RefResult reference_attention(const AttentionProblem& p) {
   const int H = static_cast<int>(in.q.size()), G = static_cast<int>(in.k.size());
   const int n_q = static_cast<int>(in.q[0].rows()), n_k = static_cast<int>(in.k[0].rows());
   const int d_k = static_cast<int>(in.q[0].cols()), d_v = static_cast<int>(in.v[0].cols());
-  const double scale = p.options.scale ? static_cast<double>(*p.options.scale) : 1.0 / std::sqrt(double(d_k));
+  const double scale =
+      p.options.scale ? static_cast<double>(*p.options.scale) : 1.0 / std::sqrt(double(d_k));
   const double T = p.options.temperature;
   const double ninf = -std::numeric_limits<double>::infinity();
   RefResult r;
@@ -76,7 +77,8 @@ RefResult reference_attention(const AttentionProblem& p) {
         Sc(i, j) = dot * scale;
         double b = 0;
         if (!p.options.mask.bias.empty())
-          b = (p.options.mask.bias.size() == 1 ? p.options.mask.bias[0] : p.options.mask.bias[h])(i, j);
+          b = (p.options.mask.bias.size() == 1 ? p.options.mask.bias[0] : p.options.mask.bias[h])(
+              i, j);
         M(i, j) = visible(p, h, i, j) ? Sc(i, j) + b : ninf;
       }
       double mx = ninf;
@@ -87,7 +89,8 @@ RefResult reference_attention(const AttentionProblem& p) {
       }
       double sum = 0;
       for (int j = 0; j < n_k; ++j) sum += (M(i, j) == ninf) ? 0.0 : std::exp(M(i, j) / T - mx);
-      for (int j = 0; j < n_k; ++j) W(i, j) = (M(i, j) == ninf) ? 0.0 : std::exp(M(i, j) / T - mx) / sum;
+      for (int j = 0; j < n_k; ++j)
+        W(i, j) = (M(i, j) == ninf) ? 0.0 : std::exp(M(i, j) / T - mx) / sum;
       for (int c = 0; c < d_v; ++c) {
         double acc = 0;
         for (int j = 0; j < n_k; ++j) acc += W(i, j) * double(in.v[g](j, c));
@@ -151,7 +154,8 @@ static std::string slurp(const std::string& path) {
 CliResult run_cli(const std::string& args) {
   CliResult r;
   std::string out = temp_path("stdout.txt"), err = temp_path("stderr.txt");
-  std::string cmd = std::string("'") + ATTN_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
+  std::string cmd =
+      std::string("'") + ATTN_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
   int raw = std::system(cmd.c_str());
   if (raw == -1) return r;
   // system() runs /bin/sh; a child killed by a signal shows as 128+N from the shell.

@@ -30,7 +30,8 @@ RefResult reference_attention(const AttentionProblem& p);
 Matrix random_matrix(int rows, int cols, std::mt19937& rng, float lo = -1.0f, float hi = 1.0f);
 HeadStack random_heads(int heads, int rows, int cols, std::mt19937& rng);
 
-// Max |a - b| over all cells; -inf equal to -inf counts as 0, any other mismatch of infinities as inf.
+// Max |a - b| over all cells; -inf equal to -inf counts as 0, any other mismatch of infinities as
+// inf.
 double max_abs_diff(const Matrix& a, const RefMat& b);
 
 // Runs build/bin/attention-lab with the given arguments (a shell-quoted string), capturing

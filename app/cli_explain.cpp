@@ -1,0 +1,63 @@
+// `attention-lab explain`: prints the narration of one query row (or one cell, or one stage) with
+// every stage's arithmetic, read from the CPU trace of the chosen scenario.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+
+#include "backend.h"
+#include "cli.h"
+#include "explain.h"
+#include "scenario.h"
+
+namespace attn::cli {
+
+namespace {
+
+struct ExplainOptions {
+  ScenarioSource source;
+  int query = -1;
+  int head = 0;
+  int precision = 4;
+  bool ascii = false;
+  std::optional<int> key;
+  std::string step;
+};
+
+}  // namespace
+
+void register_explain(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "explain", "Print every stage's arithmetic for one query row, with the actual numbers");
+  auto opts = std::make_shared<ExplainOptions>();
+  add_scenario_options(*cmd, opts->source);
+  cmd->add_option("--query", opts->query, "query row I to explain (0-based)")->required();
+  cmd->add_option("--head", opts->head, "query head H (default 0)");
+  cmd->add_option("--precision", opts->precision, "decimals to print (0..10, default 4)")
+      ->check(CLI::Range(0, 10));
+  cmd->add_flag("--ascii", opts->ascii, "plain ASCII (sqrt, x, -inf) instead of Unicode symbols");
+  cmd->add_option("--key", opts->key, "explain only the cell (I, J) for key J");
+  cmd->add_option("--step", opts->step,
+                  "explain only this stage: scores, scaled, masked, weights, output, or a "
+                  "projection step (x, q, k, v, concat, projected, head_contrib)");
+  cmd->callback([&action, opts] {
+    action = [opts] {
+      Scenario scenario = load_scenario_source(opts->source);
+      std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
+      AttentionTrace trace = compute_scenario_trace(scenario, *backend);
+      ExplainRequest request;
+      request.query = opts->query;
+      request.head = opts->head;
+      request.key = opts->key;
+      request.step = opts->step;
+      request.precision = opts->precision;
+      request.unicode = !opts->ascii;
+      std::string error;
+      std::string text = explain(trace, request, error);
+      if (!error.empty()) throw CliError{kExitUsage, error};
+      std::cout << text;
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace attn::cli

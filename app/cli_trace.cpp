@@ -1,0 +1,37 @@
+// `attention-lab trace`: the whole trace of an example or scenario as JSON.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "atomic_file.h"
+#include "backend.h"
+#include "cli.h"
+#include "scenario.h"
+#include "trace_json.h"
+
+namespace attn::cli {
+
+void register_trace(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand("trace", "Write every stage of the computation as JSON");
+  auto src = std::make_shared<ScenarioSource>();
+  auto backend = std::make_shared<std::string>("cpu");
+  auto out = std::make_shared<std::string>();
+  add_scenario_options(*cmd, *src);
+  cmd->add_option("--backend", *backend, "cpu, opencl or auto")->capture_default_str();
+  cmd->add_option("-o,--out", *out, "write to FILE instead of standard output");
+  cmd->callback([&action, src, backend, out] {
+    action = [src, backend, out] {
+      Scenario s = load_scenario_source(*src);
+      std::unique_ptr<Backend> b = make_backend_or_throw(*backend);
+      std::string text = trace_to_json(compute_scenario_trace(s, *b));
+      if (out->empty()) {
+        std::cout << text;
+        return kExitOk;
+      }
+      std::string error;
+      if (!write_file_atomically(*out, text, error)) throw CliError{kExitUsage, "-o: " + error};
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace attn::cli

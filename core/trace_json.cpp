@@ -1,0 +1,78 @@
+// Serialises an AttentionTrace to the JSON layout of cli.md.
+#include "trace_json.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+
+namespace attn {
+
+double float_for_json(float x) {
+  // Printing the float's shortest representation and reading it as a double keeps "0.31" short
+  // in the JSON instead of 0.3100000023841858.
+  char buf[32];
+  auto res = std::to_chars(buf, buf + sizeof buf - 1, x);
+  *res.ptr = '\0';
+  return std::strtod(buf, nullptr);
+}
+
+std::string trace_to_json(const AttentionTrace& t) {
+  // Written by hand around nlohmann's scalar/array dumps so the keys keep cli.md's order and
+  // each matrix row stays on one line (readable, and diff-friendly for slide pipelines).
+  using nlohmann::json;
+  std::string o = "{\n";
+  auto field = [&o](const char* key, const json& value, bool last = false) {
+    o += "  \"";
+    o += key;
+    o += "\": " + value.dump() + (last ? "\n" : ",\n");
+  };
+  field("name", t.name);
+  field("backend", t.backend);
+  field("query_tokens", t.query_tokens);
+  field("key_tokens", t.key_tokens);
+  field("num_heads", t.num_heads);
+  field("num_kv_heads", t.num_kv_heads);
+  field("kv_head_of", t.kv_head_of);
+  field("scale", float_for_json(t.scale));
+  field("temperature", float_for_json(t.temperature));
+  json empty = json::array();
+  for (const auto& rows : t.empty_row) {
+    json list = json::array();
+    for (size_t i = 0; i < rows.size(); ++i)
+      if (rows[i]) list.push_back(i);
+    empty.push_back(list);
+  }
+  field("empty_rows", empty);  // per head: queries whose every key is hidden (weights, output 0)
+  if (t.projection_form_gap) field("projection_form_gap", *t.projection_form_gap);
+  o += "  \"steps\": [\n";
+  for (size_t si = 0; si < t.steps.size(); ++si) {
+    const TraceStep& s = t.steps[si];
+    o += "    {\"id\": " + json(s.id).dump() + ", \"title\": " + json(s.title).dump() +
+         ", \"formula\": " + json(s.formula).dump() + ",\n     \"heads\": [\n";
+    for (size_t h = 0; h < s.heads.size(); ++h) {
+      const Matrix& m = s.heads[h];
+      o += "      {\"head\": " + std::to_string(h) +
+           ", \"kv_head\": " + std::to_string(h < s.kv_head.size() ? s.kv_head[h] : 0) +
+           ", \"rows\": " + std::to_string(m.rows()) + ", \"cols\": " + std::to_string(m.cols()) +
+           ", \"data\": [\n";
+      for (Eigen::Index r = 0; r < m.rows(); ++r) {
+        json row = json::array();
+        for (Eigen::Index c = 0; c < m.cols(); ++c) {
+          float x = m(r, c);
+          if (std::isfinite(x))
+            row.push_back(float_for_json(x));
+          else
+            row.push_back(nullptr);  // -inf in masked cells
+        }
+        o += "        " + row.dump() + (r + 1 < m.rows() ? ",\n" : "\n");
+      }
+      o += std::string("      ]}") + (h + 1 < s.heads.size() ? ",\n" : "\n");
+    }
+    o += std::string("    ]}") + (si + 1 < t.steps.size() ? ",\n" : "\n");
+  }
+  o += "  ]\n}\n";
+  return o;
+}
+
+}  // namespace attn
