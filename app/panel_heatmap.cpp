@@ -52,7 +52,8 @@ void draw_heatmap_panel(Ui& ui) {
   ImGui::PopFont();
   ImGui::SameLine();
   help_marker(stage.why);
-  if (t.num_heads > 1) {
+  const bool per_head = stage.id != "concat" && stage.id != "projected";
+  if (t.num_heads > 1 && per_head) {
     ImGui::SameLine();
     ImGui::TextDisabled("   head %d of %d · uses key/value head %d", h, t.num_heads, g);
   }

@@ -292,3 +292,41 @@ TEST_F(Headless, A1024TokenScenarioComputesWithoutBlockingFrames) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST_F(Headless, UnsavedEditsAskBeforeBeingDiscarded) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  bool ran = false;
+  ui.request_discard_check([&] { ran = true; });
+  EXPECT_TRUE(ran);  // nothing to lose: runs at once
+  ASSERT_TRUE(state.set_value_text(Tensor::kQ, 0, 0, 0, "0.6"));
+  ran = false;
+  ui.request_discard_check([&] { ran = true; });
+  EXPECT_FALSE(ran);
+  EXPECT_TRUE(ui.ask_discard);
+  frames(3);  // the dialog is up; the edit is still there
+  EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(0, 0), 0.6f);
+  EXPECT_FALSE(ran);
+}
+
+TEST(Settings, RoundTripAndBadValuesIgnored) {
+  UiSettings s;
+  s.light_theme = false;
+  s.colormap = "magma";
+  s.font_px = 26;
+  s.decimals = 3;
+  const std::string path = test::temp_path("settings.ini");
+  std::string e;
+  ASSERT_TRUE(write_file_atomically(path, settings_text(s) + "font_px=999\ncolormap=rainbow\n", e));
+  UiSettings back;
+  load_settings(back, path);
+  EXPECT_FALSE(back.light_theme);
+  EXPECT_EQ(back.colormap, "magma");  // "rainbow" is not a map: ignored
+  EXPECT_EQ(back.font_px, 26);        // 999 is out of range: ignored
+  EXPECT_EQ(back.decimals, 3);
+}
+
+}  // namespace
+}  // namespace attn

@@ -95,7 +95,8 @@ int check_weights_pixels(const std::string& png, const AttentionProblem& p, int 
       const double x0 = ox + j * cw, y0 = oy + i * ch;
       const int px = static_cast<int>(cw >= 12 ? x0 + 4 : x0 + cw / 2);
       const int py = static_cast<int>(ch >= 12 ? y0 + 4 : y0 + ch / 2);
-      if (x0 < cx0 || y0 < cy0 || x0 + cw > cx1 || y0 + ch > cy1) continue;  // not fully visible
+      const double e = 0.5;  // the layout is in float pixels
+      if (x0 < cx0 - e || y0 < cy0 - e || x0 + cw > cx1 + e || y0 + ch > cy1 + e) continue;
       if (cw < 2 || ch < 2) continue;  // too small to sample one cell alone
       const Rgb got = img.at(px, py);
       const bool hidden = std::isinf(ref.masked[h](i, j));
