@@ -3,6 +3,9 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <chrono>
+#include <future>
+
 #include "heatmap_export.h"
 #include "ui.h"
 
@@ -15,24 +18,39 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
   if (path.empty()) return "type a file name";
   if (kind == "open") return st.load_file(path) ? "" : st.message();
   if (kind == "save") return st.save_file(path) ? "" : st.message();
-  std::string error;
+  if (ui.export_job.valid()) return "an export is still running; try again when it has finished";
+  // Exports run on a worker with their own copy of the trace: a 1024-token stage takes a while
+  // and the window must keep drawing.
+  const UiSettings settings = ui.settings;
   if (kind == "export-png" || kind == "export-svg") {
+    const std::string ext = kind == "export-png" ? ".png" : ".svg";
+    std::string file = path;
+    if (file.size() < 4 || file.compare(file.size() - 4, 4, ext) != 0) file += ext;
     HeatmapOptions o;
-    std::string id = st.current_stage().id;
+    const std::string id = st.current_stage().id;
     o.step = id == "qkv" ? "q" : id;
-    o.head = st.head();
     const TraceStep* step = st.trace().find(o.step);
-    if (step && o.head >= static_cast<int>(step->heads.size())) o.head = 0;
-    if (step) o.colormap = color_scale_for(ui.settings, o.step, step->heads[o.head]).map;
-    o.precision = ui.settings.decimals;
-    if (!export_heatmap(st.trace(), o, path, error)) return error;
-    st.set_message("Exported " + path, false);
+    if (!step) return "nothing to export yet";
+    // Inputs K and V are per key/value head; every other stage per query head (or one matrix).
+    o.head = st.head();
+    if (o.step == "k" || o.step == "v") o.head = st.trace().kv_head_of[st.head()];
+    if (o.head >= static_cast<int>(step->heads.size())) o.head = 0;
+    o.colormap = color_scale_for(settings, o.step, step->heads[o.head]).map;
+    o.precision = settings.decimals;
+    ui.export_what = file;
+    ui.export_job = std::async(std::launch::async, [trace = st.trace(), o, file] {
+      std::string error;
+      return export_heatmap(trace, o, file, error) ? std::string() : error;
+    });
     return "";
   }
   const std::string ext = kind == "export-all-svg" ? "svg" : "png";
-  const int n = export_all_stages(st.trace(), ui.settings, path, ext, error);
-  if (!error.empty()) return error;
-  st.set_message("Exported " + std::to_string(n) + " heatmaps to " + path, false);
+  ui.export_what = "every stage into " + path;
+  ui.export_job = std::async(std::launch::async, [trace = st.trace(), settings, path, ext] {
+    std::string error;
+    export_all_stages(trace, settings, path, ext, error);
+    return error;
+  });
   return "";
 }
 
@@ -47,8 +65,20 @@ const char* title_of(const std::string& kind) {
 
 }  // namespace
 
+void poll_export(Ui& ui) {
+  if (!ui.export_job.valid() ||
+      ui.export_job.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return;
+  const std::string error = ui.export_job.get();
+  if (error.empty())
+    ui.state.set_message("Exported " + ui.export_what, false);
+  else
+    ui.state.set_message("export: " + error, true);
+}
+
 void draw_dialogs(Ui& ui) {
   AppState& st = ui.state;
+  poll_export(ui);
   static std::string dialog_error;
   static std::string open_kind;
   const ImVec2 center = ImGui::GetMainViewport()->GetCenter();

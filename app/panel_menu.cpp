@@ -148,6 +148,10 @@ void draw_status_bar(Ui& ui) {
                   spin[static_cast<int>(ImGui::GetTime() * 8) % 4], st.computing_seconds());
       ImGui::SameLine();
     }
+    if (ui.export_job.valid()) {
+      ImGui::Text("  exporting %s…", ui.export_what.c_str());
+      ImGui::SameLine();
+    }
     const AttentionTrace& t = st.trace();
     ImGui::TextDisabled("  n_q %d · n_k %d · d_k %d · d_v %d · H %d · H_kv %d  ", t.n_q, t.n_k,
                         t.d_k, t.d_v, t.num_heads, t.num_kv_heads);

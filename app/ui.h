@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <functional>
+#include <future>
 #include <map>
 #include <string>
 #include <vector>
@@ -81,6 +82,10 @@ struct Ui {
   bool ask_discard = false;
   bool ask_recovery = false;
 
+  // A running export (on a worker thread): "" when it succeeded, else the error.
+  std::future<std::string> export_job;
+  std::string export_what;
+
   // Per-cell text editing (the buffer of the cell being typed into).
   std::string editing_key, edit_buffer;
 
@@ -108,6 +113,8 @@ void draw_variants_panel(Ui& ui);
 void draw_heads_panel(Ui& ui);
 void draw_status_bar(Ui& ui);
 void draw_dialogs(Ui& ui);
+// Picks up a finished export and reports it in the status bar.
+void poll_export(Ui& ui);
 void handle_shortcuts(Ui& ui);
 
 // A "(?)" that shows `text` when hovered (as imgui_demo.cpp's HelpMarker).
