@@ -122,7 +122,8 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   float label_w = 0;
   for (int i = 0; i < std::min(rows, 4096); ++i)
     label_w = std::max(label_w, ImGui::CalcTextSize(label_or_index(sp.row_labels, i).c_str()).x);
-  label_w = sp.labels ? std::min(label_w, avail.x * 0.25f) + pad * 2 : 0;
+  if (sp.cell <= 0) label_w = std::min(label_w, avail.x * 0.25f);
+  label_w = sp.labels && sp.row_labels_shown ? label_w + pad * 2 : sp.labels ? pad : 0;
   const float top_h = sp.labels ? fs * 1.5f : 0;
   // Row statistics only when each row is tall enough to carry its line of text.
   const bool stats_fit = avail.y / std::max(rows, 1) >= fs * 0.9f;
@@ -136,10 +137,13 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   float base_w = std::min(grid_w / cols, max_cell), base_h = std::min(grid_h / rows, max_cell);
   base_w = std::min(base_w, base_h * 2.5f);  // wide but not ribbon-like
   base_h = std::min(base_h, base_w);         // never taller than wide
+  if (sp.cell > 0) base_w = base_h = sp.cell;
   v.cell_w = base_w * v.zoom;
   v.cell_h = base_h * v.zoom;
   const ImVec2 vp0{pos.x + label_w, pos.y + top_h};
-  const ImVec2 vp_size{std::min(grid_w, base_w * cols), std::min(grid_h, base_h * rows)};
+  const ImVec2 vp_size =
+      sp.cell > 0 ? ImVec2{base_w * cols, base_h * rows}
+                  : ImVec2{std::min(grid_w, base_w * cols), std::min(grid_h, base_h * rows)};
   const ImVec2 vp1{vp0.x + vp_size.x, vp0.y + vp_size.y};
   // Keep the matrix covering the viewport.
   v.pan.x = std::clamp(v.pan.x, vp_size.x - v.cell_w * cols, 0.0f);
@@ -218,7 +222,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   // Labels: query tokens left, key tokens on top (thinned out when they would overlap).
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  if (sp.labels) {
+  if (sp.labels && sp.row_labels_shown) {
     dl->PushClipRect({pos.x, vp0.y - fs * 0.5f}, {vp0.x, vp1.y + fs * 0.5f}, true);
     const int every = std::max(1, static_cast<int>(std::ceil(fs / v.cell_h)));
     for (int i = i0 - i0 % every; i < i1; i += every) {
@@ -265,7 +269,8 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
 
   // Colour bar with its scale, and the hatch swatch when something is hidden.
   if (sp.color_bar) {
-    const float bw = std::min(std::max(vp_size.x, fs * 14), avail.x - label_w);
+    const float bw =
+        sp.cell > 0 ? vp_size.x : std::min(std::max(vp_size.x, fs * 14), avail.x - label_w);
     const float by = vp1.y + fs * 0.6f, bh = fs * 0.8f;
     const int n = 96;
     for (int k = 0; k < n; ++k) {
@@ -279,9 +284,13 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
       ImVec2 ts = ImGui::CalcTextSize(s.c_str());
       dl->AddText({vp0.x + bw * t - ts.x * align, by + bh + 2}, dim_col, s.c_str());
     };
-    tick(0, sp.scale.vmin, 0);
-    tick(0.5f, (sp.scale.vmin + sp.scale.vmax) / 2, 0.5f);
-    tick(1, sp.scale.vmax, 1);
+    // As many ticks as the bar has room for.
+    const float tick_w = ImGui::CalcTextSize("−0.00").x + pad;
+    if (bw >= tick_w * 2) {
+      tick(0, sp.scale.vmin, 0);
+      tick(1, sp.scale.vmax, 1);
+    }
+    if (bw >= tick_w * 3.5f) tick(0.5f, (sp.scale.vmin + sp.scale.vmax) / 2, 0.5f);
     bool any_hidden = false;
     if (sp.hidden) any_hidden = (sp.hidden->array() != 0).any();
     if (any_hidden) {  // legend for the hatch, right of the bar

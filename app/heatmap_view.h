@@ -21,8 +21,10 @@ struct HeatmapSpec {
   int selected_row = -1, selected_col = -1;
   bool row_stats = false;  // Σ and entropy of each row (weights)
   bool color_bar = true;
-  bool labels = true;       // token labels and row statistics (off for thumbnails)
-  bool interactive = true;  // tooltips, clicks, zoom and pan
+  bool labels = true;            // token labels and row statistics (off for thumbnails)
+  bool interactive = true;       // tooltips, clicks, zoom and pan
+  bool row_labels_shown = true;  // off when a neighbour heatmap already names the rows
+  float cell = 0;           // fixed cell size in pixels at zoom 1 (side-by-side matrices); 0 = fit
   float max_cell = 150.0f;  // pixels at zoom 1, times the font scale
   ImVec2 size{0, 0};        // 0 = the rest of the window
 };

@@ -99,15 +99,38 @@ void draw_heatmap_panel(Ui& ui) {
     const TraceStep& v = t.step("v");
     const Matrix* mats[3] = {&q.heads[h], &k.heads[g], &v.heads[g]};
     const char* names[3] = {"Q", "K", "V"};
-    const float avail = ImGui::GetContentRegionAvail().x;
-    const float spacing = ImGui::GetStyle().ItemSpacing.x;
+    // One cell size for all three, so K and V (which share their rows, the keys) line up and
+    // V needs no labels of its own.
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float fs = ImGui::GetFontSize();
+    const float pad = fs * 0.5f;
+    auto widest = [](const std::vector<std::string>& v) {
+      float w = 0;
+      for (size_t i = 0; i < std::min<size_t>(v.size(), 4096); ++i)
+        w = std::max(w, ImGui::CalcTextSize(v[i].c_str()).x);
+      return w;
+    };
+    const float lq = widest(t.query_tokens) + pad * 2, lk = widest(t.key_tokens) + pad * 2;
+    const float gap = fs * 1.5f;
+    const float block = fs * 6.6f;  // title, key labels and colour bar of one heatmap
+    // Side by side [Q] [K][V], or Q above [K][V]: whichever gives the larger cells.
+    const float side_w = (avail.x - lq - lk - pad - gap) / std::max(1, 2 * t.d_k + t.d_v);
+    const float side_h = (avail.y - block) / std::max(1, std::max(t.n_q, t.n_k));
+    const float stack_w = std::min((avail.x - lq) / std::max(1, t.d_k),
+                                   (avail.x - lk - pad) / std::max(1, t.d_k + t.d_v));
+    const float stack_h = (avail.y - 2 * block) / std::max(1, t.n_q + t.n_k);
+    const bool stacked = std::min(stack_w, stack_h) > std::min(side_w, side_h);
+    const float fit = stacked ? std::min(stack_w, stack_h) : std::min(side_w, side_h);
+    const float cell = std::clamp(fit, 2.0f, fs * 4.5f);
+    const float label_w[3] = {lq, lk, pad};
     for (int i = 0; i < 3; ++i) {
-      if (i > 0) ImGui::SameLine();
+      if (i == 1 && !stacked) ImGui::SameLine(0, gap);
+      if (i == 2) ImGui::SameLine(0, 0);
       ImGui::BeginGroup();
       ImGui::PushFont(ui.font_bold);
       ImGui::Text("%s%s", names[i],
                   i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")
-                         : (t.num_kv_heads > 1 ? "  (key/value head)" : ""));
+                         : (i == 1 && t.num_kv_heads > 1 ? "  (key/value head)" : ""));
       ImGui::PopFont();
       HeatmapSpec sp;
       sp.id = std::string("qkv-") + names[i];
@@ -115,11 +138,12 @@ void draw_heatmap_panel(Ui& ui) {
       sp.m = mats[i];
       sp.matrix_name = names[i];
       sp.row_labels = i == 0 ? t.query_tokens : t.key_tokens;
+      sp.row_labels_shown = i != 2;
       sp.col_labels = index_labels(static_cast<int>(mats[i]->cols()), "");
       sp.scale = color_scale_for(ui.settings, names[i], *mats[i]);
       sp.selected_row = i == 0 ? sel.query : sel.key;
-      sp.size = {(avail - 2 * spacing) / 3, ImGui::GetContentRegionAvail().y};
-      sp.max_cell = 90;
+      sp.cell = cell;
+      sp.size = {label_w[i] + cell * mats[i]->cols(), cell * mats[i]->rows() + fs * 4.8f};
       HeatmapEvent ev = draw_heatmap(ui, sp);
       if (ev.clicked) {
         if (i == 0)
