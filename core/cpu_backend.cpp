@@ -71,18 +71,23 @@ void masked_softmax_rows(const Matrix& logits, const ReasonMatrix& hidden, float
   weights.setZero(n_q, n_k);
   empty_row.assign(static_cast<size_t>(n_q), false);
   const float inv_t = 1.0f / temperature;
+  Eigen::Matrix<float, 1, Eigen::Dynamic> x(n_k);
   for (Eigen::Index i = 0; i < n_q; ++i) {
+    // x is computed once and used for both the max and the exponentials: recomputing it lets
+    // the compiler fuse one of the two into an FMA, and at large logits/T the rounding
+    // difference against the max becomes exp(huge) = inf and then NaN.
+    x = logits.row(i) * inv_t;
     float m = -std::numeric_limits<float>::infinity();
     for (Eigen::Index j = 0; j < n_k; ++j)
-      if (!hidden(i, j)) m = std::max(m, logits(i, j) * inv_t);
-    if (!std::isfinite(m)) {  // every key hidden: weights stay 0, output 0, never NaN
+      if (!hidden(i, j)) m = std::max(m, x(j));
+    if (m == -std::numeric_limits<float>::infinity()) {  // every key hidden: weights stay 0
       empty_row[static_cast<size_t>(i)] = true;
       continue;
     }
     double sum = 0.0;
     for (Eigen::Index j = 0; j < n_k; ++j) {
       if (hidden(i, j)) continue;
-      float e = std::exp(logits(i, j) * inv_t - m);
+      float e = std::exp(x(j) - m);
       weights(i, j) = e;
       sum += e;
     }

@@ -50,6 +50,43 @@ std::string shape_str(const Matrix& m) {
   return s.str();
 }
 
+// Finite inputs can still give logits (scale·q·k + bias) / T beyond float32, which the float
+// engine would turn into inf and NaN. |q·k| <= ‖q‖·‖k‖, so a cheap bound from the largest row
+// norms clears almost every problem; only when it fails is each cell bounded term by term.
+std::string check_logits_fit_float(const AttentionProblem& p) {
+  constexpr double kLimit = 1e38;  // below FLT_MAX (3.4e38) with room for float rounding
+  const double scale = std::abs(static_cast<double>(p.effective_scale()));
+  const double inv_t = 1.0 / static_cast<double>(p.options.temperature);
+  double max_bias = 0;
+  for (const Matrix& b : p.options.mask.bias)
+    for (Eigen::Index i = 0; i < b.size(); ++i)
+      if (std::isfinite(b.data()[i])) max_bias = std::max(max_bias, std::abs(double(b.data()[i])));
+  auto row_norm = [](const Matrix& m, Eigen::Index i) { return m.row(i).cast<double>().norm(); };
+  for (int h = 0; h < p.input.num_heads(); ++h) {
+    const Matrix& Q = p.input.q[h];
+    const Matrix& K = p.input.k[p.input.kv_head_of(h)];
+    double max_q = 0, max_k = 0;
+    for (Eigen::Index i = 0; i < Q.rows(); ++i) max_q = std::max(max_q, row_norm(Q, i));
+    for (Eigen::Index j = 0; j < K.rows(); ++j) max_k = std::max(max_k, row_norm(K, j));
+    if ((scale * max_q * max_k + max_bias) * inv_t < kLimit) continue;
+    for (Eigen::Index i = 0; i < Q.rows(); ++i)
+      for (Eigen::Index j = 0; j < K.rows(); ++j) {
+        double dot = 0;
+        for (Eigen::Index a = 0; a < Q.cols(); ++a) dot += std::abs(double(Q(i, a)) * K(j, a));
+        const double logit = (scale * dot + max_bias) * inv_t;
+        if (logit < kLimit) continue;
+        std::ostringstream s;
+        s << "logits (scale·q·k + bias) / T of query " << i << " and key " << j;
+        if (p.input.num_heads() > 1) s << " in head " << h;
+        s << " may reach " << format_value(logit)
+          << ", which would overflow float32 (max 3.4e+38); scale the inputs, the scale or the "
+             "bias down, or raise the temperature";
+        return s.str();
+      }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string validate_problem(const AttentionProblem& p) {
@@ -112,7 +149,7 @@ std::string validate_problem(const AttentionProblem& p) {
   if (p.options.scale && !std::isfinite(*p.options.scale)) return "scale must be a finite number";
   if (!(p.options.temperature > 0) || !std::isfinite(p.options.temperature))
     return "temperature must be a finite number > 0";
-  return "";
+  return check_logits_fit_float(p);
 }
 
 AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {

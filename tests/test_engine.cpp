@@ -288,6 +288,35 @@ TEST(Engine, LargeScoresDoNotOverflow) {
   expect_matches_reference(p, 1e-4);
 }
 
+TEST(Engine, TinyTemperatureGivesOneHotNotNan) {
+  // logits / T around 1e9: the row max and the exponent must use the same rounding.
+  std::mt19937 rng(3);
+  AttentionProblem p;
+  p.input.q = random_heads(2, 6, 5, rng);
+  p.input.k = random_heads(1, 7, 5, rng);
+  p.input.v = random_heads(1, 7, 3, rng);
+  p.options.temperature = 1e-10f;
+  AttentionTrace t = run(p);
+  test::RefResult r = reference_attention(p);
+  for (int h = 0; h < 2; ++h) {
+    EXPECT_TRUE(t.step("weights").heads[h].allFinite());
+    EXPECT_LE(max_abs_diff(t.step("weights").heads[h], r.weights[h]), 1e-6);
+    EXPECT_LE(max_abs_diff(t.step("output").heads[h], r.output[h]), 1e-6);
+  }
+}
+
+TEST(Engine, LogitsBeyondFloatAreRefused) {
+  AttentionProblem p = fear_is();
+  p.input.q[0](1, 2) = 3e19f;
+  p.input.k[0](0, 2) = 3e19f;
+  std::string e = validate_problem(p);
+  EXPECT_NE(e.find("query 1 and key 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("overflow float32"), std::string::npos) << e;
+  p = fear_is();
+  p.options.temperature = 1e-39f;  // 0.54/√3 / 1e-39 ≈ 3e38
+  EXPECT_NE(validate_problem(p).find("overflow"), std::string::npos);
+}
+
 TEST(Engine, TemperatureSharpensAndFlattens) {
   AttentionProblem p = fear_is();
   p.options.temperature = 0.1f;

@@ -1,0 +1,38 @@
+// Reading and writing NumPy .npy files holding one attention tensor: (n, d) or (H, n, d).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "matrix.h"
+
+namespace attn {
+
+// A tensor read from or written to a .npy file. Rank 2 is one head; rank 3 is (H, rows, cols).
+struct NpyTensor {
+  HeadStack heads;
+  int rank = 0;
+};
+
+// What a file may hold. kFloat: little-endian float32/float64 (Q, K, V, bias). kMask: also bool
+// and integer types (a custom mask, where nonzero means "may attend"); values are cast to float.
+enum class NpyContent { kFloat, kMask };
+
+// Parses the bytes of a .npy file: versions 1.0, 2.0 and 3.0, C order, rank 2 or 3, no zero
+// dimension. Float64 values must fit in float32. `name` (usually the path) starts every error,
+// e.g. "q.npy: truncated data: expected 96 bytes after the header, found 40".
+std::optional<NpyTensor> parse_npy(const std::string& bytes, const std::string& name,
+                                   NpyContent content, std::string& error);
+
+// Reads and parses a .npy file; errors start with the path.
+std::optional<NpyTensor> read_npy(const std::string& path, NpyContent content, std::string& error);
+
+// The bytes of a float32 ('<f4') version 1.0 .npy file holding `heads` with the given rank
+// (2: exactly one head). Every head must have the same shape. The header is padded with spaces
+// and a final '\n' so the data starts at a multiple of 64 bytes.
+std::string npy_bytes(const HeadStack& heads, int rank);
+
+// Writes npy_bytes(heads, rank) atomically (nothing at `path` changes on failure).
+bool write_npy(const std::string& path, const HeadStack& heads, int rank, std::string& error);
+
+}  // namespace attn
