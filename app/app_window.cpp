@@ -262,13 +262,19 @@ int run_gui(const GuiOptions& o) {
   if (o.frame_stats && frame_ms.size() > 1) {
     // The first frame builds fonts and uploads textures; it is reported apart.
     double sum = 0, mx = 0;
+    size_t at = 1;
     for (size_t i = 1; i < frame_ms.size(); ++i) {
       sum += frame_ms[i];
-      mx = std::max(mx, frame_ms[i]);
+      if (frame_ms[i] > mx) mx = frame_ms[i], at = i;
     }
-    std::printf("frames %zu  first %.2f ms  mean %.2f ms  max %.2f ms  (%dx%d, %s heatmap %dx%d)\n",
-                frame_ms.size(), frame_ms[0], sum / (frame_ms.size() - 1), mx, o.width, o.height,
-                renderer ? "shader" : "rectangle", state.trace().n_q, state.trace().n_k);
+    std::vector<double> sorted(frame_ms.begin() + 1, frame_ms.end());
+    std::sort(sorted.begin(), sorted.end());
+    std::printf(
+        "frames %zu  first %.2f ms  mean %.2f ms  median %.2f ms  max %.2f ms (frame %zu)  "
+        "(%dx%d, %s heatmap %dx%d)\n",
+        frame_ms.size(), frame_ms[0], sum / (frame_ms.size() - 1), sorted[sorted.size() / 2], mx,
+        at, o.width, o.height, renderer ? "shader" : "rectangle", state.trace().n_q,
+        state.trace().n_k);
   }
   if (!cfg.empty()) {
     std::string e;
