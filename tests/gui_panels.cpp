@@ -330,3 +330,44 @@ TEST(Settings, RoundTripAndBadValuesIgnored) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
+  ASSERT_TRUE(state.load_example("gqa"));
+  state.set_stage("weights");
+  state.set_head(2);
+  frames(2);
+  const std::string png = test::temp_path("dialog-export.png");
+  ui.path_dialog = "export-png";
+  ui.path_buffer = png;
+  frames(2);
+  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+  ASSERT_TRUE(ui.export_job.valid());
+  ui.export_job.wait();
+  frames(2);  // the status bar picks the result up
+  if (state.message().find("has not landed") != std::string::npos)
+    GTEST_SKIP() << "the heatmap exporter is not in this build yet";
+  EXPECT_FALSE(state.message_is_error()) << state.message();
+  std::string bytes, e;
+  ASSERT_TRUE(read_text_file(png, bytes, e)) << e;
+  ASSERT_GT(bytes.size(), 8u);
+  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+
+  // Every stage of every head into a folder.
+  const std::string dir = test::temp_path("all-stages");
+  ui.path_dialog = "export-all-svg";
+  ui.path_buffer = dir;
+  frames(2);
+  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+  ASSERT_TRUE(ui.export_job.valid());
+  ui.export_job.wait();
+  frames(2);
+  EXPECT_FALSE(state.message_is_error()) << state.message();
+  for (const char* f : {"/weights-h0.svg", "/weights-h3.svg", "/scores-h2.svg", "/k-h1.svg"})
+    EXPECT_TRUE(read_text_file(dir + f, bytes, e)) << e;
+}
+
+}  // namespace
+}  // namespace attn
