@@ -211,7 +211,7 @@ std::optional<float> parse_user_number(const std::string& text, std::string& err
   return static_cast<float>(x);
 }
 
-std::string config_dir() {
+std::string config_dir(bool create) {
   namespace fs = std::filesystem;
   fs::path base;
   if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
@@ -222,7 +222,7 @@ std::string config_dir() {
     return "";
   std::error_code ec;
   fs::path dir = base / "attention-lab";
-  fs::create_directories(dir, ec);
+  if (create) fs::create_directories(dir, ec);
   return ec ? "" : dir.string();
 }
 

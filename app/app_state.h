@@ -186,8 +186,8 @@ class AppState {
 std::optional<float> parse_user_number(const std::string& text, std::string& error);
 
 // The per-user configuration folder ($XDG_CONFIG_HOME/attention-lab or ~/.config/attention-lab),
-// created when missing; "" when there is no home.
-std::string config_dir();
+// created when missing if `create`; "" when there is no home (or it cannot be created).
+std::string config_dir(bool create = true);
 
 // Shannon entropy (bits) of each weights row of head h; hidden keys contribute nothing.
 std::vector<double> row_entropy_bits(const Matrix& weights);

@@ -95,8 +95,11 @@ int run_gui(const GuiOptions& o) {
   AppState state;
   Ui ui(state);
   const bool scripted = !o.screenshot.empty() || o.frame_stats;
-  const std::string cfg = scripted ? "" : config_dir();
-  if (!cfg.empty()) load_settings(ui.settings, cfg + "/settings.ini");
+  // Read the saved settings without creating anything: a run that fails early leaves no folder.
+  if (!scripted) {
+    const std::string dir = config_dir(false);
+    if (!dir.empty()) load_settings(ui.settings, dir + "/settings.ini");
+  }
   std::string error;
   if (!setup_from_options(ui, o, error)) {
     std::cerr << "error: " << error << "\n";
@@ -116,6 +119,7 @@ int run_gui(const GuiOptions& o) {
     std::cerr << "error: cannot open a window: no display (set DISPLAY or run under xvfb-run)\n";
     return 1;
   }
+  const std::string cfg = scripted ? "" : config_dir();
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) {
     std::cerr << "error: cannot open a window: " << glfw_error_text << "\n";
@@ -164,6 +168,7 @@ int run_gui(const GuiOptions& o) {
   std::vector<double> frame_ms;
   auto last = std::chrono::steady_clock::now();
   double since_recovery = 0;
+  std::string window_title;
   int exit_code = 0;
 
   for (int frame = 0;; ++frame) {
@@ -218,6 +223,12 @@ int run_gui(const GuiOptions& o) {
                -std::fabs(std::sin(frame * 0.05f)) * 300 * v.zoom};
     }
 
+    // The title says what is open and whether it has unsaved edits, as any editor does.
+    std::string title = "Attention Lab — " + state.scenario().name + (state.dirty() ? " *" : "");
+    if (title != window_title) {
+      window_title = title;
+      glfwSetWindowTitle(window, title.c_str());
+    }
     if (renderer) renderer->new_frame();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();

@@ -336,6 +336,12 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
       v.pan.y = (io.MousePos.y - vp0.y) - (io.MousePos.y - vp0.y - v.pan.y) * k;
     }
     if (i >= 0 && i < rows && j >= 0 && j < cols && !ImGui::IsItemActive()) {
+      // A thin outline on the cell under the pointer, so the tooltip's indices are easy to place.
+      const ImVec2 a = v.cell_min(i, j);
+      dl->PushClipRect(vp0, vp1, true);
+      dl->AddRect(a, {a.x + v.cell_w, a.y + v.cell_h},
+                  light ? IM_COL32(0, 0, 0, 140) : IM_COL32(255, 255, 255, 160));
+      dl->PopClipRect();
       ImGui::BeginTooltip();
       const std::string value = is_hidden(sp, i, j) && !(std::isinf(m(i, j)))
                                     ? format_fixed(m(i, j), 4, true) + "  (hidden by the mask)"
