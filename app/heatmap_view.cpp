@@ -314,7 +314,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight |
                              ImGuiButtonFlags_MouseButtonMiddle);
   const bool hovered = ImGui::IsItemHovered();
-  static bool dragged = false;  // only one heatmap can be dragged at a time
+  bool& dragged = v.dragged;
   if (ImGui::IsItemActivated()) dragged = false;
   if (ImGui::IsItemActive()) {
     for (int b = 0; b < 3; ++b)

@@ -79,8 +79,8 @@ void poll_export(Ui& ui) {
 void draw_dialogs(Ui& ui) {
   AppState& st = ui.state;
   poll_export(ui);
-  static std::string dialog_error;
-  static std::string open_kind;
+  std::string& dialog_error = ui.dialog_error;
+  std::string& open_kind = ui.dialog_kind;
   const ImVec2 center = ImGui::GetMainViewport()->GetCenter();
 
   if (!ui.path_dialog.empty() && open_kind.empty()) {

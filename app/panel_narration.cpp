@@ -87,7 +87,9 @@ void draw_narration_panel(Ui& ui) {
                       t.num_heads > 1 ? (", head " + std::to_string(st.head())).c_str() : "");
 
   // explain() is cheap for teaching sizes but not for a 1024-key row: cache it per request.
-  static std::string cached_key, cached_text, cached_error;
+  std::string& cached_key = ui.narration_key;
+  std::string& cached_text = ui.narration_text;
+  std::string& cached_error = ui.narration_error;
   std::optional<ExplainRequest> req = st.narration_request();
   std::string key = std::to_string(st.trace_serial()) + "/" + std::to_string(req->query) + "/" +
                     std::to_string(req->head) + "/" + std::to_string(req->key.value_or(-1)) + "/" +
@@ -116,7 +118,8 @@ void draw_narration_panel(Ui& ui) {
     const float char_w = ImGui::CalcTextSize("0").x;
     const size_t cols = static_cast<size_t>(std::max(
         20.0f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize) / char_w));
-    static std::string wrapped_key, wrapped;
+    std::string& wrapped_key = ui.wrapped_key;
+    std::string& wrapped = ui.wrapped_text;
     const std::string wkey = cached_key + "#" + std::to_string(cols);
     if (wkey != wrapped_key) {
       wrapped = wrap_monospace(cached_text, cols);

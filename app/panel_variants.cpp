@@ -93,7 +93,7 @@ void draw_variants_panel(Ui& ui) {
       ImGui::PopID();
     }
   } else {
-    static std::string text;
+    std::string& text = ui.global_positions_text;
     if (!ImGui::IsAnyItemActive()) {
       std::ostringstream os;
       for (size_t i = 0; i < m.global.size(); ++i) os << (i ? ", " : "") << m.global[i];

@@ -26,6 +26,7 @@ struct HeatmapView {
   ImVec4 clip{0, 0, 0, 0};  // visible area x0, y0, x1, y1
   int rows = 0, cols = 0;
   bool drawn = false;
+  bool dragged = false;  // the current press became a pan, so its release is not a click
   ImVec2 cell_min(int i, int j) const { return {origin.x + j * cell_w, origin.y + i * cell_h}; }
   ImVec2 cell_center(int i, int j) const {
     return {origin.x + (j + 0.5f) * cell_w, origin.y + (i + 0.5f) * cell_h};
@@ -85,6 +86,13 @@ struct Ui {
   // A running export (on a worker thread): "" when it succeeded, else the error.
   std::future<std::string> export_job;
   std::string export_what;
+
+  // The open path dialog and its last error.
+  std::string dialog_kind, dialog_error;
+  // The narration text for the current request, and wrapped to the panel (explain() is not free
+  // for a 1024-key row).
+  std::string narration_key, narration_text, narration_error, wrapped_key, wrapped_text;
+  std::string global_positions_text;  // the variants panel's field for many positions
 
   // Per-cell text editing (the buffer of the cell being typed into).
   std::string editing_key, edit_buffer;
