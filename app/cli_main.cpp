@@ -101,7 +101,7 @@ int run(int argc, char** argv) {
   register_trace(app, action);
   register_explain(app, action);
   register_compute(app, action);
-  // register_export(app, action);
+  register_export(app, action);
   register_gui(app, action);
   try {
     try {
