@@ -64,7 +64,7 @@ bool save_sidecar(const Ui& ui, const std::string& path, int fb_w, int fb_h, flo
   j["theme"] = ui.settings.light_theme ? "light" : "dark";
   auto it = ui.views.find("main");
   if (it != ui.views.end() && it->second.drawn && ui.main_step == st.current_stage().id) {
-    const HeatmapView& v = it->second;
+    const HeatmapViewport& v = it->second;
     j["rows"] = v.rows;
     j["cols"] = v.cols;
     j["cell_w"] = v.cell_w * scale_x;
@@ -217,7 +217,7 @@ int run_gui(const GuiOptions& o) {
     state.tick(dt);
     if (o.animate) {
       // A scripted zoom and pan of the main heatmap, to measure frame times while it moves.
-      HeatmapView& v = ui.views["main"];
+      HeatmapViewport& v = ui.views["main"];
       v.zoom = 1.0f + 7.0f * (0.5f - 0.5f * std::cos(frame * 0.07f));
       v.pan = {-std::fabs(std::sin(frame * 0.03f)) * 400 * v.zoom,
                -std::fabs(std::sin(frame * 0.05f)) * 300 * v.zoom};

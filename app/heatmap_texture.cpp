@@ -15,7 +15,7 @@
 
 #include "colormap.h"
 #include "embedded_shaders.h"
-#include "heatmap_view.h"
+#include "heatmap_widget.h"
 #include "ui.h"
 
 namespace attn {

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "heatmap_view.h"
+#include "heatmap_widget.h"
 #include "ui.h"
 
 namespace attn {

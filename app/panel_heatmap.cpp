@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "heatmap_view.h"
+#include "heatmap_widget.h"
 #include "ui.h"
 
 namespace attn {

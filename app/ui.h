@@ -17,7 +17,7 @@ namespace attn {
 class HeatmapRenderer;
 
 // Pan and zoom of one heatmap, and where its cells were drawn last frame (tests, screenshots).
-struct HeatmapView {
+struct HeatmapViewport {
   float zoom = 1.0f;
   ImVec2 pan{0, 0};  // pixels
   // Last layout, in screen pixels.
@@ -62,9 +62,9 @@ struct Ui {
   ImFont* font_title = nullptr;
   ImFont* font_narration = nullptr;  // monospace, a little smaller: long arithmetic lines
 
-  std::map<std::string, HeatmapView> views;  // by heatmap id ("main", "q", "head-2", ...)
-  bool custom_mask_edit = false;             // clicking a cell toggles the custom mask
-  bool drag_edit = false;                    // editor tables: drag values instead of typing
+  std::map<std::string, HeatmapViewport> views;  // by heatmap id ("main", "q", "head-2", ...)
+  bool custom_mask_edit = false;                 // clicking a cell toggles the custom mask
+  bool drag_edit = false;                        // editor tables: drag values instead of typing
   int editor_tensor_head = 0;
   std::string select_tab;  // "inputs" or "variants": bring that tab of the left panel forward once
   unsigned random_seed = 42;

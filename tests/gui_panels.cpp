@@ -143,7 +143,7 @@ TEST_F(Headless, ClickingACellSelectsItForTheNarration) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
   state.set_stage("weights");
   frames(3);
-  const HeatmapView& v = ui.views["main"];
+  const HeatmapViewport& v = ui.views["main"];
   ASSERT_TRUE(v.drawn);
   EXPECT_EQ(v.rows, 3);
   EXPECT_EQ(v.cols, 3);

@@ -172,7 +172,8 @@ TEST_F(UnderXvfb, A1024TokenHeatmapZoomsAndPans) {
                     "--frames 60 --screenshot '" + png + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("mean ([0-9.]+) ms  median [0-9.]+ ms  max ([0-9.]+) ms")))
+  ASSERT_TRUE(std::regex_search(
+      r.out, m, std::regex("mean ([0-9.]+) ms  median [0-9.]+ ms  max ([0-9.]+) ms")))
       << r.out;
   std::cout << "1024 x 1024 heatmap, zooming and panning under Xvfb: " << r.out;
   RecordProperty("frame_ms_mean", m[1].str());

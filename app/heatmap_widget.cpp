@@ -1,6 +1,6 @@
 // The heatmap widget: layout, labels, numbers, selection, hover and zoom/pan. The cells themselves
 // go through the GL renderer when there is one, else through ImGui rectangles (headless tests).
-#include "heatmap_view.h"
+#include "heatmap_widget.h"
 
 #include <algorithm>
 #include <array>
@@ -53,7 +53,7 @@ bool is_hidden(const HeatmapSpec& sp, int i, int j) {
 }
 
 // Rectangles for the visible cells; large views are sampled so a frame stays bounded.
-void draw_cells_cpu(ImDrawList* dl, const HeatmapSpec& sp, const HeatmapView& v, bool light) {
+void draw_cells_cpu(ImDrawList* dl, const HeatmapSpec& sp, const HeatmapViewport& v, bool light) {
   const int rows = v.rows, cols = v.cols;
   const int i0 = std::max(0, static_cast<int>((v.clip.y - v.origin.y) / v.cell_h));
   const int i1 = std::min(rows, static_cast<int>(std::ceil((v.clip.w - v.origin.y) / v.cell_h)));
@@ -97,7 +97,7 @@ ImU32 hatch_color(bool light, int which) {
 
 HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   HeatmapEvent ev;
-  HeatmapView& v = ui.views[sp.id];
+  HeatmapViewport& v = ui.views[sp.id];
   const Matrix& m = *sp.m;
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
   const bool light = ui.settings.light_theme;
