@@ -188,7 +188,8 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
       for (int j = j0; j < j1; ++j) {
         const bool hid = is_hidden(sp, i, j);
         const float x = m(i, j);
-        std::string text = format_fixed(x, decimals, true);
+        // A hidden weight is exactly 0 (written as the exporter writes it); a masked score −∞.
+        std::string text = hid && std::isfinite(x) ? "0" : format_fixed(x, decimals, true);
         ImU32 col;
         if (hid) {
           col = light ? IM_COL32(60, 60, 70, 255) : IM_COL32(200, 200, 210, 255);
