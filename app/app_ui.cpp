@@ -21,6 +21,12 @@ void Ui::request_discard_check(std::function<void()> action) {
   ask_discard = true;
 }
 
+void Ui::run_deferred() {
+  std::vector<std::function<void()>> now;
+  now.swap(deferred);
+  for (auto& f : now) f();
+}
+
 void help_marker(const char* text) {
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) {
@@ -193,6 +199,7 @@ void draw_app(Ui& ui) {
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);
+  ui.run_deferred();
   ui.reset_layout = false;
 }
 

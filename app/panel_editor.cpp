@@ -25,6 +25,8 @@ bool text_cell(Ui& ui, const std::string& key, const std::string& shown, float w
   std::string temp = shown;
   std::string& buf = editing ? ui.edit_buffer : temp;
   ImGui::InputText(("##" + key).c_str(), &buf, ImGuiInputTextFlags_AutoSelectAll);
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  ui.text_cell_rects[key] = {a.x, a.y, b.x, b.y};
   if (ImGui::IsItemActivated()) {
     ui.editing_key = key;
     ui.edit_buffer = buf;
@@ -80,12 +82,13 @@ void matrix_table(Ui& ui, Tensor t, int head, const std::vector<std::string>& ro
           float v = x;
           ImGui::SetNextItemWidth(-1);
           if (ImGui::DragFloat("##d", &v, 0.01f, 0, 0, "%.3f"))
-            st.set_value(t, head, r, c, v, true);
-          if (ImGui::IsItemDeactivated()) st.end_gesture();
+            ui.defer([&st, t, head, r, c, v] { st.set_value(t, head, r, c, v, true); });
+          if (ImGui::IsItemDeactivated()) ui.defer([&st] { st.end_gesture(); });
         } else {
           std::string text;
           const std::string key = id + ":" + std::to_string(r) + ":" + std::to_string(c);
-          if (text_cell(ui, key, format_value(x), -1, text)) st.set_value_text(t, head, r, c, text);
+          if (text_cell(ui, key, format_value(x), -1, text))
+            ui.defer([&st, t, head, r, c, text] { st.set_value_text(t, head, r, c, text); });
         }
         ImGui::PopID();
       }
@@ -103,7 +106,7 @@ void token_table(Ui& ui, Side side, const char* title) {
   ImGui::PushID(title);
   ImGui::TextUnformatted(title);
   ImGui::SameLine();
-  if (ImGui::SmallButton("+ add")) st.add_token(side);
+  if (ImGui::SmallButton("+ add")) ui.defer([&st, side] { st.add_token(side); });
   const int n = static_cast<int>(toks.size());
   const bool scroll = n > 8;
   const float height = scroll ? fs * 12 : 0;
@@ -123,9 +126,9 @@ void token_table(Ui& ui, Side side, const char* title) {
         ImGui::TableNextColumn();
         std::string text;
         if (text_cell(ui, std::string(title) + ":tok:" + std::to_string(i), toks[i], -1, text))
-          st.rename_token(side, i, text);
+          ui.defer([&st, side, i, text] { st.rename_token(side, i, text); });
         ImGui::TableNextColumn();
-        if (ImGui::SmallButton("×")) st.remove_token(side, i);
+        if (ImGui::SmallButton("×")) ui.defer([&st, side, i] { st.remove_token(side, i); });
         if (ImGui::IsItemHovered()) ImGui::SetTooltip("Remove this token");
         ImGui::PopID();
       }
@@ -136,7 +139,7 @@ void token_table(Ui& ui, Side side, const char* title) {
 
 // An integer field that applies on Enter or its +/- buttons (not on every keystroke, so typing
 // "16" never passes through a 1-column state).
-void dim_input(const char* label, int value, const std::function<bool(int)>& apply) {
+void dim_input(const char* label, int value, const std::function<void(int)>& apply) {
   int v = value;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
   if (ImGui::InputInt(label, &v, 1, 4, ImGuiInputTextFlags_EnterReturnsTrue) && v != value)
@@ -149,12 +152,14 @@ void draw_editor_panel(Ui& ui) {
   AppState& st = ui.state;
   const Scenario& s = st.scenario();
   const AttentionTrace& t = st.trace();
+  ui.text_cell_rects.clear();
   ImGui::BeginChild("editor", {0, 0}, false);
 
   int mode = s.use_projection ? 1 : 0;
-  if (ImGui::RadioButton("Q, K, V", &mode, 0)) st.set_projection_mode(false);
+  if (ImGui::RadioButton("Q, K, V", &mode, 0)) ui.defer([&st] { st.set_projection_mode(false); });
   ImGui::SameLine();
-  if (ImGui::RadioButton("X and W (projection)", &mode, 1)) st.set_projection_mode(true);
+  if (ImGui::RadioButton("X and W (projection)", &mode, 1))
+    ui.defer([&st] { st.set_projection_mode(true); });
   ImGui::SameLine();
   help_marker(
       "Projection mode: each token is an embedding row of X; Q = X·W_Q, K = X·W_K, "
@@ -169,27 +174,27 @@ void draw_editor_panel(Ui& ui) {
   // Dimensions.
   if (s.use_projection) {
     dim_input("d_model", static_cast<int>(s.projection.x.cols()),
-              [&](int v) { return st.set_d_model(v); });
+              [&](int v) { ui.defer([&st, v] { st.set_d_model(v); }); });
   }
-  dim_input("d_k", t.d_k, [&](int v) { return st.set_d_k(v); });
+  dim_input("d_k", t.d_k, [&](int v) { ui.defer([&st, v] { st.set_d_k(v); }); });
   ImGui::SameLine();
-  dim_input("d_v", t.d_v, [&](int v) { return st.set_d_v(v); });
+  dim_input("d_v", t.d_v, [&](int v) { ui.defer([&st, v] { st.set_d_v(v); }); });
 
-  if (ImGui::Button("Randomise")) st.randomise(ui.random_seed);
+  if (ImGui::Button("Randomise")) ui.defer([&st, seed = ui.random_seed] { st.randomise(seed); });
   ImGui::SameLine();
   int seed = static_cast<int>(ui.random_seed);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
   if (ImGui::InputInt("seed", &seed, 0)) ui.random_seed = static_cast<unsigned>(std::max(0, seed));
-  if (ImGui::Button("Reset")) st.reset_to_origin();
+  if (ImGui::Button("Reset")) ui.defer([&st] { st.reset_to_origin(); });
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Back to %s as opened (undoable)", st.origin().c_str());
   ImGui::SameLine();
   ImGui::BeginDisabled(!st.can_undo());
-  if (ImGui::Button("Undo")) st.undo();
+  if (ImGui::Button("Undo")) ui.defer([&st] { st.undo(); });
   ImGui::EndDisabled();
   ImGui::SameLine();
   ImGui::BeginDisabled(!st.can_redo());
-  if (ImGui::Button("Redo")) st.redo();
+  if (ImGui::Button("Redo")) ui.defer([&st] { st.redo(); });
   ImGui::EndDisabled();
   ImGui::Separator();
 

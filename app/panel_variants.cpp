@@ -36,7 +36,8 @@ void draw_variants_panel(Ui& ui) {
   int causal = static_cast<int>(m.causal);
   const char* kinds[] = {"none", "causal, top-left", "causal, lower-right"};
   ImGui::SetNextItemWidth(fs * 11);
-  if (ImGui::Combo("causal", &causal, kinds, 3)) st.set_causal(static_cast<CausalAlign>(causal));
+  if (ImGui::Combo("causal", &causal, kinds, 3))
+    ui.defer([=, &st] { st.set_causal(static_cast<CausalAlign>(causal)); });
   ImGui::SameLine();
   help_marker(
       "Causal: a token may not look at later tokens. Top-left puts query i at key i (as "
@@ -45,12 +46,14 @@ void draw_variants_panel(Ui& ui) {
 
   bool padding = m.key_length.has_value();
   if (ImGui::Checkbox("padding", &padding))
-    st.set_key_length(padding ? std::optional<int>(std::max(1, t.n_k - 1)) : std::nullopt);
+    ui.defer([&st, padding, n_k = t.n_k] {
+      st.set_key_length(padding ? std::optional<int>(std::max(1, n_k - 1)) : std::nullopt);
+    });
   if (padding) {
     ImGui::SameLine();
     int L = *m.key_length;
     ImGui::SetNextItemWidth(fs * 5);
-    if (ImGui::SliderInt("real keys", &L, 0, t.n_k)) st.set_key_length(L);
+    if (ImGui::SliderInt("real keys", &L, 0, t.n_k)) ui.defer([=, &st] { st.set_key_length(L); });
   }
   ImGui::SameLine();
   help_marker(
@@ -59,12 +62,12 @@ void draw_variants_panel(Ui& ui) {
 
   bool window = m.window.has_value();
   if (ImGui::Checkbox("sliding window", &window))
-    st.set_window(window ? std::optional<int>(1) : std::nullopt);
+    ui.defer([=, &st] { st.set_window(window ? std::optional<int>(1) : std::nullopt); });
   if (window) {
     ImGui::SameLine();
     int W = *m.window;
     ImGui::SetNextItemWidth(fs * 5);
-    if (ImGui::SliderInt("W", &W, 0, std::max(1, t.n_k))) st.set_window(W);
+    if (ImGui::SliderInt("W", &W, 0, std::max(1, t.n_k))) ui.defer([=, &st] { st.set_window(W); });
   }
   ImGui::SameLine();
   help_marker(
@@ -89,7 +92,7 @@ void draw_variants_panel(Ui& ui) {
         ImGui::SameLine();
       bool on = std::find(m.global.begin(), m.global.end(), p) != m.global.end();
       ImGui::PushID(p);
-      if (ImGui::Checkbox(label.c_str(), &on)) st.toggle_global(p);
+      if (ImGui::Checkbox(label.c_str(), &on)) ui.defer([=, &st] { st.toggle_global(p); });
       ImGui::PopID();
     }
   } else {
@@ -114,7 +117,7 @@ void draw_variants_panel(Ui& ui) {
           g.push_back(static_cast<int>(*v));
       }
       if (ok)
-        st.set_global(g);
+        ui.defer([=, &st] { st.set_global(g); });
       else
         st.set_message("global positions: expected whole numbers such as 0, 5", true);
     }
@@ -123,14 +126,16 @@ void draw_variants_panel(Ui& ui) {
   ImGui::Checkbox("edit the custom mask by clicking cells", &ui.custom_mask_edit);
   if (!m.custom.empty()) {
     ImGui::SameLine();
-    if (ImGui::SmallButton("clear")) st.clear_custom_mask();
+    if (ImGui::SmallButton("clear")) ui.defer([=, &st] { st.clear_custom_mask(); });
   }
 
   heading(ui, "Scale and temperature");
   bool override_scale = s.options.scale.has_value();
   const float default_scale = 1.0f / std::sqrt(static_cast<float>(std::max(1, t.d_k)));
   if (ImGui::Checkbox("choose the scale", &override_scale))
-    st.set_scale(override_scale ? std::optional<float>(default_scale) : std::nullopt);
+    ui.defer([=, &st] {
+      st.set_scale(override_scale ? std::optional<float>(default_scale) : std::nullopt);
+    });
   ImGui::SameLine();
   help_marker(
       "The default 1/√d_k keeps the scores' variance near 1 whatever d_k is; try 1 (no "
@@ -139,7 +144,7 @@ void draw_variants_panel(Ui& ui) {
     float sc = *s.options.scale;
     ImGui::SetNextItemWidth(fs * 10);
     if (ImGui::SliderFloat("scale", &sc, 0.01f, 4.0f, "%.3f", ImGuiSliderFlags_Logarithmic))
-      st.set_scale(sc);
+      ui.defer([=, &st] { st.set_scale(sc); });
   } else {
     ImGui::TextDisabled("scale = 1/√%d = %.4f", t.d_k, default_scale);
   }
@@ -147,7 +152,7 @@ void draw_variants_panel(Ui& ui) {
   ImGui::SetNextItemWidth(fs * 10);
   if (ImGui::SliderFloat("temperature T", &temp, 0.05f, 20.0f, "%.2f",
                          ImGuiSliderFlags_Logarithmic))
-    st.set_temperature(temp);
+    ui.defer([=, &st] { st.set_temperature(temp); });
   ImGui::SameLine();
   help_marker(
       "softmax(x / T): T < 1 sharpens the weights towards the largest score, T > 1 "
@@ -173,7 +178,8 @@ void draw_variants_panel(Ui& ui) {
 
   heading(ui, "Sequences and heads");
   bool cross = st.cross_attention();
-  if (ImGui::Checkbox("cross-attention", &cross)) st.set_cross_attention(cross);
+  if (ImGui::Checkbox("cross-attention", &cross))
+    ui.defer([=, &st] { st.set_cross_attention(cross); });
   ImGui::SameLine();
   help_marker(
       "Keys and values come from another sequence than the queries (a decoder reading "
@@ -184,7 +190,7 @@ void draw_variants_panel(Ui& ui) {
   if (ImGui::SliderInt("query heads H", &H, 1, 16)) {
     int g = std::min(G, H);
     while (H % g) --g;  // keep H_kv a divisor of H
-    st.set_heads(H, g);
+    ui.defer([=, &st] { st.set_heads(H, g); });
   }
   std::vector<int> divisors;
   for (int d = 1; d <= t.num_heads; ++d)
@@ -195,12 +201,14 @@ void draw_variants_panel(Ui& ui) {
     const std::string label = std::to_string(d) + (d == t.num_heads ? " (MHA)"
                                                    : d == 1         ? " (MQA)"
                                                                     : " (GQA)");
-    if (ImGui::RadioButton(label.c_str(), G == d)) st.set_heads(t.num_heads, d);
+    if (ImGui::RadioButton(label.c_str(), G == d))
+      ui.defer([&st, d, h = t.num_heads] { st.set_heads(h, d); });
   }
 
   heading(ui, "Compute");
   for (const std::string& b : available_backends()) {
-    if (ImGui::RadioButton(b.c_str(), st.backend_name().rfind(b, 0) == 0)) st.set_backend(b);
+    if (ImGui::RadioButton(b.c_str(), st.backend_name().rfind(b, 0) == 0))
+      ui.defer([=, &st] { st.set_backend(b); });
     ImGui::SameLine();
   }
   ImGui::TextDisabled("now: %s", st.backend_name().c_str());

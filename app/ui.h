@@ -94,14 +94,22 @@ struct Ui {
   std::string narration_key, narration_text, narration_error, wrapped_key, wrapped_text;
   std::string global_positions_text;  // the variants panel's field for many positions
 
-  // Per-cell text editing (the buffer of the cell being typed into).
+  // Per-cell text editing (the buffer of the cell being typed into), and where each visible text
+  // cell was drawn last frame (tests click into them).
   std::string editing_key, edit_buffer;
+  std::map<std::string, ImVec4> text_cell_rects;
 
   // What --screenshot reports about the main heatmap.
   ColorScale main_scale;
   std::string main_step;
 
   void request_discard_check(std::function<void()> action);
+
+  // Edits made while a panel iterates over the scenario run after the frame's panels are drawn,
+  // so no panel ever reads a matrix or token list that an edit has just replaced.
+  std::vector<std::function<void()>> deferred;
+  void defer(std::function<void()> f) { deferred.push_back(std::move(f)); }
+  void run_deferred();
 };
 
 // Scale for a stage's values: weights [0, 1] on the sequential map; signed data symmetric

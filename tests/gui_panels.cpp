@@ -371,3 +371,42 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
 
 }  // namespace
 }  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST_F(Headless, TypingIntoTablesGoesThroughValidationAndUndo) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.set_stage("scores");
+  frames(3);
+  auto type_into = [&](const std::string& key, const char* text) {
+    ASSERT_TRUE(ui.text_cell_rects.count(key)) << key;
+    const ImVec4 r = ui.text_cell_rects.at(key);
+    click({(r.x + r.z) / 2, (r.y + r.w) / 2});
+    ImGui::GetIO().AddInputCharactersUTF8(text);
+    frame();
+    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+    frames(2);
+  };
+  // Q row 1 ("is"), column 2 holds 0.3 in the seed's table.
+  for (const char* bad : {"abc", "nan", "inf"}) {
+    type_into("Q-0:1:2", bad);
+    EXPECT_TRUE(state.message_is_error()) << bad;
+    EXPECT_NE(state.message().find("Q [1, 2]"), std::string::npos) << state.message();
+    EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(1, 2), 0.3f) << bad;
+  }
+  EXPECT_FALSE(state.can_undo());
+  type_into("Q-0:1:2", "0.75");
+  EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(1, 2), 0.75f);
+  // scores[1][0] = q_is · k_Fear = 0.5·0.3 + 0.2·0.5 + 0.75·0.2, by hand.
+  EXPECT_NEAR(state.trace().step("scores").heads[0](1, 0), 0.15 + 0.1 + 0.15, 1e-6);
+  type_into("Tokens:tok:2", "dog");
+  EXPECT_EQ(state.trace().query_tokens[2], "dog");
+  press(ImGui::GetKeyIndex(ImGuiKey_Z), true);
+  press(ImGui::GetKeyIndex(ImGuiKey_Z), true);
+  EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(1, 2), 0.3f);
+  EXPECT_EQ(state.trace().query_tokens[2], "the");
+}
+
+}  // namespace
+}  // namespace attn
