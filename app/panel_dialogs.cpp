@@ -3,7 +3,9 @@
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <future>
 
 #include "heatmap_export.h"
@@ -63,6 +65,35 @@ const char* title_of(const std::string& kind) {
   return "Export every stage (SVG) into folder";
 }
 
+// ImGui has no file dialog: list the folders and scenario files beside the typed path, so a
+// click fills the field (and a folder opens).
+void draw_file_list(Ui& ui) {
+  namespace fs = std::filesystem;
+  fs::path typed(ui.path_buffer.empty() ? "." : ui.path_buffer);
+  std::error_code ec;
+  fs::path dir = fs::is_directory(typed, ec) ? typed : typed.parent_path();
+  if (dir.empty()) dir = ".";
+  std::vector<std::pair<std::string, bool>> entries;  // name, is folder
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end && entries.size() < 500;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    const bool folder = it->is_directory(ec);
+    if (folder || it->path().extension() == ".json") entries.push_back({name, folder});
+  }
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second : a.first < b.first;
+  });
+  ImGui::TextDisabled("in %s", dir.string().c_str());
+  ImGui::BeginChild("files", {0, ImGui::GetFontSize() * 10}, true);
+  if (ImGui::Selectable("../")) ui.path_buffer = (dir / "..").lexically_normal().string() + "/";
+  for (const auto& [name, folder] : entries) {
+    if (ImGui::Selectable((name + (folder ? "/" : "")).c_str()))
+      ui.path_buffer = (dir / name).string() + (folder ? "/" : "");
+  }
+  ImGui::EndChild();
+}
+
 }  // namespace
 
 void poll_export(Ui& ui) {
@@ -96,6 +127,7 @@ void draw_dialogs(Ui& ui) {
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter =
         ImGui::InputText("##path", &ui.path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (open_kind == "open" || open_kind == "save") draw_file_list(ui);
     if (!dialog_error.empty()) {
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 31);
       ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "%s", dialog_error.c_str());
