@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 
 #include "ui.h"
@@ -13,8 +14,13 @@ namespace {
 const char* const kFontDirs[] = {"/usr/share/fonts/truetype/dejavu/", "/usr/share/fonts/dejavu/",
                                  "/usr/local/share/fonts/"};
 
+// The same folders as the exporter (core/raster_text.cpp): $ATTN_FONT_DIR first, then Debian's.
 std::string find_font(const char* file) {
   std::error_code ec;
+  if (const char* env = std::getenv("ATTN_FONT_DIR"); env && *env) {
+    std::string p = std::string(env) + "/" + file;
+    if (std::filesystem::exists(p, ec)) return p;
+  }
   for (const char* d : kFontDirs) {
     std::string p = std::string(d) + file;
     if (std::filesystem::exists(p, ec)) return p;
