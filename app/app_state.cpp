@@ -519,8 +519,23 @@ std::string cell_name(Tensor t, int head, int heads, int row, int col) {
 
 bool AppState::set_value_text(Tensor t, int head, int row, int col, const std::string& text) {
   const Matrix* m = tensor(t, head);
-  if (!m || row < 0 || col < 0 || row >= m->rows() || col >= m->cols()) {
-    set_message("no such cell", true);
+  if (!m) {
+    const int heads = tensor_heads(t);
+    set_message(
+        std::string(tensor_name(t)) +
+            (heads == 0 ? scenario_.use_projection
+                              ? " is derived here: projection mode edits X, X_kv and the W matrices"
+                              : " is not an input here: this scenario edits Q, K and V directly"
+                        : " has no head " + std::to_string(head) + " (it has " +
+                              std::to_string(heads) + ")"),
+        true);
+    return false;
+  }
+  if (row < 0 || col < 0 || row >= m->rows() || col >= m->cols()) {
+    set_message(std::string(tensor_name(t)) + " [" + std::to_string(row) + ", " +
+                    std::to_string(col) + "] is outside its shape (" + std::to_string(m->rows()) +
+                    " × " + std::to_string(m->cols()) + ")",
+                true);
     return false;
   }
   std::string error;
