@@ -41,6 +41,7 @@ void register_explain(CLI::App& app, Action& action);
 void register_compute(CLI::App& app, Action& action);
 void register_export(CLI::App& app, Action& action);
 void register_gui(CLI::App& app, Action& action);
+void register_bench(CLI::App& app, Action& action);
 // The action when no subcommand is given: the desktop app on the default example.
 Action default_action();
 

@@ -103,6 +103,7 @@ int run(int argc, char** argv) {
   register_compute(app, action);
   register_export(app, action);
   register_gui(app, action);
+  register_bench(app, action);
   try {
     try {
       app.parse(argc, argv);

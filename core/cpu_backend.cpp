@@ -4,6 +4,7 @@
 
 #include "backend.h"
 #include "engine.h"
+#include "fused.h"
 #include "mask.h"
 
 namespace attn {
@@ -54,11 +55,8 @@ class CpuBackend : public Backend {
       t.steps.push_back(std::move(*s));
   }
 
-  HeadStack run_output(const AttentionProblem& p) override {
-    AttentionTrace t;
-    run_stages(p, t);
-    return t.step("output").heads;
-  }
+  // Output only: the fused tiled online softmax, which never holds an (n_q, n_k) matrix.
+  HeadStack run_output(const AttentionProblem& p) override { return fused_attention_cpu(p); }
 };
 
 }  // namespace

@@ -1,0 +1,364 @@
+// `attention-lab bench`: times each backend's outputs-only path against this machine's practical
+// limit (an Eigen matrix product on every core), the trace recompute of a small example, and the
+// peak memory of the fused path in a fresh process.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+#include "backend.h"
+#include "cli.h"
+#include "engine.h"
+#include "fused.h"
+
+namespace attn::cli {
+namespace {
+
+struct BenchArgs {
+  int n = 2048, n_k = 0, d = 64, heads = 8, kv_heads = 0, window = -1, runs = 5, device = 0;
+  // The peak-memory run: by default the long-sequence case the fused path exists for.
+  int memory_n = 16384, memory_heads = 4;
+  bool causal = false, json = false, trace_only = false, peak_child = false;
+  std::string backend = "all";
+};
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// One warm-up call, then the median of `runs` timed calls (fewer when one call takes > 2 s).
+double median_seconds(const std::function<void()>& f, int runs) {
+  auto t0 = Clock::now();
+  f();
+  const double warm = seconds_since(t0);
+  if (warm > 2.0) runs = std::min(runs, 3);
+  std::vector<double> times;
+  for (int r = 0; r < runs; ++r) {
+    t0 = Clock::now();
+    f();
+    times.push_back(seconds_since(t0));
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+// Two functions timed alternately (one warm-up each, then the medians), so a busy machine slows
+// both alike and their ratio stays meaningful.
+std::pair<double, double> median_seconds_paired(const std::function<void()>& f,
+                                                const std::function<void()>& g, int runs) {
+  auto t0 = Clock::now();
+  f();
+  g();
+  if (seconds_since(t0) > 4.0) runs = std::min(runs, 3);
+  std::vector<double> tf, tg;
+  for (int r = 0; r < runs; ++r) {
+    t0 = Clock::now();
+    f();
+    tf.push_back(seconds_since(t0));
+    t0 = Clock::now();
+    g();
+    tg.push_back(seconds_since(t0));
+  }
+  std::sort(tf.begin(), tf.end());
+  std::sort(tg.begin(), tg.end());
+  return {tf[tf.size() / 2], tg[tg.size() / 2]};
+}
+
+AttentionProblem make_problem(int heads, int kv_heads, int n_q, int n_k, int d, bool causal,
+                              int window) {
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  auto stack = [&](int count, int rows) {
+    HeadStack s;
+    for (int h = 0; h < count; ++h) {
+      Matrix m(rows, d);
+      for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = dist(rng);
+      s.push_back(std::move(m));
+    }
+    return s;
+  };
+  AttentionProblem p;
+  p.input.q = stack(heads, n_q);
+  p.input.k = stack(kv_heads, n_k);
+  p.input.v = stack(kv_heads, n_k);
+  if (causal) p.options.mask.causal = CausalAlign::kTopLeft;
+  if (window >= 0) p.options.mask.window = window;
+  return p;
+}
+
+// Peak resident memory of this process so far, in KiB (VmHWM), or -1 when unknown.
+long peak_rss_kib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  return -1;
+}
+
+// The practical limit: C = A·B in single precision, rows split across every core.
+double eigen_gemm_seconds(int s, int runs) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1, 1);
+  Matrix a(s, s), b(s, s), c(s, s);
+  for (Eigen::Index i = 0; i < a.size(); ++i) a.data()[i] = dist(rng), b.data()[i] = dist(rng);
+  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return median_seconds(
+      [&] {
+        std::vector<std::thread> pool;
+        const int per = (s + threads - 1) / threads;
+        for (int t = 0; t < threads; ++t) {
+          const int r0 = t * per, rows = std::min(per, s - r0);
+          if (rows <= 0) break;
+          pool.emplace_back(
+              [&, r0, rows] { c.middleRows(r0, rows).noalias() = a.middleRows(r0, rows) * b; });
+        }
+        for (auto& t : pool) t.join();
+      },
+      runs);
+}
+
+// Runs the fused CPU path once in this (fresh) process and prints its peak memory.
+int run_peak_child(const BenchArgs& a) {
+  AttentionProblem p = make_problem(a.heads, a.kv_heads, a.n, a.n_k, a.d, a.causal, a.window);
+  const long inputs = peak_rss_kib();
+  HeadStack out = fused_attention_cpu(p);
+  std::cout << "inputs_kib=" << inputs << " peak_kib=" << peak_rss_kib() << "\n";
+  return out.empty() ? kExitRuntime : kExitOk;
+}
+
+// Re-invokes this executable to measure the fused path's peak memory untouched by this process's
+// earlier allocations. Returns {peak KiB, KiB after creating the inputs} or {-1, -1}.
+std::pair<long, long> measure_peak_in_child(const BenchArgs& a, int n, int heads) {
+  char exe[4096];
+  const ssize_t len = ::readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (len <= 0) return {-1, -1};
+  exe[len] = 0;
+  std::ostringstream cmd;
+  // MHA stays MHA at another head count; MQA/GQA keep their K/V heads when they divide.
+  const int kv = a.kv_heads == a.heads ? heads : (heads % a.kv_heads == 0 ? a.kv_heads : heads);
+  cmd << "'" << exe << "' bench --peak-child --n " << n << " --d " << a.d << " --heads " << heads
+      << " --kv-heads " << kv << (a.causal ? " --causal" : "");
+  if (a.window >= 0) cmd << " --window " << a.window;
+  FILE* f = ::popen(cmd.str().c_str(), "r");
+  if (!f) return {-1, -1};
+  long inputs = -1, peak = -1;
+  if (std::fscanf(f, "inputs_kib=%ld peak_kib=%ld", &inputs, &peak) != 2) inputs = peak = -1;
+  if (::pclose(f) != 0) return {-1, -1};
+  return {peak, inputs};
+}
+
+std::string fixed(double x, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << x;
+  return s.str();
+}
+
+// Milliseconds with enough digits for small problems.
+std::string ms(double seconds) { return fixed(seconds * 1e3, seconds < 0.01 ? 3 : 1); }
+
+int run_bench(BenchArgs a) {
+  if (a.kv_heads <= 0) a.kv_heads = a.heads;
+  if (a.n_k <= 0) a.n_k = a.n;
+  if (a.heads % a.kv_heads != 0)
+    throw CliError{kExitUsage, "--kv-heads: " + std::to_string(a.kv_heads) +
+                                   " does not divide --heads " + std::to_string(a.heads)};
+  if (a.peak_child) return run_peak_child(a);
+
+  std::vector<std::string> backends;
+  if (a.backend == "all")
+    backends = {"cpu", "naive", "opencl"};
+  else
+    backends = {a.backend};
+
+  nlohmann::json report;
+  std::ostringstream text;
+  if (!a.trace_only) {
+    AttentionProblem p = make_problem(a.heads, a.kv_heads, a.n, a.n_k, a.d, a.causal, a.window);
+    const double pairs = static_cast<double>(visible_pairs(p)) * a.heads;
+    const double flop = 2.0 * pairs * (a.d + a.d);  // Q·Kᵀ and weights·V, 2 flops per multiply-add
+    const int s = std::clamp(a.n, 1024, 2048);      // large enough to reach the machine's rate
+    const double gemm_s = eigen_gemm_seconds(s, a.runs);
+    const double limit = 2.0 * s * double(s) * s / gemm_s / 1e9;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    text << "problem: H=" << a.heads << " (H_kv=" << a.kv_heads << "), n_q=" << a.n
+         << ", n_k=" << a.n_k << ", d=" << a.d << (a.causal ? ", causal" : ", non-causal");
+    if (a.window >= 0) text << ", window " << a.window;
+    text << "; " << fixed(flop / 1e9, 2) << " GFLOP per run (visible pairs only)\n";
+    text << "limit: Eigen float matrix product " << s << "x" << s << "x" << s << " on " << cores
+         << " threads: " << fixed(gemm_s * 1e3, 1) << " ms, " << fixed(limit, 1) << " GFLOP/s\n";
+    text << std::left << std::setw(28) << "backend" << std::right << std::setw(12) << "ms"
+         << std::setw(12) << "GFLOP/s" << std::setw(12) << "of limit"
+         << "\n";
+    report["problem"] = {
+        {"heads", a.heads}, {"kv_heads", a.kv_heads}, {"n_q", a.n},         {"n_k", a.n_k},
+        {"d", a.d},         {"causal", a.causal},     {"window", a.window}, {"gflop", flop / 1e9}};
+    report["limit"] = {{"size", s}, {"threads", cores}, {"ms", gemm_s * 1e3}, {"gflops", limit}};
+    report["backends"] = nlohmann::json::array();
+    // Without masks, the same inputs under a causal mask too, for the causal speed-up.
+    std::optional<AttentionProblem> pc;
+    if (!a.causal && a.window < 0) {
+      pc = p;
+      pc->options.mask.causal = CausalAlign::kTopLeft;
+    }
+    std::ostringstream speedups;
+    for (const std::string& name : backends) {
+      std::function<void()> f;
+      std::unique_ptr<Backend> b;
+      std::string label = name, note;
+      if (name == "naive") {
+        // The staged path holds every (n_q, n_k) stage: skip sizes that would not fit comfortably.
+        if (double(a.heads) * a.n * a.n_k * 4 * 6 > 4e9) {
+          note = "skipped: the staged path would hold more than 4 GB";
+        } else {
+          b = make_cpu_backend();
+          label = "naive (cpu staged)";
+          f = [&] {
+            AttentionTrace t;
+            b->run_stages(p, t);
+          };
+        }
+      } else {
+        std::string error;
+        b = make_backend(name, error, a.device);
+        if (!b) {
+          if (a.backend != "all") throw CliError{kExitRuntime, "--backend " + name + ": " + error};
+          note = "unavailable: " + error;
+        } else {
+          label = name + " (fused)";
+          if (name == "opencl") speedups << "opencl device: " << b->name() << "\n";
+          f = [&] { b->run_output(p); };
+        }
+      }
+      nlohmann::json entry{{"backend", name}, {"label", label}};
+      if (b) entry["device"] = b->name();
+      if (f) {
+        try {
+          double sec = 0;
+          if (name != "naive" && pc) {
+            // The causal speed-up of the fused path, measured on the same inputs in the same run.
+            double causal_sec = 0;
+            std::tie(sec, causal_sec) = median_seconds_paired(
+                f, [&] { b->run_output(*pc); }, a.runs);
+            speedups << "causal speed-up, " << label << ": " << ms(sec) << " ms dense vs "
+                     << ms(causal_sec) << " ms causal = " << fixed(sec / causal_sec, 2) << "x\n";
+            entry["causal_ms"] = causal_sec * 1e3;
+            entry["causal_speedup"] = sec / causal_sec;
+          } else {
+            sec = median_seconds(f, a.runs);
+          }
+          const double gflops = flop / sec / 1e9;
+          text << std::left << std::setw(28) << label << std::right << std::setw(12) << ms(sec)
+               << std::setw(12) << fixed(gflops, 1) << std::setw(11)
+               << fixed(100 * gflops / limit, 1) << "%\n";
+          entry["ms"] = sec * 1e3;
+          entry["gflops"] = gflops;
+          entry["fraction_of_limit"] = gflops / limit;
+        } catch (const std::exception& e) {
+          if (a.backend != "all") throw CliError{kExitRuntime, name + ": " + e.what()};
+          note = std::string("failed: ") + e.what();
+        }
+      }
+      if (!note.empty()) {
+        text << std::left << std::setw(28) << label << "  " << note << "\n";
+        entry["note"] = note;
+      }
+      report["backends"].push_back(entry);
+    }
+    text << speedups.str();
+    // Peak memory of the fused CPU path, in a fresh process.
+    const int mem_n = a.memory_n, mem_heads = a.memory_heads;
+    if (mem_n > 0) {
+      auto [peak, inputs] = measure_peak_in_child(a, mem_n, mem_heads);
+      if (peak > 0) {
+        text << "peak memory, fused cpu path in a fresh process (H=" << mem_heads << ", n=" << mem_n
+             << ", d=" << a.d << "): " << fixed(peak / 1024.0, 1) << " MB (inputs alone "
+             << fixed(inputs / 1024.0, 1) << " MB)\n";
+        report["peak_memory"] = {{"heads", mem_heads},
+                                 {"n", mem_n},
+                                 {"d", a.d},
+                                 {"peak_mb", peak / 1024.0},
+                                 {"inputs_mb", inputs / 1024.0}};
+      } else {
+        text << "peak memory: could not be measured\n";
+      }
+    }
+  }
+
+  // Editing one value of a 64-token, 4-head causal example and recomputing the whole trace.
+  report["trace"] = nlohmann::json::array();
+  for (const std::string& name : backends) {
+    if (name == "naive") continue;
+    std::string error;
+    std::unique_ptr<Backend> b = make_backend(name, error, a.device);
+    if (!b) {
+      if (a.backend != "all") throw CliError{kExitRuntime, "--backend " + name + ": " + error};
+      continue;
+    }
+    AttentionProblem p = make_problem(4, 4, 64, 64, 16, true, -1);
+    int edit = 0;
+    const double sec = median_seconds(
+        [&] {
+          p.input.q[1](edit % 64, edit % 16) += 0.01f;
+          ++edit;
+          AttentionTrace t = compute_trace(p, *b);
+        },
+        std::max(a.runs, 21));
+    text << "trace recompute after editing one value (64 tokens, 4 heads, d=16, causal), "
+         << b->name() << ": " << fixed(sec * 1e3, 3) << " ms\n";
+    report["trace"].push_back({{"backend", b->name()}, {"ms", sec * 1e3}});
+  }
+  if (a.json)
+    std::cout << report.dump(2) << "\n";
+  else
+    std::cout << text.str();
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_bench(CLI::App& app, Action& action) {
+  auto* cmd =
+      app.add_subcommand("bench", "Time each backend against this machine's practical limit");
+  auto a = std::make_shared<BenchArgs>();
+  cmd->add_option("--n", a->n, "queries (and keys unless --n-k)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--n-k", a->n_k, "keys (default: --n)")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--d", a->d, "d_k = d_v")->check(CLI::Range(1, 4096));
+  cmd->add_option("--heads", a->heads, "query heads H")->check(CLI::Range(1, 1024));
+  cmd->add_option("--kv-heads", a->kv_heads, "key/value heads (default: H)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--causal", a->causal, "causal mask (top-left)");
+  cmd->add_option("--window", a->window, "sliding window W")->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--backend", a->backend, "cpu, opencl, naive (CPU staged) or all")
+      ->check(CLI::IsMember({"cpu", "opencl", "naive", "all"}));
+  cmd->add_option("--device", a->device, "OpenCL device index (see clinfo -l)")
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--runs", a->runs, "timed runs after the warm-up (median reported)")
+      ->check(CLI::Range(1, 1000));
+  cmd->add_option("--memory-n", a->memory_n, "n for the peak-memory run (0 = skip)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--memory-heads", a->memory_heads, "H for the peak-memory run")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  cmd->add_flag("--trace", a->trace_only, "only time the trace recompute of a 64-token example");
+  cmd->add_flag("--json", a->json, "print the figures as JSON");
+  cmd->add_flag("--peak-child", a->peak_child, "internal: one fused run, print peak memory")
+      ->group("");
+  cmd->callback([&action, a] { action = [a] { return run_bench(*a); }; });
+}
+
+}  // namespace attn::cli
