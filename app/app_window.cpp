@@ -101,9 +101,10 @@ int run_gui(const GuiOptions& o) {
     if (!dir.empty()) load_settings(ui.settings, dir + "/settings.ini");
   }
   std::string error;
-  if (!setup_from_options(ui, o, error)) {
+  int code = 2;
+  if (!setup_from_options(ui, o, error, &code)) {
     std::cerr << "error: " << error << "\n";
-    return 2;
+    return code;
   }
   if (!o.screenshot.empty()) {
     const std::string& p = o.screenshot;

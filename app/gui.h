@@ -23,8 +23,10 @@ struct GuiOptions {
   bool frame_stats = false;        // print mean/max frame time when exiting
   bool animate = false;            // zoom and pan the main heatmap every frame (measurement)
   bool presentation = false;
-  std::string tab;  // left panel tab to show: "inputs" or "variants"       // start in presentation
-                    // mode (full screen, larger text)
+  std::string tab;
+  std::string
+      backend;  // "cpu", "opencl" or "auto"; "" = cpu  // left panel tab to show: "inputs" or
+                // "variants"       // start in presentation mode (full screen, larger text)
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).

@@ -61,7 +61,8 @@ std::string settings_text(const UiSettings& s) {
   return os.str();
 }
 
-bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error) {
+bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* exit_code) {
+  if (exit_code) *exit_code = 2;
   AppState& st = ui.state;
   const bool ok =
       o.scenario_file.empty() ? st.load_example(o.example) : st.load_file(o.scenario_file);
@@ -72,6 +73,17 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error) {
         error.compare(error.size() - suffix.size(), suffix.size(), suffix) == 0)
       error.erase(error.size() - suffix.size());
     return false;
+  }
+  if (!o.backend.empty()) {
+    if (o.backend != "cpu" && o.backend != "opencl" && o.backend != "auto") {
+      error = "--backend: unknown backend '" + o.backend + "'; expected cpu, opencl or auto";
+      return false;
+    }
+    if (!st.set_backend(o.backend)) {
+      error = "--" + st.message();    // "--backend opencl: no OpenCL platform found"
+      if (exit_code) *exit_code = 1;  // the machine, not the input (cli.md)
+      return false;
+    }
   }
   st.wait_for_trace();
   for (const std::string& e : o.edits) {

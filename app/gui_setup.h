@@ -9,8 +9,10 @@
 namespace attn {
 
 // Loads the scenario and applies --step, --head, --select, --edit, --theme, --colormap,
-// --font-size. False with an error naming the flag (exit status 2).
-bool setup_from_options(Ui& ui, const GuiOptions& options, std::string& error);
+// --font-size, --backend. False with an error naming the flag and the exit status to use (2 for
+// bad input, 1 when the machine cannot, e.g. no OpenCL platform).
+bool setup_from_options(Ui& ui, const GuiOptions& options, std::string& error,
+                        int* exit_code = nullptr);
 
 // settings.ini in the per-user config folder: theme, colour maps, font size, decimals.
 std::string settings_path();

@@ -138,9 +138,14 @@ void draw_status_bar(Ui& ui) {
                                  ImGuiWindowFlags_NoBringToFrontOnFocus;
   if (ImGui::Begin("##status", nullptr, flags)) {
     // Backend indicator first: the teacher can see at a glance what computes the numbers.
-    const bool gpu = st.backend_name().rfind("cpu", 0) != 0;
-    ImGui::TextColored(gpu ? ImVec4(0.1f, 0.55f, 0.25f, 1) : ImVec4(0.25f, 0.4f, 0.75f, 1), "%s %s",
-                       gpu ? "OpenCL" : "CPU", gpu ? st.backend_name().c_str() : "");
+    const std::string& b = st.backend_name();
+    const bool gpu = b.rfind("cpu", 0) != 0;
+    // "opencl: <device>" reads as "OpenCL · <device>".
+    const std::string device =
+        gpu && b.find(": ") != std::string::npos ? b.substr(b.find(": ") + 2) : "";
+    ImGui::TextColored(gpu ? ImVec4(0.1f, 0.55f, 0.25f, 1) : ImVec4(0.25f, 0.4f, 0.75f, 1),
+                       "%s%s%s", gpu ? "OpenCL" : "CPU", device.empty() ? "" : " · ",
+                       device.c_str());
     ImGui::SameLine();
     if (st.computing()) {
       const char* spin = "|/-\\";

@@ -196,8 +196,13 @@ void draw_variants_panel(Ui& ui) {
   for (int d = 1; d <= t.num_heads; ++d)
     if (t.num_heads % d == 0) divisors.push_back(d);
   ImGui::TextUnformatted("key/value heads H_kv");
+  const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   for (int d : divisors) {
-    ImGui::SameLine();
+    const std::string text = std::to_string(d) + " (MHA)";  // the widest label
+    const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize(text.c_str()).x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right_edge)
+      ImGui::SameLine();
     const std::string label = std::to_string(d) + (d == t.num_heads ? " (MHA)"
                                                    : d == 1         ? " (MQA)"
                                                                     : " (GQA)");
@@ -211,7 +216,10 @@ void draw_variants_panel(Ui& ui) {
       ui.defer([=, &st] { st.set_backend(b); });
     ImGui::SameLine();
   }
-  ImGui::TextDisabled("now: %s", st.backend_name().c_str());
+  ImGui::NewLine();
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("computing on %s", st.backend_name().c_str());
+  ImGui::PopTextWrapPos();
   ImGui::EndChild();
 }
 

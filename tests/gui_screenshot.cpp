@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stb_image.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +13,7 @@
 #include <regex>
 
 #include "atomic_file.h"
+#include "backend.h"
 #include "colormap.h"
 #include "reference.h"
 #include "scenario.h"
@@ -118,6 +120,23 @@ TEST_F(UnderXvfb, FearIsTheWeightsCarryTheColourMapColours) {
   const std::string png = test::temp_path("fear-weights.png");
   test::CliResult r = test::run_cli("gui --example fear-is-the --step weights --screenshot '" +
                                     png + "' --frames 5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string error;
+  std::optional<Scenario> s = load_example("fear-is-the", error);
+  ASSERT_TRUE(s) << error;
+  EXPECT_EQ(check_weights_pixels(png, to_problem(*s), 0), 9);
+}
+
+TEST_F(UnderXvfb, OpenClBackendShowsTheSameWeights) {
+  const std::vector<std::string> b = available_backends();
+  if (std::find(b.begin(), b.end(), "opencl") == b.end()) GTEST_SKIP() << "no OpenCL in this build";
+  const std::string png = test::temp_path("fear-weights-opencl.png");
+  test::CliResult r = test::run_cli(
+      "gui --example fear-is-the --step weights --backend opencl "
+      "--screenshot '" +
+      png + "' --frames 3");
+  if (r.status == 1 && r.err.find("--backend opencl") != std::string::npos)
+    GTEST_SKIP() << "no OpenCL platform here: " << r.err;
   ASSERT_EQ(r.status, 0) << r.err;
   std::string error;
   std::optional<Scenario> s = load_example("fear-is-the", error);
