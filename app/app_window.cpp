@@ -247,7 +247,9 @@ int run_gui(const GuiOptions& o) {
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
     const bool last_frame = scripted && frame + 1 >= o.frames;
+    std::chrono::steady_clock::duration saving{};  // not part of the frame time
     if (last_frame && !o.screenshot.empty()) {
+      const auto s0 = std::chrono::steady_clock::now();
       const float sx = io.DisplaySize.x > 0 ? fb_w / io.DisplaySize.x : 1;
       const float sy = io.DisplaySize.y > 0 ? fb_h / io.DisplaySize.y : 1;
       if (!save_screenshot(o.screenshot, fb_w, fb_h, error) ||
@@ -255,12 +257,14 @@ int run_gui(const GuiOptions& o) {
         std::cerr << "error: " << error << "\n";
         exit_code = 1;
       }
+      saving = std::chrono::steady_clock::now() - s0;
     }
     glfwSwapBuffers(window);
     if (o.frame_stats) {
       glFinish();  // count the GPU's work too, not only the submission
       frame_ms.push_back(
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0 - saving)
+              .count());
     }
     if (last_frame) break;
 
