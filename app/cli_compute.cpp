@@ -27,6 +27,7 @@ struct ComputeOptions {
   std::optional<double> scale;
   double temperature = 1.0;
   std::string backend = "cpu";
+  int device = 0;
 };
 
 [[noreturn]] void usage_error(const std::string& message) { throw CliError{kExitUsage, message}; }
@@ -148,7 +149,7 @@ int run_compute(const ComputeOptions& o) {
   const std::string invalid = validate_problem(p);
   if (!invalid.empty()) usage_error(with_flag(o, invalid));
 
-  std::unique_ptr<Backend> backend = make_backend_or_throw(o.backend);
+  std::unique_ptr<Backend> backend = make_backend_or_throw(o.backend, o.device);
   if (!backend->supports(p)) {
     if (o.backend != "auto")
       throw CliError{kExitRuntime, "--backend " + o.backend + ": " + backend->name() +
@@ -187,6 +188,8 @@ void register_compute(CLI::App& app, Action& action) {
   cmd->add_option("--scale", o->scale, "score scale (default 1/sqrt(d_k))");
   cmd->add_option("--temperature", o->temperature, "softmax temperature T > 0 (default 1)");
   cmd->add_option("--backend", o->backend, "cpu, opencl or auto (default cpu)");
+  cmd->add_option("--device", o->device, "OpenCL device index (bench --backend opencl lists it)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", o->out, "output .npy, float32, with Q's rank")->required();
   cmd->add_option("--weights", o->weights, "also write the attention weights .npy");
   cmd->footer(

@@ -15,13 +15,15 @@ void register_trace(CLI::App& app, Action& action) {
   auto src = std::make_shared<ScenarioSource>();
   auto backend = std::make_shared<std::string>("cpu");
   auto out = std::make_shared<std::string>();
+  auto device = std::make_shared<int>(0);
   add_scenario_options(*cmd, *src);
   cmd->add_option("--backend", *backend, "cpu, opencl or auto")->capture_default_str();
+  cmd->add_option("--device", *device, "OpenCL device index")->check(CLI::NonNegativeNumber);
   cmd->add_option("-o,--out", *out, "write to FILE instead of standard output");
-  cmd->callback([&action, src, backend, out] {
-    action = [src, backend, out] {
+  cmd->callback([&action, src, backend, out, device] {
+    action = [src, backend, out, device] {
       Scenario s = load_scenario_source(*src);
-      std::unique_ptr<Backend> b = make_backend_or_throw(*backend);
+      std::unique_ptr<Backend> b = make_backend_or_throw(*backend, *device);
       std::string text = trace_to_json(compute_scenario_trace(s, *b));
       if (out->empty()) {
         std::cout << text;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace attn {
 
@@ -12,6 +13,20 @@ struct GuiOptions {
   int width = 1600, height = 1000;
   std::string screenshot;  // when set: render `frames` frames, save a PNG, exit
   int frames = 5;
+  // Scripted starting state, for screenshots and demonstrations (the same calls the UI makes).
+  int head = 0;
+  std::string select;              // "I" (query row) or "I,J" (cell)
+  std::string theme;               // "light" or "dark"; "" = the saved setting
+  std::string colormap;            // sequential colour map; "" = the saved setting
+  float font_px = 0;               // 0 = the saved setting
+  std::vector<std::string> edits;  // "q[H][I][J]=VALUE" style cell edits, see cli --help
+  bool frame_stats = false;        // print mean/max frame time when exiting
+  bool animate = false;            // zoom and pan the main heatmap every frame (measurement)
+  bool presentation = false;
+  std::string tab;
+  std::string
+      backend;  // "cpu", "opencl" or "auto"; "" = cpu  // left panel tab to show: "inputs" or
+                // "variants"       // start in presentation mode (full screen, larger text)
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).

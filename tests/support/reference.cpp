@@ -151,11 +151,11 @@ static std::string slurp(const std::string& path) {
   return s.str();
 }
 
-CliResult run_cli(const std::string& args) {
+CliResult run_cli(const std::string& args, const std::string& env) {
   CliResult r;
   std::string out = temp_path("stdout.txt"), err = temp_path("stderr.txt");
   std::string cmd =
-      std::string("'") + ATTN_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
+      env + " '" + ATTN_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
   int raw = std::system(cmd.c_str());
   if (raw == -1) return r;
   // system() runs /bin/sh; a child killed by a signal shows as 128+N from the shell.

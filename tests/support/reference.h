@@ -40,7 +40,8 @@ struct CliResult {
   int status = -1;
   std::string out, err;
 };
-CliResult run_cli(const std::string& args);
+// `env` is prepended to the command, e.g. "OCL_ICD_VENDORS=/empty".
+CliResult run_cli(const std::string& args, const std::string& env = "");
 
 // A fresh path under the test temp folder.
 std::string temp_path(const std::string& name);

@@ -1,0 +1,946 @@
+// The app's model layer: every edit goes through apply(), which validates the whole scenario,
+// keeps an undo snapshot and recomputes the trace, so the panels never see an invalid state.
+#include "app_state.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cfloat>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "atomic_file.h"
+#include "backend.h"
+#include "format.h"
+
+namespace attn {
+namespace {
+
+constexpr size_t kMaxUndo = 500;
+constexpr int kMaxDim = 512;
+constexpr int kMaxHeads = 16;
+
+Matrix* tensor_in(Scenario& s, Tensor t, int h) {
+  auto pick = [h](HeadStack& st) -> Matrix* {
+    return h >= 0 && h < static_cast<int>(st.size()) ? &st[h] : nullptr;
+  };
+  if (!s.use_projection) {
+    switch (t) {
+      case Tensor::kQ:
+        return pick(s.qkv.q);
+      case Tensor::kK:
+        return pick(s.qkv.k);
+      case Tensor::kV:
+        return pick(s.qkv.v);
+      default:
+        return nullptr;
+    }
+  }
+  ProjectionSpec& p = s.projection;
+  switch (t) {
+    case Tensor::kX:
+      return h == 0 ? &p.x : nullptr;
+    case Tensor::kXkv:
+      return h == 0 && p.x_kv.size() ? &p.x_kv : nullptr;
+    case Tensor::kWq:
+      return pick(p.w_q);
+    case Tensor::kWk:
+      return pick(p.w_k);
+    case Tensor::kWv:
+      return pick(p.w_v);
+    case Tensor::kWo:
+      return h == 0 && p.w_o.size() ? &p.w_o : nullptr;
+    default:
+      return nullptr;
+  }
+}
+
+// A copy of m with the given shape: the overlapping block kept, new cells set to `fill`.
+Matrix resized(const Matrix& m, Eigen::Index rows, Eigen::Index cols, float fill = 0.0f) {
+  Matrix r = Matrix::Constant(rows, cols, fill);
+  const Eigen::Index rr = std::min(rows, m.rows()), cc = std::min(cols, m.cols());
+  if (rr > 0 && cc > 0) r.topLeftCorner(rr, cc) = m.topLeftCorner(rr, cc);
+  return r;
+}
+
+Matrix without_row(const Matrix& m, int i) {
+  Matrix r(m.rows() - 1, m.cols());
+  for (Eigen::Index a = 0, b = 0; a < m.rows(); ++a)
+    if (a != i) r.row(b++) = m.row(a);
+  return r;
+}
+
+Matrix without_col(const Matrix& m, int j) { return without_row(m.transpose(), j).transpose(); }
+
+// Small readable numbers for new heads and randomised inputs: uniform in [-1, 1], 2 decimals.
+Matrix random_values(Eigen::Index rows, Eigen::Index cols, std::mt19937& rng) {
+  std::uniform_int_distribution<int> d(-100, 100);
+  Matrix m(rows, cols);
+  for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = static_cast<float>(d(rng)) / 100.0f;
+  return m;
+}
+
+void resize_heads(HeadStack& st, int heads, unsigned seed) {
+  std::mt19937 rng(seed);
+  const Matrix first = st.at(0);
+  st.resize(heads, Matrix());
+  for (auto& m : st)
+    if (m.size() == 0) m = random_values(first.rows(), first.cols(), rng);
+}
+
+int n_queries(const Scenario& s) {
+  return static_cast<int>(s.use_projection ? s.projection.x.rows() : s.qkv.q[0].rows());
+}
+int n_keys(const Scenario& s) {
+  if (s.use_projection)
+    return static_cast<int>(s.projection.x_kv.size() ? s.projection.x_kv.rows()
+                                                     : s.projection.x.rows());
+  return static_cast<int>(s.qkv.k[0].rows());
+}
+
+// After a token is added or removed, the per-cell masks and the positional masks follow.
+void fit_masks(Scenario& s) {
+  const int n_q = n_queries(s), n_k = n_keys(s);
+  MaskSpec& m = s.options.mask;
+  for (Matrix& c : m.custom) c = resized(c, n_q, n_k, 1.0f);
+  for (Matrix& b : m.bias) b = resized(b, n_q, n_k, 0.0f);
+  if (m.key_length) m.key_length = std::min(*m.key_length, n_k);
+  const int limit = std::max(n_q, n_k);
+  m.global.erase(
+      std::remove_if(m.global.begin(), m.global.end(), [&](int g) { return g >= limit; }),
+      m.global.end());
+}
+
+std::unique_ptr<Backend> backend_or_cpu(const std::string& name, std::string& used) {
+  std::string error;
+  std::unique_ptr<Backend> b = make_backend(name, error);
+  if (!b) b = make_cpu_backend();
+  used = b->name();
+  return b;
+}
+
+// The W_O width of a projection scenario, kept when d_v or H change.
+void resize_w_o(ProjectionSpec& p, int old_heads, int old_dv, int heads, int dv) {
+  if (p.w_o.size() == 0) return;
+  Matrix w = Matrix::Zero(static_cast<Eigen::Index>(heads) * dv, p.w_o.cols());
+  for (int h = 0; h < std::min(heads, old_heads); ++h)
+    w.block(static_cast<Eigen::Index>(h) * dv, 0, std::min(dv, old_dv), w.cols()) =
+        p.w_o.block(static_cast<Eigen::Index>(h) * old_dv, 0, std::min(dv, old_dv), w.cols());
+  p.w_o = w;
+}
+
+const StageInfo kAllStages[] = {
+    {"qkv", "Q, K, V", "Queries, keys and values",
+     "Each token asks with its query, advertises with its key and carries content in its value; "
+     "attention compares every query with every key to decide how much of each value to take."},
+    {"scores", "QKᵀ", "Scores",
+     "A dot product measures how well a query matches a key: large and positive when they point "
+     "the same way, negative when they point apart."},
+    {"scaled", "÷√dₖ", "Scaled scores",
+     "Dot products of random d_k-dimensional vectors have a variance that grows with d_k; dividing "
+     "by √d_k keeps scores near unit size so the softmax does not saturate into a one-hot choice."},
+    {"masked", "mask", "Masked scores",
+     "Some keys must not be seen (future tokens, padding, keys outside a window); a score of −∞ "
+     "gives them a weight of exactly 0 after the softmax."},
+    {"weights", "softmax", "Attention weights",
+     "Softmax turns each row of scores into positive weights that sum to 1, so the output is an "
+     "average of the values; the temperature sharpens (T < 1) or flattens (T > 1) it."},
+    {"output", "·V", "Output",
+     "Each output row is the weighted average of the value vectors: what the query gathers from "
+     "the keys it attends to."},
+    {"concat", "concat", "Heads concatenated",
+     "Each head attends in its own subspace; their outputs are placed side by side so the next "
+     "layer sees all of them."},
+    {"projected", "·W_O", "Output projection",
+     "W_O mixes the heads' outputs back into the model dimension; it equals summing each head "
+     "through its own slice of W_O."},
+};
+
+}  // namespace
+
+const char* tensor_name(Tensor t) {
+  switch (t) {
+    case Tensor::kQ:
+      return "Q";
+    case Tensor::kK:
+      return "K";
+    case Tensor::kV:
+      return "V";
+    case Tensor::kX:
+      return "X";
+    case Tensor::kXkv:
+      return "X_kv";
+    case Tensor::kWq:
+      return "W_Q";
+    case Tensor::kWk:
+      return "W_K";
+    case Tensor::kWv:
+      return "W_V";
+    case Tensor::kWo:
+      return "W_O";
+  }
+  return "?";
+}
+
+std::optional<float> parse_user_number(const std::string& text, std::string& error) {
+  std::string s = text;
+  // Teachers paste "−0.5" with a Unicode minus from slides.
+  for (size_t p; (p = s.find("\xE2\x88\x92")) != std::string::npos;) s.replace(p, 3, "-");
+  const size_t a = s.find_first_not_of(" \t\r\n"), b = s.find_last_not_of(" \t\r\n");
+  s = a == std::string::npos ? "" : s.substr(a, b - a + 1);
+  if (s.empty()) {
+    error = "empty: type a number such as 0.5";
+    return std::nullopt;
+  }
+  errno = 0;
+  char* end = nullptr;
+  const double x = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || *end != '\0') {
+    error = "'" + text + "' is not a number";
+    return std::nullopt;
+  }
+  if (std::isnan(x) || std::isinf(x)) {
+    error = "'" + text + "' is not a finite number (NaN and infinities are not allowed)";
+    return std::nullopt;
+  }
+  if (std::abs(x) > FLT_MAX) {
+    error = "'" + text + "' is too large for a float";
+    return std::nullopt;
+  }
+  return static_cast<float>(x);
+}
+
+std::string config_dir(bool create) {
+  namespace fs = std::filesystem;
+  fs::path base;
+  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
+    base = x;
+  else if (const char* h = std::getenv("HOME"); h && *h)
+    base = fs::path(h) / ".config";
+  else
+    return "";
+  std::error_code ec;
+  fs::path dir = base / "attention-lab";
+  if (create) fs::create_directories(dir, ec);
+  return ec ? "" : dir.string();
+}
+
+std::vector<double> row_entropy_bits(const Matrix& w) {
+  std::vector<double> out(w.rows(), 0.0);
+  for (Eigen::Index i = 0; i < w.rows(); ++i)
+    for (Eigen::Index j = 0; j < w.cols(); ++j) {
+      const double p = w(i, j);
+      if (p > 0) out[i] -= p * std::log2(p);
+    }
+  return out;
+}
+
+AppState::AppState() = default;
+AppState::~AppState() {
+  if (pending_.valid()) pending_.wait();
+}
+
+// ---------------------------------------------------------------- loading and files
+
+bool AppState::load_example(const std::string& name) {
+  std::string error;
+  std::optional<Scenario> s = attn::load_example(name, error);
+  if (!s) {
+    set_message(error, true);
+    return false;
+  }
+  if (!load_scenario(std::move(*s), name)) return false;
+  file_path_.clear();
+  return true;
+}
+
+bool AppState::load_file(const std::string& path) {
+  std::string error;
+  std::optional<Scenario> s = load_scenario_file(path, error);
+  if (!s) {
+    set_message(error + " (kept the current scenario)", true);
+    return false;
+  }
+  if (!load_scenario(std::move(*s), path)) return false;
+  file_path_ = path;
+  return true;
+}
+
+bool AppState::load_scenario(Scenario s, const std::string& origin) {
+  if (std::string e = validate_scenario(s); !e.empty()) {
+    set_message(origin + ": " + e + " (kept the current scenario)", true);
+    return false;
+  }
+  scenario_ = std::move(s);
+  origin_scenario_ = scenario_;
+  origin_ = origin;
+  undo_.clear();
+  redo_.clear();
+  gesture_key_.clear();
+  dirty_ = false;
+  recovery_written_ = true;
+  selection_ = {};
+  head_ = 0;
+  recompute();
+  set_message("Opened " + origin, false);
+  return true;
+}
+
+bool AppState::save_file(const std::string& path) {
+  std::string error;
+  if (!save_scenario_file(scenario_, path, error)) {
+    set_message(error, true);
+    return false;
+  }
+  file_path_ = path;
+  dirty_ = false;
+  discard_recovery();
+  set_message("Saved " + path, false);
+  return true;
+}
+
+void AppState::reset_to_origin() { apply(origin_scenario_, "Reset to " + origin_); }
+
+void AppState::randomise(unsigned seed) {
+  Scenario s = scenario_;
+  std::mt19937 rng(seed);
+  auto fill = [&](Matrix& m) {
+    if (m.size()) m = random_values(m.rows(), m.cols(), rng);
+  };
+  if (s.use_projection) {
+    fill(s.projection.x);
+    fill(s.projection.x_kv);
+    for (auto* st : {&s.projection.w_q, &s.projection.w_k, &s.projection.w_v})
+      for (Matrix& m : *st) fill(m);
+    fill(s.projection.w_o);
+  } else {
+    for (auto* st : {&s.qkv.q, &s.qkv.k, &s.qkv.v})
+      for (Matrix& m : *st) fill(m);
+  }
+  apply(std::move(s), "Randomised the inputs with seed " + std::to_string(seed));
+}
+
+// ---------------------------------------------------------------- trace
+
+void AppState::recompute() {
+  if (pending_.valid()) {
+    recompute_again_ = true;  // picked up in poll() once the running one finishes
+    return;
+  }
+  AttentionProblem p = to_problem(scenario_);
+  const size_t cells = static_cast<size_t>(p.input.num_heads()) * p.input.n_q() * p.input.n_k();
+  if (cells <= async_threshold) {
+    std::unique_ptr<Backend> b = backend_or_cpu(backend_request_, backend_name_);
+    trace_ = compute_scenario_trace(scenario_, *b);
+    ++trace_serial_;
+    clamp_view();
+    return;
+  }
+  // Large problems run on a worker so the window keeps drawing; the old trace stays on screen.
+  pending_start_ = std::chrono::steady_clock::now();
+  pending_ = std::async(std::launch::async, [s = scenario_, name = backend_request_] {
+    std::string used;
+    std::unique_ptr<Backend> b = backend_or_cpu(name, used);
+    return compute_scenario_trace(s, *b);
+  });
+}
+
+double AppState::computing_seconds() const {
+  if (!pending_.valid()) return 0;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - pending_start_).count();
+}
+
+bool AppState::poll() {
+  if (!pending_.valid()) return false;
+  if (pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+  trace_ = pending_.get();
+  ++trace_serial_;
+  backend_name_ = trace_.backend.empty() ? backend_name_ : trace_.backend;
+  clamp_view();
+  if (recompute_again_) {
+    recompute_again_ = false;
+    recompute();
+  }
+  return true;
+}
+
+void AppState::wait_for_trace() {
+  while (pending_.valid()) {
+    pending_.wait();
+    poll();
+  }
+}
+
+bool AppState::set_backend(const std::string& name) {
+  std::string error;
+  if (!make_backend(name, error)) {
+    set_message("backend " + name + ": " + error, true);
+    return false;
+  }
+  backend_request_ = name;
+  recompute();
+  set_message("Computing on " + backend_name_, false);
+  return true;
+}
+
+void AppState::clamp_view() {
+  std::vector<StageInfo> st = stages();
+  stage_ = static_cast<int>(st.size()) - 1;
+  for (size_t i = 0; i < st.size(); ++i)
+    if (st[i].id == stage_id_) stage_ = static_cast<int>(i);
+  head_ = std::clamp(head_, 0, std::max(0, trace_.num_heads - 1));
+  if (selection_.query >= trace_.n_q || selection_.key >= trace_.n_k) selection_ = {};
+}
+
+// ---------------------------------------------------------------- navigation
+
+std::vector<StageInfo> AppState::stages() const {
+  std::vector<StageInfo> out;
+  for (const StageInfo& s : kAllStages)
+    if (s.id == "qkv" || trace_.find(s.id)) out.push_back(s);
+  return out;
+}
+
+const StageInfo AppState::current_stage() const {
+  std::vector<StageInfo> st = stages();
+  return st.at(std::clamp(stage_, 0, static_cast<int>(st.size()) - 1));
+}
+
+bool AppState::set_stage(const std::string& id_in) {
+  std::string id = id_in;
+  if (id == "q" || id == "k" || id == "v" || id == "x" || id == "x_kv" || id == "inputs")
+    id = "qkv";
+  if (id == "head_contrib") id = "projected";
+  std::vector<StageInfo> st = stages();
+  for (size_t i = 0; i < st.size(); ++i)
+    if (st[i].id == id) {
+      stage_ = static_cast<int>(i);
+      stage_id_ = id;
+      play_clock_ = 0;
+      return true;
+    }
+  return false;
+}
+
+void AppState::next_stage() {
+  std::vector<StageInfo> st = stages();
+  if (stage_ + 1 < static_cast<int>(st.size())) set_stage(st[stage_ + 1].id);
+}
+void AppState::prev_stage() {
+  std::vector<StageInfo> st = stages();
+  if (stage_ > 0) set_stage(st[stage_ - 1].id);
+}
+void AppState::first_stage() { set_stage(stages().front().id); }
+void AppState::last_stage() { set_stage(stages().back().id); }
+
+bool AppState::tick(double dt) {
+  if (!playing) return false;
+  play_clock_ += dt;
+  if (play_clock_ < play_interval) return false;
+  play_clock_ = 0;
+  const int before = stage_;
+  if (stage_ + 1 >= static_cast<int>(stages().size())) {
+    playing = false;  // stop at the end rather than loop, so the class sees the result
+    return false;
+  }
+  next_stage();
+  return stage_ != before;
+}
+
+void AppState::set_head(int h) { head_ = std::clamp(h, 0, std::max(0, trace_.num_heads - 1)); }
+
+void AppState::select_cell(int query, int key) {
+  if (query < 0 || query >= trace_.n_q) return;
+  selection_ = {query, key >= 0 && key < trace_.n_k ? key : -1};
+}
+
+void AppState::select_row(int query) { select_cell(query, -1); }
+
+std::optional<ExplainRequest> AppState::narration_request() const {
+  if (!selection_.active() || !has_trace()) return std::nullopt;
+  ExplainRequest r;
+  r.query = selection_.query;
+  r.head = head_;
+  if (selection_.key >= 0) r.key = selection_.key;
+  const std::string id = current_stage().id;
+  if (id != "qkv") r.step = id;
+  r.precision = precision;
+  return r;
+}
+
+std::string AppState::narration(std::string& error) const {
+  std::optional<ExplainRequest> r = narration_request();
+  if (!r) return "";
+  return explain(trace_, *r, error);
+}
+
+// ---------------------------------------------------------------- edits
+
+void AppState::push_undo() {
+  undo_.push_back(scenario_);
+  if (undo_.size() > kMaxUndo) undo_.erase(undo_.begin());
+  redo_.clear();
+}
+
+bool AppState::apply(Scenario next, const std::string& what, const std::string& gesture) {
+  if (std::string e = validate_scenario(next); !e.empty()) {
+    set_message(what + " refused: " + e, true);
+    return false;
+  }
+  if (gesture.empty() || gesture != gesture_key_) push_undo();
+  gesture_key_ = gesture;
+  scenario_ = std::move(next);
+  dirty_ = true;
+  recovery_written_ = false;
+  recompute();
+  set_message(what, false);
+  return true;
+}
+
+Matrix* AppState::tensor(Tensor t, int head) { return tensor_in(scenario_, t, head); }
+const Matrix* AppState::tensor(Tensor t, int head) const {
+  return tensor_in(const_cast<Scenario&>(scenario_), t, head);
+}
+
+int AppState::tensor_heads(Tensor t) const {
+  int h = 0;
+  while (tensor(t, h)) ++h;
+  return h;
+}
+
+namespace {
+std::string cell_name(Tensor t, int head, int heads, int row, int col) {
+  std::string s = tensor_name(t);
+  if (heads > 1) s += " head " + std::to_string(head);
+  return s + " [" + std::to_string(row) + ", " + std::to_string(col) + "]";
+}
+}  // namespace
+
+bool AppState::set_value_text(Tensor t, int head, int row, int col, const std::string& text) {
+  const Matrix* m = tensor(t, head);
+  if (!m) {
+    const int heads = tensor_heads(t);
+    set_message(
+        std::string(tensor_name(t)) +
+            (heads == 0 ? scenario_.use_projection
+                              ? " is derived here: projection mode edits X, X_kv and the W matrices"
+                              : " is not an input here: this scenario edits Q, K and V directly"
+                        : " has no head " + std::to_string(head) + " (it has " +
+                              std::to_string(heads) + ")"),
+        true);
+    return false;
+  }
+  if (row < 0 || col < 0 || row >= m->rows() || col >= m->cols()) {
+    set_message(std::string(tensor_name(t)) + " [" + std::to_string(row) + ", " +
+                    std::to_string(col) + "] is outside its shape (" + std::to_string(m->rows()) +
+                    " × " + std::to_string(m->cols()) + ")",
+                true);
+    return false;
+  }
+  std::string error;
+  std::optional<float> v = parse_user_number(text, error);
+  if (!v) {
+    set_message(cell_name(t, head, tensor_heads(t), row, col) + ": " + error + "; kept " +
+                    format_value((*m)(row, col)),
+                true);
+    return false;
+  }
+  end_gesture();
+  return set_value(t, head, row, col, *v);
+}
+
+bool AppState::set_value(Tensor t, int head, int row, int col, float value, bool gesture) {
+  const Matrix* m = tensor(t, head);
+  if (!m || row < 0 || col < 0 || row >= m->rows() || col >= m->cols()) return false;
+  const std::string name = cell_name(t, head, tensor_heads(t), row, col);
+  if (!std::isfinite(value)) {
+    set_message(name + ": not a finite number; kept " + format_value((*m)(row, col)), true);
+    return false;
+  }
+  if ((*m)(row, col) == value) return true;
+  Scenario s = scenario_;
+  (*tensor_in(s, t, head))(row, col) = value;
+  return apply(std::move(s), name + " = " + format_value(value), gesture ? name : "");
+}
+
+bool AppState::cross_attention() const {
+  return !scenario_.key_tokens.empty() ||
+         (scenario_.use_projection && scenario_.projection.x_kv.size() > 0);
+}
+
+bool AppState::rename_token(Side side, int index, const std::string& name) {
+  Scenario s = scenario_;
+  std::vector<std::string>& toks =
+      side == Side::kKey && cross_attention() ? s.key_tokens : s.query_tokens;
+  if (index < 0 || index >= static_cast<int>(toks.size())) return false;
+  if (toks[index] == name) return true;
+  if (name.empty()) {
+    set_message("a token needs a name", true);
+    return false;
+  }
+  toks[index] = name;
+  return apply(std::move(s), "Renamed token " + std::to_string(index) + " to '" + name + "'");
+}
+
+bool AppState::add_token(Side side) {
+  Scenario s = scenario_;
+  const bool cross = cross_attention();
+  const bool queries = side == Side::kQuery || !cross;
+  const bool keys = side == Side::kKey || !cross;
+  auto grow = [](Matrix& m) { m = resized(m, m.rows() + 1, m.cols()); };
+  if (s.use_projection) {
+    if (queries) grow(s.projection.x);
+    if (keys && cross) grow(s.projection.x_kv);
+  } else {
+    if (queries)
+      for (Matrix& m : s.qkv.q) grow(m);
+    if (keys) {
+      for (Matrix& m : s.qkv.k) grow(m);
+      for (Matrix& m : s.qkv.v) grow(m);
+    }
+  }
+  if (queries) s.query_tokens.push_back("t" + std::to_string(s.query_tokens.size()));
+  if (keys && cross) s.key_tokens.push_back("k" + std::to_string(s.key_tokens.size()));
+  fit_masks(s);
+  return apply(std::move(s), queries && keys ? "Added a token"
+                             : queries       ? "Added a query"
+                                             : "Added a key");
+}
+
+bool AppState::remove_token(Side side, int index) {
+  Scenario s = scenario_;
+  const bool cross = cross_attention();
+  const bool queries = side == Side::kQuery || !cross;
+  const bool keys = side == Side::kKey || !cross;
+  const int n = queries ? n_queries(s) : n_keys(s);
+  if (index < 0 || index >= n) return false;
+  if (n <= 1) {
+    set_message("cannot remove the last token", true);
+    return false;
+  }
+  if (s.use_projection) {
+    if (queries) s.projection.x = without_row(s.projection.x, index);
+    if (keys && cross) s.projection.x_kv = without_row(s.projection.x_kv, index);
+  } else {
+    if (queries)
+      for (Matrix& m : s.qkv.q) m = without_row(m, index);
+    if (keys) {
+      for (Matrix& m : s.qkv.k) m = without_row(m, index);
+      for (Matrix& m : s.qkv.v) m = without_row(m, index);
+    }
+  }
+  std::vector<std::string>& toks = queries ? s.query_tokens : s.key_tokens;
+  const std::string name = toks[index];
+  toks.erase(toks.begin() + index);
+  // The per-cell masks lose the same row or column.
+  for (auto* st : {&s.options.mask.custom, &s.options.mask.bias})
+    for (Matrix& m : *st) {
+      if (queries) m = without_row(m, index);
+      if (keys) m = without_col(m, index);
+    }
+  fit_masks(s);
+  return apply(std::move(s), "Removed token '" + name + "'");
+}
+
+bool AppState::set_d_k(int d_k) {
+  if (d_k < 1 || d_k > kMaxDim) {
+    set_message("d_k must be between 1 and " + std::to_string(kMaxDim), true);
+    return false;
+  }
+  Scenario s = scenario_;
+  auto cols = [d_k](HeadStack& st) {
+    for (Matrix& m : st) m = resized(m, m.rows(), d_k);
+  };
+  if (s.use_projection) {
+    cols(s.projection.w_q);
+    cols(s.projection.w_k);
+  } else {
+    cols(s.qkv.q);
+    cols(s.qkv.k);
+  }
+  return apply(std::move(s), "d_k = " + std::to_string(d_k));
+}
+
+bool AppState::set_d_v(int d_v) {
+  if (d_v < 1 || d_v > kMaxDim) {
+    set_message("d_v must be between 1 and " + std::to_string(kMaxDim), true);
+    return false;
+  }
+  Scenario s = scenario_;
+  if (s.use_projection) {
+    const int heads = static_cast<int>(s.projection.w_q.size());
+    const int old_dv = static_cast<int>(s.projection.w_v[0].cols());
+    for (Matrix& m : s.projection.w_v) m = resized(m, m.rows(), d_v);
+    resize_w_o(s.projection, heads, old_dv, heads, d_v);
+  } else {
+    for (Matrix& m : s.qkv.v) m = resized(m, m.rows(), d_v);
+  }
+  return apply(std::move(s), "d_v = " + std::to_string(d_v));
+}
+
+bool AppState::set_d_model(int d_model) {
+  if (!scenario_.use_projection) return false;
+  if (d_model < 1 || d_model > kMaxDim) {
+    set_message("d_model must be between 1 and " + std::to_string(kMaxDim), true);
+    return false;
+  }
+  Scenario s = scenario_;
+  ProjectionSpec& p = s.projection;
+  p.x = resized(p.x, p.x.rows(), d_model);
+  if (p.x_kv.size()) p.x_kv = resized(p.x_kv, p.x_kv.rows(), d_model);
+  for (auto* st : {&p.w_q, &p.w_k, &p.w_v})
+    for (Matrix& m : *st) m = resized(m, d_model, m.cols());
+  return apply(std::move(s), "d_model = " + std::to_string(d_model));
+}
+
+bool AppState::set_heads(int heads, int kv_heads) {
+  if (heads < 1 || heads > kMaxHeads || kv_heads < 1 || kv_heads > heads || heads % kv_heads) {
+    set_message("heads: H must be 1.." + std::to_string(kMaxHeads) +
+                    " and a multiple of the key/value heads H_kv (got H = " +
+                    std::to_string(heads) + ", H_kv = " + std::to_string(kv_heads) + ")",
+                true);
+    return false;
+  }
+  Scenario s = scenario_;
+  if (s.use_projection) {
+    ProjectionSpec& p = s.projection;
+    const int old_h = static_cast<int>(p.w_q.size()), d_v = static_cast<int>(p.w_v[0].cols());
+    resize_heads(p.w_q, heads, 11);
+    resize_heads(p.w_k, kv_heads, 23);
+    resize_heads(p.w_v, kv_heads, 37);
+    resize_w_o(p, old_h, d_v, heads, d_v);
+  } else {
+    resize_heads(s.qkv.q, heads, 11);
+    resize_heads(s.qkv.k, kv_heads, 23);
+    resize_heads(s.qkv.v, kv_heads, 37);
+  }
+  for (auto* st : {&s.options.mask.custom, &s.options.mask.bias})
+    if (st->size() > 1)
+      resize_heads(*st, heads, 0), std::fill(st->begin() + 1, st->end(), (*st)[0]);
+  const char* kind = kv_heads == heads ? "MHA" : kv_heads == 1 ? "MQA" : "GQA";
+  return apply(std::move(s), std::string(kind) + ": " + std::to_string(heads) + " query heads, " +
+                                 std::to_string(kv_heads) + " key/value heads");
+}
+
+bool AppState::set_projection_mode(bool on) {
+  if (on == scenario_.use_projection) return true;
+  Scenario s = scenario_;
+  if (!on) {
+    AttentionProblem p = to_problem(scenario_);
+    s.use_projection = false;
+    s.qkv = p.input;
+    s.projection = ProjectionSpec{};
+    return apply(std::move(s), "Q, K, V are now edited directly");
+  }
+  // X = [Q heads | K heads | V heads] and each W selects its block, so every value is kept
+  // exactly and the students see what a projection does before editing it.
+  const AttentionInput& in = scenario_.qkv;
+  const int H = in.num_heads(), G = in.num_kv_heads(), dk = in.d_k(), dv = in.d_v();
+  const int d_model = H * dk + G * (dk + dv);
+  const bool cross = cross_attention();
+  ProjectionSpec p;
+  p.x = Matrix::Zero(in.n_q(), d_model);
+  Matrix xkv = Matrix::Zero(in.n_k(), d_model);
+  Matrix& kv_target = cross ? xkv : p.x;
+  int col = 0;
+  for (int h = 0; h < H; ++h, col += dk) {
+    p.x.middleCols(col, dk) = in.q[h];
+    Matrix w = Matrix::Zero(d_model, dk);
+    w.middleRows(col, dk).setIdentity();
+    p.w_q.push_back(w);
+  }
+  for (int g = 0; g < G; ++g, col += dk) {
+    kv_target.middleCols(col, dk) = in.k[g];
+    Matrix w = Matrix::Zero(d_model, dk);
+    w.middleRows(col, dk).setIdentity();
+    p.w_k.push_back(w);
+  }
+  for (int g = 0; g < G; ++g, col += dv) {
+    kv_target.middleCols(col, dv) = in.v[g];
+    Matrix w = Matrix::Zero(d_model, dv);
+    w.middleRows(col, dv).setIdentity();
+    p.w_v.push_back(w);
+  }
+  if (cross) p.x_kv = xkv;
+  p.w_o = Matrix::Identity(static_cast<Eigen::Index>(H) * dv, static_cast<Eigen::Index>(H) * dv);
+  s.use_projection = true;
+  s.projection = p;
+  s.qkv = AttentionInput{};
+  return apply(std::move(s), "Projection mode: Q = X·W_Q, K = X·W_K, V = X·W_V");
+}
+
+bool AppState::set_cross_attention(bool on) {
+  if (on == cross_attention()) return true;
+  Scenario s = scenario_;
+  if (on) {
+    for (const std::string& t : s.query_tokens) s.key_tokens.push_back(t + "'");
+    if (s.use_projection) s.projection.x_kv = s.projection.x;
+    fit_masks(s);
+    return apply(std::move(s), "Cross-attention: keys and values come from their own tokens");
+  }
+  // Back to self-attention: the keys become the queries' tokens, so there must be as many.
+  const int n_q = n_queries(s);
+  s.key_tokens.clear();
+  if (s.use_projection) {
+    s.projection.x_kv = Matrix();
+  } else {
+    for (Matrix& m : s.qkv.k) m = resized(m, n_q, m.cols());
+    for (Matrix& m : s.qkv.v) m = resized(m, n_q, m.cols());
+  }
+  fit_masks(s);
+  return apply(std::move(s), "Self-attention: keys and values come from the query tokens");
+}
+
+bool AppState::set_causal(CausalAlign a) {
+  Scenario s = scenario_;
+  s.options.mask.causal = a;
+  return apply(std::move(s), a == CausalAlign::kNone      ? "No causal mask"
+                             : a == CausalAlign::kTopLeft ? "Causal mask (top-left)"
+                                                          : "Causal mask (lower-right)");
+}
+
+bool AppState::set_key_length(std::optional<int> length) {
+  Scenario s = scenario_;
+  s.options.mask.key_length = length;
+  return apply(
+      std::move(s),
+      length ? "Padding: keys from " + std::to_string(*length) + " on are hidden" : "No padding");
+}
+
+bool AppState::set_window(std::optional<int> window) {
+  Scenario s = scenario_;
+  s.options.mask.window = window;
+  return apply(std::move(s), window ? "Sliding window of " + std::to_string(*window) : "No window");
+}
+
+bool AppState::set_global(std::vector<int> positions) {
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  Scenario s = scenario_;
+  s.options.mask.global = positions;
+  return apply(std::move(s), "Global positions updated");
+}
+
+bool AppState::toggle_global(int position) {
+  std::vector<int> g = scenario_.options.mask.global;
+  auto it = std::find(g.begin(), g.end(), position);
+  if (it != g.end())
+    g.erase(it);
+  else
+    g.push_back(position);
+  return set_global(g);
+}
+
+bool AppState::toggle_custom_cell(int query, int key) {
+  const int n_q = n_queries(scenario_), n_k = n_keys(scenario_);
+  if (query < 0 || key < 0 || query >= n_q || key >= n_k) return false;
+  Scenario s = scenario_;
+  HeadStack& c = s.options.mask.custom;
+  if (c.empty()) c.push_back(Matrix::Ones(n_q, n_k));
+  Matrix& m = c.size() > 1 ? c[std::min<size_t>(head_, c.size() - 1)] : c[0];
+  m(query, key) = m(query, key) != 0 ? 0.0f : 1.0f;
+  return apply(std::move(s), std::string("Custom mask: key ") + std::to_string(key) +
+                                 (m(query, key) != 0 ? " shown to" : " hidden from") + " query " +
+                                 std::to_string(query));
+}
+
+bool AppState::clear_custom_mask() {
+  if (scenario_.options.mask.custom.empty()) return true;
+  Scenario s = scenario_;
+  s.options.mask.custom.clear();
+  return apply(std::move(s), "Custom mask cleared");
+}
+
+bool AppState::set_scale(std::optional<float> scale) {
+  if (scale && (!std::isfinite(*scale) || *scale <= 0)) {
+    set_message("scale must be a finite number > 0", true);
+    return false;
+  }
+  Scenario s = scenario_;
+  s.options.scale = scale;
+  return apply(std::move(s), scale ? "Scale = " + format_value(*scale) : "Scale = 1/√d_k");
+}
+
+bool AppState::set_temperature(float t) {
+  if (!std::isfinite(t) || t <= 0) {
+    set_message("temperature must be a finite number > 0", true);
+    return false;
+  }
+  Scenario s = scenario_;
+  s.options.temperature = t;
+  return apply(std::move(s), "Temperature = " + format_value(t));
+}
+
+bool AppState::undo() {
+  if (undo_.empty()) return false;
+  redo_.push_back(scenario_);
+  scenario_ = std::move(undo_.back());
+  undo_.pop_back();
+  gesture_key_.clear();
+  dirty_ = true;
+  recovery_written_ = false;
+  recompute();
+  set_message("Undone", false);
+  return true;
+}
+
+bool AppState::redo() {
+  if (redo_.empty()) return false;
+  undo_.push_back(scenario_);
+  scenario_ = std::move(redo_.back());
+  redo_.pop_back();
+  gesture_key_.clear();
+  dirty_ = true;
+  recovery_written_ = false;
+  recompute();
+  set_message("Redone", false);
+  return true;
+}
+
+void AppState::set_message(const std::string& m, bool error) {
+  message_ = m;
+  message_error_ = error;
+  ++message_serial_;
+}
+
+// ---------------------------------------------------------------- recovery
+
+bool AppState::write_recovery() {
+  if (recovery_path.empty() || recovery_written_ || !dirty_) return true;
+  std::string error;
+  if (!write_file_atomically(recovery_path, scenario_to_json(scenario_), error)) {
+    set_message("recovery file: " + error, true);
+    return false;
+  }
+  recovery_written_ = true;
+  return true;
+}
+
+bool AppState::recovery_available() const {
+  std::error_code ec;
+  return !recovery_path.empty() && std::filesystem::exists(recovery_path, ec);
+}
+
+bool AppState::restore_recovery() {
+  std::string error;
+  std::optional<Scenario> s = load_scenario_file(recovery_path, error);
+  if (!s) {
+    set_message("recovery file: " + error, true);
+    return false;
+  }
+  if (!load_scenario(std::move(*s), "recovered edits")) return false;
+  dirty_ = true;  // recovered work has not been saved anywhere yet
+  recovery_written_ = true;
+  set_message("Recovered the unsaved edits of the last session", false);
+  return true;
+}
+
+void AppState::discard_recovery() {
+  if (recovery_path.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove(recovery_path, ec);
+  recovery_written_ = true;
+}
+
+}  // namespace attn

@@ -1,0 +1,195 @@
+// The model the desktop app's panels read and edit: the scenario, its trace, the current stage,
+// head and selection, every edit (validated, undoable), files and the recovery file. No ImGui here,
+// so the logic is unit-testable without a window.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attention.h"
+#include "explain.h"
+#include "scenario.h"
+
+namespace attn {
+
+// The tensors a user can edit by hand (direct mode: Q/K/V; projection mode: X, X_kv and the Ws).
+enum class Tensor { kQ, kK, kV, kX, kXkv, kWq, kWk, kWv, kWo };
+const char* tensor_name(Tensor t);
+
+// One stage of the pipeline strip. "qkv" shows the inputs; the others are trace step ids.
+struct StageInfo {
+  std::string id;
+  const char* label;  // short label in the strip, e.g. "QKᵀ"
+  const char* title;  // e.g. "Scores"
+  const char* why;    // one sentence: why this stage exists
+};
+// Which side of the attention a token list belongs to.
+enum class Side { kQuery, kKey };
+
+struct Selection {
+  int query = -1;  // -1 = nothing selected
+  int key = -1;    // -1 = the whole row
+  bool active() const { return query >= 0; }
+};
+
+class AppState {
+ public:
+  AppState();
+  ~AppState();
+  AppState(const AppState&) = delete;
+  AppState& operator=(const AppState&) = delete;
+
+  // ---- loading (each keeps the current scenario and sets message() on failure) ----
+  bool load_example(const std::string& name);
+  bool load_file(const std::string& path);
+  bool load_scenario(Scenario s, const std::string& origin);  // origin: example name or file
+  bool save_file(const std::string& path);                    // atomic; clears the dirty flag
+  void reset_to_origin();         // the example or file as first loaded (undoable)
+  void randomise(unsigned seed);  // random inputs of the current shapes (undoable)
+
+  const Scenario& scenario() const { return scenario_; }
+  const std::string& file_path() const { return file_path_; }
+  const std::string& origin() const { return origin_; }
+  bool dirty() const { return dirty_; }
+
+  // ---- the trace (recomputed after every edit; large ones off the UI thread) ----
+  const AttentionTrace& trace() const { return trace_; }
+  bool has_trace() const { return !trace_.steps.empty(); }
+  // Changes whenever the trace does, so views can cache what they derive from it (textures).
+  uint64_t trace_serial() const { return trace_serial_; }
+  bool computing() const { return pending_.valid(); }
+  double computing_seconds() const;
+  // Picks up a finished background computation; call once per frame. Returns true when the
+  // trace changed.
+  bool poll();
+  void wait_for_trace();  // blocks until no computation is pending (tests, screenshots)
+  // Problems larger than this many score cells (H·n_q·n_k) are computed on a worker thread.
+  size_t async_threshold = 256 * 256;
+  const std::string& backend_name() const { return backend_name_; }
+  bool set_backend(const std::string& name);  // "cpu", "opencl", "auto"
+
+  // ---- navigation ----
+  std::vector<StageInfo> stages() const;  // the strip for the current trace
+  int stage_index() const { return stage_; }
+  const StageInfo current_stage() const;
+  bool set_stage(const std::string& id);  // also accepts q, k, v, x (the inputs stage)
+  void next_stage();
+  void prev_stage();
+  void first_stage();
+  void last_stage();
+  bool playing = false;
+  double play_interval = 1.5;  // seconds per stage
+  // Advances the clock by dt seconds; returns true when the stage changed.
+  bool tick(double dt);
+
+  int head() const { return head_; }
+  void set_head(int h);
+
+  const Selection& selection() const { return selection_; }
+  void select_cell(int query, int key);
+  void select_row(int query);
+  void clear_selection() { selection_ = {}; }
+  // The narration request for the selection and the current stage (nullopt without selection).
+  std::optional<ExplainRequest> narration_request() const;
+  std::string narration(std::string& error) const;
+  int precision = 4;
+
+  // ---- edits: validated, recomputed, undoable ----
+  Matrix* tensor(Tensor t, int head);  // null when the tensor does not exist in this mode
+  const Matrix* tensor(Tensor t, int head) const;
+  int tensor_heads(Tensor t) const;
+  // Parses a typed value; refuses non-numbers, NaN and ±∞ (message() says why, value kept).
+  bool set_value_text(Tensor t, int head, int row, int col, const std::string& text);
+  // A dragged value; consecutive changes with the same gesture coalesce into one undo step.
+  bool set_value(Tensor t, int head, int row, int col, float value, bool gesture = false);
+  void end_gesture() { gesture_key_.clear(); }
+
+  bool rename_token(Side side, int index, const std::string& name);
+  bool add_token(Side side);  // appends a token (zeros)
+  bool remove_token(Side side, int index);
+  bool set_d_k(int d_k);
+  bool set_d_v(int d_v);
+  bool set_d_model(int d_model);  // projection mode only
+  bool set_heads(int num_heads, int num_kv_heads);
+  bool set_projection_mode(bool on);  // derives X/W from Q/K/V or freezes Q/K/V
+  bool set_cross_attention(bool on);  // separate key tokens (and X_kv in projection mode)
+  bool cross_attention() const;
+
+  bool set_causal(CausalAlign a);
+  bool set_key_length(std::optional<int> length);
+  bool set_window(std::optional<int> window);
+  bool set_global(std::vector<int> positions);
+  bool toggle_global(int position);
+  bool toggle_custom_cell(int query, int key);  // creates an all-visible custom mask first
+  bool clear_custom_mask();
+  bool set_scale(std::optional<float> scale);
+  bool set_temperature(float t);
+
+  bool can_undo() const { return !undo_.empty(); }
+  bool can_redo() const { return !redo_.empty(); }
+  bool undo();
+  bool redo();
+  size_t undo_depth() const { return undo_.size(); }
+
+  // ---- messages for the status bar ----
+  const std::string& message() const { return message_; }
+  bool message_is_error() const { return message_error_; }
+  void set_message(const std::string& m, bool error);
+  int message_serial() const { return message_serial_; }
+
+  // ---- recovery file: written shortly after edits, removed on save or clean exit ----
+  std::string recovery_path;  // empty = no recovery file
+  // Writes the recovery file when there are unsaved edits not yet written; returns false on error.
+  bool write_recovery();
+  bool recovery_available() const;
+  bool restore_recovery();
+  void discard_recovery();
+
+ private:
+  bool apply(Scenario next, const std::string& what, const std::string& gesture = "");
+  void recompute();
+  void clamp_view();
+  void push_undo();
+
+  Scenario scenario_;
+  Scenario origin_scenario_;
+  std::string origin_, file_path_;
+  bool dirty_ = false;
+  bool recovery_written_ = true;
+  AttentionTrace trace_;
+  uint64_t trace_serial_ = 0;
+  std::string backend_request_ = "cpu", backend_name_ = "cpu";
+  std::future<AttentionTrace> pending_;
+  std::chrono::steady_clock::time_point pending_start_;
+  bool recompute_again_ = false;
+
+  int stage_ = 0;
+  std::string stage_id_ = "qkv";  // kept across recomputes so a stage survives edits
+  double play_clock_ = 0;
+  int head_ = 0;
+  Selection selection_;
+
+  std::vector<Scenario> undo_, redo_;
+  std::string gesture_key_;
+  std::string message_;
+  bool message_error_ = false;
+  int message_serial_ = 0;
+};
+
+// Parses a user-typed number: accepts "0.5", "-1e-3", "+2", "−0.5" (Unicode minus); refuses
+// anything else, NaN and infinities, with a message saying why.
+std::optional<float> parse_user_number(const std::string& text, std::string& error);
+
+// The per-user configuration folder ($XDG_CONFIG_HOME/attention-lab or ~/.config/attention-lab),
+// created when missing if `create`; "" when there is no home (or it cannot be created).
+std::string config_dir(bool create = true);
+
+// Shannon entropy (bits) of each weights row of head h; hidden keys contribute nothing.
+std::vector<double> row_entropy_bits(const Matrix& weights);
+
+}  // namespace attn

@@ -1,0 +1,206 @@
+// One frame of the app: lays the panels out over the window, routes keyboard shortcuts, and holds
+// the small helpers panels share (help markers, colour scales, export of every stage).
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "colormap.h"
+#include "heatmap_export.h"
+#include "ui.h"
+
+namespace attn {
+
+void Ui::request_discard_check(std::function<void()> action) {
+  if (!state.dirty()) {
+    action();
+    return;
+  }
+  after_discard = std::move(action);
+  ask_discard = true;
+}
+
+void Ui::run_deferred() {
+  std::vector<std::function<void()>> now;
+  now.swap(deferred);
+  for (auto& f : now) f();
+}
+
+void help_marker(const char* text) {
+  ImGui::TextDisabled("(?)");
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+    ImGui::TextUnformatted(text);
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+}
+
+ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m) {
+  // Weights of a few keys use the whole [0, 1] so 0.5 always looks the same; with many keys every
+  // weight is small, and [0, largest weight] keeps the pattern visible.
+  if (step == "weights") {
+    if (m.cols() <= 32) return {s.colormap, 0.0f, 1.0f};
+    const float hi = m.size() ? m.maxCoeff() : 1.0f;
+    return {s.colormap, 0.0f, hi > 0 ? hi : 1.0f};
+  }
+  float lo = INFINITY, hi = -INFINITY;
+  for (Eigen::Index k = 0; k < m.size(); ++k) {
+    const float x = m.data()[k];
+    if (!std::isfinite(x)) continue;
+    lo = std::min(lo, x);
+    hi = std::max(hi, x);
+  }
+  if (!(lo <= hi)) return {s.colormap, 0.0f, 1.0f};
+  if (lo < 0) {
+    // Symmetric around zero so the neutral colour of the diverging map means 0.
+    const float a = std::max(std::max(-lo, hi), 1e-6f);
+    return {s.signed_colormap, -a, a};
+  }
+  if (hi - lo < 1e-6f) return {s.colormap, lo - 0.5f, hi + 0.5f};
+  return {s.colormap, lo, hi};
+}
+
+int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
+                      const std::string& ext, std::string& error) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec) {
+    error = "cannot create folder '" + folder + "': " + ec.message();
+    return 0;
+  }
+  int written = 0;
+  for (const TraceStep& st : trace.steps)
+    for (size_t h = 0; h < st.heads.size(); ++h) {
+      HeatmapOptions o;
+      o.step = st.id;
+      o.head = static_cast<int>(h);
+      o.colormap = color_scale_for(s, st.id, st.heads[h]).map;
+      std::string name = st.id + (st.heads.size() > 1 ? "-h" + std::to_string(h) : "") + "." + ext;
+      if (!export_heatmap(trace, o, (std::filesystem::path(folder) / name).string(), error))
+        return written;
+      ++written;
+    }
+  return written;
+}
+
+namespace {
+
+bool key_pressed(int key) { return ImGui::IsKeyPressed(key, false); }
+bool named_key_pressed(ImGuiKey k, bool repeat = false) {
+  return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), repeat);
+}
+
+// Places a window as a fraction of the work area (below the menu and pipeline, above the status
+// bar), once (then the user's layout, saved in imgui.ini, wins) or always after "Reset layout".
+void place(const Ui& ui, ImVec2 pos, ImVec2 size) {
+  const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+  ImGui::SetNextWindowPos(pos, cond);
+  ImGui::SetNextWindowSize(size, cond);
+}
+
+}  // namespace
+
+void handle_shortcuts(Ui& ui) {
+  ImGuiIO& io = ImGui::GetIO();
+  AppState& st = ui.state;
+  // Font size works everywhere; the rest must not steal keys from a text field being edited.
+  if (io.KeyCtrl && (key_pressed(kKeyEqual) || key_pressed(kKeyKpAdd)))
+    ui.settings.font_px = std::min(ui.settings.font_px + 2.0f, 48.0f);
+  if (io.KeyCtrl && (key_pressed(kKeyMinus) || key_pressed(kKeyKpSubtract)))
+    ui.settings.font_px = std::max(ui.settings.font_px - 2.0f, 12.0f);
+  if (key_pressed(kKeyF11)) ui.presentation = !ui.presentation;
+  if (io.WantTextInput) return;
+  if (io.KeyCtrl && named_key_pressed(ImGuiKey_Z)) {
+    if (io.KeyShift)
+      st.redo();
+    else
+      st.undo();
+  }
+  if (io.KeyCtrl && named_key_pressed(ImGuiKey_Y)) st.redo();
+  if (io.KeyCtrl && key_pressed(kKeyS)) {
+    if (st.file_path().empty()) {
+      ui.path_dialog = "save";
+      ui.path_buffer = "scenario.json";
+    } else {
+      st.save_file(st.file_path());
+    }
+  }
+  if (io.KeyCtrl && key_pressed(kKeyO)) {
+    ui.request_discard_check([&ui] {
+      ui.path_dialog = "open";
+      ui.path_buffer = ui.state.file_path();
+    });
+  }
+  if (io.KeyCtrl || io.KeyAlt) return;
+  if (named_key_pressed(ImGuiKey_RightArrow, true)) st.next_stage();
+  if (named_key_pressed(ImGuiKey_LeftArrow, true)) st.prev_stage();
+  if (named_key_pressed(ImGuiKey_Home)) st.first_stage();
+  if (named_key_pressed(ImGuiKey_End)) st.last_stage();
+  if (named_key_pressed(ImGuiKey_Space)) {
+    // Play from the start when already at the end, as a media player does.
+    if (!st.playing && st.stage_index() + 1 >= static_cast<int>(st.stages().size()))
+      st.first_stage();
+    st.playing = !st.playing;
+  }
+  if (named_key_pressed(ImGuiKey_Escape)) ui.state.clear_selection();
+}
+
+void draw_app(Ui& ui) {
+  handle_shortcuts(ui);
+  draw_menu_bar(ui);
+
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float fs = ImGui::GetFontSize();
+  // From Pos, not WorkPos: the menu bar reserves its height only from the next frame on, and the
+  // first frame is the one that places the windows.
+  const float top = vp->Pos.y + ImGui::GetFrameHeight(), W = vp->Size.x;
+  const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+  const float pipe_h = fs * 5.0f;
+  const float body_y = top + pipe_h, body_h = vp->Size.y - (top - vp->Pos.y) - pipe_h - status_h;
+  const float left_w = std::round(W * 0.25f), right_w = std::round(W * 0.31f);
+  const float mid_w = W - left_w - right_w;
+
+  place(ui, {vp->Pos.x, top}, {W, pipe_h});
+  draw_pipeline_panel(ui);
+
+  place(ui, {vp->Pos.x, body_y}, {left_w, body_h});
+  if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
+    if (ImGui::BeginTabBar("left-tabs")) {
+      auto flags = [&ui](const char* tab) {
+        return ui.select_tab == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+      };
+      if (ImGui::BeginTabItem("Inputs", nullptr, flags("inputs"))) {
+        draw_editor_panel(ui);
+        ImGui::EndTabItem();
+      }
+      if (ImGui::BeginTabItem("Variants", nullptr, flags("variants"))) {
+        draw_variants_panel(ui);
+        ImGui::EndTabItem();
+      }
+      ImGui::EndTabBar();
+      ui.select_tab.clear();
+    }
+  }
+  ImGui::End();
+
+  place(ui, {vp->Pos.x + left_w, body_y}, {mid_w, body_h});
+  draw_heatmap_panel(ui);
+
+  const float narr_h = std::round(body_h * 0.6f);
+  place(ui, {vp->Pos.x + left_w + mid_w, body_y}, {right_w, narr_h});
+  draw_narration_panel(ui);
+  place(ui, {vp->Pos.x + left_w + mid_w, body_y + narr_h}, {right_w, body_h - narr_h});
+  draw_heads_panel(ui);
+
+  draw_status_bar(ui);
+  draw_dialogs(ui);
+  if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
+  if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);
+  ui.run_deferred();
+  ui.reset_layout = false;
+}
+
+}  // namespace attn

@@ -1,0 +1,309 @@
+// The only file that touches GLFW and the OpenGL window: creates the window and the ImGui
+// backends, runs the frame loop, handles full screen, font rebuilds, closing with unsaved edits,
+// the recovery file, and --screenshot / --frame-stats.
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+#include <stb_image_write.h>
+
+#include <algorithm>
+#include <cfloat>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "atomic_file.h"
+#include "gui.h"
+#include "gui_setup.h"
+#include "heatmap_texture.h"
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+std::string glfw_error_text;
+void on_glfw_error(int, const char* text) { glfw_error_text = text ? text : ""; }
+
+void png_to_string(void* ctx, void* data, int size) {
+  static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), size);
+}
+
+// Reads the back buffer just rendered, flips it (GL's origin is bottom-left) and saves it as PNG.
+bool save_screenshot(const std::string& path, int w, int h, std::string& error) {
+  std::vector<unsigned char> px(static_cast<size_t>(w) * h * 3), flipped(px.size());
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadBuffer(GL_BACK);
+  glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, px.data());
+  for (int y = 0; y < h; ++y)
+    std::copy_n(&px[static_cast<size_t>(h - 1 - y) * w * 3], static_cast<size_t>(w) * 3,
+                &flipped[static_cast<size_t>(y) * w * 3]);
+  std::string png;
+  if (!stbi_write_png_to_func(png_to_string, &png, w, h, 3, flipped.data(), w * 3)) {
+    error = "--screenshot: PNG encoding failed";
+    return false;
+  }
+  return write_file_atomically(path, png, error);
+}
+
+// Beside the PNG: where the main heatmap's cells are and what they hold, so tests can check the
+// pixels against the colour map of known values.
+bool save_sidecar(const Ui& ui, const std::string& path, int fb_w, int fb_h, float scale_x,
+                  float scale_y, std::string& error) {
+  nlohmann::json j;
+  const AppState& st = ui.state;
+  j["framebuffer"] = {fb_w, fb_h};
+  j["stage"] = st.current_stage().id;
+  j["head"] = st.head();
+  j["colormap"] = ui.main_scale.map;
+  j["vmin"] = ui.main_scale.vmin;
+  j["vmax"] = ui.main_scale.vmax;
+  j["theme"] = ui.settings.light_theme ? "light" : "dark";
+  auto it = ui.views.find("main");
+  if (it != ui.views.end() && it->second.drawn && ui.main_step == st.current_stage().id) {
+    const HeatmapViewport& v = it->second;
+    j["rows"] = v.rows;
+    j["cols"] = v.cols;
+    j["cell_w"] = v.cell_w * scale_x;
+    j["cell_h"] = v.cell_h * scale_y;
+    j["origin"] = {v.origin.x * scale_x, v.origin.y * scale_y};
+    j["clip"] = {v.clip.x * scale_x, v.clip.y * scale_y, v.clip.z * scale_x, v.clip.w * scale_y};
+  }
+  return write_file_atomically(path, j.dump(2) + "\n", error);
+}
+
+void set_fullscreen(GLFWwindow* w, bool on, int& saved_x, int& saved_y, int& saved_w,
+                    int& saved_h) {
+  GLFWmonitor* mon = glfwGetPrimaryMonitor();
+  if (on && mon) {
+    glfwGetWindowPos(w, &saved_x, &saved_y);
+    glfwGetWindowSize(w, &saved_w, &saved_h);
+    const GLFWvidmode* mode = glfwGetVideoMode(mon);
+    glfwSetWindowMonitor(w, mon, 0, 0, mode->width, mode->height, mode->refreshRate);
+  } else if (!on) {
+    glfwSetWindowMonitor(w, nullptr, saved_x, saved_y, saved_w, saved_h, 0);
+  }
+}
+
+}  // namespace
+
+int run_gui(const GuiOptions& o) {
+  // Everything about the input is checked before a window opens, so bad input is exit 2 anywhere.
+  AppState state;
+  Ui ui(state);
+  const bool scripted = !o.screenshot.empty() || o.frame_stats;
+  // Read the saved settings without creating anything: a run that fails early leaves no folder.
+  if (!scripted) {
+    const std::string dir = config_dir(false);
+    if (!dir.empty()) load_settings(ui.settings, dir + "/settings.ini");
+  }
+  std::string error;
+  int code = 2;
+  if (!setup_from_options(ui, o, error, &code)) {
+    std::cerr << "error: " << error << "\n";
+    return code;
+  }
+  if (!o.screenshot.empty()) {
+    const std::string& p = o.screenshot;
+    if (p.size() < 5 || p.compare(p.size() - 4, 4, ".png") != 0) {
+      std::cerr << "error: --screenshot: expected a .png file name, got '" << p << "'\n";
+      return 2;
+    }
+  }
+
+  const char* display = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if ((!display || !*display) && (!wayland || !*wayland)) {
+    std::cerr << "error: cannot open a window: no display (set DISPLAY or run under xvfb-run)\n";
+    return 1;
+  }
+  const std::string cfg = scripted ? "" : config_dir();
+  glfwSetErrorCallback(on_glfw_error);
+  if (!glfwInit()) {
+    std::cerr << "error: cannot open a window: " << glfw_error_text << "\n";
+    return 1;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
+  if (scripted) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+  GLFWwindow* window = glfwCreateWindow(o.width, o.height, "Attention Lab", nullptr, nullptr);
+  if (!window) {
+    std::cerr << "error: cannot open a window: " << glfw_error_text
+              << " (OpenGL 3.3 is required)\n";
+    glfwTerminate();
+    return 1;
+  }
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(scripted ? 0 : 1);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  // Layout persists per user; scripted runs use the default layout so screenshots are stable.
+  const std::string ini = cfg.empty() ? "" : cfg + "/imgui.ini";
+  io.IniFilename = ini.empty() ? nullptr : ini.c_str();
+  ui.reset_layout = ini.empty();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+
+  std::unique_ptr<HeatmapRenderer> renderer = make_gl_heatmap_renderer(error);
+  if (!renderer) std::cerr << "warning: " << error << "; drawing heatmaps without the shader\n";
+  ui.renderer = renderer.get();
+
+  if (!cfg.empty()) {
+    state.recovery_path = cfg + "/recovery.json";
+    ui.ask_recovery = state.recovery_available();
+  }
+
+  float built_px = 0;
+  bool built_light = !ui.settings.light_theme;
+  bool fullscreen = false;
+  int saved_x = 100, saved_y = 100, saved_w = o.width, saved_h = o.height;
+  float px_before_presentation = ui.settings.font_px;
+  bool was_presentation = false;
+  std::vector<double> frame_ms;
+  auto last = std::chrono::steady_clock::now();
+  double since_recovery = 0;
+  std::string window_title;
+  int exit_code = 0;
+
+  for (int frame = 0;; ++frame) {
+    const auto t0 = std::chrono::steady_clock::now();
+    glfwPollEvents();
+    if (glfwWindowShouldClose(window) && !ui.quit_requested) {
+      glfwSetWindowShouldClose(window, GLFW_FALSE);
+      ui.close_requested = true;
+    }
+    if (ui.close_requested) {
+      ui.close_requested = false;
+      ui.request_discard_check([&ui] { ui.quit_requested = true; });
+    }
+    if (ui.quit_requested) break;
+
+    // Presentation mode: full screen and larger text; leaving it restores both.
+    if (ui.presentation != was_presentation) {
+      was_presentation = ui.presentation;
+      if (ui.presentation) {
+        px_before_presentation = ui.settings.font_px;
+        ui.settings.font_px = std::min(48.0f, std::round(ui.settings.font_px * 1.4f));
+      } else {
+        ui.settings.font_px = px_before_presentation;
+      }
+      if (!scripted && ui.presentation != fullscreen) {
+        fullscreen = ui.presentation;
+        set_fullscreen(window, fullscreen, saved_x, saved_y, saved_w, saved_h);
+      }
+    }
+    // Fonts are rebuilt at the new size (not scaled) so text stays crisp on a projector.
+    if (built_px != ui.settings.font_px || built_light != ui.settings.light_theme) {
+      if (built_px != ui.settings.font_px) {
+        ImGui_ImplOpenGL3_DestroyFontsTexture();
+        load_fonts(ui, ui.settings.font_px);
+        ImGui_ImplOpenGL3_CreateFontsTexture();
+      }
+      apply_theme(ui.settings.light_theme, ui.settings.font_px / 20.0f);
+      built_px = ui.settings.font_px;
+      built_light = ui.settings.light_theme;
+    }
+
+    const auto now = std::chrono::steady_clock::now();
+    const double dt = std::chrono::duration<double>(now - last).count();
+    last = now;
+    state.poll();
+    state.tick(dt);
+    if (o.animate) {
+      // A scripted zoom and pan of the main heatmap, to measure frame times while it moves.
+      HeatmapViewport& v = ui.views["main"];
+      v.zoom = 1.0f + 7.0f * (0.5f - 0.5f * std::cos(frame * 0.07f));
+      v.pan = {-std::fabs(std::sin(frame * 0.03f)) * 400 * v.zoom,
+               -std::fabs(std::sin(frame * 0.05f)) * 300 * v.zoom};
+    }
+
+    // The title says what is open and whether it has unsaved edits, as any editor does.
+    std::string title = "Attention Lab — " + state.scenario().name + (state.dirty() ? " *" : "");
+    if (title != window_title) {
+      window_title = title;
+      glfwSetWindowTitle(window, title.c_str());
+    }
+    if (renderer) renderer->new_frame();
+    ImGui_ImplOpenGL3_NewFrame();
+    ImGui_ImplGlfw_NewFrame();
+    // Scripted runs ignore wherever the X server left its pointer, so no stray tooltip shows.
+    if (scripted) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+    ImGui::NewFrame();
+    draw_app(ui);
+    ImGui::Render();
+    int fb_w = 0, fb_h = 0;
+    glfwGetFramebufferSize(window, &fb_w, &fb_h);
+    glViewport(0, 0, fb_w, fb_h);
+    const ImVec4 bg = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(bg.x * 0.92f, bg.y * 0.92f, bg.z * 0.92f, 1);
+    glClear(GL_COLOR_BUFFER_BIT);
+    ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+
+    const bool last_frame = scripted && frame + 1 >= o.frames;
+    std::chrono::steady_clock::duration saving{};  // not part of the frame time
+    if (last_frame && !o.screenshot.empty()) {
+      const auto s0 = std::chrono::steady_clock::now();
+      const float sx = io.DisplaySize.x > 0 ? fb_w / io.DisplaySize.x : 1;
+      const float sy = io.DisplaySize.y > 0 ? fb_h / io.DisplaySize.y : 1;
+      if (!save_screenshot(o.screenshot, fb_w, fb_h, error) ||
+          !save_sidecar(ui, o.screenshot + ".json", fb_w, fb_h, sx, sy, error)) {
+        std::cerr << "error: " << error << "\n";
+        exit_code = 1;
+      }
+      saving = std::chrono::steady_clock::now() - s0;
+    }
+    glfwSwapBuffers(window);
+    if (o.frame_stats) {
+      glFinish();  // count the GPU's work too, not only the submission
+      frame_ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0 - saving)
+              .count());
+    }
+    if (last_frame) break;
+
+    since_recovery += dt;
+    if (since_recovery > 1.0) {  // unsaved edits reach the recovery file within a second
+      since_recovery = 0;
+      state.write_recovery();
+    }
+  }
+
+  if (o.frame_stats && frame_ms.size() > 1) {
+    // The first frame builds fonts and uploads textures; it is reported apart.
+    double sum = 0, mx = 0;
+    size_t at = 1;
+    for (size_t i = 1; i < frame_ms.size(); ++i) {
+      sum += frame_ms[i];
+      if (frame_ms[i] > mx) mx = frame_ms[i], at = i;
+    }
+    std::vector<double> sorted(frame_ms.begin() + 1, frame_ms.end());
+    std::sort(sorted.begin(), sorted.end());
+    std::printf(
+        "frames %zu  first %.2f ms  mean %.2f ms  median %.2f ms  max %.2f ms (frame %zu)  "
+        "(%dx%d, %s heatmap %dx%d)\n",
+        frame_ms.size(), frame_ms[0], sum / (frame_ms.size() - 1), sorted[sorted.size() / 2], mx,
+        at, o.width, o.height, renderer ? "shader" : "rectangle", state.trace().n_q,
+        state.trace().n_k);
+  }
+  if (!cfg.empty()) {
+    std::string e;
+    write_file_atomically(cfg + "/settings.ini", settings_text(ui.settings), e);
+    if (!state.dirty()) state.discard_recovery();
+  }
+  renderer.reset();
+  ImGui_ImplOpenGL3_Shutdown();
+  ImGui_ImplGlfw_Shutdown();
+  ImGui::DestroyContext();
+  glfwDestroyWindow(window);
+  glfwTerminate();
+  return exit_code;
+}
+
+}  // namespace attn

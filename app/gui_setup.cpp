@@ -1,0 +1,164 @@
+// Turns GuiOptions into a starting state (scenario, step, head, selection, scripted edits,
+// settings) with errors that name the flag; shared by the real window and the headless tests.
+#include "gui_setup.h"
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "colormap.h"
+#include "gui.h"
+
+namespace attn {
+namespace {
+
+bool parse_tensor(const std::string& name, Tensor& t) {
+  static const std::pair<const char*, Tensor> names[] = {
+      {"q", Tensor::kQ},    {"k", Tensor::kK},      {"v", Tensor::kV},
+      {"x", Tensor::kX},    {"x_kv", Tensor::kXkv}, {"w_q", Tensor::kWq},
+      {"w_k", Tensor::kWk}, {"w_v", Tensor::kWv},   {"w_o", Tensor::kWo}};
+  for (auto& [n, v] : names)
+    if (name == n) {
+      t = v;
+      return true;
+    }
+  return false;
+}
+
+}  // namespace
+
+std::string settings_path() {
+  std::string dir = config_dir();
+  return dir.empty() ? "" : dir + "/settings.ini";
+}
+
+void load_settings(UiSettings& s, const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string k = line.substr(0, eq), v = line.substr(eq + 1);
+    if (k == "theme") s.light_theme = v != "dark";
+    if (k == "colormap" && is_colormap(v)) s.colormap = v;
+    if (k == "signed_colormap" && is_colormap(v)) s.signed_colormap = v;
+    if (k == "font_px") {
+      float px = 0;
+      if (std::sscanf(v.c_str(), "%f", &px) == 1 && px >= 12 && px <= 48) s.font_px = px;
+    }
+    if (k == "decimals") {
+      int d = 0;
+      if (std::sscanf(v.c_str(), "%d", &d) == 1 && d >= 1 && d <= 4) s.decimals = d;
+    }
+  }
+}
+
+std::string settings_text(const UiSettings& s) {
+  std::ostringstream os;
+  os << "theme=" << (s.light_theme ? "light" : "dark") << "\ncolormap=" << s.colormap
+     << "\nsigned_colormap=" << s.signed_colormap << "\nfont_px=" << s.font_px
+     << "\ndecimals=" << s.decimals << "\n";
+  return os.str();
+}
+
+bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* exit_code) {
+  if (exit_code) *exit_code = 2;
+  AppState& st = ui.state;
+  const bool ok =
+      o.scenario_file.empty() ? st.load_example(o.example) : st.load_file(o.scenario_file);
+  if (!ok) {
+    error = st.message();
+    const std::string suffix = " (kept the current scenario)";
+    if (error.size() > suffix.size() &&
+        error.compare(error.size() - suffix.size(), suffix.size(), suffix) == 0)
+      error.erase(error.size() - suffix.size());
+    return false;
+  }
+  if (!o.backend.empty()) {
+    if (o.backend != "cpu" && o.backend != "opencl" && o.backend != "auto") {
+      error = "--backend: unknown backend '" + o.backend + "'; expected cpu, opencl or auto";
+      return false;
+    }
+    if (!st.set_backend(o.backend)) {
+      error = "--" + st.message();    // "--backend opencl: no OpenCL platform found"
+      if (exit_code) *exit_code = 1;  // the machine, not the input (cli.md)
+      return false;
+    }
+  }
+  st.wait_for_trace();
+  for (const std::string& e : o.edits) {
+    // q:H:I:J=VALUE
+    const size_t eq = e.find('=');
+    Tensor t;
+    int h = 0, i = 0, j = 0;
+    char name[16] = {0};
+    if (eq == std::string::npos ||
+        std::sscanf(e.substr(0, eq).c_str(), "%15[a-z_]:%d:%d:%d", name, &h, &i, &j) != 4 ||
+        !parse_tensor(name, t)) {
+      error = "--edit: expected TENSOR:HEAD:ROW:COL=VALUE (e.g. q:0:1:2=0.9), got '" + e + "'";
+      return false;
+    }
+    if (!st.set_value_text(t, h, i, j, e.substr(eq + 1))) {
+      error = "--edit " + e + ": " + st.message();
+      return false;
+    }
+  }
+  st.wait_for_trace();
+  if (!o.step.empty() && !st.set_stage(o.step)) {
+    std::string list;
+    for (const StageInfo& s : st.stages()) list += (list.empty() ? "" : ", ") + s.id;
+    error = "--step: unknown stage '" + o.step + "' for this scenario; expected one of " + list;
+    return false;
+  }
+  if (o.head < 0 || o.head >= st.trace().num_heads) {
+    error = "--head: " + std::to_string(o.head) + " is outside 0.." +
+            std::to_string(st.trace().num_heads - 1);
+    return false;
+  }
+  st.set_head(o.head);
+  if (!o.select.empty()) {
+    int i = -1, j = -1;
+    char extra = 0;
+    const int n = std::sscanf(o.select.c_str(), "%d,%d%c", &i, &j, &extra);
+    if (n < 1 || n > 2 || i < 0 || i >= st.trace().n_q ||
+        (n == 2 && (j < 0 || j >= st.trace().n_k))) {
+      error = "--select: expected I or I,J inside the " + std::to_string(st.trace().n_q) + " × " +
+              std::to_string(st.trace().n_k) + " weights, got '" + o.select + "'";
+      return false;
+    }
+    st.select_cell(i, n == 2 ? j : -1);
+  }
+  if (!o.theme.empty()) {
+    if (o.theme != "light" && o.theme != "dark") {
+      error = "--theme: expected light or dark, got '" + o.theme + "'";
+      return false;
+    }
+    ui.settings.light_theme = o.theme == "light";
+  }
+  if (!o.colormap.empty()) {
+    if (!is_colormap(o.colormap)) {
+      error = "--colormap: unknown colour map '" + o.colormap + "'";
+      return false;
+    }
+    if (is_diverging(o.colormap))
+      ui.settings.signed_colormap = o.colormap;
+    else
+      ui.settings.colormap = o.colormap;
+  }
+  if (o.font_px != 0) {
+    if (o.font_px < 12 || o.font_px > 48) {
+      error = "--font-size: expected 12..48 pixels";
+      return false;
+    }
+    ui.settings.font_px = o.font_px;
+  }
+  ui.presentation = o.presentation;
+  if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants") {
+    error = "--tab: expected inputs or variants, got '" + o.tab + "'";
+    return false;
+  }
+  ui.select_tab = o.tab;
+  return true;
+}
+
+}  // namespace attn

@@ -1,0 +1,22 @@
+// Starting state of the app from its command-line options, and the persisted view settings.
+#pragma once
+
+#include <string>
+
+#include "gui.h"
+#include "ui.h"
+
+namespace attn {
+
+// Loads the scenario and applies --step, --head, --select, --edit, --theme, --colormap,
+// --font-size, --backend. False with an error naming the flag and the exit status to use (2 for
+// bad input, 1 when the machine cannot, e.g. no OpenCL platform).
+bool setup_from_options(Ui& ui, const GuiOptions& options, std::string& error,
+                        int* exit_code = nullptr);
+
+// settings.ini in the per-user config folder: theme, colour maps, font size, decimals.
+std::string settings_path();
+void load_settings(UiSettings& s, const std::string& path);
+std::string settings_text(const UiSettings& s);
+
+}  // namespace attn

@@ -1,0 +1,234 @@
+// Modal dialogs: a path for open/save/export (ImGui has no file dialog), "discard unsaved edits?",
+// "recover the last session?", and the keyboard shortcuts list.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <future>
+
+#include "heatmap_export.h"
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+// Runs the dialog's action; returns "" on success or the error to show in the dialog.
+std::string run_path_action(Ui& ui, const std::string& kind, const std::string& path) {
+  AppState& st = ui.state;
+  if (path.empty()) return "type a file name";
+  if (kind == "open") return st.load_file(path) ? "" : st.message();
+  if (kind == "save") return st.save_file(path) ? "" : st.message();
+  if (ui.export_job.valid()) return "an export is still running; try again when it has finished";
+  // Exports run on a worker with their own copy of the trace: a 1024-token stage takes a while
+  // and the window must keep drawing.
+  const UiSettings settings = ui.settings;
+  if (kind == "export-png" || kind == "export-svg") {
+    const std::string ext = kind == "export-png" ? ".png" : ".svg";
+    std::string file = path;
+    if (file.size() < 4 || file.compare(file.size() - 4, 4, ext) != 0) file += ext;
+    HeatmapOptions o;
+    const std::string id = st.current_stage().id;
+    o.step = id == "qkv" ? "q" : id;
+    const TraceStep* step = st.trace().find(o.step);
+    if (!step) return "nothing to export yet";
+    // Inputs K and V are per key/value head; every other stage per query head (or one matrix).
+    o.head = st.head();
+    if (o.step == "k" || o.step == "v") o.head = st.trace().kv_head_of[st.head()];
+    if (o.head >= static_cast<int>(step->heads.size())) o.head = 0;
+    o.colormap = color_scale_for(settings, o.step, step->heads[o.head]).map;
+    o.precision = settings.decimals;
+    ui.export_what = file;
+    ui.export_job = std::async(std::launch::async, [trace = st.trace(), o, file] {
+      std::string error;
+      return export_heatmap(trace, o, file, error) ? std::string() : error;
+    });
+    return "";
+  }
+  const std::string ext = kind == "export-all-svg" ? "svg" : "png";
+  ui.export_what = "every stage into " + path;
+  ui.export_job = std::async(std::launch::async, [trace = st.trace(), settings, path, ext] {
+    std::string error;
+    export_all_stages(trace, settings, path, ext, error);
+    return error;
+  });
+  return "";
+}
+
+const char* title_of(const std::string& kind) {
+  if (kind == "open") return "Open scenario";
+  if (kind == "save") return "Save scenario as";
+  if (kind == "export-png") return "Export this heatmap (PNG)";
+  if (kind == "export-svg") return "Export this heatmap (SVG)";
+  if (kind == "export-all-png") return "Export every stage (PNG) into folder";
+  return "Export every stage (SVG) into folder";
+}
+
+// ImGui has no file dialog: list the folders and scenario files beside the typed path, so a
+// click fills the field (and a folder opens).
+void draw_file_list(Ui& ui) {
+  namespace fs = std::filesystem;
+  fs::path typed(ui.path_buffer.empty() ? "." : ui.path_buffer);
+  std::error_code ec;
+  fs::path dir = fs::is_directory(typed, ec) ? typed : typed.parent_path();
+  if (dir.empty()) dir = ".";
+  std::vector<std::pair<std::string, bool>> entries;  // name, is folder
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end && entries.size() < 500;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    const bool folder = it->is_directory(ec);
+    if (folder || it->path().extension() == ".json") entries.push_back({name, folder});
+  }
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second : a.first < b.first;
+  });
+  ImGui::TextDisabled("in %s", dir.string().c_str());
+  ImGui::BeginChild("files", {0, ImGui::GetFontSize() * 10}, true);
+  if (ImGui::Selectable("../")) ui.path_buffer = (dir / "..").lexically_normal().string() + "/";
+  for (const auto& [name, folder] : entries) {
+    if (ImGui::Selectable((name + (folder ? "/" : "")).c_str()))
+      ui.path_buffer = (dir / name).string() + (folder ? "/" : "");
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace
+
+void poll_export(Ui& ui) {
+  if (!ui.export_job.valid() ||
+      ui.export_job.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+    return;
+  const std::string error = ui.export_job.get();
+  if (error.empty())
+    ui.state.set_message("Exported " + ui.export_what, false);
+  else
+    ui.state.set_message("export: " + error, true);
+}
+
+void draw_dialogs(Ui& ui) {
+  AppState& st = ui.state;
+  poll_export(ui);
+  std::string& dialog_error = ui.dialog_error;
+  std::string& open_kind = ui.dialog_kind;
+  const ImVec2 center = ImGui::GetMainViewport()->GetCenter();
+
+  if (!ui.path_dialog.empty() && open_kind.empty()) {
+    open_kind = ui.path_dialog;
+    dialog_error.clear();
+    ImGui::OpenPopup("Path###path-dialog");
+  }
+  ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
+  ImGui::SetNextWindowSize({ImGui::GetFontSize() * 32, 0});
+  if (ImGui::BeginPopupModal("Path###path-dialog", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::TextUnformatted(title_of(open_kind));
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
+    const bool enter =
+        ImGui::InputText("##path", &ui.path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
+    if (open_kind == "open" || open_kind == "save") draw_file_list(ui);
+    if (!dialog_error.empty()) {
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 31);
+      ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "%s", dialog_error.c_str());
+      ImGui::PopTextWrapPos();
+    }
+    bool close = false;
+    if (ImGui::Button("OK", {ImGui::GetFontSize() * 6, 0}) || enter) {
+      dialog_error = run_path_action(ui, open_kind, ui.path_buffer);
+      close = dialog_error.empty();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel", {ImGui::GetFontSize() * 6, 0}) ||
+        ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)))
+      close = true;
+    if (close) {
+      ImGui::CloseCurrentPopup();
+      ui.path_dialog.clear();
+      open_kind.clear();
+    }
+    ImGui::EndPopup();
+  }
+
+  if (ui.ask_discard) {
+    ImGui::OpenPopup("Unsaved edits###discard");
+    ui.ask_discard = false;
+  }
+  ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
+  if (ImGui::BeginPopupModal("Unsaved edits###discard", nullptr,
+                             ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::Text("The scenario \"%s\" has unsaved edits.", st.scenario().name.c_str());
+    ImGui::TextDisabled("They are kept in the recovery file until you discard them.");
+    const float bw = ImGui::GetFontSize() * 7;
+    if (ImGui::Button("Save…", {bw, 0})) {
+      ui.path_dialog = "save";
+      ui.path_buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
+      ui.after_discard = nullptr;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Discard", {bw, 0})) {
+      st.discard_recovery();
+      auto action = std::move(ui.after_discard);
+      ui.after_discard = nullptr;
+      ImGui::CloseCurrentPopup();
+      if (action) action();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Cancel", {bw, 0})) {
+      ui.after_discard = nullptr;
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+  }
+
+  if (ui.ask_recovery) {
+    ImGui::OpenPopup("Recover###recovery");
+    ui.ask_recovery = false;
+  }
+  ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
+  if (ImGui::BeginPopupModal("Recover###recovery", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
+    ImGui::TextUnformatted("The last session ended with unsaved edits.");
+    ImGui::TextDisabled("%s", st.recovery_path.c_str());
+    const float bw = ImGui::GetFontSize() * 7;
+    if (ImGui::Button("Restore", {bw, 0})) {
+      st.restore_recovery();
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::SameLine();
+    if (ImGui::Button("Discard", {bw, 0})) {
+      st.discard_recovery();
+      ImGui::CloseCurrentPopup();
+    }
+    ImGui::EndPopup();
+  }
+
+  if (ui.show_shortcuts) {
+    ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
+    if (ImGui::Begin("Keyboard shortcuts", &ui.show_shortcuts, ImGuiWindowFlags_AlwaysAutoResize)) {
+      const char* rows[][2] = {{"← / →", "previous / next stage"},
+                               {"Home / End", "first / last stage"},
+                               {"Space", "play / pause"},
+                               {"Ctrl+Z / Ctrl+Shift+Z", "undo / redo"},
+                               {"Ctrl+= / Ctrl+-", "larger / smaller text"},
+                               {"F11", "presentation mode (full screen)"},
+                               {"Ctrl+O / Ctrl+S", "open / save"},
+                               {"Mouse wheel, drag", "zoom / pan a heatmap"},
+                               {"Right double-click", "fit the heatmap again"},
+                               {"Esc", "clear the selection"}};
+      if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
+        for (auto& r : rows) {
+          ImGui::TableNextRow();
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(r[0]);
+          ImGui::TableNextColumn();
+          ImGui::TextUnformatted(r[1]);
+        }
+        ImGui::EndTable();
+      }
+    }
+    ImGui::End();
+  }
+}
+
+}  // namespace attn

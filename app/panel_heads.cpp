@@ -1,0 +1,115 @@
+// The heads as a grid: every query head's weights as a thumbnail, grouped in frames by the
+// key/value head they share (MHA: one per frame; GQA: several; MQA: all in one), and the key/value
+// cache each token costs with the current setting.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "heatmap_widget.h"
+#include "ui.h"
+
+namespace attn {
+
+void draw_heads_panel(Ui& ui) {
+  AppState& st = ui.state;
+  if (!ImGui::Begin("Heads###heads", nullptr, ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  const AttentionTrace& t = st.trace();
+  const int H = t.num_heads, G = std::max(1, t.num_kv_heads);
+  const float fs = ImGui::GetFontSize();
+  const char* kind = G == H   ? "multi-head (MHA)"
+                     : G == 1 ? "multi-query (MQA)"
+                              : "grouped-query (GQA)";
+  ImGui::TextWrapped("H = %d query head%s, H_kv = %d key/value head%s: %s", H, H == 1 ? "" : "s", G,
+                     G == 1 ? "" : "s", H == 1 ? "single head" : kind);
+  // The key/value cache: each token keeps K and V for every key/value head.
+  const int per_token = G * (t.d_k + t.d_v);
+  const std::string share = G != H ? " (" + std::to_string(100 * G / H) + "% of MHA's " +
+                                         std::to_string(H * (t.d_k + t.d_v)) + ")"
+                                   : "";
+  ImGui::TextWrapped(
+      "KV cache per token: H_kv·(d_k + d_v) = %d·(%d + %d) = %d values, %d bytes in fp32%s", G,
+      t.d_k, t.d_v, per_token, per_token * 4, share.c_str());
+  ImGui::TextDisabled("Why it matters");
+  ImGui::SameLine();
+  help_marker(
+      "While generating, a model keeps every past token's keys and values so they are not "
+      "recomputed. Sharing key/value heads between query heads (GQA, MQA) shrinks that "
+      "cache, the main memory cost of long contexts.");
+  ImGui::Separator();
+
+  const TraceStep* w = t.find("weights");
+  if (!w) {
+    ImGui::End();
+    return;
+  }
+  // Frames side by side, one per key/value head, wrapping to the panel width.
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const int per_group = H / G;
+  // All heads on one row when they fit at a readable size, else wrap by key/value group.
+  const float gap = ImGui::GetStyle().ItemSpacing.x, frame_pad = fs * 0.8f;
+  const float label_h = ImGui::GetTextLineHeightWithSpacing() * 2 + fs;
+  const float by_height = ImGui::GetContentRegionAvail().y - label_h;
+  const float tile =
+      std::clamp(std::min((avail - G * (frame_pad + gap)) / std::max(1, H) - gap, by_height),
+                 fs * 2.5f, fs * 6);
+  const ImU32 group_cols[] = {IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),
+                              IM_COL32(44, 160, 44, 255),   IM_COL32(214, 39, 40, 255),
+                              IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
+                              IM_COL32(227, 119, 194, 255), IM_COL32(127, 127, 127, 255)};
+  float x_used = 0;
+  for (int g = 0; g < G; ++g) {
+    const float group_w = per_group * (tile + gap) + frame_pad;
+    if (g > 0 && x_used + group_w <= avail)
+      ImGui::SameLine();
+    else if (g > 0)
+      x_used = 0;
+    x_used += group_w + ImGui::GetStyle().ItemSpacing.x;
+    ImGui::BeginGroup();
+    const ImVec2 p0 = ImGui::GetCursorScreenPos();
+    const ImU32 col = group_cols[g % 8];
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col), " K/V head %d", g);
+    ImGui::Indent(fs * 0.3f);
+    for (int k = 0; k < per_group; ++k) {
+      const int h = g * per_group + k;
+      if (k > 0) ImGui::SameLine();
+      ImGui::BeginGroup();
+      ImGui::PushID(h);
+      const bool current = h == st.head();
+      ImGui::TextColored(
+          current ? ImVec4(0.85f, 0.25f, 0.05f, 1) : ImGui::GetStyle().Colors[ImGuiCol_Text],
+          "head %d", h);
+      HeatmapSpec sp;
+      sp.id = "head-" + std::to_string(h);
+      sp.m = &w->heads[h];
+      sp.hidden = h < static_cast<int>(t.hidden.size()) ? &t.hidden[h] : nullptr;
+      sp.scale = color_scale_for(ui.settings, "weights", w->heads[h]);
+      sp.labels = false;
+      sp.color_bar = false;
+      sp.interactive = false;
+      sp.size = {tile, tile};
+      const ImVec2 tp = ImGui::GetCursorScreenPos();
+      draw_heatmap(ui, sp);
+      ImGui::SetCursorScreenPos(tp);
+      if (ImGui::InvisibleButton("pick", {tile, tile})) st.set_head(h);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show head %d (uses key/value head %d)", h, g);
+      if (current)
+        ImGui::GetWindowDrawList()->AddRect({tp.x - 3, tp.y - 3},
+                                            {tp.x + tile + 3, tp.y + tile + 3},
+                                            IM_COL32(230, 60, 20, 255), 3, 0, 3);
+      ImGui::PopID();
+      ImGui::EndGroup();
+    }
+    ImGui::Unindent(fs * 0.3f);
+    ImGui::EndGroup();
+    const ImVec2 p1 = ImGui::GetItemRectMax();
+    ImGui::GetWindowDrawList()->AddRect({p0.x - 2, p0.y - 2}, {p1.x + fs * 0.3f, p1.y + fs * 0.3f},
+                                        col, fs * 0.4f, 0, 2.5f);
+  }
+  ImGui::End();
+}
+
+}  // namespace attn

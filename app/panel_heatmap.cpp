@@ -1,0 +1,190 @@
+// The stage being taught: its title, why it exists, its formula, and its heatmap (Q, K and V side
+// by side for the inputs stage). Clicking a cell or a query token asks the narration for it.
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "heatmap_widget.h"
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+std::vector<std::string> index_labels(int n, const char* prefix) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
+bool is_score_matrix(const std::string& id) {
+  return id == "scores" || id == "scaled" || id == "masked" || id == "weights";
+}
+
+void handle_click(Ui& ui, const std::string& stage, const HeatmapEvent& ev) {
+  if (!ev.clicked) return;
+  AppState& st = ui.state;
+  if (ui.custom_mask_edit && is_score_matrix(stage) && ev.col >= 0) {
+    st.toggle_custom_cell(ev.row, ev.col);
+    return;
+  }
+  if (is_score_matrix(stage) && ev.col >= 0)
+    st.select_cell(ev.row, ev.col);
+  else
+    st.select_row(ev.row);
+}
+
+}  // namespace
+
+void draw_heatmap_panel(Ui& ui) {
+  AppState& st = ui.state;
+  if (!ImGui::Begin("Heatmap###heatmap", nullptr, ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  const float fs = ImGui::GetFontSize();
+  const AttentionTrace& t = st.trace();
+  const StageInfo stage = st.current_stage();
+  const int h = std::clamp(st.head(), 0, std::max(0, t.num_heads - 1));
+  const int g = t.kv_head_of.empty() ? 0 : t.kv_head_of[h];
+
+  ImGui::PushFont(ui.font_title);
+  ImGui::TextUnformatted(stage.title);
+  ImGui::PopFont();
+  ImGui::SameLine();
+  help_marker(stage.why);
+  const bool per_head = stage.id != "concat" && stage.id != "projected";
+  if (t.num_heads > 1 && per_head) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("   head %d of %d · uses key/value head %d", h, t.num_heads, g);
+  }
+  if (st.computing()) {
+    ImGui::SameLine();
+    ImGui::TextColored(ImVec4(0.85f, 0.45f, 0.05f, 1), "  computing… %.1f s",
+                       st.computing_seconds());
+  }
+  // The formula, large: the one line a student copies down.
+  ImGui::PushFont(ui.font_mono);
+  if (stage.id == "qkv") {
+    const TraceStep* q = t.find("q");
+    const TraceStep* k = t.find("k");
+    const TraceStep* v = t.find("v");
+    if (q && k && v && q->formula.find('=') != std::string::npos)
+      ImGui::Text("%s     %s     %s", q->formula.c_str(), k->formula.c_str(), v->formula.c_str());
+    else
+      ImGui::Text("Q (%d × %d)   K (%d × %d)   V (%d × %d): one row per token", t.n_q, t.d_k, t.n_k,
+                  t.d_k, t.n_k, t.d_v);
+  } else if (const TraceStep* s = t.find(stage.id)) {
+    ImGui::TextUnformatted(s->formula.c_str());
+    if (stage.id == "scaled")
+      ImGui::TextDisabled("scale = %s = %.4f", t.scale_overridden ? "chosen" : "1/√d_k", t.scale);
+    if (stage.id == "weights" && t.temperature != 1.0f)
+      ImGui::TextDisabled("temperature T = %.3g", t.temperature);
+  }
+  ImGui::PopFont();
+  if (ui.custom_mask_edit)
+    ImGui::TextColored(
+        ImVec4(0.8f, 0.3f, 0.05f, 1),
+        "Custom-mask editing: click a cell to hide or show that key for that query.");
+  ImGui::Spacing();
+
+  const Selection sel = st.selection();
+  if (!st.has_trace()) {
+    ImGui::End();
+    return;
+  }
+  if (stage.id == "qkv") {
+    // Q, K, V side by side, with the width each needs.
+    const TraceStep& q = t.step("q");
+    const TraceStep& k = t.step("k");
+    const TraceStep& v = t.step("v");
+    const Matrix* mats[3] = {&q.heads[h], &k.heads[g], &v.heads[g]};
+    const char* names[3] = {"Q", "K", "V"};
+    // One cell size for all three, so K and V (which share their rows, the keys) line up and
+    // V needs no labels of its own.
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    const float fs = ImGui::GetFontSize();
+    const float pad = fs * 0.5f;
+    auto widest = [](const std::vector<std::string>& v) {
+      float w = 0;
+      for (size_t i = 0; i < std::min<size_t>(v.size(), 4096); ++i)
+        w = std::max(w, ImGui::CalcTextSize(v[i].c_str()).x);
+      return w;
+    };
+    const float lq = widest(t.query_tokens) + pad * 2, lk = widest(t.key_tokens) + pad * 2;
+    const float gap = fs * 1.5f;
+    const float block = fs * 6.6f;  // title, key labels and colour bar of one heatmap
+    // Side by side [Q] [K][V], or Q above [K][V]: whichever gives the larger cells.
+    const float side_w = (avail.x - lq - lk - pad - gap) / std::max(1, 2 * t.d_k + t.d_v);
+    const float side_h = (avail.y - block) / std::max(1, std::max(t.n_q, t.n_k));
+    const float stack_w = std::min((avail.x - lq) / std::max(1, t.d_k),
+                                   (avail.x - lk - pad) / std::max(1, t.d_k + t.d_v));
+    const float stack_h = (avail.y - 2 * block) / std::max(1, t.n_q + t.n_k);
+    const bool stacked = std::min(stack_w, stack_h) > std::min(side_w, side_h);
+    const float fit = stacked ? std::min(stack_w, stack_h) : std::min(side_w, side_h);
+    const float cell = std::clamp(fit, 2.0f, fs * 4.5f);
+    const float label_w[3] = {lq, lk, pad};
+    for (int i = 0; i < 3; ++i) {
+      if (i == 1 && !stacked) ImGui::SameLine(0, gap);
+      if (i == 2) ImGui::SameLine(0, 0);
+      ImGui::BeginGroup();
+      ImGui::PushFont(ui.font_bold);
+      ImGui::Text("%s%s", names[i],
+                  i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")
+                         : (i == 1 && t.num_kv_heads > 1 ? "  (key/value head)" : ""));
+      ImGui::PopFont();
+      HeatmapSpec sp;
+      sp.id = std::string("qkv-") + names[i];
+      sp.texture_key = sp.id + "-" + std::to_string(i == 0 ? h : g);
+      sp.m = mats[i];
+      sp.matrix_name = names[i];
+      sp.row_labels = i == 0 ? t.query_tokens : t.key_tokens;
+      sp.row_labels_shown = i != 2;
+      sp.col_labels = index_labels(static_cast<int>(mats[i]->cols()), "");
+      sp.scale = color_scale_for(ui.settings, names[i], *mats[i]);
+      sp.selected_row = i == 0 ? sel.query : sel.key;
+      sp.cell = cell;
+      sp.size = {label_w[i] + cell * mats[i]->cols(), cell * mats[i]->rows() + fs * 4.8f};
+      HeatmapEvent ev = draw_heatmap(ui, sp);
+      if (ev.clicked) {
+        if (i == 0)
+          st.select_row(ev.row);
+        else if (sel.active())
+          st.select_cell(sel.query, ev.row);
+      }
+      ImGui::EndGroup();
+    }
+    ui.main_step = "qkv";
+    ImGui::End();
+    return;
+  }
+
+  const TraceStep* step = t.find(stage.id);
+  if (!step) {
+    ImGui::End();
+    return;
+  }
+  const int idx = std::min<int>(h, static_cast<int>(step->heads.size()) - 1);
+  const Matrix& m = step->heads[idx];
+  HeatmapSpec sp;
+  sp.id = "main";
+  sp.texture_key = "main-" + stage.id + "-" + std::to_string(idx);
+  sp.m = &m;
+  sp.matrix_name = stage.id.c_str();
+  sp.row_labels = t.query_tokens;
+  const bool scores = is_score_matrix(stage.id);
+  sp.col_labels = scores ? t.key_tokens : index_labels(static_cast<int>(m.cols()), "");
+  if ((stage.id == "masked" || stage.id == "weights") && h < static_cast<int>(t.hidden.size()))
+    sp.hidden = &t.hidden[h];
+  sp.scale = color_scale_for(ui.settings, stage.id, m);
+  sp.selected_row = sel.query;
+  sp.selected_col = scores ? sel.key : -1;
+  sp.row_stats = stage.id == "weights";
+  HeatmapEvent ev = draw_heatmap(ui, sp);
+  handle_click(ui, stage.id, ev);
+  ui.main_scale = sp.scale;
+  ui.main_step = stage.id;
+  (void)fs;
+  ImGui::End();
+}
+
+}  // namespace attn

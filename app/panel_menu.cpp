@@ -1,0 +1,175 @@
+// The main menu bar (files, examples, export, edit, view, compute backend, debug) and the status
+// bar (messages, backend indicator, background work, unsaved edits).
+#include <imgui.h>
+
+#include <cmath>
+
+#include "backend.h"
+#include "colormap.h"
+#include "ui.h"
+
+namespace attn {
+
+void draw_menu_bar(Ui& ui) {
+  AppState& st = ui.state;
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Open scenario…", "Ctrl+O"))
+      ui.request_discard_check([&ui] {
+        ui.path_dialog = "open";
+        ui.path_buffer = ui.state.file_path();
+      });
+    if (ImGui::BeginMenu("Open example")) {
+      for (const ExampleInfo& e : list_examples()) {
+        if (ImGui::MenuItem(e.name.c_str(), nullptr, st.origin() == e.name))
+          ui.request_discard_check([&ui, name = e.name] { ui.state.load_example(name); });
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", e.description.c_str());
+      }
+      ImGui::EndMenu();
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Save", "Ctrl+S", false, true)) {
+      if (st.file_path().empty()) {
+        ui.path_dialog = "save";
+        ui.path_buffer = st.scenario().name + ".json";
+      } else {
+        st.save_file(st.file_path());
+      }
+    }
+    if (ImGui::MenuItem("Save as…")) {
+      ui.path_dialog = "save";
+      ui.path_buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Export this heatmap as PNG…")) {
+      ui.path_dialog = "export-png";
+      ui.path_buffer = st.current_stage().id + ".png";
+    }
+    if (ImGui::MenuItem("Export this heatmap as SVG…")) {
+      ui.path_dialog = "export-svg";
+      ui.path_buffer = st.current_stage().id + ".svg";
+    }
+    if (ImGui::MenuItem("Export every stage (PNG)…")) {
+      ui.path_dialog = "export-all-png";
+      ui.path_buffer = st.scenario().name + "-stages";
+    }
+    if (ImGui::MenuItem("Export every stage (SVG)…")) {
+      ui.path_dialog = "export-all-svg";
+      ui.path_buffer = st.scenario().name + "-stages";
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit")) ui.close_requested = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Edit")) {
+    if (ImGui::MenuItem("Undo", "Ctrl+Z", false, st.can_undo())) st.undo();
+    if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, st.can_redo())) st.redo();
+    ImGui::Separator();
+    if (ImGui::MenuItem("Randomise inputs")) st.randomise(ui.random_seed);
+    if (ImGui::MenuItem(("Reset to " + st.origin()).c_str())) st.reset_to_origin();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    if (ImGui::MenuItem("Light theme (projectors)", nullptr, ui.settings.light_theme))
+      ui.settings.light_theme = true;
+    if (ImGui::MenuItem("Dark theme", nullptr, !ui.settings.light_theme))
+      ui.settings.light_theme = false;
+    ImGui::Separator();
+    if (ImGui::BeginMenu("Colour map")) {
+      for (const std::string& n : colormap_names())
+        if (!is_diverging(n) && ImGui::MenuItem(n.c_str(), nullptr, ui.settings.colormap == n))
+          ui.settings.colormap = n;
+      ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Colour map for signed values")) {
+      for (const std::string& n : colormap_names())
+        if (ImGui::MenuItem(n.c_str(), nullptr, ui.settings.signed_colormap == n))
+          ui.settings.signed_colormap = n;
+      ImGui::EndMenu();
+    }
+    if (ImGui::BeginMenu("Decimals in cells")) {
+      for (int d = 1; d <= 4; ++d)
+        if (ImGui::MenuItem(std::to_string(d).c_str(), nullptr, ui.settings.decimals == d))
+          ui.settings.decimals = d;
+      ImGui::EndMenu();
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Larger text", "Ctrl+="))
+      ui.settings.font_px = std::min(ui.settings.font_px + 2.0f, 48.0f);
+    if (ImGui::MenuItem("Smaller text", "Ctrl+-"))
+      ui.settings.font_px = std::max(ui.settings.font_px - 2.0f, 12.0f);
+    if (ImGui::MenuItem("Presentation mode", "F11", ui.presentation))
+      ui.presentation = !ui.presentation;
+    if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Compute")) {
+    for (const std::string& b : available_backends())
+      if (ImGui::MenuItem(b.c_str(), nullptr, st.backend_name().rfind(b, 0) == 0))
+        st.set_backend(b);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keyboard shortcuts")) ui.show_shortcuts = true;
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Debug")) {
+    ImGui::MenuItem("ImGui demo window", nullptr, &ui.show_demo);
+    ImGui::MenuItem("ImGui metrics", nullptr, &ui.show_metrics);
+    ImGui::EndMenu();
+  }
+  // Scenario name and unsaved marker on the right of the menu bar.
+  std::string title = st.scenario().name + (st.dirty() ? "  ● unsaved" : "");
+  const float w = ImGui::CalcTextSize(title.c_str()).x;
+  ImGui::SameLine(ImGui::GetWindowWidth() - w - ImGui::GetStyle().WindowPadding.x * 2);
+  ImGui::TextDisabled("%s", title.c_str());
+  ImGui::EndMainMenuBar();
+}
+
+void draw_status_bar(Ui& ui) {
+  AppState& st = ui.state;
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+  ImGui::SetNextWindowPos({vp->Pos.x, vp->Pos.y + vp->Size.y - h});
+  ImGui::SetNextWindowSize({vp->Size.x, h});
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, {ImGui::GetFontSize() * 0.6f, 3});
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoSavedSettings |
+                                 ImGuiWindowFlags_NoBringToFrontOnFocus;
+  if (ImGui::Begin("##status", nullptr, flags)) {
+    // Backend indicator first: the teacher can see at a glance what computes the numbers.
+    const std::string& b = st.backend_name();
+    const bool gpu = b.rfind("cpu", 0) != 0;
+    // "opencl: <device>" reads as "OpenCL · <device>".
+    const std::string device =
+        gpu && b.find(": ") != std::string::npos ? b.substr(b.find(": ") + 2) : "";
+    ImGui::TextColored(gpu ? ImVec4(0.1f, 0.55f, 0.25f, 1) : ImVec4(0.25f, 0.4f, 0.75f, 1),
+                       "%s%s%s", gpu ? "OpenCL" : "CPU", device.empty() ? "" : " · ",
+                       device.c_str());
+    ImGui::SameLine();
+    if (st.computing()) {
+      const char* spin = "|/-\\";
+      ImGui::Text("  %c computing the trace… %.1f s",
+                  spin[static_cast<int>(ImGui::GetTime() * 8) % 4], st.computing_seconds());
+      ImGui::SameLine();
+    }
+    if (ui.export_job.valid()) {
+      ImGui::Text("  exporting %s…", ui.export_what.c_str());
+      ImGui::SameLine();
+    }
+    const AttentionTrace& t = st.trace();
+    ImGui::TextDisabled("  n_q %d · n_k %d · d_k %d · d_v %d · H %d · H_kv %d  ", t.n_q, t.n_k,
+                        t.d_k, t.d_v, t.num_heads, t.num_kv_heads);
+    ImGui::SameLine();
+    if (!st.message().empty()) {
+      if (st.message_is_error())
+        ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", st.message().c_str());
+      else
+        ImGui::TextUnformatted(st.message().c_str());
+    }
+  }
+  ImGui::End();
+  ImGui::PopStyleVar();
+}
+
+}  // namespace attn

@@ -1,0 +1,135 @@
+// The narration of the selected cell or row: the arithmetic of the current stage written out with
+// the real numbers, from core/explain (the same text as `attention-lab explain`).
+#include <imgui.h>
+
+#include <algorithm>
+#include <string>
+
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+// Wraps monospace text at spaces to `cols` columns, continuing a wrapped line under its own
+// indentation plus two, so the arithmetic stays aligned (ImGui's wrap would also break "0.25"
+// after its dot).
+std::string wrap_monospace(const std::string& text, size_t cols) {
+  std::string out;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    const size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    const std::string hang(std::min(indent + 2, cols / 2), ' ');
+    bool first = true;
+    // Count columns in code points, not bytes (√, −, × are several bytes).
+    auto width = [](const std::string& s) {
+      size_t n = 0;
+      for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+      return n;
+    };
+    while (width(line) > cols) {
+      size_t cut = std::string::npos, seen = 0;
+      for (size_t i = 0; i < line.size() && seen <= cols; ++i) {
+        if ((static_cast<unsigned char>(line[i]) & 0xC0) != 0x80) ++seen;
+        if (line[i] == ' ' && seen <= cols && i > indent + 1) cut = i;
+      }
+      if (cut == std::string::npos) break;  // one long word: let it run over
+      out += line.substr(0, cut) + "\n";
+      line = hang + line.substr(line.find_first_not_of(' ', cut) == std::string::npos
+                                    ? line.size()
+                                    : line.find_first_not_of(' ', cut));
+      first = false;
+    }
+    (void)first;
+    out += line;
+    if (end == text.size()) break;
+    out += "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void draw_narration_panel(Ui& ui) {
+  AppState& st = ui.state;
+  if (!ImGui::Begin("Narration###narration", nullptr, ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  const AttentionTrace& t = st.trace();
+  const Selection sel = st.selection();
+  if (!sel.active()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(
+        "Click a cell of the heatmap to see its arithmetic with the actual "
+        "numbers, or click a query token (left of the heatmap) for its whole row.");
+    ImGui::TextDisabled("Hover any cell for its value; the mouse wheel zooms and dragging pans.");
+    ImGui::PopTextWrapPos();
+    ImGui::End();
+    return;
+  }
+  auto token = [](const std::vector<std::string>& v, int i) {
+    return i >= 0 && i < static_cast<int>(v.size()) ? v[i] : std::to_string(i);
+  };
+  ImGui::PushFont(ui.font_bold);
+  if (sel.key >= 0)
+    ImGui::Text("query %d \"%s\"  ·  key %d \"%s\"", sel.query,
+                token(t.query_tokens, sel.query).c_str(), sel.key,
+                token(t.key_tokens, sel.key).c_str());
+  else
+    ImGui::Text("query %d \"%s\"  ·  whole row", sel.query,
+                token(t.query_tokens, sel.query).c_str());
+  ImGui::PopFont();
+  ImGui::TextDisabled("%s%s", st.current_stage().title,
+                      t.num_heads > 1 ? (", head " + std::to_string(st.head())).c_str() : "");
+
+  // explain() is cheap for teaching sizes but not for a 1024-key row: cache it per request.
+  std::string& cached_key = ui.narration_key;
+  std::string& cached_text = ui.narration_text;
+  std::string& cached_error = ui.narration_error;
+  std::optional<ExplainRequest> req = st.narration_request();
+  std::string key = std::to_string(st.trace_serial()) + "/" + std::to_string(req->query) + "/" +
+                    std::to_string(req->head) + "/" + std::to_string(req->key.value_or(-1)) + "/" +
+                    req->step + "/" + std::to_string(req->precision);
+  if (key != cached_key) {
+    cached_error.clear();
+    cached_text = st.narration(cached_error);
+    cached_key = key;
+  }
+  if (ImGui::SmallButton("whole row")) st.select_row(sel.query);
+  ImGui::SameLine();
+  if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(cached_text.c_str());
+  ImGui::SameLine();
+  if (ImGui::SmallButton("clear")) st.clear_selection();
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+  ImGui::SliderInt("decimals", &st.precision, 1, 8);
+  ImGui::Separator();
+  ImGui::BeginChild("narration-text", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
+  if (!cached_error.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", cached_error.c_str());
+    ImGui::PopTextWrapPos();
+  } else {
+    ImGui::PushFont(ui.font_narration);
+    const float char_w = ImGui::CalcTextSize("0").x;
+    const size_t cols = static_cast<size_t>(std::max(
+        20.0f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize) / char_w));
+    std::string& wrapped_key = ui.wrapped_key;
+    std::string& wrapped = ui.wrapped_text;
+    const std::string wkey = cached_key + "#" + std::to_string(cols);
+    if (wkey != wrapped_key) {
+      wrapped = wrap_monospace(cached_text, cols);
+      wrapped_key = wkey;
+    }
+    ImGui::TextUnformatted(wrapped.c_str());
+    ImGui::PopFont();
+  }
+  ImGui::EndChild();
+  ImGui::End();
+}
+
+}  // namespace attn

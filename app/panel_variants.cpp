@@ -1,0 +1,226 @@
+// Controls for every variant the engine supports: causal masks (both alignments), padding, sliding
+// window, global tokens, a custom mask toggled by clicking cells, scale, temperature (with each
+// row's entropy), cross-attention, and the number of query and key/value heads.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "backend.h"
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+void heading(Ui& ui, const char* text) {
+  ImGui::Spacing();
+  ImGui::PushFont(ui.font_bold);
+  ImGui::TextUnformatted(text);
+  ImGui::PopFont();
+  ImGui::Separator();
+}
+
+}  // namespace
+
+void draw_variants_panel(Ui& ui) {
+  AppState& st = ui.state;
+  const Scenario& s = st.scenario();
+  const MaskSpec& m = s.options.mask;
+  const AttentionTrace& t = st.trace();
+  const float fs = ImGui::GetFontSize();
+  ImGui::BeginChild("variants", {0, 0}, false);
+
+  heading(ui, "Masks");
+  int causal = static_cast<int>(m.causal);
+  const char* kinds[] = {"none", "causal, top-left", "causal, lower-right"};
+  ImGui::SetNextItemWidth(fs * 11);
+  if (ImGui::Combo("causal", &causal, kinds, 3))
+    ui.defer([=, &st] { st.set_causal(static_cast<CausalAlign>(causal)); });
+  ImGui::SameLine();
+  help_marker(
+      "Causal: a token may not look at later tokens. Top-left puts query i at key i (as "
+      "PyTorch's is_causal); lower-right aligns the last query with the last key, as when "
+      "decoding with a key/value cache (n_q < n_k).");
+
+  bool padding = m.key_length.has_value();
+  if (ImGui::Checkbox("padding", &padding))
+    ui.defer([&st, padding, n_k = t.n_k] {
+      st.set_key_length(padding ? std::optional<int>(std::max(1, n_k - 1)) : std::nullopt);
+    });
+  if (padding) {
+    ImGui::SameLine();
+    int L = *m.key_length;
+    ImGui::SetNextItemWidth(fs * 5);
+    if (ImGui::SliderInt("real keys", &L, 0, t.n_k)) ui.defer([=, &st] { st.set_key_length(L); });
+  }
+  ImGui::SameLine();
+  help_marker(
+      "Padding: batches pad short sequences; keys from position L on are padding and "
+      "hidden from every query.");
+
+  bool window = m.window.has_value();
+  if (ImGui::Checkbox("sliding window", &window))
+    ui.defer([=, &st] { st.set_window(window ? std::optional<int>(1) : std::nullopt); });
+  if (window) {
+    ImGui::SameLine();
+    int W = *m.window;
+    ImGui::SetNextItemWidth(fs * 5);
+    if (ImGui::SliderInt("W", &W, 0, std::max(1, t.n_k))) ui.defer([=, &st] { st.set_window(W); });
+  }
+  ImGui::SameLine();
+  help_marker(
+      "Sliding window: query i sees only keys with |i − j| ≤ W, so the cost grows with "
+      "n·W instead of n² (Longformer, Mistral).");
+
+  ImGui::TextUnformatted("global tokens");
+  ImGui::SameLine();
+  help_marker(
+      "Global positions see every key and are seen by every query; they relax the "
+      "window only, never the causal mask or padding.");
+  const int positions = std::max(t.n_q, t.n_k);
+  if (positions <= 24) {
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    for (int p = 0; p < positions; ++p) {
+      const std::string label =
+          p < static_cast<int>(t.query_tokens.size()) ? t.query_tokens[p] : std::to_string(p);
+      // Flow the checkboxes like words: beside the previous one when it fits.
+      const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                      ImGui::CalcTextSize(label.c_str()).x;
+      if (p > 0 && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right)
+        ImGui::SameLine();
+      bool on = std::find(m.global.begin(), m.global.end(), p) != m.global.end();
+      ImGui::PushID(p);
+      if (ImGui::Checkbox(label.c_str(), &on)) ui.defer([=, &st] { st.toggle_global(p); });
+      ImGui::PopID();
+    }
+  } else {
+    std::string& text = ui.global_positions_text;
+    if (!ImGui::IsAnyItemActive()) {
+      std::ostringstream os;
+      for (size_t i = 0; i < m.global.size(); ++i) os << (i ? ", " : "") << m.global[i];
+      text = os.str();
+    }
+    ImGui::SetNextItemWidth(fs * 12);
+    if (ImGui::InputText("positions", &text, ImGuiInputTextFlags_EnterReturnsTrue)) {
+      std::vector<int> g;
+      std::istringstream is(text);
+      std::string item;
+      bool ok = true;
+      while (std::getline(is, item, ',')) {
+        std::string error;
+        std::optional<float> v = parse_user_number(item, error);
+        if (!v || *v < 0 || *v != std::floor(*v))
+          ok = false;
+        else
+          g.push_back(static_cast<int>(*v));
+      }
+      if (ok)
+        ui.defer([=, &st] { st.set_global(g); });
+      else
+        st.set_message("global positions: expected whole numbers such as 0, 5", true);
+    }
+  }
+
+  ImGui::Checkbox("edit the custom mask by clicking cells", &ui.custom_mask_edit);
+  if (!m.custom.empty()) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("clear")) ui.defer([=, &st] { st.clear_custom_mask(); });
+  }
+
+  heading(ui, "Scale and temperature");
+  bool override_scale = s.options.scale.has_value();
+  const float default_scale = 1.0f / std::sqrt(static_cast<float>(std::max(1, t.d_k)));
+  if (ImGui::Checkbox("choose the scale", &override_scale))
+    ui.defer([=, &st] {
+      st.set_scale(override_scale ? std::optional<float>(default_scale) : std::nullopt);
+    });
+  ImGui::SameLine();
+  help_marker(
+      "The default 1/√d_k keeps the scores' variance near 1 whatever d_k is; try 1 (no "
+      "scaling) with a large d_k to see the softmax saturate.");
+  if (override_scale) {
+    float sc = *s.options.scale;
+    ImGui::SetNextItemWidth(fs * 10);
+    if (ImGui::SliderFloat("scale", &sc, 0.01f, 4.0f, "%.3f", ImGuiSliderFlags_Logarithmic))
+      ui.defer([=, &st] { st.set_scale(sc); });
+  } else {
+    ImGui::TextDisabled("scale = 1/√%d = %.4f", t.d_k, default_scale);
+  }
+  float temp = s.options.temperature;
+  ImGui::SetNextItemWidth(fs * 10);
+  if (ImGui::SliderFloat("temperature T", &temp, 0.05f, 20.0f, "%.2f",
+                         ImGuiSliderFlags_Logarithmic))
+    ui.defer([=, &st] { st.set_temperature(temp); });
+  ImGui::SameLine();
+  help_marker(
+      "softmax(x / T): T < 1 sharpens the weights towards the largest score, T > 1 "
+      "flattens them towards uniform. The entropy of each row (in bits) shows it: 0 = all "
+      "on one key, log₂ n = uniform.");
+  if (const TraceStep* w = t.find("weights"); w && st.head() < static_cast<int>(w->heads.size())) {
+    std::vector<double> ent = row_entropy_bits(w->heads[st.head()]);
+    ImGui::TextDisabled("entropy per row, bits (uniform = %.2f):", std::log2(std::max(1, t.n_k)));
+    // As many rows as fit on one line: ImGui's wrapping would split "1.57" after its dot.
+    std::string line;
+    char buf[64];
+    const float room = ImGui::GetContentRegionAvail().x;
+    for (size_t i = 0; i < ent.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%s%.2f", i ? "  " : "", ent[i]);
+      if (ImGui::CalcTextSize((line + buf + "  …").c_str()).x > room) {
+        line += "  …";
+        break;
+      }
+      line += buf;
+    }
+    ImGui::TextDisabled("%s", line.c_str());
+  }
+
+  heading(ui, "Sequences and heads");
+  bool cross = st.cross_attention();
+  if (ImGui::Checkbox("cross-attention", &cross))
+    ui.defer([=, &st] { st.set_cross_attention(cross); });
+  ImGui::SameLine();
+  help_marker(
+      "Keys and values come from another sequence than the queries (a decoder reading "
+      "its encoder): the two token lists are edited separately and n_q may differ "
+      "from n_k.");
+  int H = t.num_heads, G = t.num_kv_heads;
+  ImGui::SetNextItemWidth(fs * 7);
+  if (ImGui::SliderInt("query heads H", &H, 1, 16)) {
+    int g = std::min(G, H);
+    while (H % g) --g;  // keep H_kv a divisor of H
+    ui.defer([=, &st] { st.set_heads(H, g); });
+  }
+  std::vector<int> divisors;
+  for (int d = 1; d <= t.num_heads; ++d)
+    if (t.num_heads % d == 0) divisors.push_back(d);
+  ImGui::TextUnformatted("key/value heads H_kv");
+  const float right_edge = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  for (int d : divisors) {
+    const std::string text = std::to_string(d) + " (MHA)";  // the widest label
+    const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize(text.c_str()).x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w < right_edge)
+      ImGui::SameLine();
+    const std::string label = std::to_string(d) + (d == t.num_heads ? " (MHA)"
+                                                   : d == 1         ? " (MQA)"
+                                                                    : " (GQA)");
+    if (ImGui::RadioButton(label.c_str(), G == d))
+      ui.defer([&st, d, h = t.num_heads] { st.set_heads(h, d); });
+  }
+
+  heading(ui, "Compute");
+  for (const std::string& b : available_backends()) {
+    if (ImGui::RadioButton(b.c_str(), st.backend_name().rfind(b, 0) == 0))
+      ui.defer([=, &st] { st.set_backend(b); });
+    ImGui::SameLine();
+  }
+  ImGui::NewLine();
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("computing on %s", st.backend_name().c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::EndChild();
+}
+
+}  // namespace attn

@@ -1,0 +1,147 @@
+// The state the ImGui panels share besides the model (AppState): view settings, heatmap views,
+// pending dialogs; and the panel entry points, one file per panel.
+#pragma once
+
+#include <imgui.h>
+
+#include <functional>
+#include <future>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app_state.h"
+
+namespace attn {
+
+class HeatmapRenderer;
+
+// Pan and zoom of one heatmap, and where its cells were drawn last frame (tests, screenshots).
+struct HeatmapViewport {
+  float zoom = 1.0f;
+  ImVec2 pan{0, 0};  // pixels
+  // Last layout, in screen pixels.
+  ImVec2 origin{0, 0};  // top-left of cell (0, 0) before clipping
+  float cell_w = 0, cell_h = 0;
+  ImVec4 clip{0, 0, 0, 0};  // visible area x0, y0, x1, y1
+  int rows = 0, cols = 0;
+  bool drawn = false;
+  bool dragged = false;  // the current press became a pan, so its release is not a click
+  ImVec2 cell_min(int i, int j) const { return {origin.x + j * cell_w, origin.y + i * cell_h}; }
+  ImVec2 cell_center(int i, int j) const {
+    return {origin.x + (j + 0.5f) * cell_w, origin.y + (i + 0.5f) * cell_h};
+  }
+};
+
+// How a matrix's values map to colours.
+struct ColorScale {
+  std::string map;
+  float vmin = 0, vmax = 1;
+};
+
+struct UiSettings {
+  bool light_theme = true;
+  std::string colormap = "viridis";           // weights and other non-negative data
+  std::string signed_colormap = "diverging";  // scores and other signed data
+  float font_px = 20.0f;                      // base font size; Ctrl+= / Ctrl+- change it
+  int decimals = 2;                           // numbers in heatmap cells
+};
+
+// Key codes of the GLFW backend, which Dear ImGui 1.86 uses as its key indices.
+constexpr int kKeyEqual = 61, kKeyMinus = 45, kKeyKpAdd = 334, kKeyKpSubtract = 333;
+constexpr int kKeyF11 = 300, kKeyO = 79, kKeyS = 83;
+
+struct Ui {
+  explicit Ui(AppState& s) : state(s) {}
+  AppState& state;
+  UiSettings settings;
+  HeatmapRenderer* renderer = nullptr;  // null when headless: cells are drawn as rectangles
+  ImFont* font_regular = nullptr;
+  ImFont* font_bold = nullptr;
+  ImFont* font_mono = nullptr;
+  ImFont* font_title = nullptr;
+  ImFont* font_narration = nullptr;  // monospace, a little smaller: long arithmetic lines
+
+  std::map<std::string, HeatmapViewport> views;  // by heatmap id ("main", "q", "head-2", ...)
+  bool custom_mask_edit = false;                 // clicking a cell toggles the custom mask
+  bool drag_edit = false;                        // editor tables: drag values instead of typing
+  int editor_tensor_head = 0;
+  std::string select_tab;  // "inputs" or "variants": bring that tab of the left panel forward once
+  unsigned random_seed = 42;
+
+  // Window requests handled by app_window.cpp (the only file that knows GLFW).
+  bool presentation = false;
+  bool quit_requested = false;   // the user confirmed quitting
+  bool close_requested = false;  // the window's close button: ask first when dirty
+  bool reset_layout = true;
+  bool show_demo = false, show_metrics = false, show_shortcuts = false;
+
+  // Dialogs.
+  std::string path_dialog;  // "open", "save", "export-png", "export-svg", "export-all"
+  std::string path_buffer;
+  std::function<void()> after_discard;  // what to do once the user agrees to lose edits
+  bool ask_discard = false;
+  bool ask_recovery = false;
+
+  // A running export (on a worker thread): "" when it succeeded, else the error.
+  std::future<std::string> export_job;
+  std::string export_what;
+
+  // The open path dialog and its last error.
+  std::string dialog_kind, dialog_error;
+  // The narration text for the current request, and wrapped to the panel (explain() is not free
+  // for a 1024-key row).
+  std::string narration_key, narration_text, narration_error, wrapped_key, wrapped_text;
+  std::string global_positions_text;  // the variants panel's field for many positions
+
+  // Per-cell text editing (the buffer of the cell being typed into), and where each visible text
+  // cell was drawn last frame (tests click into them).
+  std::string editing_key, edit_buffer;
+  std::map<std::string, ImVec4> text_cell_rects;
+
+  // What --screenshot reports about the main heatmap.
+  ColorScale main_scale;
+  std::string main_step;
+
+  void request_discard_check(std::function<void()> action);
+
+  // Edits made while a panel iterates over the scenario run after the frame's panels are drawn,
+  // so no panel ever reads a matrix or token list that an edit has just replaced.
+  std::vector<std::function<void()>> deferred;
+  void defer(std::function<void()> f) { deferred.push_back(std::move(f)); }
+  void run_deferred();
+};
+
+// Scale for a stage's values: weights [0, 1] on the sequential map; signed data symmetric
+// around 0 on the signed map; other data [min, max] on the sequential map.
+ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m);
+
+// The whole app, one frame (menu bar, every panel, dialogs, keyboard shortcuts).
+void draw_app(Ui& ui);
+
+// Panels (app/panel_*.cpp).
+void draw_menu_bar(Ui& ui);
+void draw_pipeline_panel(Ui& ui);
+void draw_heatmap_panel(Ui& ui);
+void draw_narration_panel(Ui& ui);
+void draw_editor_panel(Ui& ui);
+void draw_variants_panel(Ui& ui);
+void draw_heads_panel(Ui& ui);
+void draw_status_bar(Ui& ui);
+void draw_dialogs(Ui& ui);
+// Picks up a finished export and reports it in the status bar.
+void poll_export(Ui& ui);
+void handle_shortcuts(Ui& ui);
+
+// A "(?)" that shows `text` when hovered (as imgui_demo.cpp's HelpMarker).
+void help_marker(const char* text);
+
+// Exports every stage (every head) of the trace as PNG or SVG into `folder`; returns files written.
+int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
+                      const std::string& ext, std::string& error);
+
+// Fonts and themes (app/ui_style.cpp).
+void load_fonts(Ui& ui, float px);
+void apply_theme(bool light, float scale);
+
+}  // namespace attn

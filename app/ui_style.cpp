@@ -1,0 +1,101 @@
+// Fonts and themes: DejaVu (from fonts-dejavu-core) so √ × Σ −∞ ≤ ᵀ and subscripts render, sizes
+// that scale the whole UI, and a light theme for projectors beside a dark one.
+#include <imgui.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+const char* const kFontDirs[] = {"/usr/share/fonts/truetype/dejavu/", "/usr/share/fonts/dejavu/",
+                                 "/usr/local/share/fonts/"};
+
+// The same folders as the exporter (core/raster_text.cpp): $ATTN_FONT_DIR first, then Debian's.
+std::string find_font(const char* file) {
+  std::error_code ec;
+  if (const char* env = std::getenv("ATTN_FONT_DIR"); env && *env) {
+    std::string p = std::string(env) + "/" + file;
+    if (std::filesystem::exists(p, ec)) return p;
+  }
+  for (const char* d : kFontDirs) {
+    std::string p = std::string(d) + file;
+    if (std::filesystem::exists(p, ec)) return p;
+  }
+  return "";
+}
+
+// Latin, Greek, general punctuation (− … ·), super/subscripts (ᵀ ₖ), arrows, mathematical
+// operators (√ ∞ ≤ Σ ×), box and geometric shapes (▶ ◀ ●).
+const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x1D00, 0x1DBF,
+                           0x2000, 0x22FF, 0x2500, 0x26FF, 0};
+
+ImFont* add(const char* file, float px) {
+  ImGuiIO& io = ImGui::GetIO();
+  std::string path = find_font(file);
+  ImFontConfig cfg;
+  cfg.OversampleH = 2;
+  cfg.OversampleV = 1;
+  if (!path.empty()) return io.Fonts->AddFontFromFileTTF(path.c_str(), px, &cfg, kRanges);
+  // Without DejaVu the app still runs; the built-in font lacks the mathematical symbols.
+  ImFontConfig d;
+  d.SizePixels = px;
+  return io.Fonts->AddFontDefault(&d);
+}
+
+}  // namespace
+
+void load_fonts(Ui& ui, float px) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  ui.font_regular = add("DejaVuSans.ttf", px);
+  ui.font_bold = add("DejaVuSans-Bold.ttf", px);
+  ui.font_mono = add("DejaVuSansMono.ttf", px * 0.95f);
+  ui.font_title = add("DejaVuSans-Bold.ttf", px * 1.35f);
+  ui.font_narration = add("DejaVuSansMono.ttf", std::round(px * 0.85f));
+  io.FontDefault = ui.font_regular;
+  io.Fonts->Build();
+}
+
+void apply_theme(bool light, float scale) {
+  ImGuiStyle style;
+  if (light)
+    ImGui::StyleColorsLight(&style);
+  else
+    ImGui::StyleColorsDark(&style);
+  style.WindowRounding = 6;
+  style.FrameRounding = 4;
+  style.GrabRounding = 4;
+  style.TabRounding = 4;
+  style.PopupRounding = 4;
+  style.WindowPadding = {12, 10};
+  style.FramePadding = {8, 5};
+  style.ItemSpacing = {10, 7};
+  style.WindowBorderSize = 1;
+  style.FrameBorderSize = light ? 1.0f : 0.0f;
+  ImVec4* c = style.Colors;
+  if (light) {
+    c[ImGuiCol_WindowBg] = {0.985f, 0.985f, 0.98f, 1};
+    c[ImGuiCol_TitleBg] = {0.90f, 0.91f, 0.93f, 1};
+    c[ImGuiCol_TitleBgActive] = {0.83f, 0.87f, 0.93f, 1};
+    c[ImGuiCol_MenuBarBg] = {0.93f, 0.93f, 0.94f, 1};
+    c[ImGuiCol_Button] = {0.90f, 0.91f, 0.94f, 1};
+    c[ImGuiCol_ButtonHovered] = {0.78f, 0.85f, 0.96f, 1};
+    c[ImGuiCol_ButtonActive] = {0.65f, 0.76f, 0.94f, 1};
+    c[ImGuiCol_Header] = {0.80f, 0.86f, 0.96f, 1};
+    c[ImGuiCol_Text] = {0.08f, 0.09f, 0.12f, 1};
+    c[ImGuiCol_TextDisabled] = {0.40f, 0.42f, 0.47f, 1};
+  } else {
+    c[ImGuiCol_WindowBg] = {0.10f, 0.105f, 0.12f, 1};
+    c[ImGuiCol_TitleBgActive] = {0.16f, 0.22f, 0.33f, 1};
+    c[ImGuiCol_Text] = {0.93f, 0.94f, 0.96f, 1};
+    c[ImGuiCol_TextDisabled] = {0.60f, 0.62f, 0.67f, 1};
+  }
+  style.ScaleAllSizes(scale);
+  ImGui::GetStyle() = style;
+}
+
+}  // namespace attn

@@ -1,0 +1,412 @@
+// Every panel drawn headless (Dear ImGui with no renderer) for many frames on every example, with
+// simulated keys and clicks, checking the state the UI reads and edits.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "atomic_file.h"
+#include "gui_setup.h"
+#include "reference.h"
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+class Headless : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = {1600, 1000};
+    io.IniFilename = nullptr;
+    io.DeltaTime = 1.0f / 60;
+    // The key map the GLFW backend installs (GLFW key codes), so keys can be simulated.
+    const std::pair<ImGuiKey, int> keys[] = {
+        {ImGuiKey_Tab, 258},        {ImGuiKey_LeftArrow, 263},
+        {ImGuiKey_RightArrow, 262}, {ImGuiKey_UpArrow, 265},
+        {ImGuiKey_DownArrow, 264},  {ImGuiKey_PageUp, 266},
+        {ImGuiKey_PageDown, 267},   {ImGuiKey_Home, 268},
+        {ImGuiKey_End, 269},        {ImGuiKey_Insert, 260},
+        {ImGuiKey_Delete, 261},     {ImGuiKey_Backspace, 259},
+        {ImGuiKey_Space, 32},       {ImGuiKey_Enter, 257},
+        {ImGuiKey_Escape, 256},     {ImGuiKey_KeyPadEnter, 335},
+        {ImGuiKey_A, 65},           {ImGuiKey_C, 67},
+        {ImGuiKey_V, 86},           {ImGuiKey_X, 88},
+        {ImGuiKey_Y, 89},           {ImGuiKey_Z, 90}};
+    for (auto [k, code] : keys) io.KeyMap[k] = code;
+    load_fonts(ui, ui.settings.font_px);
+    apply_theme(true, 1.0f);
+  }
+  void TearDown() override { ImGui::DestroyContext(); }
+
+  // One frame: the whole app plus the panels that sit in a tab not currently shown.
+  void frame() {
+    ImGuiIO& io = ImGui::GetIO();
+    io.DeltaTime = 1.0f / 60;
+    if (built_px != ui.settings.font_px) {  // as app_window.cpp does between frames
+      load_fonts(ui, ui.settings.font_px);
+      built_px = ui.settings.font_px;
+    }
+    state.poll();
+    ImGui::NewFrame();
+    // Before the app, so it exists before any modal dialog the app opens.
+    ImGui::SetNextWindowPos({2000, 0});  // off screen: drawn, not overlapping
+    ImGui::Begin("variants-test");
+    draw_variants_panel(ui);
+    ImGui::End();
+    draw_app(ui);
+    ImGui::Render();
+    ASSERT_NE(ImGui::GetDrawData(), nullptr);
+  }
+  void frames(int n) {
+    for (int i = 0; i < n; ++i) frame();
+  }
+  void press(int key, bool ctrl = false, bool shift = false) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyCtrl = ctrl;
+    io.KeyShift = shift;
+    io.KeysDown[key] = true;
+    frame();
+    io.KeysDown[key] = false;
+    frame();
+    io.KeyCtrl = io.KeyShift = false;
+  }
+  void click(ImVec2 p) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = p;
+    frame();
+    io.MouseDown[0] = true;
+    frame();
+    io.MouseDown[0] = false;
+    frame();
+    io.MousePos = {-FLT_MAX, -FLT_MAX};
+    frame();
+  }
+
+  AppState state;
+  Ui ui{state};
+  float built_px = 20.0f;
+};
+
+TEST_F(Headless, EveryExampleEveryStageDrawsForManyFrames) {
+  for (const ExampleInfo& e : list_examples()) {
+    SCOPED_TRACE(e.name);
+    const std::string before = state.has_trace() ? state.current_stage().id : "qkv";
+    ASSERT_TRUE(state.load_example(e.name));
+    frames(3);
+    // Another example opens on the same stage, so a class can compare them.
+    bool has_before = false;
+    for (const StageInfo& s : state.stages()) has_before |= s.id == before;
+    if (has_before) {
+      EXPECT_EQ(state.current_stage().id, before);
+    }
+    press(ImGui::GetKeyIndex(ImGuiKey_Home));
+    const int n = static_cast<int>(state.stages().size());
+    EXPECT_EQ(state.stage_index(), 0);
+    for (int i = 1; i < n; ++i) {
+      press(ImGui::GetKeyIndex(ImGuiKey_RightArrow));
+      EXPECT_EQ(state.stage_index(), i);
+      frames(5);
+      EXPECT_TRUE(ui.views["main"].drawn || state.current_stage().id == "qkv");
+    }
+    press(ImGui::GetKeyIndex(ImGuiKey_Home));
+    EXPECT_EQ(state.stage_index(), 0);
+    press(ImGui::GetKeyIndex(ImGuiKey_End));
+    EXPECT_EQ(state.stage_index(), n - 1);
+    press(ImGui::GetKeyIndex(ImGuiKey_LeftArrow));
+    EXPECT_EQ(state.stage_index(), n - 2);
+    // Every head of a multi-head example draws too.
+    for (int h = 0; h < state.trace().num_heads; ++h) {
+      state.set_head(h);
+      frames(2);
+    }
+  }
+}
+
+TEST_F(Headless, SpacePlaysThroughTheStages) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.play_interval = 0.05;
+  press(ImGui::GetKeyIndex(ImGuiKey_Space));
+  EXPECT_TRUE(state.playing);
+  for (int i = 0; i < 60 && state.playing; ++i) {
+    state.tick(1.0 / 60);
+    frame();
+  }
+  EXPECT_EQ(state.current_stage().id, "output");
+}
+
+TEST_F(Headless, ClickingACellSelectsItForTheNarration) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.set_stage("weights");
+  frames(3);
+  const HeatmapViewport& v = ui.views["main"];
+  ASSERT_TRUE(v.drawn);
+  EXPECT_EQ(v.rows, 3);
+  EXPECT_EQ(v.cols, 3);
+  click(v.cell_center(2, 1));
+  ASSERT_TRUE(state.selection().active());
+  EXPECT_EQ(state.selection().query, 2);
+  EXPECT_EQ(state.selection().key, 1);
+  auto r = state.narration_request();
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->step, "weights");
+  EXPECT_EQ(*r->key, 1);
+  // A click on a query token (left of the cells) selects its whole row.
+  const ImVec2 c = v.cell_center(1, 0);
+  click({v.clip.x - 10, c.y});
+  EXPECT_EQ(state.selection().query, 1);
+  EXPECT_EQ(state.selection().key, -1);
+  press(ImGui::GetKeyIndex(ImGuiKey_Escape));
+  EXPECT_FALSE(state.selection().active());
+}
+
+TEST_F(Headless, CustomMaskEditingTogglesCells) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.set_stage("masked");
+  ui.custom_mask_edit = true;
+  frames(3);
+  click(ui.views["main"].cell_center(2, 0));
+  ASSERT_EQ(state.scenario().options.mask.custom.size(), 1u);
+  EXPECT_EQ(state.scenario().options.mask.custom[0](2, 0), 0.0f);
+  EXPECT_EQ(state.trace().hidden[0](2, 0) & kHiddenCustom, kHiddenCustom);
+  frames(3);
+}
+
+TEST_F(Headless, UndoRedoAndFontSizeFromTheKeyboard) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  frames(2);
+  ASSERT_TRUE(state.set_value_text(Tensor::kV, 0, 0, 0, "3"));
+  frames(2);
+  press(ImGui::GetKeyIndex(ImGuiKey_Z), true);
+  EXPECT_FLOAT_EQ((*state.tensor(Tensor::kV, 0))(0, 0), 0.1f);
+  press(ImGui::GetKeyIndex(ImGuiKey_Z), true, true);
+  EXPECT_FLOAT_EQ((*state.tensor(Tensor::kV, 0))(0, 0), 3.0f);
+  const float px = ui.settings.font_px;
+  press(kKeyEqual, true);
+  EXPECT_EQ(ui.settings.font_px, px + 2);
+  frames(3);
+  press(kKeyMinus, true);
+  press(kKeyMinus, true);
+  EXPECT_EQ(ui.settings.font_px, px - 2);
+  frames(3);
+}
+
+TEST_F(Headless, EditsFromPanelsRecomputeAndBadInputKeepsTheOldValue) {
+  GuiOptions o;
+  o.example = "gqa";
+  o.step = "weights";
+  o.head = 3;
+  o.select = "4,2";
+  o.edits = {"q:3:4:0=0.5"};
+  std::string error;
+  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+  frames(5);
+  EXPECT_EQ(state.head(), 3);
+  EXPECT_FLOAT_EQ(state.trace().step("q").heads[3](4, 0), 0.5f);
+  for (const char* bad : {"q:0:0:0=abc", "q:0:0:0=nan", "q:0:0:0=inf", "q:9:0:0=1", "zz:0:0:0=1"}) {
+    GuiOptions b = o;
+    b.edits = {bad};
+    AppState st2;
+    Ui ui2(st2);
+    EXPECT_FALSE(setup_from_options(ui2, b, error)) << bad;
+    EXPECT_NE(error.find("--edit"), std::string::npos) << error;
+  }
+  GuiOptions s = o;
+  s.step = "nope";
+  AppState st3;
+  Ui ui3(st3);
+  EXPECT_FALSE(setup_from_options(ui3, s, error));
+  EXPECT_NE(error.find("--step"), std::string::npos);
+}
+
+TEST_F(Headless, OpeningAMalformedFileFromTheDialogKeepsTheScenario) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  const std::string bad = test::temp_path("malformed.json");
+  std::string e;
+  ASSERT_TRUE(write_file_atomically(bad, "{\"q\": [[1, 2], [3]], \"k\": [[1]], \"v\": [[1]]}", e));
+  ui.path_dialog = "open";
+  ui.path_buffer = bad;
+  frames(3);
+  // Enter confirms the path field (it has keyboard focus when the dialog opens).
+  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+  frames(2);
+  EXPECT_TRUE(state.message_is_error());
+  EXPECT_NE(state.message().find("ragged"), std::string::npos) << state.message();
+  EXPECT_EQ(state.scenario().name, "fear-is-the");
+  EXPECT_EQ(ui.path_dialog, "open");  // the dialog stays open with the error
+}
+
+TEST_F(Headless, VariantsAndProjectionModeDraw) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.set_stage("weights");
+  frames(2);
+  ASSERT_TRUE(state.set_heads(4, 2));
+  frames(3);
+  ASSERT_TRUE(state.set_window(1));
+  ASSERT_TRUE(state.toggle_global(0));
+  ASSERT_TRUE(state.set_cross_attention(true));
+  ASSERT_TRUE(state.add_token(Side::kKey));
+  frames(3);
+  ASSERT_TRUE(state.set_projection_mode(true));
+  frames(3);
+  EXPECT_TRUE(state.set_stage("projected"));
+  frames(3);
+  EXPECT_TRUE(ui.views["main"].drawn);
+  EXPECT_EQ(ui.views["main"].rows, 3);
+  ui.settings.light_theme = false;
+  apply_theme(false, 1.0f);
+  frames(3);
+}
+
+TEST_F(Headless, A1024TokenScenarioComputesWithoutBlockingFrames) {
+  std::mt19937 rng(5);
+  Scenario s;
+  s.name = "big";
+  s.qkv.q = {test::random_matrix(1024, 16, rng)};
+  s.qkv.k = {test::random_matrix(1024, 16, rng)};
+  s.qkv.v = {test::random_matrix(1024, 16, rng)};
+  for (int i = 0; i < 1024; ++i) s.query_tokens.push_back("t" + std::to_string(i));
+  ASSERT_TRUE(state.load_scenario(s, "big"));
+  state.wait_for_trace();
+  state.set_stage("weights");
+  frames(3);
+  EXPECT_EQ(ui.views["main"].rows, 1024);
+  // An edit of a large problem runs on a worker; frames keep coming while it computes.
+  ASSERT_TRUE(state.set_value_text(Tensor::kQ, 0, 0, 0, "0.5"));
+  int frames_while_computing = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  while (state.computing() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60)) {
+    frame();
+    ++frames_while_computing;
+  }
+  EXPECT_FALSE(state.computing());
+  EXPECT_NEAR(state.trace().step("q").heads[0](0, 0), 0.5, 1e-7);
+  std::cout << "frames drawn while the 1024-token trace computed: " << frames_while_computing
+            << "\n";
+  frames(3);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST_F(Headless, UnsavedEditsAskBeforeBeingDiscarded) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  bool ran = false;
+  ui.request_discard_check([&] { ran = true; });
+  EXPECT_TRUE(ran);  // nothing to lose: runs at once
+  ASSERT_TRUE(state.set_value_text(Tensor::kQ, 0, 0, 0, "0.6"));
+  ran = false;
+  ui.request_discard_check([&] { ran = true; });
+  EXPECT_FALSE(ran);
+  EXPECT_TRUE(ui.ask_discard);
+  frames(3);  // the dialog is up; the edit is still there
+  EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(0, 0), 0.6f);
+  EXPECT_FALSE(ran);
+}
+
+TEST(Settings, RoundTripAndBadValuesIgnored) {
+  UiSettings s;
+  s.light_theme = false;
+  s.colormap = "magma";
+  s.font_px = 26;
+  s.decimals = 3;
+  const std::string path = test::temp_path("settings.ini");
+  std::string e;
+  ASSERT_TRUE(write_file_atomically(path, settings_text(s) + "font_px=999\ncolormap=rainbow\n", e));
+  UiSettings back;
+  load_settings(back, path);
+  EXPECT_FALSE(back.light_theme);
+  EXPECT_EQ(back.colormap, "magma");  // "rainbow" is not a map: ignored
+  EXPECT_EQ(back.font_px, 26);        // 999 is out of range: ignored
+  EXPECT_EQ(back.decimals, 3);
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
+  ASSERT_TRUE(state.load_example("gqa"));
+  state.set_stage("weights");
+  state.set_head(2);
+  frames(2);
+  const std::string png = test::temp_path("dialog-export.png");
+  ui.path_dialog = "export-png";
+  ui.path_buffer = png;
+  frames(2);
+  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+  ASSERT_TRUE(ui.export_job.valid());
+  ui.export_job.wait();
+  frames(2);  // the status bar picks the result up
+  if (state.message().find("has not landed") != std::string::npos)
+    GTEST_SKIP() << "the heatmap exporter is not in this build yet";
+  EXPECT_FALSE(state.message_is_error()) << state.message();
+  std::string bytes, e;
+  ASSERT_TRUE(read_text_file(png, bytes, e)) << e;
+  ASSERT_GT(bytes.size(), 8u);
+  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+
+  // Every stage of every head into a folder.
+  const std::string dir = test::temp_path("all-stages");
+  ui.path_dialog = "export-all-svg";
+  ui.path_buffer = dir;
+  frames(2);
+  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+  ASSERT_TRUE(ui.export_job.valid());
+  ui.export_job.wait();
+  frames(2);
+  EXPECT_FALSE(state.message_is_error()) << state.message();
+  for (const char* f : {"/weights-h0.svg", "/weights-h3.svg", "/scores-h2.svg", "/k-h1.svg"})
+    EXPECT_TRUE(read_text_file(dir + f, bytes, e)) << e;
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+TEST_F(Headless, TypingIntoTablesGoesThroughValidationAndUndo) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.set_stage("scores");
+  frames(3);
+  auto type_into = [&](const std::string& key, const char* text) {
+    ASSERT_TRUE(ui.text_cell_rects.count(key)) << key;
+    const ImVec4 r = ui.text_cell_rects.at(key);
+    click({(r.x + r.z) / 2, (r.y + r.w) / 2});
+    ImGui::GetIO().AddInputCharactersUTF8(text);
+    frame();
+    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+    frames(2);
+  };
+  // Q row 1 ("is"), column 2 holds 0.3 in the seed's table.
+  for (const char* bad : {"abc", "nan", "inf"}) {
+    type_into("Q-0:1:2", bad);
+    EXPECT_TRUE(state.message_is_error()) << bad;
+    EXPECT_NE(state.message().find("Q [1, 2]"), std::string::npos) << state.message();
+    EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(1, 2), 0.3f) << bad;
+  }
+  EXPECT_FALSE(state.can_undo());
+  type_into("Q-0:1:2", "0.75");
+  EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(1, 2), 0.75f);
+  // scores[1][0] = q_is · k_Fear = 0.5·0.3 + 0.2·0.5 + 0.75·0.2, by hand.
+  EXPECT_NEAR(state.trace().step("scores").heads[0](1, 0), 0.15 + 0.1 + 0.15, 1e-6);
+  type_into("Tokens:tok:2", "dog");
+  EXPECT_EQ(state.trace().query_tokens[2], "dog");
+  press(ImGui::GetKeyIndex(ImGuiKey_Z), true);
+  press(ImGui::GetKeyIndex(ImGuiKey_Z), true);
+  EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(1, 2), 0.3f);
+  EXPECT_EQ(state.trace().query_tokens[2], "the");
+}
+
+}  // namespace
+}  // namespace attn
