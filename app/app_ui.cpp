@@ -196,6 +196,7 @@ void draw_app(Ui& ui) {
   draw_heads_panel(ui);
 
   draw_status_bar(ui);
+  if (ui.show_seq2seq) draw_seq2seq_panel(ui);
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);

@@ -58,17 +58,20 @@ void register_gui(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--head", opts->head, "query head to show");
   cmd->add_option("--select", opts->select, "select query row I or cell I,J (narration)");
-  cmd->add_option("--edit", opts->edits,
-                  "edit a cell first, TENSOR:HEAD:ROW:COL=VALUE (tensors q k v x x_kv w_q w_k w_v w_o)");
+  cmd->add_option(
+      "--edit", opts->edits,
+      "edit a cell first, TENSOR:HEAD:ROW:COL=VALUE (tensors q k v x x_kv w_q w_k w_v w_o)");
   cmd->add_option("--theme", opts->theme, "light or dark");
   cmd->add_option("--colormap", opts->colormap, "viridis, cividis, magma, grayscale or diverging");
   cmd->add_option("--font-size", opts->font_px, "base font size in pixels (12..48)");
   cmd->add_flag("--presentation", opts->presentation, "start in presentation mode");
-  cmd->add_option("--tab", opts->tab, "left panel tab: inputs or variants");
+  cmd->add_option("--tab", opts->tab,
+                  "left panel tab: inputs or variants; seq2seq opens the seq2seq window");
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto");
   cmd->add_flag("--frame-stats", opts->frame_stats,
                 "render --frames frames, print the mean and max frame time, exit");
-  cmd->add_flag("--animate", opts->animate, "zoom and pan the heatmap every frame (with --frame-stats)");
+  cmd->add_flag("--animate", opts->animate,
+                "zoom and pan the heatmap every frame (with --frame-stats)");
   cmd->callback([&action, opts, src, size] {
     action = [opts, src, size] {
       GuiOptions o = *opts;

@@ -153,11 +153,14 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     ui.settings.font_px = o.font_px;
   }
   ui.presentation = o.presentation;
-  if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants") {
-    error = "--tab: expected inputs or variants, got '" + o.tab + "'";
+  if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq") {
+    error = "--tab: expected inputs, variants or seq2seq, got '" + o.tab + "'";
     return false;
   }
-  ui.select_tab = o.tab;
+  if (o.tab == "seq2seq")
+    ui.show_seq2seq = true;  // a window over the others, not a tab of the left panel
+  else
+    ui.select_tab = o.tab;
   return true;
 }
 

@@ -101,6 +101,8 @@ void draw_menu_bar(Ui& ui) {
     if (ImGui::MenuItem("Presentation mode", "F11", ui.presentation))
       ui.presentation = !ui.presentation;
     if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
+    ImGui::Separator();
+    ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.show_seq2seq);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Compute")) {

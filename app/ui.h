@@ -7,6 +7,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,9 @@ struct Ui {
   bool close_requested = false;  // the window's close button: ask first when dirty
   bool reset_layout = true;
   bool show_demo = false, show_metrics = false, show_shortcuts = false;
+  // The seq2seq window (View menu, or gui --tab seq2seq) and its state (panel_seq2seq.cpp).
+  bool show_seq2seq = false;
+  std::shared_ptr<struct Seq2seqPanel> seq2seq;
 
   // Dialogs.
   std::string path_dialog;  // "open", "save", "export-png", "export-svg", "export-all"
@@ -129,6 +133,7 @@ void draw_variants_panel(Ui& ui);
 void draw_heads_panel(Ui& ui);
 void draw_status_bar(Ui& ui);
 void draw_dialogs(Ui& ui);
+void draw_seq2seq_panel(Ui& ui);
 // Picks up a finished export and reports it in the status bar.
 void poll_export(Ui& ui);
 void handle_shortcuts(Ui& ui);

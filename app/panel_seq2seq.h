@@ -1,0 +1,34 @@
+// State of the seq2seq window (panel_seq2seq.cpp), kept in Ui::seq2seq; tests read and set it.
+#pragma once
+
+#include <future>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "seq2seq/live_trainer.h"
+
+namespace attn {
+
+struct Seq2seqPanel {
+  std::vector<std::string> files;  // model paths found under assets/models, sorted
+  std::map<std::string, s2s::Model> models;
+  std::map<std::string, std::string> load_errors;
+  int model_a = 0, model_b = -1;  // indices into files; model_b -1: no second model
+  char input[256] = "please note that the meeting moved to 11/03/1987 at 10:30";
+  int step = 0, position = -1;  // position -1: the position with the largest weight
+  std::string last_output;      // model_a's translation of input, as drawn last frame
+  std::string select_tab;       // "translate", "live" or "bottleneck": bring it forward once
+  std::string shown_tab;        // the tab drawn last frame
+
+  s2s::LiveTrainer live;
+  int live_score = 1, live_hidden = 32, live_epochs = 3;
+  char live_example[128] = "sunday the 22nd of november, 2026";
+  std::string live_error;
+
+  std::future<std::vector<std::vector<s2s::LengthBucket>>> compare_job;
+  std::vector<std::string> compare_names;
+  std::vector<std::vector<s2s::LengthBucket>> compare_rows;
+};
+
+}  // namespace attn

@@ -1,0 +1,136 @@
+// The seq2seq window drawn headless for many frames: it finds the shipped models, translates and
+// steps through the decoder, shows two models side by side, trains live while being drawn, and
+// the real app opens on it with `gui --tab seq2seq`.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "atomic_file.h"
+#include "gui_setup.h"
+#include "panel_seq2seq.h"
+#include "reference.h"
+#include "ui.h"
+
+namespace attn {
+namespace {
+
+class Seq2seqWindow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ImGui::CreateContext();
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = {1600, 1000};
+    io.IniFilename = nullptr;
+    io.DeltaTime = 1.0f / 60;
+    load_fonts(ui, ui.settings.font_px);
+    apply_theme(true, 1.0f);
+    ui.show_seq2seq = true;
+    // The app always has a scenario; the other panels assume one (the heads panel divides by
+    // its head count).
+    ASSERT_TRUE(state.load_example("fear-is-the"));
+  }
+  void TearDown() override {
+    if (ui.seq2seq) ui.seq2seq->live.cancel();
+    ImGui::DestroyContext();
+  }
+  void frames(int n) {
+    for (int i = 0; i < n; ++i) {
+      state.poll();
+      ImGui::NewFrame();
+      draw_app(ui);
+      ImGui::Render();
+      ASSERT_NE(ImGui::GetDrawData(), nullptr);
+    }
+  }
+  int find(const std::string& name) {
+    for (size_t i = 0; i < ui.seq2seq->files.size(); ++i)
+      if (ui.seq2seq->files[i].size() >= name.size() &&
+          ui.seq2seq->files[i].compare(ui.seq2seq->files[i].size() - name.size(), name.size(),
+                                       name) == 0)
+        return static_cast<int>(i);
+    return -1;
+  }
+
+  AppState state;
+  Ui ui{state};
+};
+
+TEST_F(Seq2seqWindow, TranslatesStepsAndComparesSideBySide) {
+  frames(3);
+  ASSERT_TRUE(ui.seq2seq);
+  Seq2seqPanel& p = *ui.seq2seq;
+  EXPECT_GE(p.files.size(), 7u);
+  EXPECT_EQ(p.shown_tab, "translate");
+  ASSERT_GE(find("/bahdanau.s2s"), 0);
+  EXPECT_EQ(p.model_a, find("/bahdanau.s2s"));
+  EXPECT_EQ(p.last_output, "1987-11-03");
+  std::strcpy(p.input, "nov 22 26");
+  frames(2);
+  EXPECT_EQ(p.last_output, "2026-11-22");
+  for (int t = 0; t < 11; ++t) {
+    p.step = t;
+    frames(1);
+  }
+  p.step = 40;  // clamped to the last step
+  frames(1);
+  EXPECT_EQ(p.step, 10);
+  p.model_b = find("/none.s2s");
+  p.position = 3;
+  frames(3);
+  // Every model draws, including local ones with their window and the bottleneck models.
+  for (int i = 0; i < static_cast<int>(p.files.size()); ++i) {
+    p.model_a = i;
+    frames(1);
+    EXPECT_TRUE(p.load_errors.empty());
+  }
+  std::strcpy(p.input, "22 Nov 2026");  // not in the alphabet: an error line, no crash
+  frames(2);
+  EXPECT_EQ(p.last_output, "");
+}
+
+TEST_F(Seq2seqWindow, TrainsLiveWhileDrawn) {
+  frames(1);
+  Seq2seqPanel& p = *ui.seq2seq;
+  p.select_tab = "live";
+  frames(2);
+  EXPECT_EQ(p.shown_tab, "live");
+  s2s::LiveTrainingSetup setup;
+  setup.hidden = 8;
+  setup.embed = 4;
+  setup.train.epochs = 2;
+  setup.train.train_size = 96;
+  setup.train.batch = 16;
+  setup.train.heldout_size = 20;
+  setup.redraw_every = 2;
+  setup.example = p.live_example;
+  std::string error;
+  ASSERT_TRUE(p.live.start(setup, error)) << error;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (p.live.snapshot().running && std::chrono::steady_clock::now() < end) frames(1);
+  const s2s::LiveSnapshot s = p.live.snapshot();
+  EXPECT_TRUE(s.finished);
+  EXPECT_EQ(s.batch_loss.size(), 12u);
+  frames(3);
+  p.select_tab = "bottleneck";
+  frames(2);
+  EXPECT_EQ(p.shown_tab, "bottleneck");
+}
+
+TEST(Seq2seqApp, OpensOnTheSeq2seqWindow) {
+  const std::string png = test::temp_path("seq2seq-window.png");
+  const auto r =
+      test::run_cli("gui --tab seq2seq --size 1280x800 --screenshot '" + png + "' --frames 5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string bytes, error;
+  ASSERT_TRUE(read_text_file(png, bytes, error)) << error;
+  EXPECT_EQ(bytes.substr(0, 4), "\x89PNG");
+  const auto bad = test::run_cli("gui --tab seq3seq --screenshot '" + png + "' --frames 1");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--tab"), std::string::npos) << bad.err;
+}
+
+}  // namespace
+}  // namespace attn
