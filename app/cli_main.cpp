@@ -66,7 +66,8 @@ void register_gui(CLI::App& app, Action& action) {
   cmd->add_option("--font-size", opts->font_px, "base font size in pixels (12..48)");
   cmd->add_flag("--presentation", opts->presentation, "start in presentation mode");
   cmd->add_option("--tab", opts->tab,
-                  "left panel tab: inputs or variants; seq2seq opens the seq2seq window");
+                  "left panel tab: inputs or variants; seq2seq opens the seq2seq window, "
+                  "seq2seq-live its live training");
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto");
   cmd->add_flag("--frame-stats", opts->frame_stats,
                 "render --frames frames, print the mean and max frame time, exit");

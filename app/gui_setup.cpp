@@ -8,6 +8,7 @@
 
 #include "colormap.h"
 #include "gui.h"
+#include "panel_seq2seq.h"
 
 namespace attn {
 namespace {
@@ -153,14 +154,22 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     ui.settings.font_px = o.font_px;
   }
   ui.presentation = o.presentation;
-  if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq") {
-    error = "--tab: expected inputs, variants or seq2seq, got '" + o.tab + "'";
+  if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
+      o.tab != "seq2seq-live") {
+    error = "--tab: expected inputs, variants, seq2seq or seq2seq-live, got '" + o.tab + "'";
     return false;
   }
-  if (o.tab == "seq2seq")
+  if (o.tab.rfind("seq2seq", 0) == 0) {
     ui.show_seq2seq = true;  // a window over the others, not a tab of the left panel
-  else
+    if (o.tab == "seq2seq-live") {
+      // Opens on "Train live" and starts training (for screenshots of the alignment forming).
+      ui.seq2seq = std::make_shared<Seq2seqPanel>();
+      ui.seq2seq->select_tab = "live";
+      ui.seq2seq->autostart = true;
+    }
+  } else {
     ui.select_tab = o.tab;
+  }
   return true;
 }
 

@@ -303,12 +303,14 @@ void draw_live_tab(Seq2seqPanel& p) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
   ImGui::InputText("example", p.live_example, sizeof p.live_example);
   if (!s.running) {
-    if (ImGui::Button("Train")) {
+    const bool autostart = p.autostart && !s.finished && !s.cancelled;
+    p.autostart = false;
+    if (ImGui::Button("Train") || autostart) {
       LiveTrainingSetup setup;
       setup.score = static_cast<Score>(p.live_score);
       setup.hidden = p.live_hidden;
       setup.train.epochs = p.live_epochs;
-      setup.train.train_size = 5000;
+      setup.train.train_size = 8000;
       setup.train.heldout_size = 300;
       setup.train.threads = 2;
       setup.example = p.live_example;
@@ -325,7 +327,7 @@ void draw_live_tab(Seq2seqPanel& p) {
   }
   ImGui::SameLine();
   help_marker(
-      "Trains a small model on 5000 dates in the background (two threads). The loss of "
+      "Trains a small model on 8000 dates in the background (two threads). The loss of "
       "every batch is plotted; the example's alignment is redrawn every 10 batches: "
       "uniform at first, then the year, the day and the month find their places.");
   if (!p.live_error.empty()) ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "%s", p.live_error.c_str());
@@ -340,8 +342,10 @@ void draw_live_tab(Seq2seqPanel& p) {
     ImGui::Text("after epoch %zu: held-out exact match %.1f%%", e + 1,
                 100.0 * static_cast<double>(s.epoch_accuracy[e]));
   if (!s.batch_loss.empty())
-    ImGui::PlotLines("##loss", s.batch_loss.data(), static_cast<int>(s.batch_loss.size()), 0,
-                     "loss per batch", 0.0f, FLT_MAX, {-1, ImGui::GetFontSize() * 6});
+    ImGui::PlotLines(
+        "##loss", s.batch_loss.data(), static_cast<int>(s.batch_loss.size()), 0,
+        "cross-entropy per character, every batch", 0.0f, FLT_MAX,
+        {std::max(100.0f, ImGui::GetContentRegionAvail().x), ImGui::GetFontSize() * 6});
   if (s.alignment.rows() > 0) {
     ImGui::Text("%s  ->  %s", p.live_example, s.output.c_str());
     std::vector<std::string> rows, cols;
@@ -436,8 +440,9 @@ void draw_bottleneck_tab(Seq2seqPanel& p) {
 }  // namespace
 
 void draw_seq2seq_panel(Ui& ui) {
-  if (!ui.seq2seq) {
-    ui.seq2seq = std::make_shared<Seq2seqPanel>();
+  if (!ui.seq2seq) ui.seq2seq = std::make_shared<Seq2seqPanel>();
+  if (!ui.seq2seq->scanned) {
+    ui.seq2seq->scanned = true;
     ui.seq2seq->files = find_models();
     for (int i = 0; i < static_cast<int>(ui.seq2seq->files.size()); ++i)
       if (short_name(ui.seq2seq->files[static_cast<size_t>(i)]) == "bahdanau.s2s")

@@ -11,6 +11,7 @@
 namespace attn {
 
 struct Seq2seqPanel {
+  bool scanned = false;            // files looked up (on the first frame)
   std::vector<std::string> files;  // model paths found under assets/models, sorted
   std::map<std::string, s2s::Model> models;
   std::map<std::string, std::string> load_errors;
@@ -22,9 +23,10 @@ struct Seq2seqPanel {
   std::string shown_tab;        // the tab drawn last frame
 
   s2s::LiveTrainer live;
-  int live_score = 1, live_hidden = 32, live_epochs = 3;
+  int live_score = 1, live_hidden = 32, live_epochs = 4;
   char live_example[128] = "sunday the 22nd of november, 2026";
   std::string live_error;
+  bool autostart = false;  // press Train on the first frame the live tab shows (gui --tab)
 
   std::future<std::vector<std::vector<s2s::LengthBucket>>> compare_job;
   std::vector<std::string> compare_names;

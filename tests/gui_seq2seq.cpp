@@ -127,6 +127,10 @@ TEST(Seq2seqApp, OpensOnTheSeq2seqWindow) {
   std::string bytes, error;
   ASSERT_TRUE(read_text_file(png, bytes, error)) << error;
   EXPECT_EQ(bytes.substr(0, 4), "\x89PNG");
+  // Opening on live training starts it at once; the window closes with the training running.
+  const auto live =
+      test::run_cli("gui --tab seq2seq-live --size 1280x800 --screenshot '" + png + "' --frames 3");
+  EXPECT_EQ(live.status, 0) << live.err;
   const auto bad = test::run_cli("gui --tab seq3seq --screenshot '" + png + "' --frames 1");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--tab"), std::string::npos) << bad.err;
