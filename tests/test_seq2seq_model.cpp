@@ -24,7 +24,7 @@ void reseal(std::string& bytes) {
 }
 
 TEST(Seq2SeqModelFile, RoundTripKeepsEverything) {
-  for (Score s : {Score::kNone, Score::kBahdanau, Score::kLocalP}) {
+  for (Score s : {Score::kNone, Score::kBahdanau, Score::kLocalP, Score::kLocalM}) {
     Model m = new_date_model(s, 8, 4, 3, 5);
     m.info = "trained by a test";
     const std::string bytes = serialize_model(m);
@@ -80,6 +80,12 @@ TEST(Seq2SeqModelFile, RejectsTruncatedForeignAndCorruptedFiles) {
   EXPECT_FALSE(parse_model(version, "f", out, error));
   EXPECT_NE(error.find("version 2"), std::string::npos) << error;
 
+  std::string future = bytes;
+  future[8] = 3;
+  reseal(future);
+  EXPECT_FALSE(parse_model(future, "f", out, error));
+  EXPECT_NE(error.find("version 3 is not supported"), std::string::npos) << error;
+
   std::string score = bytes;
   score[12] = 42;
   reseal(score);
@@ -96,6 +102,44 @@ TEST(Seq2SeqModelFile, RejectsTruncatedForeignAndCorruptedFiles) {
 
   EXPECT_FALSE(load_model(test::temp_path("missing.s2s"), out, error));
   EXPECT_NE(error.find("cannot read"), std::string::npos) << error;
+}
+
+// local-m's window: at step t it covers the input positions j within D of p_t = min(t, len − 1),
+// separately for every row of a ragged batch, and the weights are a distribution over it.
+TEST(Seq2SeqLocalM, WindowFollowsTheDiagonalOfEachRow) {
+  Model m = new_date_model(Score::kLocalM, 8, 4, 2, 3);
+  Batch b;
+  std::string error;
+  for (const char* s : {"on 1 jan 1999 at noon", "3.4.05", "20491231"}) {
+    std::vector<int> ids;
+    ASSERT_TRUE(encode(m.in_vocab, s, ids, error)) << error;
+    b.src.push_back(ids);
+  }
+  ForwardCache<float> fc;
+  forward(m.config, m.params, b, fc, 11);
+  const int D = m.config.window;
+  for (int t = 0; t < 11; ++t) {
+    const auto& st = fc.steps[static_cast<size_t>(t)];
+    for (int row = 0; row < 3; ++row) {
+      const int len = static_cast<int>(b.src[static_cast<size_t>(row)].size());
+      const int centre = std::min(t, len - 1);
+      EXPECT_EQ(st.pos(row, 0), float(centre)) << "row " << row << " t " << t;
+      double sum = 0;
+      for (int j = 0; j < fc.src_len; ++j) {
+        const bool visible = j < len && std::abs(j - centre) <= D;
+        EXPECT_EQ(st.valid(row, j) != 0.0f, visible) << "row " << row << " t " << t << " j " << j;
+        if (!visible) {
+          EXPECT_EQ(st.alpha(row, j), 0.0f);
+        }
+        sum += st.alpha(row, j);
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-5);
+    }
+  }
+  // Written out for "3.4.05" (6 characters) with D = 2: step 0 sees "3.4", step 9 (p_t
+  // clamped to 5) sees "05" and the dot before it.
+  EXPECT_EQ(fc.steps[0].valid.row(1).head(6), (Mat<float>(1, 6) << 1, 1, 1, 0, 0, 0).finished());
+  EXPECT_EQ(fc.steps[9].valid.row(1).head(6), (Mat<float>(1, 6) << 0, 0, 0, 1, 1, 1).finished());
 }
 
 // A decoder built by hand that counts: after <s> it says '0', after digit k it says k + 1, after
