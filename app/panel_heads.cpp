@@ -17,6 +17,11 @@ void draw_heads_panel(Ui& ui) {
     ImGui::End();
     return;
   }
+  if (!st.has_trace()) {  // nothing computed yet (no scenario, or a trace still on its way)
+    ImGui::TextDisabled("No heads to show yet.");
+    ImGui::End();
+    return;
+  }
   const AttentionTrace& t = st.trace();
   const int H = t.num_heads, G = std::max(1, t.num_kv_heads);
   const float fs = ImGui::GetFontSize();

@@ -28,8 +28,7 @@ class Seq2seqWindow : public ::testing::Test {
     load_fonts(ui, ui.settings.font_px);
     apply_theme(true, 1.0f);
     ui.show_seq2seq = true;
-    // The app always has a scenario; the other panels assume one (the heads panel divides by
-    // its head count).
+    // As in the app, the attention panels behind the seq2seq window show a scenario.
     ASSERT_TRUE(state.load_example("fear-is-the"));
   }
   void TearDown() override {
