@@ -2,7 +2,6 @@
 // carry the colour-map colours of the weights this test computes itself in double. Skips without
 // DISPLAY.
 #include <gtest/gtest.h>
-#include <stb_image.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +14,7 @@
 #include "atomic_file.h"
 #include "backend.h"
 #include "colormap.h"
+#include "png_image.h"
 #include "reference.h"
 #include "scenario.h"
 
@@ -23,32 +23,12 @@ namespace {
 
 using nlohmann::json;
 
-struct Image {
-  int w = 0, h = 0;
-  std::vector<unsigned char> rgb;
-  Rgb at(int x, int y) const {
-    const unsigned char* p = &rgb[(static_cast<size_t>(y) * w + x) * 3];
-    return {p[0], p[1], p[2]};
-  }
-};
-
-bool load_png(const std::string& path, Image& img) {
-  int n = 0;
-  unsigned char* data = stbi_load(path.c_str(), &img.w, &img.h, &n, 3);
-  if (!data) return false;
-  img.rgb.assign(data, data + static_cast<size_t>(img.w) * img.h * 3);
-  stbi_image_free(data);
-  return true;
-}
+using Image = test::RgbImage;
 
 json load_json(const std::string& path) {
   std::string text, error;
   if (!read_text_file(path, text, error)) return json();
   return json::parse(text, nullptr, false);
-}
-
-int channel_gap(Rgb a, Rgb b) {
-  return std::max({std::abs(a.r - b.r), std::abs(a.g - b.g), std::abs(a.b - b.b)});
 }
 
 // The colour the app must show for value x: the map's table entry nearest to x on [vmin, vmax].
@@ -69,8 +49,8 @@ class UnderXvfb : public ::testing::Test {
 // weights of head h; hidden cells must show the neutral hatch (grey). Returns cells checked.
 int check_weights_pixels(const std::string& png, const AttentionProblem& p, int h,
                          int max_cells = 1 << 30) {
-  Image img;
-  EXPECT_TRUE(load_png(png, img)) << png;
+  Image img = test::load_png_rgb(png);
+  EXPECT_FALSE(img.empty()) << png;
   json side = load_json(png + ".json");
   EXPECT_TRUE(side.is_object()) << "no sidecar " << png << ".json";
   if (!side.is_object() || img.w == 0) return 0;
@@ -106,7 +86,7 @@ int check_weights_pixels(const std::string& png, const AttentionProblem& p, int 
         EXPECT_LE(std::abs(got.r - got.b), 12) << "hidden cell " << i << "," << j << " not grey";
       } else {
         const Rgb want = expected_color("viridis", w(i, j), 0.0, vmax);
-        EXPECT_LE(channel_gap(got, want), 3)
+        EXPECT_LE(test::max_channel_diff(got, want), 3)
             << "cell " << i << "," << j << " weight " << w(i, j) << " at (" << px << "," << py
             << "): got " << int(got.r) << "," << int(got.g) << "," << int(got.b) << " want "
             << int(want.r) << "," << int(want.g) << "," << int(want.b);
@@ -166,8 +146,8 @@ TEST_F(UnderXvfb, EveryExampleAndStageRenders) {
       test::CliResult r = test::run_cli(std::string("gui --example ") + ex + " --step " + step +
                                         " --select 1,0 --screenshot '" + png + "' --frames 3");
       ASSERT_EQ(r.status, 0) << ex << " " << step << ": " << r.err;
-      Image img;
-      ASSERT_TRUE(load_png(png, img));
+      Image img = test::load_png_rgb(png);
+      ASSERT_FALSE(img.empty());
       EXPECT_EQ(img.w, 1600);
       EXPECT_EQ(img.h, 1000);
     }

@@ -3,7 +3,6 @@
 // command's errors (exit 2, flag named, nothing written).
 #include <dirent.h>
 #include <gtest/gtest.h>
-#include <stb/stb_image.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -19,6 +18,7 @@
 #include "colormap.h"
 #include "heatmap_export.h"
 #include "heatmap_layout.h"
+#include "png_image.h"
 #include "reference.h"
 #include "scenario.h"
 
@@ -98,28 +98,8 @@ Table masked_softmax(const Table& scores, double d_k,
   return w;
 }
 
-struct Image {
-  int w = 0, h = 0;
-  std::vector<unsigned char> px;
-  Rgb at(int x, int y) const {
-    const unsigned char* p = &px[(static_cast<size_t>(y) * w + x) * 3];
-    return {p[0], p[1], p[2]};
-  }
-};
-
-Image load_png(const std::string& path) {
-  Image img;
-  int n = 0;
-  unsigned char* data = stbi_load(path.c_str(), &img.w, &img.h, &n, 3);
-  if (!data) return img;
-  img.px.assign(data, data + static_cast<size_t>(img.w) * img.h * 3);
-  stbi_image_free(data);
-  return img;
-}
-
-int channel_diff(Rgb a, Rgb b) {
-  return std::max({std::abs(a.r - b.r), std::abs(a.g - b.g), std::abs(a.b - b.b)});
-}
+using Image = test::RgbImage;
+using test::max_channel_diff;
 
 std::string hex(Rgb c) {
   char buf[8];
@@ -152,7 +132,7 @@ void expect_cell_colour(const Image& img, const HeatmapLayout& L, int i, int j, 
   ASSERT_GE(r.w, 8) << what;
   for (auto [x, y] : {std::pair{r.x + 3, r.y + 3}, std::pair{r.right() - 4, r.bottom() - 4}}) {
     Rgb got = img.at(x, y);
-    EXPECT_LE(channel_diff(got, want), 2)
+    EXPECT_LE(max_channel_diff(got, want), 2)
         << what << " cell (" << i << ", " << j << ") at pixel (" << x << ", " << y << "): got "
         << hex(got) << ", expected " << hex(want);
   }
@@ -209,23 +189,23 @@ TEST(Colormap, PublishedValues) {
                                             {0.75, {0x5e, 0xc9, 0x62}},
                                             {1.0, {0xfd, 0xe7, 0x25}}};
   for (auto [t, want] : viridis)
-    EXPECT_LE(channel_diff(colormap_color("viridis", t), want), 2) << "viridis " << t;
+    EXPECT_LE(max_channel_diff(colormap_color("viridis", t), want), 2) << "viridis " << t;
   const std::pair<double, Rgb> magma[] = {{0.0, {0x00, 0x00, 0x04}},
                                           {0.25, {0x51, 0x12, 0x7c}},
                                           {0.5, {0xb7, 0x37, 0x79}},
                                           {0.75, {0xfc, 0x89, 0x61}},
                                           {1.0, {0xfc, 0xfd, 0xbf}}};
   for (auto [t, want] : magma)
-    EXPECT_LE(channel_diff(colormap_color("magma", t), want), 2) << "magma " << t;
-  EXPECT_LE(channel_diff(colormap_color("cividis", 0.0), {0x00, 0x22, 0x4e}), 1);
-  EXPECT_LE(channel_diff(colormap_color("cividis", 1.0), {0xfe, 0xe8, 0x38}), 1);
-  EXPECT_LE(channel_diff(colormap_color("grayscale", 0.0), {0, 0, 0}), 0);
-  EXPECT_LE(channel_diff(colormap_color("grayscale", 1.0), {255, 255, 255}), 0);
-  EXPECT_LE(channel_diff(colormap_color("grayscale", 0.5), {128, 128, 128}), 1);
+    EXPECT_LE(max_channel_diff(colormap_color("magma", t), want), 2) << "magma " << t;
+  EXPECT_LE(max_channel_diff(colormap_color("cividis", 0.0), {0x00, 0x22, 0x4e}), 1);
+  EXPECT_LE(max_channel_diff(colormap_color("cividis", 1.0), {0xfe, 0xe8, 0x38}), 1);
+  EXPECT_LE(max_channel_diff(colormap_color("grayscale", 0.0), {0, 0, 0}), 0);
+  EXPECT_LE(max_channel_diff(colormap_color("grayscale", 1.0), {255, 255, 255}), 0);
+  EXPECT_LE(max_channel_diff(colormap_color("grayscale", 0.5), {128, 128, 128}), 1);
   // ColorBrewer RdBu, blue for negative: dark blue, neutral #f7f7f7 at the centre, dark red.
-  EXPECT_LE(channel_diff(colormap_color("diverging", 0.0), {0x05, 0x30, 0x61}), 0);
-  EXPECT_LE(channel_diff(colormap_color("diverging", 0.5), {0xf7, 0xf7, 0xf7}), 0);
-  EXPECT_LE(channel_diff(colormap_color("diverging", 1.0), {0x67, 0x00, 0x1f}), 0);
+  EXPECT_LE(max_channel_diff(colormap_color("diverging", 0.0), {0x05, 0x30, 0x61}), 0);
+  EXPECT_LE(max_channel_diff(colormap_color("diverging", 0.5), {0xf7, 0xf7, 0xf7}), 0);
+  EXPECT_LE(max_channel_diff(colormap_color("diverging", 1.0), {0x67, 0x00, 0x1f}), 0);
 }
 
 TEST(Colormap, ClampsOutOfRangeAndNaN) {
@@ -291,7 +271,7 @@ TEST(ExportPng, FearIsTheWeightsMatchTheColourMap) {
   std::string out = test::temp_path("fit-weights.png");
   auto r = test::run_cli("export --example fear-is-the --step weights --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  Image img = load_png(out);
+  Image img = test::load_png_rgb(out);
   ASSERT_GT(img.w, 0) << "stbi_load failed on " << out;
 
   AttentionTrace t = trace_of_example("fear-is-the");
@@ -338,7 +318,7 @@ TEST(ExportPng, SignedScoresUseADivergingMapCentredOnZero) {
   std::string out = test::temp_path("cross-scores.png");
   auto r = test::run_cli("export --scenario '" + scen + "' --step scores --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  Image img = load_png(out);
+  Image img = test::load_png_rgb(out);
   ASSERT_GT(img.w, 0);
   AttentionTrace t = trace_of_file(scen);
   HeatmapOptions o;
@@ -370,7 +350,7 @@ TEST(ExportPng, OutputIsNonSquareAndUsesItsOwnRange) {
   std::string out = test::temp_path("cross-output.png");
   auto r = test::run_cli("export --scenario '" + scen + "' --step output --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  Image img = load_png(out);
+  Image img = test::load_png_rgb(out);
   AttentionTrace t = trace_of_file(scen);
   HeatmapOptions o;
   o.step = "output";
@@ -394,7 +374,7 @@ TEST(ExportPng, ChosenColourMapAndWidth) {
       "export --example fear-is-the --step weights --colormap magma --width 1000 --out '" + out +
       "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  Image img = load_png(out);
+  Image img = test::load_png_rgb(out);
   EXPECT_EQ(img.w, 1000);
   AttentionTrace t = trace_of_example("fear-is-the");
   HeatmapOptions o;
@@ -468,7 +448,7 @@ TEST(ExportSvg, MaskedStageHasTokensTitleAndMinusInfinity) {
       unsigned rr = 0, gg = 0, bb = 0;
       ASSERT_EQ(std::sscanf(svg.c_str() + p + rect.size(), "#%02x%02x%02x", &rr, &gg, &bb), 3);
       got = {static_cast<uint8_t>(rr), static_cast<uint8_t>(gg), static_cast<uint8_t>(bb)};
-      EXPECT_LE(channel_diff(got, want), 2) << "cell " << i << "," << j;
+      EXPECT_LE(max_channel_diff(got, want), 2) << "cell " << i << "," << j;
     }
 }
 
