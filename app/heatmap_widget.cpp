@@ -227,9 +227,12 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     dl->PushClipRect({pos.x, vp0.y - fs * 0.5f}, {vp0.x, vp1.y + fs * 0.5f}, true);
     const int every = std::max(1, static_cast<int>(std::ceil(fs / v.cell_h)));
     for (int i = i0 - i0 % every; i < i1; i += every) {
+      // A row scrolled half out of view keeps no label: a clipped token reads as another word.
+      const float centre = v.origin.y + (i + 0.5f) * v.cell_h;
+      if (centre < vp0.y || centre > vp1.y) continue;
       std::string t = label_or_index(sp.row_labels, i);
       ImVec2 ts = ImGui::CalcTextSize(t.c_str());
-      const float y = v.origin.y + (i + 0.5f) * v.cell_h - ts.y / 2;
+      const float y = centre - ts.y / 2;
       dl->AddText({vp0.x - pad - ts.x, y}, i == sp.selected_row ? sel_col : text_col, t.c_str());
     }
     dl->PopClipRect();
@@ -242,9 +245,11 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
       widest = std::max(widest, ImGui::CalcTextSize(label_or_index(sp.col_labels, j).c_str()).x);
     const int every = std::max(1, static_cast<int>(std::ceil((widest + pad) / v.cell_w)));
     for (int j = j0 - j0 % every; j < j1; j += every) {
+      const float centre = v.origin.x + (j + 0.5f) * v.cell_w;
+      if (centre < vp0.x || centre > vp1.x) continue;
       std::string t = label_or_index(sp.col_labels, j);
       ImVec2 ts = ImGui::CalcTextSize(t.c_str());
-      const float x = v.origin.x + (j + 0.5f) * v.cell_w - ts.x / 2;
+      const float x = centre - ts.x / 2;
       dl->AddText({x, pos.y + (top_h - ts.y) / 2}, j == sp.selected_col ? sel_col : text_col,
                   t.c_str());
     }
