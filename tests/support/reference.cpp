@@ -138,9 +138,16 @@ double max_abs_diff(const Matrix& a, const RefMat& b) {
 }
 
 std::string temp_path(const std::string& name) {
+  // One fresh folder per test process (mkdtemp): a pid alone is reused across runs, and a file
+  // left by an earlier process with the same pid made "was it written?" checks flaky.
+  static const std::string dir = [] {
+    std::string templ = std::string(ATTN_TEST_TMP) + "/run-XXXXXX";
+    if (!::mkdtemp(templ.data())) std::abort();
+    return templ;
+  }();
   static int counter = 0;
   std::ostringstream s;
-  s << ATTN_TEST_TMP << "/" << ::getpid() << "_" << counter++ << "_" << name;
+  s << dir << "/" << counter++ << "_" << name;
   return s.str();
 }
 
