@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "atomic_file.h"
-#include "gui_setup.h"
+#include "gui_headless.h"
 #include "panel_seq2seq.h"
 #include "reference.h"
 #include "ui.h"
@@ -20,13 +20,7 @@ namespace {
 class Seq2seqWindow : public ::testing::Test {
  protected:
   void SetUp() override {
-    ImGui::CreateContext();
-    ImGuiIO& io = ImGui::GetIO();
-    io.DisplaySize = {1600, 1000};
-    io.IniFilename = nullptr;
-    io.DeltaTime = 1.0f / 60;
-    load_fonts(ui, ui.settings.font_px);
-    apply_theme(true, 1.0f);
+    test::create_headless_imgui(ui);
     ui.show_seq2seq = true;
     // As in the app, the attention panels behind the seq2seq window show a scenario.
     ASSERT_TRUE(state.load_example("fear-is-the"));
