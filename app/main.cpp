@@ -1,4 +1,4 @@
 // attention-lab: with no arguments opens the desktop app; otherwise runs a subcommand (cli.md).
-#include "cli.h"
+#include "cli/cli.h"
 
 int main(int argc, char** argv) { return attn::cli::run(argc, argv); }

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "app_state.h"
-#include "atomic_file.h"
+#include "gui/app_state.h"
+#include "io/atomic_file.h"
 #include "reference.h"
 
 namespace attn {

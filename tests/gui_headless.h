@@ -6,8 +6,8 @@
 
 #include <utility>
 
-#include "gui_setup.h"
-#include "ui.h"
+#include "gui/gui_setup.h"
+#include "gui/ui.h"
 
 namespace attn::test {
 

@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "atomic_file.h"
+#include "io/atomic_file.h"
 #include "gui_headless.h"
 #include "reference.h"
-#include "ui.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

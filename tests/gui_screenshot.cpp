@@ -11,12 +11,12 @@
 #include <random>
 #include <regex>
 
-#include "atomic_file.h"
-#include "backend.h"
-#include "colormap.h"
+#include "io/atomic_file.h"
+#include "backends/backend.h"
+#include "render/colormap.h"
 #include "png_image.h"
 #include "reference.h"
-#include "scenario.h"
+#include "attention/scenario.h"
 
 namespace attn {
 namespace {

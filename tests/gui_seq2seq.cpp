@@ -8,11 +8,11 @@
 #include <cstring>
 #include <thread>
 
-#include "atomic_file.h"
+#include "io/atomic_file.h"
 #include "gui_headless.h"
-#include "panel_seq2seq.h"
+#include "gui/panel_seq2seq.h"
 #include "reference.h"
-#include "ui.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

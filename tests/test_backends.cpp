@@ -10,9 +10,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "backend.h"
-#include "engine.h"
-#include "opencl_backend.h"
+#include "backends/backend.h"
+#include "attention/engine.h"
+#include "backends/opencl_backend.h"
 #include "reference.h"
 
 namespace attn {

@@ -11,9 +11,9 @@
 #include <limits>
 #include <sstream>
 
-#include "backend.h"
-#include "engine.h"
-#include "npy.h"
+#include "backends/backend.h"
+#include "attention/engine.h"
+#include "io/npy.h"
 #include "npy_fixture.h"
 #include "reference.h"
 

@@ -5,10 +5,10 @@
 #include <cmath>
 #include <limits>
 
-#include "backend.h"
-#include "engine.h"
+#include "backends/backend.h"
+#include "attention/engine.h"
 #include "reference.h"
-#include "scenario.h"
+#include "attention/scenario.h"
 
 namespace attn {
 namespace {

@@ -14,13 +14,13 @@
 #include <set>
 #include <sstream>
 
-#include "backend.h"
-#include "colormap.h"
-#include "heatmap_export.h"
-#include "heatmap_layout.h"
+#include "backends/backend.h"
+#include "render/colormap.h"
+#include "render/heatmap_export.h"
+#include "render/heatmap_layout.h"
 #include "png_image.h"
 #include "reference.h"
-#include "scenario.h"
+#include "attention/scenario.h"
 
 namespace attn {
 namespace {

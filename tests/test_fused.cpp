@@ -6,10 +6,10 @@
 #include <array>
 #include <limits>
 
-#include "backend.h"
-#include "engine.h"
-#include "fused.h"
-#include "mask.h"
+#include "backends/backend.h"
+#include "attention/engine.h"
+#include "backends/fused.h"
+#include "attention/mask.h"
 #include "reference.h"
 
 namespace attn {

@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "npy.h"
+#include "io/npy.h"
 #include "npy_fixture.h"
 #include "reference.h"
 

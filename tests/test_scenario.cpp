@@ -6,10 +6,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "backend.h"
+#include "io/atomic_file.h"
+#include "backends/backend.h"
 #include "reference.h"
-#include "scenario.h"
+#include "attention/scenario.h"
 
 namespace attn {
 namespace {

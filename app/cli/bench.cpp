@@ -18,10 +18,10 @@
 #include <thread>
 #include <tuple>
 
-#include "backend.h"
-#include "cli.h"
-#include "engine.h"
-#include "fused.h"
+#include "backends/backend.h"
+#include "cli/cli.h"
+#include "attention/engine.h"
+#include "backends/fused.h"
 
 namespace attn::cli {
 namespace {

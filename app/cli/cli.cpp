@@ -4,10 +4,10 @@
 #include <exception>
 #include <iostream>
 
-#include "backend.h"
-#include "cli.h"
-#include "gui.h"
-#include "scenario.h"
+#include "backends/backend.h"
+#include "cli/cli.h"
+#include "gui/gui.h"
+#include "attention/scenario.h"
 
 namespace attn::cli {
 

@@ -10,13 +10,13 @@
 #include <cstring>
 #include <sstream>
 
-#include "atomic_file.h"
-#include "backend.h"
-#include "cli.h"
-#include "cli_mask_flags.h"
-#include "engine.h"
-#include "format.h"
-#include "npy.h"
+#include "io/atomic_file.h"
+#include "backends/backend.h"
+#include "cli/cli.h"
+#include "cli/mask_flags.h"
+#include "attention/engine.h"
+#include "attention/format.h"
+#include "io/npy.h"
 
 namespace attn::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "cli.h"
-#include "scenario.h"
+#include "cli/cli.h"
+#include "attention/scenario.h"
 
 namespace attn::cli {
 

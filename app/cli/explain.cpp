@@ -4,10 +4,10 @@
 #include <iostream>
 #include <memory>
 
-#include "backend.h"
-#include "cli.h"
-#include "explain.h"
-#include "scenario.h"
+#include "backends/backend.h"
+#include "cli/cli.h"
+#include "explain/explain.h"
+#include "attention/scenario.h"
 
 namespace attn::cli {
 

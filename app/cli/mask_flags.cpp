@@ -1,14 +1,14 @@
 // Parsing of the mask flags into a MaskSpec and the checks of .npy inputs, with errors that name
 // the flag and the file.
-#include "cli_mask_flags.h"
+#include "cli/mask_flags.h"
 
 #include <CLI/CLI.hpp>
 #include <climits>
 #include <cmath>
 #include <sstream>
 
-#include "cli.h"
-#include "format.h"
+#include "cli/cli.h"
+#include "attention/format.h"
 
 namespace attn::cli {
 namespace {

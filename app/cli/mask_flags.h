@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "attention.h"
-#include "npy.h"
+#include "attention/attention.h"
+#include "io/npy.h"
 
 namespace CLI {
 class App;

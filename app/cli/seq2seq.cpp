@@ -13,9 +13,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "atomic_file.h"
-#include "cli.h"
-#include "seq2seq/align_plot.h"
+#include "io/atomic_file.h"
+#include "cli/cli.h"
+#include "render/align_plot.h"
 #include "seq2seq/explain_step.h"
 #include "seq2seq/trainer.h"
 

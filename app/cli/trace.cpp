@@ -2,11 +2,11 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "atomic_file.h"
-#include "backend.h"
-#include "cli.h"
-#include "scenario.h"
-#include "trace_json.h"
+#include "io/atomic_file.h"
+#include "backends/backend.h"
+#include "cli/cli.h"
+#include "attention/scenario.h"
+#include "io/trace_json.h"
 
 namespace attn::cli {
 

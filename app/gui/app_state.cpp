@@ -1,6 +1,6 @@
 // The app's model layer: every edit goes through apply(), which validates the whole scenario,
 // keeps an undo snapshot and recomputes the trace, so the panels never see an invalid state.
-#include "app_state.h"
+#include "gui/app_state.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <random>
 
-#include "atomic_file.h"
-#include "backend.h"
-#include "format.h"
+#include "io/atomic_file.h"
+#include "backends/backend.h"
+#include "attention/format.h"
 
 namespace attn {
 namespace {

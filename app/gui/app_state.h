@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
-#include "explain.h"
-#include "scenario.h"
+#include "attention/attention.h"
+#include "explain/explain.h"
+#include "attention/scenario.h"
 
 namespace attn {
 

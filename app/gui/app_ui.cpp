@@ -6,9 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
-#include "colormap.h"
-#include "heatmap_export.h"
-#include "ui.h"
+#include "render/colormap.h"
+#include "render/heatmap_export.h"
+#include "gui/ui.h"
 
 namespace attn {
 

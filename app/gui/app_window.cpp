@@ -16,11 +16,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "atomic_file.h"
-#include "gui.h"
-#include "gui_setup.h"
-#include "heatmap_texture.h"
-#include "ui.h"
+#include "io/atomic_file.h"
+#include "gui/gui.h"
+#include "gui/gui_setup.h"
+#include "gui/heatmap_texture.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

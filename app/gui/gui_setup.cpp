@@ -1,14 +1,14 @@
 // Turns GuiOptions into a starting state (scenario, step, head, selection, scripted edits,
 // settings) with errors that name the flag; shared by the real window and the headless tests.
-#include "gui_setup.h"
+#include "gui/gui_setup.h"
 
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 
-#include "colormap.h"
-#include "gui.h"
-#include "panel_seq2seq.h"
+#include "render/colormap.h"
+#include "gui/gui.h"
+#include "gui/panel_seq2seq.h"
 
 namespace attn {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "gui.h"
-#include "ui.h"
+#include "gui/gui.h"
+#include "gui/ui.h"
 
 namespace attn {
 

@@ -2,7 +2,7 @@
 // changes), a 256-entry colour-map table per map, and the shader program of shaders/heatmap.*,
 // bound through ImDrawList callbacks so the quad sits in ImGui's draw order and clipping.
 #define GL_GLEXT_PROTOTYPES 1
-#include "heatmap_texture.h"
+#include "gui/heatmap_texture.h"
 
 #include <GL/gl.h>
 #include <GL/glext.h>
@@ -13,10 +13,10 @@
 #include <map>
 #include <vector>
 
-#include "colormap.h"
+#include "render/colormap.h"
 #include "embedded_shaders.h"
-#include "heatmap_widget.h"
-#include "ui.h"
+#include "gui/heatmap_widget.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "attention.h"
+#include "attention/attention.h"
 
 namespace attn {
 

@@ -1,15 +1,15 @@
 // The heatmap widget: layout, labels, numbers, selection, hover and zoom/pan. The cells themselves
 // go through the GL renderer when there is one, else through ImGui rectangles (headless tests).
-#include "heatmap_widget.h"
+#include "gui/heatmap_widget.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
 
-#include "colormap.h"
-#include "format.h"
-#include "heatmap_texture.h"
+#include "render/colormap.h"
+#include "attention/format.h"
+#include "gui/heatmap_texture.h"
 
 namespace attn {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "ui.h"
+#include "gui/ui.h"
 
 namespace attn {
 

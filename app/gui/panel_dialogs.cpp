@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <future>
 
-#include "heatmap_export.h"
-#include "ui.h"
+#include "render/heatmap_export.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <functional>
 
-#include "format.h"
-#include "ui.h"
+#include "attention/format.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "heatmap_widget.h"
-#include "ui.h"
+#include "gui/heatmap_widget.h"
+#include "gui/ui.h"
 
 namespace attn {
 

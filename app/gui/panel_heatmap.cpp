@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "heatmap_widget.h"
-#include "ui.h"
+#include "gui/heatmap_widget.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

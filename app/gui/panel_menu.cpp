@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "backend.h"
-#include "colormap.h"
-#include "ui.h"
+#include "backends/backend.h"
+#include "render/colormap.h"
+#include "gui/ui.h"
 
 namespace attn {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "ui.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

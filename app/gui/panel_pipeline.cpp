@@ -2,7 +2,7 @@
 // and the controls that move through them (first, previous, play at a pace, next, last).
 #include <imgui.h>
 
-#include "ui.h"
+#include "gui/ui.h"
 
 namespace attn {
 

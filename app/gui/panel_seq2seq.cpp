@@ -2,7 +2,7 @@
 // alignment heatmap; step through the decoder one output character at a time (scores e_tj, the
 // chosen formula with its numbers, the softmax α_tj, the context); put two score functions side
 // by side; train a small model live and watch its alignment form; compare accuracy by length.
-#include "panel_seq2seq.h"
+#include "gui/panel_seq2seq.h"
 
 #include <dirent.h>
 #include <imgui.h>
@@ -13,7 +13,7 @@
 #include <future>
 
 #include "seq2seq/explain_step.h"
-#include "ui.h"
+#include "gui/ui.h"
 
 namespace attn {
 

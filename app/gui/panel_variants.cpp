@@ -8,8 +8,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "backend.h"
-#include "ui.h"
+#include "backends/backend.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

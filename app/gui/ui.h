@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app_state.h"
+#include "gui/app_state.h"
 
 namespace attn {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "ui.h"
+#include "gui/ui.h"
 
 namespace attn {
 namespace {

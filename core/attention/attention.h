@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "matrix.h"
+#include "attention/matrix.h"
 
 namespace attn {
 

@@ -1,11 +1,11 @@
 // Validation at the engine's edge and the staged computation of a full attention trace.
-#include "engine.h"
+#include "attention/engine.h"
 
 #include <cassert>
 #include <cmath>
 #include <sstream>
 
-#include "format.h"
+#include "attention/format.h"
 
 namespace attn {
 namespace {

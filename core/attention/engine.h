@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "attention.h"
-#include "backend.h"
+#include "attention/attention.h"
+#include "backends/backend.h"
 
 namespace attn {
 

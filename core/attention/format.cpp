@@ -1,5 +1,5 @@
 // Number formatting for narration, CLI and exports.
-#include "format.h"
+#include "attention/format.h"
 
 #include <cmath>
 #include <cstdio>

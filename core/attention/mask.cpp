@@ -1,5 +1,5 @@
 // Mask geometry and reasons, shared by every backend and by the narration of hidden keys.
-#include "mask.h"
+#include "attention/mask.h"
 
 #include <algorithm>
 #include <cassert>

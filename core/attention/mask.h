@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "attention.h"
+#include "attention/attention.h"
 
 namespace attn {
 

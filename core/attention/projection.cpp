@@ -2,8 +2,8 @@
 // then concatenate the heads and apply W_O, recording both equivalent forms of the output.
 #include <cassert>
 
-#include "engine.h"
-#include "scenario.h"
+#include "attention/engine.h"
+#include "attention/scenario.h"
 
 namespace attn {
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
-#include "backend.h"
+#include "attention/attention.h"
+#include "backends/backend.h"
 
 namespace attn {
 

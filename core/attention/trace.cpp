@@ -2,7 +2,7 @@
 #include <cassert>
 #include <cmath>
 
-#include "attention.h"
+#include "attention/attention.h"
 
 namespace attn {
 

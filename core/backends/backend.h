@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
+#include "attention/attention.h"
 
 namespace attn {
 

@@ -3,8 +3,8 @@
 #include <exception>
 #include <iostream>
 
-#include "backend.h"
-#include "opencl_backend.h"
+#include "backends/backend.h"
+#include "backends/opencl_backend.h"
 
 namespace attn {
 namespace {

@@ -2,10 +2,10 @@
 #include <cmath>
 #include <limits>
 
-#include "backend.h"
-#include "engine.h"
-#include "fused.h"
-#include "mask.h"
+#include "backends/backend.h"
+#include "attention/engine.h"
+#include "backends/fused.h"
+#include "attention/mask.h"
 
 namespace attn {
 namespace {

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "attention.h"
+#include "attention/attention.h"
 
 namespace attn {
 

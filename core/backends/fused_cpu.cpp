@@ -7,8 +7,8 @@
 #include <mutex>
 #include <thread>
 
-#include "fused.h"
-#include "mask.h"
+#include "backends/fused.h"
+#include "attention/mask.h"
 
 namespace attn {
 

@@ -1,6 +1,6 @@
 // The OpenCL backend: the staged trace and the fused outputs-only path on an OpenCL device, with
 // every call checked and programs built once per configuration and cached.
-#include "opencl_backend.h"
+#include "backends/opencl_backend.h"
 
 #ifndef ATTN_HAVE_OPENCL
 
@@ -28,9 +28,9 @@ std::unique_ptr<Backend> make_opencl_backend(int, std::string& error) {
 #include <map>
 #include <sstream>
 
-#include "fused.h"
-#include "mask.h"
-#include "opencl_runtime.h"
+#include "backends/fused.h"
+#include "attention/mask.h"
+#include "backends/opencl_runtime.h"
 
 namespace attn {
 namespace {

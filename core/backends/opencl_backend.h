@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "backend.h"
+#include "backends/backend.h"
 
 namespace attn {
 

@@ -1,6 +1,6 @@
 // Checked OpenCL C API helpers: error names, device discovery, program builds with their logs.
 #ifdef ATTN_HAVE_OPENCL
-#include "opencl_runtime.h"
+#include "backends/opencl_runtime.h"
 
 #include <cstdlib>
 #include <fstream>

@@ -1,15 +1,15 @@
 // The narration of one query row (or one cell): every stage of attention written out with the
 // trace's own numbers, the way a student works it by hand. It never recomputes attention; the
 // only arithmetic here spells out terms (products, exponentials, sums) for the reader.
-#include "explain.h"
+#include "explain/explain.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <sstream>
 
-#include "explain_text.h"
-#include "mask.h"
+#include "explain/explain_text.h"
+#include "attention/mask.h"
 
 namespace attn {
 namespace {

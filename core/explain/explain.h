@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "attention.h"
+#include "attention/attention.h"
 
 namespace attn {
 

@@ -1,9 +1,9 @@
 // Text layout helpers for the narration: symbols, compact numbers, columns and wrapped equations.
-#include "explain_text.h"
+#include "explain/explain_text.h"
 
 #include <cmath>
 
-#include "format.h"
+#include "attention/format.h"
 
 namespace attn::explain_text {
 namespace {

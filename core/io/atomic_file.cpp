@@ -1,5 +1,5 @@
 // Whole-file reads and atomic writes.
-#include "atomic_file.h"
+#include "io/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,8 +1,8 @@
 // The built-in example scenarios, embedded from assets/examples/*.json.
 #include <algorithm>
 
-#include "embedded_assets.h"
-#include "scenario.h"
+#include "io/embedded_assets.h"
+#include "attention/scenario.h"
 
 namespace attn {
 namespace {

@@ -1,6 +1,6 @@
 // The .npy reader (a small parser for the header's Python dict literal plus checked decoding of
 // the data) and the float32 writer. Every malformed input gets an error naming what is wrong.
-#include "npy.h"
+#include "io/npy.h"
 
 #include <cassert>
 #include <cctype>
@@ -13,8 +13,8 @@
 #include <sstream>
 #include <vector>
 
-#include "atomic_file.h"
-#include "format.h"
+#include "io/atomic_file.h"
+#include "attention/format.h"
 
 namespace attn {
 namespace {

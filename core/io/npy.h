@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "matrix.h"
+#include "attention/matrix.h"
 
 namespace attn {
 

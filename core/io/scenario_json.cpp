@@ -8,10 +8,10 @@
 #include <set>
 #include <sstream>
 
-#include "atomic_file.h"
-#include "engine.h"
-#include "format.h"
-#include "scenario.h"
+#include "io/atomic_file.h"
+#include "attention/engine.h"
+#include "attention/format.h"
+#include "attention/scenario.h"
 
 namespace attn {
 namespace {

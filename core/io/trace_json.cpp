@@ -1,5 +1,5 @@
 // Serialises an AttentionTrace to the JSON layout of cli.md.
-#include "trace_json.h"
+#include "io/trace_json.h"
 
 #include <charconv>
 #include <cmath>

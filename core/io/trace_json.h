@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "attention.h"
+#include "attention/attention.h"
 
 namespace attn {
 

@@ -1,5 +1,5 @@
 // Alignment plot rendering to SVG and PNG (see align_plot.h).
-#include "align_plot.h"
+#include "render/align_plot.h"
 
 #include <stb_image_write.h>
 
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "atomic_file.h"
-#include "raster_text.h"
+#include "io/atomic_file.h"
+#include "render/raster_text.h"
 
 namespace attn::s2s {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tensor.h"
+#include "seq2seq/tensor.h"
 
 namespace attn::s2s {
 

@@ -1,6 +1,6 @@
 // Colour maps for heatmaps: matplotlib's viridis, cividis and magma (sampled from the published
 // 256-entry tables), grayscale, and ColorBrewer's RdBu as a blue-white-red diverging map.
-#include "colormap.h"
+#include "render/colormap.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,12 +1,12 @@
 // export_heatmap: validates the options, composes the scene and writes it as PNG or SVG
 // atomically, chosen by the file's extension.
-#include "heatmap_export.h"
+#include "render/heatmap_export.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include "atomic_file.h"
-#include "heatmap_layout.h"
+#include "io/atomic_file.h"
+#include "render/heatmap_layout.h"
 
 namespace attn {
 

@@ -1,13 +1,13 @@
 // Composes the exported heatmap: chooses the matrix, colour scale and label placement, and emits
 // the scene both writers draw (see heatmap_layout.h).
-#include "heatmap_layout.h"
+#include "render/heatmap_layout.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "format.h"
-#include "heatmap_view.h"
+#include "attention/format.h"
+#include "render/heatmap_view.h"
 
 namespace attn {
 namespace {

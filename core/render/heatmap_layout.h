@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
-#include "colormap.h"
-#include "heatmap_export.h"
-#include "raster_text.h"
+#include "attention/attention.h"
+#include "render/colormap.h"
+#include "render/heatmap_export.h"
+#include "render/raster_text.h"
 
 namespace attn {
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "heatmap_layout.h"
+#include "render/heatmap_layout.h"
 
 namespace attn {
 namespace {

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "heatmap_layout.h"
+#include "render/heatmap_layout.h"
 
 namespace attn {
 namespace {

@@ -1,14 +1,14 @@
 // Builds the HeatmapView of a trace stage: picks the head's matrix, labels rows and columns,
 // finds masked cells, formats numbers and row sums, and sets the colour scale.
-#include "heatmap_view.h"
+#include "render/heatmap_view.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-#include "colormap.h"
-#include "format.h"
-#include "raster_text.h"
+#include "render/colormap.h"
+#include "attention/format.h"
+#include "render/raster_text.h"
 
 namespace attn {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
-#include "heatmap_export.h"
+#include "attention/attention.h"
+#include "render/heatmap_export.h"
 
 namespace attn {
 

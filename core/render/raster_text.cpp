@@ -1,6 +1,6 @@
 // Text rasterisation for the PNG exporter with stb_truetype (implementation from Debian's
 // libstb) and the DejaVu Sans files of fonts-dejavu-core.
-#include "raster_text.h"
+#include "render/raster_text.h"
 
 #include <stb/stb_truetype.h>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace attn {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "colormap.h"
+#include "render/colormap.h"
 
 namespace attn {
 

@@ -1,5 +1,5 @@
 // Adam with bias correction and global-norm clipping (see adam.h).
-#include "adam.h"
+#include "seq2seq/adam.h"
 
 #include <cmath>
 

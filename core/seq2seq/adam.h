@@ -1,7 +1,7 @@
 // Adam (Kingma & Ba 2015) over a model's parameters, with global-norm gradient clipping.
 #pragma once
 
-#include "model.h"
+#include "seq2seq/model.h"
 
 namespace attn::s2s {
 

@@ -1,10 +1,10 @@
 // Date generator for the seq2seq task: many input formats, one ISO output (see dates.h).
-#include "dates.h"
+#include "seq2seq/dates.h"
 
 #include <cstdio>
 #include <iterator>
 
-#include "tensor.h"
+#include "seq2seq/tensor.h"
 
 namespace attn::s2s {
 

@@ -1,10 +1,10 @@
 // Writes out one attention step with its numbers (see explain_step.h).
-#include "explain_step.h"
+#include "seq2seq/explain_step.h"
 
 #include <cassert>
 #include <cmath>
 
-#include "format.h"
+#include "attention/format.h"
 
 namespace attn::s2s {
 

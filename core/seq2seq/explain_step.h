@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model_io.h"
+#include "seq2seq/model_io.h"
 
 namespace attn::s2s {
 

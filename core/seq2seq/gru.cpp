@@ -1,5 +1,5 @@
 // GRU cell forward and backward over a batch (see gru.h for the equations).
-#include "gru.h"
+#include "seq2seq/gru.h"
 
 #include <cassert>
 

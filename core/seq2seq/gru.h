@@ -2,7 +2,7 @@
 // the state of finished (padded) sequences unchanged.
 #pragma once
 
-#include "tensor.h"
+#include "seq2seq/tensor.h"
 
 namespace attn::s2s {
 

@@ -1,5 +1,5 @@
 // Background training with snapshots for the app (see live_trainer.h).
-#include "live_trainer.h"
+#include "seq2seq/live_trainer.h"
 
 namespace attn::s2s {
 

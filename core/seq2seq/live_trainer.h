@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "trainer.h"
+#include "seq2seq/trainer.h"
 
 namespace attn::s2s {
 

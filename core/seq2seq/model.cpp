@@ -1,12 +1,12 @@
 // Forward pass, BPTT backward and greedy decoding of the seq2seq models (see model.h).
-#include "model.h"
+#include "seq2seq/model.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <limits>
 
-#include "vocab.h"
+#include "seq2seq/vocab.h"
 
 namespace attn::s2s {
 

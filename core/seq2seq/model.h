@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "gru.h"
-#include "tensor.h"
+#include "seq2seq/gru.h"
+#include "seq2seq/tensor.h"
 
 namespace attn::s2s {
 

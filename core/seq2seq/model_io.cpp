@@ -3,12 +3,12 @@
 //   str in_chars | str out_chars | str info | u32 tensor count | per tensor: str name, u32 rows,
 //   u32 cols, f32 data[rows·cols] | u64 FNV-1a of every byte before it.
 // (str = u32 length + bytes.) The tensors must be exactly those the configuration implies.
-#include "model_io.h"
+#include "seq2seq/model_io.h"
 
 #include <cmath>
 #include <cstring>
 
-#include "atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace attn::s2s {
 

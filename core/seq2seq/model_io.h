@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "model.h"
-#include "vocab.h"
+#include "seq2seq/model.h"
+#include "seq2seq/vocab.h"
 
 namespace attn::s2s {
 

@@ -1,11 +1,11 @@
 // Training loop, batched gradients on threads, evaluation and translation (see trainer.h).
-#include "trainer.h"
+#include "seq2seq/trainer.h"
 
 #include <algorithm>
 #include <chrono>
 #include <thread>
 
-#include "adam.h"
+#include "seq2seq/adam.h"
 
 namespace attn::s2s {
 

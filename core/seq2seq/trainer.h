@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "dates.h"
-#include "model_io.h"
+#include "seq2seq/dates.h"
+#include "seq2seq/model_io.h"
 
 namespace attn::s2s {
 

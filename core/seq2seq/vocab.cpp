@@ -1,5 +1,5 @@
 // Character vocabularies of the date task (see vocab.h).
-#include "vocab.h"
+#include "seq2seq/vocab.h"
 
 namespace attn::s2s {
 

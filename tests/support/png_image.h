@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "colormap.h"
+#include "render/colormap.h"
 
 namespace attn::test {
 

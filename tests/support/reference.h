@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "attention.h"
+#include "attention/attention.h"
 
 namespace attn::test {
 
