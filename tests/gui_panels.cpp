@@ -8,10 +8,10 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
-#include "io/atomic_file.h"
-#include "gui_headless.h"
-#include "reference.h"
 #include "gui/ui.h"
+#include "gui_headless.h"
+#include "io/atomic_file.h"
+#include "reference.h"
 
 namespace attn {
 namespace {

@@ -11,12 +11,12 @@
 #include <random>
 #include <regex>
 
-#include "io/atomic_file.h"
+#include "attention/scenario.h"
 #include "backends/backend.h"
-#include "render/colormap.h"
+#include "io/atomic_file.h"
 #include "png_image.h"
 #include "reference.h"
-#include "attention/scenario.h"
+#include "render/colormap.h"
 
 namespace attn {
 namespace {

@@ -8,11 +8,11 @@
 #include <cstring>
 #include <thread>
 
-#include "io/atomic_file.h"
-#include "gui_headless.h"
 #include "gui/panel_seq2seq.h"
-#include "reference.h"
 #include "gui/ui.h"
+#include "gui_headless.h"
+#include "io/atomic_file.h"
+#include "reference.h"
 
 namespace attn {
 namespace {

@@ -10,8 +10,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "backends/backend.h"
 #include "attention/engine.h"
+#include "backends/backend.h"
 #include "backends/opencl_backend.h"
 #include "reference.h"
 

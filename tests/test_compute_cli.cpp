@@ -11,8 +11,8 @@
 #include <limits>
 #include <sstream>
 
-#include "backends/backend.h"
 #include "attention/engine.h"
+#include "backends/backend.h"
 #include "io/npy.h"
 #include "npy_fixture.h"
 #include "reference.h"

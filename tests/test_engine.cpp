@@ -5,10 +5,10 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/backend.h"
 #include "attention/engine.h"
-#include "reference.h"
 #include "attention/scenario.h"
+#include "backends/backend.h"
+#include "reference.h"
 
 namespace attn {
 namespace {

@@ -9,10 +9,10 @@
 #include <sstream>
 #include <vector>
 
+#include "attention/scenario.h"
 #include "backends/backend.h"
 #include "explain/explain.h"
 #include "reference.h"
-#include "attention/scenario.h"
 
 namespace attn {
 namespace {

@@ -14,13 +14,13 @@
 #include <set>
 #include <sstream>
 
+#include "attention/scenario.h"
 #include "backends/backend.h"
+#include "png_image.h"
+#include "reference.h"
 #include "render/colormap.h"
 #include "render/heatmap_export.h"
 #include "render/heatmap_layout.h"
-#include "png_image.h"
-#include "reference.h"
-#include "attention/scenario.h"
 
 namespace attn {
 namespace {

@@ -6,10 +6,10 @@
 #include <array>
 #include <limits>
 
-#include "backends/backend.h"
 #include "attention/engine.h"
-#include "backends/fused.h"
 #include "attention/mask.h"
+#include "backends/backend.h"
+#include "backends/fused.h"
 #include "reference.h"
 
 namespace attn {

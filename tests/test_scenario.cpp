@@ -6,10 +6,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "io/atomic_file.h"
-#include "backends/backend.h"
-#include "reference.h"
 #include "attention/scenario.h"
+#include "backends/backend.h"
+#include "io/atomic_file.h"
+#include "reference.h"
 
 namespace attn {
 namespace {

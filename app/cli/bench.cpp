@@ -18,10 +18,10 @@
 #include <thread>
 #include <tuple>
 
-#include "backends/backend.h"
-#include "cli/cli.h"
 #include "attention/engine.h"
+#include "backends/backend.h"
 #include "backends/fused.h"
+#include "cli/cli.h"
 
 namespace attn::cli {
 namespace {

@@ -1,13 +1,14 @@
 // Parses the command line, dispatches to a subcommand, and turns every failure into
 // "error: ..." on stderr with the exit code of cli.md.
+#include "cli/cli.h"
+
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
 
-#include "backends/backend.h"
-#include "cli/cli.h"
-#include "gui/gui.h"
 #include "attention/scenario.h"
+#include "backends/backend.h"
+#include "gui/gui.h"
 
 namespace attn::cli {
 

@@ -10,12 +10,12 @@
 #include <cstring>
 #include <sstream>
 
-#include "io/atomic_file.h"
+#include "attention/engine.h"
+#include "attention/format.h"
 #include "backends/backend.h"
 #include "cli/cli.h"
 #include "cli/mask_flags.h"
-#include "attention/engine.h"
-#include "attention/format.h"
+#include "io/atomic_file.h"
 #include "io/npy.h"
 
 namespace attn::cli {

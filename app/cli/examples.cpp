@@ -2,8 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "cli/cli.h"
 #include "attention/scenario.h"
+#include "cli/cli.h"
 
 namespace attn::cli {
 

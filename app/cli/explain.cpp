@@ -1,13 +1,14 @@
 // `attention-lab explain`: prints the narration of one query row (or one cell, or one stage) with
 // every stage's arithmetic, read from the CPU trace of the chosen scenario.
+#include "explain/explain.h"
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <memory>
 
+#include "attention/scenario.h"
 #include "backends/backend.h"
 #include "cli/cli.h"
-#include "explain/explain.h"
-#include "attention/scenario.h"
 
 namespace attn::cli {
 

@@ -5,10 +5,10 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "attention/scenario.h"
 #include "cli/cli.h"
 #include "render/heatmap_export.h"
 #include "render/heatmap_layout.h"
-#include "attention/scenario.h"
 
 namespace attn::cli {
 

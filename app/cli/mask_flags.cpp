@@ -7,8 +7,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "cli/cli.h"
 #include "attention/format.h"
+#include "cli/cli.h"
 
 namespace attn::cli {
 namespace {

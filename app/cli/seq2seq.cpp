@@ -13,8 +13,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "io/atomic_file.h"
 #include "cli/cli.h"
+#include "io/atomic_file.h"
 #include "render/align_plot.h"
 #include "seq2seq/explain_step.h"
 #include "seq2seq/trainer.h"

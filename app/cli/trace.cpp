@@ -2,10 +2,10 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "io/atomic_file.h"
+#include "attention/scenario.h"
 #include "backends/backend.h"
 #include "cli/cli.h"
-#include "attention/scenario.h"
+#include "io/atomic_file.h"
 #include "io/trace_json.h"
 
 namespace attn::cli {

@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <random>
 
-#include "io/atomic_file.h"
-#include "backends/backend.h"
 #include "attention/format.h"
+#include "backends/backend.h"
+#include "io/atomic_file.h"
 
 namespace attn {
 namespace {

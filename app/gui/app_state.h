@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "attention/attention.h"
-#include "explain/explain.h"
 #include "attention/scenario.h"
+#include "explain/explain.h"
 
 namespace attn {
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "gui/ui.h"
 #include "render/colormap.h"
 #include "render/heatmap_export.h"
-#include "gui/ui.h"
 
 namespace attn {
 

@@ -16,11 +16,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "io/atomic_file.h"
 #include "gui/gui.h"
 #include "gui/gui_setup.h"
 #include "gui/heatmap_texture.h"
 #include "gui/ui.h"
+#include "io/atomic_file.h"
 
 namespace attn {
 namespace {

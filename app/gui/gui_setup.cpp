@@ -6,9 +6,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "render/colormap.h"
 #include "gui/gui.h"
 #include "gui/panel_seq2seq.h"
+#include "render/colormap.h"
 
 namespace attn {
 namespace {

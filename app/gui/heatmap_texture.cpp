@@ -13,10 +13,10 @@
 #include <map>
 #include <vector>
 
-#include "render/colormap.h"
 #include "embedded_shaders.h"
 #include "gui/heatmap_widget.h"
 #include "gui/ui.h"
+#include "render/colormap.h"
 
 namespace attn {
 namespace {

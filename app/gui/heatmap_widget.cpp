@@ -7,9 +7,9 @@
 #include <cmath>
 #include <map>
 
-#include "render/colormap.h"
 #include "attention/format.h"
 #include "gui/heatmap_texture.h"
+#include "render/colormap.h"
 
 namespace attn {
 namespace {

@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <future>
 
-#include "render/heatmap_export.h"
 #include "gui/ui.h"
+#include "render/heatmap_export.h"
 
 namespace attn {
 namespace {

@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "backends/backend.h"
-#include "render/colormap.h"
 #include "gui/ui.h"
+#include "render/colormap.h"
 
 namespace attn {
 

@@ -12,8 +12,8 @@
 #include <cstdio>
 #include <future>
 
-#include "seq2seq/explain_step.h"
 #include "gui/ui.h"
+#include "seq2seq/explain_step.h"
 
 namespace attn {
 

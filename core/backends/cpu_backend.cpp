@@ -2,10 +2,10 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/backend.h"
 #include "attention/engine.h"
-#include "backends/fused.h"
 #include "attention/mask.h"
+#include "backends/backend.h"
+#include "backends/fused.h"
 
 namespace attn {
 namespace {

@@ -7,8 +7,8 @@
 #include <mutex>
 #include <thread>
 
-#include "backends/fused.h"
 #include "attention/mask.h"
+#include "backends/fused.h"
 
 namespace attn {
 

@@ -28,8 +28,8 @@ std::unique_ptr<Backend> make_opencl_backend(int, std::string& error) {
 #include <map>
 #include <sstream>
 
-#include "backends/fused.h"
 #include "attention/mask.h"
+#include "backends/fused.h"
 #include "backends/opencl_runtime.h"
 
 namespace attn {

@@ -8,8 +8,8 @@
 #include <numeric>
 #include <sstream>
 
-#include "explain/explain_text.h"
 #include "attention/mask.h"
+#include "explain/explain_text.h"
 
 namespace attn {
 namespace {

@@ -1,8 +1,8 @@
 // The built-in example scenarios, embedded from assets/examples/*.json.
 #include <algorithm>
 
-#include "io/embedded_assets.h"
 #include "attention/scenario.h"
+#include "io/embedded_assets.h"
 
 namespace attn {
 namespace {

@@ -13,8 +13,8 @@
 #include <sstream>
 #include <vector>
 
-#include "io/atomic_file.h"
 #include "attention/format.h"
+#include "io/atomic_file.h"
 
 namespace attn {
 namespace {

@@ -8,10 +8,10 @@
 #include <set>
 #include <sstream>
 
-#include "io/atomic_file.h"
 #include "attention/engine.h"
 #include "attention/format.h"
 #include "attention/scenario.h"
+#include "io/atomic_file.h"
 
 namespace attn {
 namespace {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "render/colormap.h"
 #include "attention/format.h"
+#include "render/colormap.h"
 #include "render/raster_text.h"
 
 namespace attn {
