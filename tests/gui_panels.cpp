@@ -11,6 +11,7 @@
 #include "gui/ui.h"
 #include "gui_headless.h"
 #include "io/atomic_file.h"
+#include "io/examples.h"
 #include "reference.h"
 
 namespace attn {

@@ -14,6 +14,8 @@
 #include "attention/scenario.h"
 #include "backends/backend.h"
 #include "io/atomic_file.h"
+#include "io/examples.h"
+#include "io/scenario_json.h"
 #include "png_image.h"
 #include "reference.h"
 #include "render/colormap.h"

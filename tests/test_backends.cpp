@@ -12,6 +12,7 @@
 
 #include "attention/engine.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
 #include "backends/opencl_backend.h"
 #include "reference.h"
 

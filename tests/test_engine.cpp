@@ -8,6 +8,8 @@
 #include "attention/engine.h"
 #include "attention/scenario.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
+#include "io/examples.h"
 #include "reference.h"
 
 namespace attn {

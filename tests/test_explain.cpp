@@ -11,7 +11,10 @@
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
 #include "explain/explain.h"
+#include "io/examples.h"
+#include "io/scenario_json.h"
 #include "reference.h"
 
 namespace attn {

@@ -16,6 +16,9 @@
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
+#include "io/examples.h"
+#include "io/scenario_json.h"
 #include "png_image.h"
 #include "reference.h"
 #include "render/colormap.h"
@@ -686,23 +689,22 @@ TEST(ExportCli, MissingFontIsARuntimeErrorThatSaysWhatToInstall) {
   EXPECT_FALSE(exists(out));
 }
 
-TEST(ExportApi, ReportsBadOptionsWithoutWriting) {
+TEST(ExportApi, ReportsBadOptions) {
   AttentionTrace t = trace_of_example("fear-is-the");
+  EXPECT_FALSE(image_format_of("api.gif"));
+  EXPECT_NE(image_format_error("api.gif").find(".png or .svg"), std::string::npos);
+  EXPECT_EQ(image_format_of("API.PNG"), ImageFormat::kPng);
+  EXPECT_EQ(image_format_of("a.b/api.svg"), ImageFormat::kSvg);
+  EXPECT_FALSE(image_format_of("a.png/api"));
   HeatmapOptions o;
-  std::string error;
-  std::string out = test::temp_path("api.gif");
-  EXPECT_FALSE(export_heatmap(t, o, out, error));
-  EXPECT_NE(error.find("--out"), std::string::npos) << error;
-  EXPECT_FALSE(exists(out));
   o.step = "weights";
   o.head = 1;
-  out = test::temp_path("api.png");
-  EXPECT_FALSE(export_heatmap(t, o, out, error));
+  std::string bytes, error;
+  EXPECT_FALSE(render_heatmap(t, o, ImageFormat::kPng, bytes, error));
   EXPECT_NE(error.find("--head"), std::string::npos) << error;
-  EXPECT_FALSE(exists(out));
   o.head = 0;
-  EXPECT_TRUE(export_heatmap(t, o, out, error)) << error;
-  EXPECT_TRUE(exists(out));
+  EXPECT_TRUE(render_heatmap(t, o, ImageFormat::kPng, bytes, error)) << error;
+  EXPECT_EQ(bytes.rfind("\x89PNG", 0), 0u);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "attention/engine.h"
 #include "attention/mask.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
 #include "backends/fused.h"
 #include "reference.h"
 

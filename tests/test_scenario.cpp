@@ -8,7 +8,10 @@
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
 #include "io/atomic_file.h"
+#include "io/examples.h"
+#include "io/scenario_json.h"
 #include "reference.h"
 
 namespace attn {

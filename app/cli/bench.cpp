@@ -20,6 +20,7 @@
 
 #include "attention/engine.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
 #include "backends/fused.h"
 #include "cli/cli.h"
 

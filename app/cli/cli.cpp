@@ -9,6 +9,9 @@
 #include "attention/scenario.h"
 #include "backends/backend.h"
 #include "gui/gui.h"
+#include "io/atomic_file.h"
+#include "io/examples.h"
+#include "io/scenario_json.h"
 
 namespace attn::cli {
 
@@ -134,6 +137,15 @@ int run(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitRuntime;
   }
+}
+
+void write_image_or_throw(const std::string& path, const std::string& flag,
+                          const RenderImage& render) {
+  const std::optional<ImageFormat> format = image_format_of(path);
+  if (!format) throw CliError{kExitUsage, flag + ": " + image_format_error(path)};
+  std::string bytes, error;
+  if (!render(*format, bytes, error)) throw CliError{kExitRuntime, error};
+  if (!write_file_atomically(path, bytes, error)) throw CliError{kExitRuntime, flag + ": " + error};
 }
 
 }  // namespace attn::cli

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "render/image_format.h"
+
 namespace CLI {
 class App;
 }
@@ -57,5 +59,12 @@ Scenario load_scenario_source(const ScenarioSource& src);
 // Creates the backend named by --backend or throws CliError (exit 2 for a bad name, 1 when
 // the backend is unavailable).
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device = 0);
+
+// Renders an image and writes it to `path` atomically, choosing PNG or SVG by the extension.
+// `flag` names the option in errors: an unknown extension is exit 2; a render or write failure
+// exit 1.
+using RenderImage = std::function<bool(ImageFormat format, std::string& bytes, std::string& error)>;
+void write_image_or_throw(const std::string& path, const std::string& flag,
+                          const RenderImage& render);
 
 }  // namespace attn::cli

@@ -1,5 +1,7 @@
 // `attention-lab compute`: attention on Q, K, V read from .npy files, output (and optionally the
 // weights) written as float32 .npy; every input is checked before anything is written.
+#include "backends/compute.h"
+
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>

@@ -1,4 +1,6 @@
 // `attention-lab examples`: one line per built-in example, NAME<TAB>description.
+#include "io/examples.h"
+
 #include <CLI/CLI.hpp>
 #include <iostream>
 

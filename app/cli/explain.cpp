@@ -8,6 +8,7 @@
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
 #include "cli/cli.h"
 
 namespace attn::cli {

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "attention/scenario.h"
+#include "backends/compute.h"
 #include "cli/cli.h"
 #include "render/heatmap_export.h"
 #include "render/heatmap_layout.h"
@@ -64,9 +65,9 @@ void register_export(CLI::App& app, Action& action) {
       std::string error = check_heatmap_options(trace, o);
       if (!error.empty()) throw CliError{kExitUsage, error};
       check_output_folder(a->out);
-      if (!export_heatmap(trace, o, a->out, error))
-        throw CliError{error.rfind("--out: cannot tell", 0) == 0 ? kExitUsage : kExitRuntime,
-                       error};
+      write_image_or_throw(a->out, "--out", [&](ImageFormat f, std::string& bytes, std::string& e) {
+        return render_heatmap(trace, o, f, bytes, e);
+      });
       return kExitOk;
     };
   });

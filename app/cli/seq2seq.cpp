@@ -168,8 +168,9 @@ void register_train(CLI::App& parent, Action& action) {
         std::snprintf(name, sizeof name, "/align-%06ld.png", batches);
         AlignmentPlot p = make_plot(m, fc, o->watch, text);
         p.title += "   after " + std::to_string(batches) + " batches";
-        std::string error;
-        if (!write_alignment_plot(p, o->watch_dir + name, error))
+        std::string bytes, error;
+        if (!render_alignment_plots({p}, ImageFormat::kPng, bytes, error) ||
+            !write_file_atomically(o->watch_dir + name, bytes, error))
           throw CliError{kExitRuntime, "--watch-dir: " + error};
       };
       if (!o->watch_dir.empty()) draw_watch(model, 0);
@@ -362,10 +363,9 @@ void register_align(CLI::App& parent, Action& action) {
         plots.push_back(make_plot(m, fc, *input, text));
         std::cout << score_name(m.config.score) << ": " << *input << " -> " << text << "\n";
       }
-      std::string error;
-      if (!write_alignment_plots(plots, *out, error))
-        throw CliError{error.rfind("--out", 0) == 0 ? kExitUsage : kExitRuntime,
-                       error.rfind("--out", 0) == 0 ? error : "--out: " + error};
+      write_image_or_throw(*out, "--out", [&](ImageFormat f, std::string& bytes, std::string& e) {
+        return render_alignment_plots(plots, f, bytes, e);
+      });
       std::cout << "wrote " << *out << "\n";
       return kExitOk;
     };
@@ -448,10 +448,10 @@ void register_compare(CLI::App& parent, Action& action) {
           for (size_t r = 0; r + 1 < tables[k].size(); ++r)
             chart.accuracy.back().push_back(tables[k][r].accuracy());
         }
-        std::string error;
-        if (!write_accuracy_chart(chart, o->plot, error))
-          throw CliError{error.rfind("--plot", 0) == 0 ? kExitUsage : kExitRuntime,
-                         error.rfind("--plot", 0) == 0 ? error : "--plot: " + error};
+        write_image_or_throw(o->plot, "--plot",
+                             [&](ImageFormat f, std::string& bytes, std::string& e) {
+                               return render_accuracy_chart(chart, f, bytes, e);
+                             });
         std::cout << "wrote " << o->plot << "\n";
       }
       return kExitOk;

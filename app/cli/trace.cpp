@@ -4,6 +4,7 @@
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
 #include "cli/cli.h"
 #include "io/atomic_file.h"
 #include "io/trace_json.h"

@@ -12,7 +12,10 @@
 
 #include "attention/format.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
 #include "io/atomic_file.h"
+#include "io/examples.h"
+#include "io/scenario_json.h"
 
 namespace attn {
 namespace {

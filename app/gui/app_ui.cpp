@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "gui/ui.h"
+#include "io/atomic_file.h"
 #include "render/colormap.h"
 #include "render/heatmap_export.h"
 
@@ -79,7 +80,10 @@ int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const st
       o.head = static_cast<int>(h);
       o.colormap = color_scale_for(s, st.id, st.heads[h]).map;
       std::string name = st.id + (st.heads.size() > 1 ? "-h" + std::to_string(h) : "") + "." + ext;
-      if (!export_heatmap(trace, o, (std::filesystem::path(folder) / name).string(), error))
+      std::string bytes;
+      if (!render_heatmap(trace, o, ext == "svg" ? ImageFormat::kSvg : ImageFormat::kPng, bytes,
+                          error) ||
+          !write_file_atomically((std::filesystem::path(folder) / name).string(), bytes, error))
         return written;
       ++written;
     }

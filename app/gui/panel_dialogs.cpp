@@ -9,6 +9,7 @@
 #include <future>
 
 #include "gui/ui.h"
+#include "io/atomic_file.h"
 #include "render/heatmap_export.h"
 
 namespace attn {
@@ -42,7 +43,11 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
     ui.export_what = file;
     ui.export_job = std::async(std::launch::async, [trace = st.trace(), o, file] {
       std::string error;
-      return export_heatmap(trace, o, file, error) ? std::string() : error;
+      std::string bytes;
+      const std::optional<ImageFormat> format = image_format_of(file);
+      if (!format) return image_format_error(file);
+      if (!render_heatmap(trace, o, *format, bytes, error)) return error;
+      return write_file_atomically(file, bytes, error) ? std::string() : error;
     });
     return "";
   }

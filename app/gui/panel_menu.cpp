@@ -6,6 +6,7 @@
 
 #include "backends/backend.h"
 #include "gui/ui.h"
+#include "io/examples.h"
 #include "render/colormap.h"
 
 namespace attn {

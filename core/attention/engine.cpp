@@ -1,4 +1,4 @@
-// Validation at the engine's edge and the staged computation of a full attention trace.
+// Validation at the engine's edge, and the trace's metadata, input steps and stage labels.
 #include "attention/engine.h"
 
 #include <cassert>
@@ -152,11 +152,10 @@ std::string validate_problem(const AttentionProblem& p) {
   return check_logits_fit_float(p);
 }
 
-AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
+AttentionTrace begin_trace(const AttentionProblem& p) {
   assert(validate_problem(p).empty());
   const AttentionInput& in = p.input;
   AttentionTrace t;
-  t.backend = backend.name();
   t.num_heads = in.num_heads();
   t.num_kv_heads = in.num_kv_heads();
   t.n_q = in.n_q();
@@ -176,8 +175,10 @@ AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   t.steps.push_back({"q", "Queries", "Q", in.q, t.kv_head_of});
   t.steps.push_back({"k", "Keys", "K", in.k, kv_ids});
   t.steps.push_back({"v", "Values", "V", in.v, kv_ids});
-  backend.run_stages(p, t);
+  return t;
+}
 
+void label_stages(const AttentionProblem& p, AttentionTrace& t) {
   std::string scale_text = p.options.scale
                                ? "scaled = scores × s   (s = " + format_value(t.scale) + ")"
                                : "scaled = scores / √d_k   (d_k = " + std::to_string(t.d_k) + ")";
@@ -204,7 +205,6 @@ AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
     s->title = l.title;
     s->formula = l.formula;
   }
-  return t;
 }
 
 }  // namespace attn

@@ -1,10 +1,11 @@
-// The entry points of the engine: validate a problem, and compute its full trace on a backend.
+// The engine's entry points that need no backend: validate a problem, start a trace (metadata and
+// the input steps), compute the attention stages on the CPU, and label them. Backends run the
+// stages their own way (backends/compute.h puts the pieces together).
 #pragma once
 
 #include <string>
 
 #include "attention/attention.h"
-#include "backends/backend.h"
 
 namespace attn {
 
@@ -12,9 +13,16 @@ namespace attn {
 // (bias may hold -inf). Returns "" when valid, else a message naming the tensor and index.
 std::string validate_problem(const AttentionProblem& p);
 
-// Runs every stage on `backend` and returns the trace with steps q, k, v, scores, scaled, masked,
-// weights, output. Tokens default to "0", "1", ... The problem must be valid (asserted).
-AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend);
+// A trace holding the problem's metadata (shapes, scale, mask, numbered tokens) and the input
+// steps q, k, v; a backend then appends the stages. The problem must be valid (asserted).
+AttentionTrace begin_trace(const AttentionProblem& p);
+
+// The staged CPU computation (Eigen, head by head, every stage kept): appends scores, scaled,
+// masked, weights and output to `trace`, and fills its hidden and empty_row.
+void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& trace);
+
+// Sets the titles and formulas of the stages a backend appended (asserts each exists).
+void label_stages(const AttentionProblem& p, AttentionTrace& trace);
 
 // Numerically stable row softmax of `logits / temperature` ignoring cells where hidden != 0;
 // a row with every cell hidden gets all-zero weights. Shared by every CPU path.

@@ -1,8 +1,5 @@
-// Multi-head attention from embeddings: project X into per-head Q/K/V, run the attention stages,
-// then concatenate the heads and apply W_O, recording both equivalent forms of the output.
-#include <cassert>
-
-#include "attention/engine.h"
+// Multi-head attention from embeddings: project X into per-head Q/K/V, and after the attention
+// stages concatenate the heads and apply W_O, recording both equivalent forms of the output.
 #include "attention/scenario.h"
 
 namespace attn {
@@ -22,14 +19,11 @@ AttentionProblem to_problem(const Scenario& s) {
   return p;
 }
 
-AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend) {
-  assert(validate_scenario(s).empty());
-  AttentionProblem p = to_problem(s);
-  AttentionTrace t = compute_trace(p, backend);
+void add_scenario_steps(const Scenario& s, AttentionTrace& t) {
   t.name = s.name;
   t.query_tokens = s.query_tokens;
   t.key_tokens = s.keys();
-  if (!s.use_projection) return t;
+  if (!s.use_projection) return;
 
   const ProjectionSpec& pr = s.projection;
   const int H = t.num_heads;
@@ -49,7 +43,7 @@ AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend) {
   for (int h = 0; h < H; ++h) concat.middleCols(h * d_v, d_v) = out[h];
   t.steps.push_back(
       {"concat", "Heads concatenated", "concat = [O_1 | O_2 | … | O_H]", {concat}, {0}});
-  if (pr.w_o.size() == 0) return t;
+  if (pr.w_o.size() == 0) return;
 
   RowVector b = pr.b_o.size() ? pr.b_o : RowVector::Zero(pr.w_o.cols());
   Matrix projected = concat * pr.w_o;  // (n_q, d_out)
@@ -71,7 +65,6 @@ AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend) {
   t.steps.push_back(
       {"projected", "Output projection", "projected = concat·W_O + b_O", {projected}, {0}});
   t.steps.push_back(std::move(contrib));
-  return t;
 }
 
 }  // namespace attn

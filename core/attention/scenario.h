@@ -1,6 +1,6 @@
 // A scenario: tokens, Q/K/V (or embeddings X with projection weights), masks, scale and
-// temperature. Loaded from JSON (docs/scenario.md), validated, saved atomically, and turned into
-// a full trace.
+// temperature; validated here, read and written as JSON by io/scenario_json.h, and run on a
+// backend by backends/compute.h.
 #pragma once
 
 #include <optional>
@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "attention/attention.h"
-#include "backends/backend.h"
 
 namespace attn {
 
@@ -44,25 +43,9 @@ std::string validate_scenario(const Scenario& s);
 // Q, K, V (projected when use_projection) and the options. The scenario must be valid.
 AttentionProblem to_problem(const Scenario& s);
 
-// The full trace: with projection, steps x (and x_kv), q, k, v, the attention stages, then concat,
-// projected (concat·W_O + b_O) and head_contrib (each head's O_h·W_O^(h), whose sum plus b_O is the
-// same result). Tokens and name come from the scenario.
-AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend);
-
-// JSON (docs/scenario.md). `source` names the file in messages.
-std::optional<Scenario> parse_scenario_json(const std::string& text, const std::string& source,
-                                            std::string& error);
-std::optional<Scenario> load_scenario_file(const std::string& path, std::string& error);
-std::string scenario_to_json(const Scenario& s);
-// Writes to a temporary file beside `path` and renames it, so a failure never leaves half a file.
-bool save_scenario_file(const Scenario& s, const std::string& path, std::string& error);
-
-struct ExampleInfo {
-  std::string name;
-  std::string description;
-};
-// The built-in examples (assets/examples/*.json), in a stable teaching order; fear-is-the first.
-std::vector<ExampleInfo> list_examples();
-std::optional<Scenario> load_example(const std::string& name, std::string& error);
+// With projection: adds the steps x (and x_kv) before q, k, v, and concat, projected
+// (concat·W_O + b_O) and head_contrib (each head's O_h·W_O^(h), whose sum plus b_O is the same
+// result) after the attention stages of `trace`; sets its name and tokens from the scenario.
+void add_scenario_steps(const Scenario& s, AttentionTrace& trace);
 
 }  // namespace attn

@@ -1,8 +1,11 @@
 // The built-in example scenarios, embedded from assets/examples/*.json.
+#include "io/examples.h"
+
 #include <algorithm>
 
 #include "attention/scenario.h"
 #include "io/embedded_assets.h"
+#include "io/scenario_json.h"
 
 namespace attn {
 namespace {

@@ -9,10 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "io/atomic_file.h"
 #include "render/raster_text.h"
 
-namespace attn::s2s {
+namespace attn {
 
 namespace {
 
@@ -185,28 +184,6 @@ bool alignment_png(const AlignmentPlot& p, std::string& png, std::string& error)
 
 namespace {
 
-bool ends_with(const std::string& path, const std::string& e) {
-  if (path.size() < e.size()) return false;
-  std::string tail = path.substr(path.size() - e.size());
-  std::transform(tail.begin(), tail.end(), tail.begin(), ::tolower);
-  return tail == e;
-}
-
-template <typename Svg, typename Png>
-bool write_by_extension(const std::string& path, const std::string& flag, Svg svg, Png png,
-                        std::string& error) {
-  std::string data;
-  if (ends_with(path, ".svg")) {
-    data = svg();
-  } else if (ends_with(path, ".png")) {
-    if (!png(data, error)) return false;
-  } else {
-    error = flag + ": '" + path + "' must end in .png or .svg";
-    return false;
-  }
-  return write_file_atomically(path, data, error);
-}
-
 // Colour-blind-safe line colours (Okabe–Ito).
 const int kLineColours[][3] = {{0, 0, 0},    {230, 159, 0}, {86, 180, 233},  {0, 158, 115},
                                {213, 94, 0}, {0, 114, 178}, {204, 121, 167}, {240, 228, 66}};
@@ -224,15 +201,13 @@ double chart_y(double acc) {
 
 }  // namespace
 
-bool write_alignment_plot(const AlignmentPlot& p, const std::string& path, std::string& error) {
-  return write_alignment_plots({p}, path, error);
-}
-
-bool write_alignment_plots(const std::vector<AlignmentPlot>& plots, const std::string& path,
-                           std::string& error) {
-  return write_by_extension(
-      path, "--out", [&plots] { return alignment_svg(plots); },
-      [&plots](std::string& d, std::string& e) { return alignment_png(plots, d, e); }, error);
+bool render_alignment_plots(const std::vector<AlignmentPlot>& plots, ImageFormat format,
+                            std::string& bytes, std::string& error) {
+  if (format == ImageFormat::kSvg) {
+    bytes = alignment_svg(plots);
+    return true;
+  }
+  return alignment_png(plots, bytes, error);
 }
 
 std::string accuracy_chart_svg(const AccuracyChart& c) {
@@ -316,10 +291,13 @@ bool accuracy_chart_png(const AccuracyChart& c, std::string& png, std::string& e
   return true;
 }
 
-bool write_accuracy_chart(const AccuracyChart& c, const std::string& path, std::string& error) {
-  return write_by_extension(
-      path, "--plot", [&c] { return accuracy_chart_svg(c); },
-      [&c](std::string& d, std::string& e) { return accuracy_chart_png(c, d, e); }, error);
+bool render_accuracy_chart(const AccuracyChart& c, ImageFormat format, std::string& bytes,
+                           std::string& error) {
+  if (format == ImageFormat::kSvg) {
+    bytes = accuracy_chart_svg(c);
+    return true;
+  }
+  return accuracy_chart_png(c, bytes, error);
 }
 
-}  // namespace attn::s2s
+}  // namespace attn

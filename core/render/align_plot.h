@@ -7,29 +7,29 @@
 #include <string>
 #include <vector>
 
-#include "seq2seq/tensor.h"
+#include "attention/matrix.h"
+#include "render/image_format.h"
 
-namespace attn::s2s {
+namespace attn {
 
 struct AlignmentPlot {
   std::string title;
   std::vector<std::string> rows;  // output characters (</s> last)
   std::vector<std::string> cols;  // input characters
-  Mat<float> weights;             // (rows, cols), each in [0, 1]
-  Mat<float> visible;             // optional (rows, cols): 0 = outside a local window (drawn blue)
+  Matrix weights;                 // (rows, cols), each in [0, 1]
+  Matrix visible;                 // optional (rows, cols): 0 = outside a local window (drawn blue)
 };
 
 std::string alignment_svg(const AlignmentPlot& plot);
 // PNG bytes (text with the exporter's DejaVu Sans, core/raster_text.h); false with error when
 // the font is missing.
 bool alignment_png(const AlignmentPlot& plot, std::string& png, std::string& error);
-// Chooses PNG or SVG by the extension of `path` and writes atomically.
-bool write_alignment_plot(const AlignmentPlot& plot, const std::string& path, std::string& error);
 // Several plots one above the other (e.g. two score functions on the same input).
 std::string alignment_svg(const std::vector<AlignmentPlot>& plots);
 bool alignment_png(const std::vector<AlignmentPlot>& plots, std::string& png, std::string& error);
-bool write_alignment_plots(const std::vector<AlignmentPlot>& plots, const std::string& path,
-                           std::string& error);
+// PNG or SVG file bytes of the plots.
+bool render_alignment_plots(const std::vector<AlignmentPlot>& plots, ImageFormat format,
+                            std::string& bytes, std::string& error);
 
 // Accuracy against input length, one line per model: the analogue of Bahdanau et al.'s Figure 2.
 struct AccuracyChart {
@@ -40,6 +40,7 @@ struct AccuracyChart {
 };
 std::string accuracy_chart_svg(const AccuracyChart& chart);
 bool accuracy_chart_png(const AccuracyChart& chart, std::string& png, std::string& error);
-bool write_accuracy_chart(const AccuracyChart& chart, const std::string& path, std::string& error);
+bool render_accuracy_chart(const AccuracyChart& chart, ImageFormat format, std::string& bytes,
+                           std::string& error);
 
-}  // namespace attn::s2s
+}  // namespace attn

@@ -1,11 +1,10 @@
-// export_heatmap: validates the options, composes the scene and writes it as PNG or SVG
-// atomically, chosen by the file's extension.
+// render_heatmap: validates the options, composes the scene and encodes it as PNG or SVG; and the
+// image format a file name asks for.
 #include "render/heatmap_export.h"
 
 #include <algorithm>
 #include <cctype>
 
-#include "io/atomic_file.h"
 #include "render/heatmap_layout.h"
 
 namespace attn {
@@ -24,27 +23,28 @@ std::string lower_extension(const std::string& path) {
 
 }  // namespace
 
-bool export_heatmap(const AttentionTrace& trace, const HeatmapOptions& options,
-                    const std::string& path, std::string& error) {
-  std::string ext = lower_extension(path);
-  if (ext != ".png" && ext != ".svg") {
-    error = "--out: cannot tell the image format of '" + path + "'" +
-            (ext.empty() ? "" : " (extension " + ext + ")") + "; use a name ending in .png or .svg";
-    return false;
-  }
+std::optional<ImageFormat> image_format_of(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".png") return ImageFormat::kPng;
+  if (ext == ".svg") return ImageFormat::kSvg;
+  return std::nullopt;
+}
+
+std::string image_format_error(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  return "cannot tell the image format of '" + path + "'" +
+         (ext.empty() ? "" : " (extension " + ext + ")") + "; use a name ending in .png or .svg";
+}
+
+bool render_heatmap(const AttentionTrace& trace, const HeatmapOptions& options, ImageFormat format,
+                    std::string& bytes, std::string& error) {
   HeatmapScene scene;
   if (!build_heatmap_scene(trace, options, scene, error)) return false;
-  std::string bytes;
-  if (ext == ".svg") {
+  if (format == ImageFormat::kSvg) {
     bytes = render_heatmap_svg(scene);
-  } else if (!render_heatmap_png(scene, bytes, error)) {
-    return false;
+    return true;
   }
-  if (!write_file_atomically(path, bytes, error)) {
-    error = "--out: " + error;
-    return false;
-  }
-  return true;
+  return render_heatmap_png(scene, bytes, error);
 }
 
 }  // namespace attn

@@ -1,12 +1,14 @@
 // Draws one stage of a trace as a heatmap image (PNG or SVG) for slides: title with formula,
 // query tokens down the side, key tokens along the top, colour bar with its scale, numbers in
-// the cells, masked cells marked −∞. The CLI's `export` and the app's export use this code.
+// the cells, masked cells marked −∞. The CLI's `export` and the app's export use this code; they
+// write the bytes with io/atomic_file.h.
 #pragma once
 
 #include <optional>
 #include <string>
 
 #include "attention/attention.h"
+#include "render/image_format.h"
 
 namespace attn {
 
@@ -19,9 +21,9 @@ struct HeatmapOptions {
   int precision = 2;             // decimals in the cells
 };
 
-// Writes the heatmap to `path`, choosing PNG or SVG by its extension, atomically. Returns false
-// with `error` naming the option (--step, --head, --colormap, --width, --out) when it cannot.
-bool export_heatmap(const AttentionTrace& trace, const HeatmapOptions& options,
-                    const std::string& path, std::string& error);
+// Encodes the heatmap as PNG or SVG file bytes. Returns false with `error` naming the option
+// (--step, --head, --colormap, --width) when it cannot, or when the fonts are missing.
+bool render_heatmap(const AttentionTrace& trace, const HeatmapOptions& options, ImageFormat format,
+                    std::string& bytes, std::string& error);
 
 }  // namespace attn

@@ -5,10 +5,12 @@
 #include <stb/stb_truetype.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
-
-#include "io/atomic_file.h"
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace attn {
 
@@ -107,11 +109,15 @@ namespace {
 std::unique_ptr<Fonts::Face> load_face(const std::string& file, std::string& error) {
   auto face = std::make_unique<Fonts::Face>();
   std::string path = font_dir() + file;
-  std::string why;
-  if (!read_text_file(path, face->data, why)) {
-    error = "font " + path + " not found (" + why + "); install the fonts-dejavu-core package";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    error = "font " + path + " not found (" + std::strerror(errno) +
+            "); install the fonts-dejavu-core package";
     return nullptr;
   }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  face->data = buffer.str();
   const auto* bytes = reinterpret_cast<const unsigned char*>(face->data.data());
   int offset = stbtt_GetFontOffsetForIndex(bytes, 0);
   if (offset < 0 || !stbtt_InitFont(&face->info, bytes, offset)) {
