@@ -13,6 +13,7 @@
 #include <future>
 
 #include "gui/ui.h"
+#include "io/data_dir.h"
 #include "seq2seq/explain_step.h"
 
 namespace attn {
@@ -21,10 +22,11 @@ using namespace attn::s2s;
 
 namespace {
 
-// assets/models next to the sources (a build tree) or in the working folder.
+// The shipped models (io/data_dir.h: installed, or the source tree's assets/), else
+// ./assets/models in the working folder.
 std::vector<std::string> find_models() {
   std::vector<std::string> out;
-  for (const std::string& dir : {std::string(ATTN_MODEL_DIR), std::string("assets/models")}) {
+  for (const std::string& dir : {data_dir() + "/models", std::string("assets/models")}) {
     for (const std::string& sub : {std::string(""), std::string("/bottleneck")}) {
       DIR* d = opendir((dir + sub).c_str());
       if (!d) continue;
