@@ -27,9 +27,8 @@ bool visible(const AttentionProblem& p, int h, int i, int j) {
   };
   if (m.causal != CausalAlign::kNone && j > pos) return false;
   if (m.window) {
-    const int w = *m.window;
-    bool inside = (m.causal != CausalAlign::kNone) ? (pos - w <= j && j <= pos)
-                                                   : (pos - j <= w && j - pos <= w);
+    const long long w = *m.window, d = static_cast<long long>(pos) - j;  // no int overflow
+    bool inside = (m.causal != CausalAlign::kNone) ? (d <= w && j <= pos) : (d <= w && -d <= w);
     if (!inside && !is_global(pos) && !is_global(j)) return false;  // global = listed position
   }
   if (m.key_length && j >= *m.key_length) return false;
