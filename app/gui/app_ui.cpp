@@ -72,7 +72,9 @@ int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const st
     error = "cannot create folder '" + folder + "': " + ec.message();
     return 0;
   }
-  int written = 0;
+  // Every image or none: all are rendered and written to temporary files first, then put in
+  // place together (io/atomic_file.h).
+  AtomicOutputs files;
   for (const TraceStep& st : trace.steps)
     for (size_t h = 0; h < st.heads.size(); ++h) {
       HeatmapOptions o;
@@ -81,13 +83,15 @@ int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const st
       o.colormap = color_scale_for(s, st.id, st.heads[h]).map;
       std::string name = st.id + (st.heads.size() > 1 ? "-h" + std::to_string(h) : "") + "." + ext;
       std::string bytes;
-      if (!render_heatmap(trace, o, ext == "svg" ? ImageFormat::kSvg : ImageFormat::kPng, bytes,
+      const int index = files.add((std::filesystem::path(folder) / name).string(), error);
+      if (index < 0 ||
+          !render_heatmap(trace, o, ext == "svg" ? ImageFormat::kSvg : ImageFormat::kPng, bytes,
                           error) ||
-          !write_file_atomically((std::filesystem::path(folder) / name).string(), bytes, error))
-        return written;
-      ++written;
+          !files.write(index, bytes, error))
+        return 0;
     }
-  return written;
+  const int count = static_cast<int>(files.size());
+  return files.commit(error) ? count : 0;
 }
 
 namespace {

@@ -3,11 +3,11 @@
 #include "gui/gui_setup.h"
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "gui/gui.h"
 #include "gui/panel_seq2seq.h"
+#include "io/input_file.h"
 #include "render/colormap.h"
 
 namespace attn {
@@ -34,7 +34,10 @@ std::string settings_path() {
 }
 
 void load_settings(UiSettings& s, const std::string& path) {
-  std::ifstream in(path);
+  // Through the one input reader: a settings.ini that is a FIFO or huge must not stop the app.
+  std::string text, error;
+  if (!read_input_file(path, kMaxSettingsFileBytes, text, error)) return;
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     const size_t eq = line.find('=');
@@ -146,8 +149,8 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     else
       ui.settings.colormap = o.colormap;
   }
-  if (o.font_px != 0) {
-    if (o.font_px < 12 || o.font_px > 48) {
+  if (o.font_px != 0) {  // 0: not given; NaN is not 0 and fails the range, as it must
+    if (!(o.font_px >= 12 && o.font_px <= 48)) {
       error = "--font-size: expected 12..48 pixels";
       return false;
     }

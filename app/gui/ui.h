@@ -141,7 +141,8 @@ void handle_shortcuts(Ui& ui);
 // A "(?)" that shows `text` when hovered (as imgui_demo.cpp's HelpMarker).
 void help_marker(const char* text);
 
-// Exports every stage (every head) of the trace as PNG or SVG into `folder`; returns files written.
+// Exports every stage (every head) of the trace as PNG or SVG into `folder`, every file or none;
+// returns the files written (0 with `error` on failure).
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
                       const std::string& ext, std::string& error);
 
