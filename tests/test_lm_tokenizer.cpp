@@ -219,5 +219,14 @@ TEST(LmTokenizer, MalformedFilesNameTheFileAndEntry) {
   EXPECT_EQ(bytes_only.encode("ab").size(), 2u);
 }
 
+TEST(LmTokenizer, LearnedMergesMatchTheTestsLearner) {
+  // The same algorithm written twice (core for `lm init`, the test fixture's own): same merges.
+  const test::TestVocab v = test::learn_test_vocab(test::kLmCorpus, 80);
+  const Tokenizer t = learn_bpe(test::kLmCorpus, 80);
+  ASSERT_EQ(t.merges().size(), v.merges.size());
+  for (size_t i = 0; i < v.merges.size(); ++i) EXPECT_EQ(t.merges()[i], v.merges[i]) << i;
+  EXPECT_EQ(t.encode(test::kLmCorpus), test::reference_encode(v, test::kLmCorpus));
+}
+
 }  // namespace
 }  // namespace attn::lm

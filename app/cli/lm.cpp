@@ -11,6 +11,7 @@
 
 #include "attention/scenario.h"
 #include "cli/cli.h"
+#include "io/mapped_file.h"
 #include "io/npy.h"
 #include "lm/forward.h"
 #include "lm/head_trace.h"
@@ -253,6 +254,71 @@ void register_bench_lm(CLI::App& parent, Action& action) {
   cmd->callback([&action, a] { action = [a] { return run_bench(*a); }; });
 }
 
+// ---- lm init ----
+
+struct InitArgs {
+  std::string out, corpus, dtype = "F32";
+  int layers = 4, heads = 4, embd = 64, positions = 128, merges = 500;
+  uint64_t seed = 1;
+  float std = 0.02f;
+};
+
+int run_init(const InitArgs& a) {
+  if (a.embd % a.heads != 0)
+    throw CliError{kExitUsage, "--embd: " + std::to_string(a.embd) +
+                                   " is not divisible by --heads " + std::to_string(a.heads)};
+  if (a.dtype != "F32" && a.dtype != "F16" && a.dtype != "BF16")
+    throw CliError{kExitUsage, "--dtype: expected F32, F16 or BF16, got '" + a.dtype + "'"};
+  std::string corpus, error;
+  if (!a.corpus.empty()) {
+    if (!read_regular_file(a.corpus, 256u << 20, corpus, error))
+      throw CliError{kExitUsage, "--corpus: " + error};
+    size_t bad = 0;
+    if (!lm::valid_utf8(corpus, &bad))
+      throw CliError{kExitUsage,
+                     "--corpus: " + a.corpus + " is not UTF-8 (byte " + std::to_string(bad) + ")"};
+  }
+  lm::Model m;
+  m.tokenizer = lm::learn_bpe(corpus, a.corpus.empty() ? 0 : a.merges);
+  lm::Config c;
+  c.n_layer = a.layers;
+  c.n_head = a.heads;
+  c.n_embd = a.embd;
+  c.n_positions = a.positions;
+  c.vocab_size = m.tokenizer.size();
+  lm::init_random(m, c, a.seed, a.std);
+  if (!lm::save_model(m, a.out, error, a.dtype)) throw CliError{kExitRuntime, "--out: " + error};
+  std::cout << "wrote " << a.out << ": " << c.n_layer << " layers, " << c.n_head
+            << " heads, n_embd " << c.n_embd << ", " << c.n_positions << " positions, vocabulary "
+            << c.vocab_size << " (" << m.tokenizer.merges().size() << " merges), "
+            << m.params.total() << " parameters, random (GPT-2's initialisation)\n";
+  return kExitOk;
+}
+
+void register_init(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "init",
+      "Write a randomly initialised GPT-2-format model folder (merges learned from a text)");
+  auto a = std::make_shared<InitArgs>();
+  cmd->add_option("--out", a->out, "the folder to write (created)")->required();
+  cmd->add_option("--corpus", a->corpus,
+                  "UTF-8 text to learn BPE merges from (default: bytes only)");
+  cmd->add_option("--merges", a->merges, "how many merges to learn (default 500)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--layers", a->layers, "n_layer (default 4)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--heads", a->heads, "n_head (default 4)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--embd", a->embd, "n_embd (default 64)")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--positions", a->positions, "n_positions (default 128)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--seed", a->seed, "random seed (default 1)");
+  cmd->add_option("--std", a->std,
+                  "standard deviation of the weights (default 0.02, GPT-2's; larger values give "
+                  "sharper, more varied attention)")
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--dtype", a->dtype, "F32, F16 or BF16 (default F32)");
+  cmd->callback([&action, a] { action = [a] { return run_init(*a); }; });
+}
+
 }  // namespace
 
 Scenario load_model_head_scenario(const ScenarioSource& src) {
@@ -279,6 +345,7 @@ void register_lm(CLI::App& app, Action& action) {
   register_attention(*cmd, action);
   register_next(*cmd, action);
   register_bench_lm(*cmd, action);
+  register_init(*cmd, action);
 }
 
 }  // namespace attn::cli

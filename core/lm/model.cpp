@@ -213,11 +213,11 @@ bool save_model(const Model& m, const std::string& folder, std::string& error,
          write_file_atomically(folder + "/merges.txt", m.tokenizer.merges_txt(), error);
 }
 
-void init_random(Model& m, const Config& c, uint64_t seed) {
+void init_random(Model& m, const Config& c, uint64_t seed, float std) {
   m.config = c;
   m.params.allocate(c);
   std::mt19937_64 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 0.02f);
+  std::normal_distribution<float> normal(0.0f, std);
   const float proj_scale = 1.0f / std::sqrt(2.0f * static_cast<float>(c.n_layer));
   for (int pi = 0; pi < kNumParams; ++pi) {
     const auto p = static_cast<Param>(pi);

@@ -90,9 +90,10 @@ bool load_model(const std::string& folder, Model& out, std::string& error);
 bool save_model(const Model& m, const std::string& folder, std::string& error,
                 const std::string& dtype = "F32", const std::string& prefix = "");
 
-// A model of the given sizes with GPT-2's initialisation (normal weights with σ 0.02, the
-// residual projections scaled by 1/√(2L), layer norms at 1 and 0), reproducible from `seed`.
-void init_random(Model& m, const Config& c, uint64_t seed);
+// A model of the given sizes with GPT-2's initialisation (normal weights with σ = `std`, 0.02 in
+// GPT-2, the residual projections scaled by 1/√(2L), layer norms at 1 and 0), reproducible from
+// `seed`.
+void init_random(Model& m, const Config& c, uint64_t seed, float std = 0.02f);
 
 // Resolves --model: an existing folder as given, else the short name of a shipped model
 // (assets/models/lm/NAME in the source tree, <data dir>/models/lm/NAME installed). "" with an

@@ -4,6 +4,7 @@
 #include <unicode/uchar.h>
 #include <unicode/utf8.h>
 
+#include <algorithm>
 #include <cassert>
 #include <climits>
 #include <nlohmann/json.hpp>
@@ -359,6 +360,70 @@ std::string Tokenizer::merges_txt() const {
   std::string out = "#version: 0.2\n";
   for (const Merge& m : merges_) out += m.first + " " + m.second + "\n";
   return out;
+}
+
+}  // namespace attn::lm
+
+namespace attn::lm {
+
+Tokenizer learn_bpe(const std::string& corpus, int n_merges) {
+  const auto& bytes = byte_to_unicode();
+  std::vector<std::string> tokens;
+  for (int pass = 0; pass < 2; ++pass)  // GPT-2's order: printable bytes first
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+      if (printable == (pass == 0)) tokens.push_back(bytes[static_cast<size_t>(b)]);
+    }
+  // Distinct words with their counts, each as its current symbols.
+  std::unordered_map<std::string, int> count_of;
+  std::vector<std::string> order;
+  for (const std::string& p : pretokenize(corpus))
+    if (count_of[p]++ == 0) order.push_back(p);
+  std::vector<std::pair<std::vector<std::string>, int>> words;
+  for (const std::string& p : order) {
+    std::vector<std::string> w;
+    for (unsigned char c : p) w.push_back(bytes[c]);
+    words.push_back({std::move(w), count_of[p]});
+  }
+  std::vector<Merge> merges;
+  for (int m = 0; m < n_merges; ++m) {
+    std::unordered_map<std::string, int> pairs;
+    std::vector<Merge> seen;
+    for (const auto& [w, n] : words)
+      for (size_t i = 0; i + 1 < w.size(); ++i) {
+        int& c = pairs[w[i] + " " + w[i + 1]];
+        if (c == 0) seen.emplace_back(w[i], w[i + 1]);
+        c += n;
+      }
+    int best = 1;
+    Merge pick;
+    for (const Merge& p : seen)
+      if (const int c = pairs[p.first + " " + p.second]; c > best) best = c, pick = p;
+    if (best < 2) break;
+    merges.push_back(pick);
+    // Two merges can spell the same token ("ab"+"c", "a"+"bc"): it gets one id.
+    if (std::find(tokens.begin(), tokens.end(), pick.first + pick.second) == tokens.end())
+      tokens.push_back(pick.first + pick.second);
+    for (auto& [w, n] : words) {
+      std::vector<std::string> next;
+      for (size_t i = 0; i < w.size(); ++i)
+        if (i + 1 < w.size() && w[i] == pick.first && w[i + 1] == pick.second) {
+          next.push_back(pick.first + pick.second);
+          ++i;
+        } else {
+          next.push_back(w[i]);
+        }
+      w.swap(next);
+    }
+  }
+  tokens.push_back("<|endoftext|>");
+  Tokenizer t;
+  std::string error;
+  // Every merge's parts and result are tokens by construction.
+  const bool ok = t.build(std::move(tokens), std::move(merges), error);
+  assert(ok);
+  (void)ok;
+  return t;
 }
 
 }  // namespace attn::lm

@@ -68,3 +68,13 @@ class Tokenizer {
 };
 
 }  // namespace attn::lm
+
+namespace attn::lm {
+
+// A byte-level tokenizer with up to `n_merges` merges learned from `corpus` as GPT-2's were:
+// pre-tokenize, then repeatedly merge the most frequent adjacent pair of symbols within words
+// (ties to the pair seen first), stopping early when no pair occurs twice. Ids: the 256 byte
+// tokens in GPT-2's order, the merges in order, then <|endoftext|>. `corpus` must be UTF-8.
+Tokenizer learn_bpe(const std::string& corpus, int n_merges);
+
+}  // namespace attn::lm
