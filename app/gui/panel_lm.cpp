@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "gui/gui_setup.h"
 
@@ -127,12 +128,18 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
   if (s.model()) {
     const lm::Config& c = s.model()->config;
     ImGui::Text("%s", s.model()->name.c_str());
+    char info[256];
+    std::snprintf(info, sizeof info,
+                  "%d layers × %d heads · d_model %d · d_k %d · %d positions · vocabulary %d · "
+                  "%.1f M parameters (%s)",
+                  c.n_layer, c.n_head, c.n_embd, c.head_size(), c.n_positions, c.vocab_size,
+                  static_cast<double>(s.model()->params.total()) / 1e6, s.model()->dtype.c_str());
+    // Beside the name when it fits, else below it, wrapped (large fonts, narrow windows).
     ImGui::SameLine();
-    ImGui::TextDisabled(
-        "%d layers × %d heads · d_model %d · d_k %d · %d positions · vocabulary %d "
-        "· %.1f M parameters (%s)",
-        c.n_layer, c.n_head, c.n_embd, c.head_size(), c.n_positions, c.vocab_size,
-        static_cast<double>(s.model()->params.total()) / 1e6, s.model()->dtype.c_str());
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(info).x) ImGui::NewLine();
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("%s", info);
+    ImGui::PopTextWrapPos();
   } else {
     ImGui::TextDisabled("No model open.");
   }

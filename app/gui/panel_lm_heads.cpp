@@ -41,7 +41,8 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   help_marker(
       "Each line joins a token on the left (the query, the token being computed) to an earlier "
       "token on the right (a key it reads from). The stronger the line, the larger the attention "
-      "weight. Hover a token to see only its lines; click it to keep them; click again to let go.");
+      "weight; weights under 2% are not drawn, and at most the 12 strongest of each token. Hover a "
+      "token to see only its lines; click it to keep them; click again to let go.");
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Head");
   for (int h = 0; h < c.n_head; ++h) {
@@ -66,7 +67,10 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   // The two columns of tokens, scrolling when the sentence is long.
   ImGui::BeginChild("head-view", {0, 0}, false);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const float row_h = ImGui::GetTextLineHeight() * 1.25f;
+  // Rows spread over the panel's height when there is room, scroll when there is not.
+  const float row_h = std::clamp(ImGui::GetContentRegionAvail().y / static_cast<float>(T),
+                                 ImGui::GetTextLineHeight() * 1.25f,
+                                 ImGui::GetTextLineHeight() * 2.0f);
   float text_w = fs * 3;
   for (const std::string& t : r->tokens)
     text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x);
@@ -125,20 +129,31 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
     dl->AddText(nullptr, 0, {xl1 - tw - fs * 0.3f, ty}, text, label.c_str(), nullptr, 0, &clip_l);
     dl->AddText(nullptr, 0, {xr0 + fs * 0.3f, ty}, text, label.c_str(), nullptr, 0, &clip_r);
   }
-  // Lines: every visible weight above 1% (a row's weights sum to 1, so at most 100 per row).
+  // Lines: per query, its strongest weights of at least 2% (at most kLinesPerRow), so the
+  // picture stays readable and the work per frame grows with the tokens, not their square.
+  constexpr int kLinesPerRow = 12;
+  constexpr float kMinWeight = 0.02f;
   const float thick = std::max(1.5f, fs * 0.12f);
+  std::vector<std::pair<float, int>> row;
   for (int h : heads) {
     const float* w = r->acts.att_at(c, s.layer, 0, h);
     const float fade = heads.size() > 1 ? 0.8f : 1.0f;
     for (int t = 0; t < T; ++t) {
       if (focus >= 0 && !focus_key && t != focus) continue;
+      row.clear();
       for (int u = 0; u <= t; ++u) {
         if (focus >= 0 && focus_key && u != focus) continue;
         const float a = w[static_cast<size_t>(t) * T + u];
-        if (a < 0.01f) continue;
+        if (a >= kMinWeight) row.push_back({a, u});
+      }
+      if (static_cast<int>(row.size()) > kLinesPerRow) {
+        std::nth_element(row.begin(), row.begin() + kLinesPerRow, row.end(),
+                         [](const auto& x, const auto& y) { return x.first > y.first; });
+        row.resize(kLinesPerRow);
+      }
+      for (auto [a, u] : row)
         dl->AddLine({xl1 + fs * 0.2f, o.y + (t + 0.5f) * row_h},
                     {xr0 - fs * 0.2f, o.y + (u + 0.5f) * row_h}, lm_head_color(h, a * fade), thick);
-      }
     }
   }
   if (focus >= 0 && !focus_key && heads.size() == 1) {
