@@ -2,6 +2,7 @@
 // layer's and head's attention weights, the next-token distribution, and a speed benchmark; and
 // the scenario of one real head for trace, explain and export (--model).
 #include <sys/stat.h>
+#include <time.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -157,6 +158,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+double process_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -219,20 +226,38 @@ int run_bench(const BenchArgs& a) {
     lm::ForwardOptions o;
     o.all_logits = all;
     lm::gpt_forward(m, ids, 1, T, acts, o);  // warm-up: sizes the buffers
-    std::vector<double> times;
+    std::vector<double> times, cpu;
     for (int r = 0; r < a.runs; ++r) {
       t0 = std::chrono::steady_clock::now();
+      const double c0 = process_cpu_seconds();
       lm::gpt_forward(m, ids, 1, T, acts, o);
+      cpu.push_back(process_cpu_seconds() - c0);
       times.push_back(seconds_since(t0));
     }
     const double flops = layer_flops + 2.0 * (all ? T : 1) * C * V;
     const double med = median(times);
+    // CPU time counts only this process's work: on a machine busy with other work, it tells
+    // what an idle one would take (CPU time / cores, when the work is split evenly).
     std::printf(
         "forward, %d tokens, logits of %s: median %.1f ms, min %.1f ms over %d runs "
-        "(%.1f GFLOP, %.1f GFLOP/s)\n",
+        "(%.1f GFLOP, %.1f GFLOP/s); CPU time %.1f ms (all cores together)\n",
         T, all ? "every position" : "the last position", med * 1e3,
-        *std::min_element(times.begin(), times.end()) * 1e3, a.runs, flops / 1e9,
-        flops / med / 1e9);
+        *std::min_element(times.begin(), times.end()) * 1e3, a.runs, flops / 1e9, flops / med / 1e9,
+        median(cpu) * 1e3);
+  }
+  // What the machine can do right now: the same Eigen product, 1024³, its output columns split
+  // over every core as matmul_forward splits them (other work on the machine lowers both).
+  {
+    constexpr int S = 1024;
+    std::vector<float> x(static_cast<size_t>(S) * S, 0.5f), w(x.size(), 0.25f), y(x.size());
+    std::vector<double> times;
+    for (int r = 0; r < 3; ++r) {
+      t0 = std::chrono::steady_clock::now();
+      lm::matmul_forward(x.data(), w.data(), nullptr, S, S, S, y.data());
+      times.push_back(seconds_since(t0));
+    }
+    std::printf("limit: Eigen float product %d×%d×%d on every core: median %.1f ms, %.1f GFLOP/s\n",
+                S, S, S, median(times) * 1e3, 2.0 * S * S * S / median(times) / 1e9);
   }
   t0 = std::chrono::steady_clock::now();
   const auto scores = lm::head_scores(c, acts);

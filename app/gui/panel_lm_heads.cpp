@@ -68,9 +68,9 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   ImGui::BeginChild("head-view", {0, 0}, false);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   // Rows spread over the panel's height when there is room, scroll when there is not.
-  const float row_h = std::clamp(ImGui::GetContentRegionAvail().y / static_cast<float>(T),
-                                 ImGui::GetTextLineHeight() * 1.25f,
-                                 ImGui::GetTextLineHeight() * 2.0f);
+  const float row_h =
+      std::clamp((ImGui::GetContentRegionAvail().y - fs * 0.5f) / static_cast<float>(T),
+                 ImGui::GetTextLineHeight() * 1.25f, ImGui::GetTextLineHeight() * 2.0f);
   float text_w = fs * 3;
   for (const std::string& t : r->tokens)
     text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x);

@@ -79,12 +79,15 @@ void matmul_forward(const float* inp, const float* weight, const float* bias, in
   });
 }
 
-void attention_forward(const float* qkv, int B, int T, int C, int NH, float* att, float* out) {
+void attention_forward(const float* qkv, int B, int T, int C, int NH, float* att, float* out,
+                       int threads) {
   const int hs = C / NH;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  RowMatrixF scores(T, T);
-  for (int b = 0; b < B; ++b)
-    for (int h = 0; h < NH; ++h) {
+  // The (b, h) pairs are independent: shared out over the cores.
+  split_columns(Index{B} * NH, thread_count(threads), 1, [&](Index i0, Index i1) {
+    RowMatrixF scores(T, T);
+    for (Index i = i0; i < i1; ++i) {
+      const int b = static_cast<int>(i / NH), h = static_cast<int>(i % NH);
       const float* base = qkv + static_cast<size_t>(b) * T * 3 * C + static_cast<size_t>(h) * hs;
       const StridedMap q(base, T, hs, OuterStride(3 * C));
       const StridedMap k(base + C, T, hs, OuterStride(3 * C));
@@ -108,14 +111,17 @@ void attention_forward(const float* qkv, int B, int T, int C, int NH, float* att
                                                OuterStride(C));
       o.noalias() = w * v;
     }
+  });
 }
 
-void gelu_forward(const float* inp, size_t N, float* out) {
+void gelu_forward(const float* inp, size_t N, float* out, int threads) {
   const float s = std::sqrt(2.0f / static_cast<float>(M_PI));
-  for (size_t i = 0; i < N; ++i) {
-    const float x = inp[i];
-    out[i] = 0.5f * x * (1.0f + std::tanh(s * (x + 0.044715f * x * x * x)));
-  }
+  split_columns(static_cast<Index>(N), thread_count(threads), 4096, [&](Index i0, Index i1) {
+    for (Index i = i0; i < i1; ++i) {
+      const float x = inp[i];
+      out[i] = 0.5f * x * (1.0f + std::tanh(s * (x + 0.044715f * x * x * x)));
+    }
+  });
 }
 
 void residual_forward(const float* a, const float* b, size_t N, float* out) {
@@ -182,13 +188,13 @@ void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int 
     layernorm_forward(residual, p.ptr(kLn1W, l), p.ptr(kLn1B, l), N, C, eps, ln1,
                       a.ln1_mean.data() + o, a.ln1_rstd.data() + o);
     matmul_forward(ln1, p.ptr(kQkvW, l), p.ptr(kQkvB, l), N, C, 3 * C, qkv, th);
-    attention_forward(qkv, B, T, C, NH, a.att.data() + o * NH * T, atty);
+    attention_forward(qkv, B, T, C, NH, a.att.data() + o * NH * T, atty, th);
     matmul_forward(atty, p.ptr(kAttProjW, l), p.ptr(kAttProjB, l), N, C, C, attproj, th);
     residual_forward(residual, attproj, BT * C, residual2);
     layernorm_forward(residual2, p.ptr(kLn2W, l), p.ptr(kLn2B, l), N, C, eps, ln2,
                       a.ln2_mean.data() + o, a.ln2_rstd.data() + o);
     matmul_forward(ln2, p.ptr(kFcW, l), p.ptr(kFcB, l), N, C, F, fch, th);
-    gelu_forward(fch, BT * F, fch_gelu);
+    gelu_forward(fch, BT * F, fch_gelu, th);
     matmul_forward(fch_gelu, p.ptr(kFcProjW, l), p.ptr(kFcProjB, l), N, F, C, fcproj, th);
     residual_forward(residual2, fcproj, BT * C, residual3);
   }

@@ -64,9 +64,10 @@ void matmul_forward(const float* inp, const float* weight, const float* bias, in
 // Causal multi-head attention over qkv (B,T,3C): the weights att (B,NH,T,T) and out (B,T,C).
 // The softmax's backward needs only att, so the scaled scores are not kept (a head's scores are
 // in its trace, lm/head_trace.h).
-void attention_forward(const float* qkv, int B, int T, int C, int NH, float* att, float* out);
+void attention_forward(const float* qkv, int B, int T, int C, int NH, float* att, float* out,
+                       int threads = 0);
 // GPT-2's tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
-void gelu_forward(const float* inp, size_t N, float* out);
+void gelu_forward(const float* inp, size_t N, float* out, int threads = 0);
 // out = a + b
 void residual_forward(const float* a, const float* b, size_t N, float* out);
 // out (N,V) = inp (N,C) · wteᵀ
