@@ -256,5 +256,27 @@ TEST_F(LmCli, DamagedFoldersAreExit2WithNoOutput) {
   }
 }
 
+TEST(LmInit, WritesAFolderEveryCommandReads) {
+  const std::string corpus = temp_path("corpus.txt");
+  std::ofstream(corpus) << test::kLmCorpus;
+  const std::string dir = temp_path("init-model");
+  const auto r = run_cli("lm init --out " + dir + " --corpus " + corpus +
+                         " --merges 50 --layers 2 --heads 2 --embd 8 --positions 32 --dtype BF16");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // The merges are GPT-2's procedure on the corpus: the test's own learner finds the same.
+  const test::TestVocab v = test::learn_test_vocab(test::kLmCorpus, 50);
+  const auto t = run_cli("lm tokens --model " + dir + " --text " + sh("the teacher's heads"));
+  ASSERT_EQ(t.status, 0) << t.err;
+  std::string expect;
+  for (int id : test::reference_encode(v, "the teacher's heads"))
+    expect += std::to_string(id) + "\t" + v.tokens[static_cast<size_t>(id)] + "\n";
+  EXPECT_EQ(t.out, expect);
+  const auto n = run_cli("lm next --model " + dir + " --text hello --top 3");
+  EXPECT_EQ(n.status, 0) << n.err;
+  const auto bad = run_cli("lm init --out " + temp_path("bad") + " --embd 10 --heads 3");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--embd: 10 is not divisible by --heads 3"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace attn
