@@ -209,5 +209,36 @@ TEST_F(LmGui, TheWindowWithNoModelInvitesToOpenOne) {
   EXPECT_FALSE(ui.lm->session.has_model());
 }
 
+TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  frames(2);
+  ui.path_dialog = "open-model";
+  ui.path_buffer = *folder;
+  frames(3);
+  ImGuiIO& io = ImGui::GetIO();  // Enter confirms the path field, as the dialog's OK does
+  io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = true;
+  frame();
+  io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = false;
+  frame();
+  ASSERT_TRUE(ui.lm);
+  ui.lm->session.wait();
+  frames(3);
+  EXPECT_TRUE(ui.show_lm);
+  ASSERT_TRUE(ui.lm->session.has_model());
+  EXPECT_TRUE(ui.lm->session.run());
+  EXPECT_EQ(ui.path_dialog, "");
+  // A folder that is not a model: the dialog stays with the reason.
+  ui.path_dialog = "open-model";
+  ui.path_buffer = test::temp_path("nothing-here");
+  frames(3);
+  io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = true;
+  frame();
+  io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = false;
+  frames(2);
+  EXPECT_EQ(ui.path_dialog, "open-model");
+  EXPECT_NE(ui.dialog_error.find("neither a folder nor a shipped model"), std::string::npos)
+      << ui.dialog_error;
+}
+
 }  // namespace
 }  // namespace attn
