@@ -322,7 +322,7 @@ TEST(InputFile, RefusesDevicesFoldersAndFilesOverTheLimit) {
   ASSERT_TRUE(read_input_file(big, 2000, out, error)) << error;
   EXPECT_EQ(out, std::string(2000, 'x'));
   EXPECT_FALSE(read_input_file(temp_path("missing"), 10, out, error));
-  EXPECT_NE(error.find("No such file"), std::string::npos) << error;
+  EXPECT_NE(error.find("no such file"), std::string::npos) << error;
 }
 
 TEST(InputFile, SizesAreWrittenForPeople) {

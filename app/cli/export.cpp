@@ -31,7 +31,8 @@ void register_export(CLI::App& app, Action& action) {
                   "stage to draw: scores, scaled, masked, weights, output, ...")
       ->required()
       ->check(non_empty());
-  cmd->add_option("--head", a->options.head, "query head (default 0)");
+  cmd->add_option("--head", a->options.head,
+                  "query head (default 0); with --model, the model's head");
   cmd->add_option("--out", a->out, "output image, FILE.png or FILE.svg")->required();
   cmd->add_option("--colormap", a->options.colormap,
                   "viridis, cividis, magma, grayscale or diverging (default: diverging for signed "
@@ -52,7 +53,11 @@ void register_export(CLI::App& app, Action& action) {
       image_format_or_throw(a->out, "--out");
       OutputFiles files;
       const int index = files.add("--out", a->out);
-      Scenario s = load_scenario_source(a->src);
+      // With --model, --head picks the model's head; its scenario has that one head.
+      ScenarioSource src = a->src;
+      src.head = o.head;
+      if (!src.model.empty()) o.head = 0;
+      Scenario s = load_scenario_source(src);
       check_traceable(s);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       AttentionTrace trace = compute_scenario_trace(s, *backend);

@@ -36,29 +36,46 @@ std::string file_kind_text(unsigned mode) {
   return "not a regular file";
 }
 
-bool read_input_file(const std::string& path, uint64_t limit, std::string& out,
-                     std::string& error) {
-  auto fail = [&](const std::string& why) {
-    error = "cannot read '" + path + "': " + why;
-    return false;
-  };
+int open_input_file(const std::string& path, uint64_t& size, std::string& why) {
   // O_NONBLOCK: opening a FIFO that has no writer returns at once instead of waiting forever;
   // the type check below then refuses it.
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-  if (fd < 0) return fail(std::strerror(errno));
+  if (fd < 0) {
+    why = errno == ENOENT ? "no such file or folder" : std::strerror(errno);
+    return -1;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    why = std::strerror(errno);
+    ::close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    why = "it is " + file_kind_text(st.st_mode) + ", not a regular file";
+    ::close(fd);
+    return -1;
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+namespace {
+
+// read_input_file with the reason alone in `why`.
+bool read_input(const std::string& path, uint64_t limit, std::string& out, std::string& why) {
+  uint64_t size = 0;
+  const int fd = open_input_file(path, size, why);
+  if (fd < 0) return false;
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return fail(std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    return fail("it is " + file_kind_text(st.st_mode) + "; expected a regular file");
-  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
-  if (size > limit)
-    return fail("it is " + byte_size_text(size) + "; files of this kind may hold at most " +
-                byte_size_text(limit) + " (docs/robustness.md)");
+  if (size > limit) {
+    why = "it is " + byte_size_text(size) + "; files of this kind may hold at most " +
+          byte_size_text(limit) + " (docs/robustness.md)";
+    return false;
+  }
   out.clear();
   out.reserve(static_cast<size_t>(size));
   // Read until the end, whatever st_size said (the file may change while it is read), but never
@@ -68,15 +85,36 @@ bool read_input_file(const std::string& path, uint64_t limit, std::string& out,
     const ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      return fail(std::strerror(errno));
+      why = std::strerror(errno);
+      return false;
     }
     if (n == 0) break;
-    if (out.size() + static_cast<size_t>(n) > limit)
-      return fail("it grew past " + byte_size_text(limit) +
-                  " while it was read, the most files of this kind may hold (docs/robustness.md)");
+    if (out.size() + static_cast<size_t>(n) > limit) {
+      why = "it grew past " + byte_size_text(limit) +
+            " while it was read, the most files of this kind may hold (docs/robustness.md)";
+      return false;
+    }
     out.append(buf, static_cast<size_t>(n));
   }
   return true;
+}
+
+}  // namespace
+
+bool read_input_file(const std::string& path, uint64_t limit, std::string& out,
+                     std::string& error) {
+  std::string why;
+  if (read_input(path, limit, out, why)) return true;
+  error = "cannot read '" + path + "': " + why;
+  return false;
+}
+
+bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out,
+                       std::string& error) {
+  std::string why;
+  if (read_input(path, max_bytes, out, why)) return true;
+  error = path + ": " + why;
+  return false;
 }
 
 bool read_text_file(const std::string& path, std::string& out, std::string& error) {

@@ -26,6 +26,17 @@ bool read_input_file(const std::string& path, uint64_t limit, std::string& out, 
 // read_input_file with kDefaultInputLimit.
 bool read_text_file(const std::string& path, std::string& out, std::string& error);
 
+// read_input_file with errors that start with the path ("<path>: <reason>"), as the model-folder
+// readers (core/lm) word them.
+bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out,
+                       std::string& error);
+
+// The opening half of read_input_file, for readers that map a file instead of copying it
+// (io/mapped_file.h): opens `path` for reading without blocking and checks that it is a regular
+// file. Returns the descriptor and its size, or -1 with `why` saying what is wrong (without the
+// path: "it is a FIFO (named pipe), not a regular file", "no such file or folder", ...).
+int open_input_file(const std::string& path, uint64_t& size, std::string& why);
+
 // "12.3 MB (12,345,678 bytes)": a byte count for messages.
 std::string byte_size_text(uint64_t bytes);
 
