@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-sanitize}
-seconds=${2:-20}
+seconds=${2:-10}
 if [[ ! -f "$build/fuzz-targets.txt" ]]; then
   echo "error: $build was not configured with -DATTN_FUZZ=ON (CC=clang CXX=clang++)" >&2
   exit 2

@@ -3,10 +3,10 @@
 
 namespace attn {
 
-bool check_json_depth(const std::string& text, int limit, std::string& error) {
+bool check_json_depth(const char* text, size_t size, int limit, std::string& error) {
   int depth = 0;
   bool in_string = false, escaped = false;
-  for (size_t i = 0; i < text.size(); ++i) {
+  for (size_t i = 0; i < size; ++i) {
     const char c = text[i];
     if (in_string) {
       if (escaped)

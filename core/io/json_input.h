@@ -15,7 +15,10 @@ constexpr int kMaxJsonDepth = 64;
 
 // Checks that arrays and objects in `text` nest at most `limit` levels (strings are skipped); on
 // failure sets error to "nested more than N levels deep at byte B".
-bool check_json_depth(const std::string& text, int limit, std::string& error);
+bool check_json_depth(const char* text, size_t size, int limit, std::string& error);
+inline bool check_json_depth(const std::string& text, int limit, std::string& error) {
+  return check_json_depth(text.data(), text.size(), limit, error);
+}
 
 // Parses `text` after check_json_depth; errors start with `source`: "<source>: invalid JSON: ...".
 std::optional<nlohmann::json> parse_json_input(const std::string& text, const std::string& source,

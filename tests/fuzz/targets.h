@@ -24,5 +24,12 @@ const std::vector<Target>& targets();
 int scenario_json(const uint8_t* data, size_t size);
 int npy(const uint8_t* data, size_t size);
 int seq2seq_model(const uint8_t* data, size_t size);
+int safetensors(const uint8_t* data, size_t size);
+int gpt2_config(const uint8_t* data, size_t size);
+// vocab.json, a NUL byte, merges.txt.
+int gpt2_tokenizer(const uint8_t* data, size_t size);
+// A whole model folder: four parts (config.json, model.safetensors, vocab.json, merges.txt),
+// each a 4-byte little-endian length and its bytes (tests/fuzz/README.md).
+int gpt2_folder(const uint8_t* data, size_t size);
 
 }  // namespace attn::fuzz
