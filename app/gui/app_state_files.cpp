@@ -126,9 +126,10 @@ bool AppState::restore_recovery() {
     std::error_code ec;
     std::filesystem::rename(recovery_path, aside, ec);
     recovery_kept_aside_ = ec ? "" : aside;
-    set_message("The recovery file could not be opened: " + error +
-                    (ec ? " (it could not be moved aside: " + ec.message() + ")"
-                        : ". It was kept as " + aside),
+    // What happened to the file first: the reason can be long and the status bar cuts it.
+    const std::string kept = ec ? "could not be moved aside (" + ec.message() + ")"
+                                : "was kept as " + std::filesystem::path(aside).filename().string();
+    set_message("Could not restore the last session; the recovery file " + kept + ". " + error,
                 true);
     return false;
   }

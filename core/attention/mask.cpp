@@ -26,7 +26,7 @@ MaskGeometry::MaskGeometry(const MaskSpec& spec, int n_q, int n_k, int first_row
   const int span = std::max(n_q, n_k) + 1;
   global_.assign(span, false);
   for (int g : spec.global)
-    if (g >= 0 && g < span) global_[g] = true;
+    if (g >= 0 && g < span) global_[g] = any_global_ = true;
 }
 
 MaskGeometry MaskGeometry::of(const AttentionProblem& p) {
@@ -58,8 +58,7 @@ std::pair<int, int> MaskGeometry::key_range(int i) const {
   const long long p = position(i);
   if (causal_) hi = std::min(hi, p + 1);
   if (key_length_ >= 0) hi = std::min<long long>(hi, key_length_);
-  bool any_global = std::find(global_.begin(), global_.end(), true) != global_.end();
-  if (window_ >= 0 && !any_global) {
+  if (window_ >= 0 && !any_global_) {
     lo = std::max(lo, p - window_);
     if (!causal_) hi = std::min(hi, p + window_ + 1);
   }

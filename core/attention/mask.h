@@ -36,6 +36,7 @@ class MaskGeometry {
   int window_ = -1, key_length_ = -1;
   int n_q_ = 0, n_k_ = 0, first_row_ = 0;
   std::vector<bool> global_;  // indexed by position, size max(n_q, n_k) + something
+  bool any_global_ = false;   // found once: key_range runs for every query row
 };
 
 // The full reason matrix (n_q, n_k) for query head h, including the custom mask and -inf bias.
