@@ -1,7 +1,6 @@
 // Outputs written whole or not at all (io/atomic_file.h) and inputs read only from regular files
 // within a limit (io/input_file.h): targets that are devices, FIFOs or folders, modes, owners,
 // hard and symbolic links, several outputs committed together, clean-up on signals.
-#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -26,25 +25,6 @@ using test::read_bytes;
 using test::temp_path;
 using test::write_bytes;
 
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = temp_path(name);
-  EXPECT_EQ(::mkdir(dir.c_str(), 0755), 0);
-  return dir;
-}
-
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
-    if (n != "." && n != "..") out.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 mode_t mode_of(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 0;
@@ -59,7 +39,7 @@ class AtomicFile : public ::testing::TestWithParam<bool> {
 };
 
 TEST_P(AtomicFile, WritesANewFileWithTheUmaskAndLeavesNothingElse) {
-  const std::string dir = fresh_dir("new");
+  const std::string dir = test::temp_dir("new");
   const mode_t old = ::umask(027);
   std::string error;
   const bool ok = write_file_atomically(dir + "/a.txt", "hello", error);
@@ -67,11 +47,11 @@ TEST_P(AtomicFile, WritesANewFileWithTheUmaskAndLeavesNothingElse) {
   ASSERT_TRUE(ok) << error;
   EXPECT_EQ(read_bytes(dir + "/a.txt"), "hello");
   EXPECT_EQ(mode_of(dir + "/a.txt"), 0640u);
-  EXPECT_EQ(entries(dir), std::vector<std::string>{"a.txt"});
+  EXPECT_EQ(test::dir_entries(dir), std::vector<std::string>{"a.txt"});
 }
 
 TEST_P(AtomicFile, KeepsTheTargetsModeAndDocumentsThatHardLinksKeepTheOldContents) {
-  const std::string dir = fresh_dir("mode");
+  const std::string dir = test::temp_dir("mode");
   const std::string target = dir + "/secret.npy", link = dir + "/link.npy";
   ASSERT_TRUE(write_bytes(target, "old"));
   ASSERT_EQ(::chmod(target.c_str(), 0600), 0);
@@ -82,11 +62,11 @@ TEST_P(AtomicFile, KeepsTheTargetsModeAndDocumentsThatHardLinksKeepTheOldContent
   EXPECT_EQ(mode_of(target), 0600u);
   // Replaced by rename: the other name still holds the old file (atomic_file.h says so).
   EXPECT_EQ(read_bytes(link), "old");
-  EXPECT_EQ(entries(dir), (std::vector<std::string>{"link.npy", "secret.npy"}));
+  EXPECT_EQ(test::dir_entries(dir), (std::vector<std::string>{"link.npy", "secret.npy"}));
 }
 
 TEST_P(AtomicFile, RefusesTargetsThatAreNotRegularFiles) {
-  const std::string dir = fresh_dir("kinds");
+  const std::string dir = test::temp_dir("kinds");
   const std::string fifo = dir + "/fifo", folder = dir + "/folder";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   ASSERT_EQ(::mkdir(folder.c_str(), 0755), 0);
@@ -110,13 +90,13 @@ TEST_P(AtomicFile, RefusesTargetsThatAreNotRegularFiles) {
   struct stat st {};
   ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
-  EXPECT_EQ(entries(folder).size(), 0u);
-  for (const std::string& e : entries(dir))
+  EXPECT_EQ(test::dir_entries(folder).size(), 0u);
+  for (const std::string& e : test::dir_entries(dir))
     EXPECT_EQ(e.find(kTempFileMarker), std::string::npos) << e;
 }
 
 TEST_P(AtomicFile, RefusesAMissingFolderAndAReadOnlyFile) {
-  const std::string dir = fresh_dir("ro");
+  const std::string dir = test::temp_dir("ro");
   std::string error;
   EXPECT_FALSE(write_file_atomically(dir + "/no/such/x.npy", "x", error));
   EXPECT_NE(error.find("does not exist"), std::string::npos) << error;
@@ -134,7 +114,7 @@ TEST_P(AtomicFile, RefusesAMissingFolderAndAReadOnlyFile) {
 }
 
 TEST_P(AtomicFile, FollowsASymbolicLinkToItsFileAndRefusesADanglingOne) {
-  const std::string dir = fresh_dir("symlink");
+  const std::string dir = test::temp_dir("symlink");
   const std::string real = dir + "/real.txt", link = dir + "/link.txt";
   ASSERT_TRUE(write_bytes(real, "old"));
   ASSERT_EQ(::symlink("real.txt", link.c_str()), 0);
@@ -152,7 +132,7 @@ TEST_P(AtomicFile, FollowsASymbolicLinkToItsFileAndRefusesADanglingOne) {
 // The old writer used "OUT.tmp-PID" opened without O_EXCL: a symbolic link planted under that
 // name redirected the write. Nothing a writer creates has a predictable name any more.
 TEST_P(AtomicFile, APlantedSymlinkAtAPredictableNameIsNeverWrittenThrough) {
-  const std::string dir = fresh_dir("plant");
+  const std::string dir = test::temp_dir("plant");
   const std::string victim = dir + "/victim.txt", out = dir + "/out.npy";
   ASSERT_TRUE(write_bytes(victim, "precious"));
   for (const std::string& name :
@@ -166,7 +146,7 @@ TEST_P(AtomicFile, APlantedSymlinkAtAPredictableNameIsNeverWrittenThrough) {
 }
 
 TEST_P(AtomicFile, SeveralOutputsAreWrittenAllOrNone) {
-  const std::string dir = fresh_dir("set");
+  const std::string dir = test::temp_dir("set");
   const std::string a = dir + "/a.npy", b = dir + "/b.npy";
   ASSERT_TRUE(write_bytes(a, "old a"));
   std::string error;
@@ -176,7 +156,7 @@ TEST_P(AtomicFile, SeveralOutputsAreWrittenAllOrNone) {
     EXPECT_LT(out.add(dir + "/missing/b.npy", error), 0);
   }
   EXPECT_EQ(read_bytes(a), "old a");
-  EXPECT_EQ(entries(dir), std::vector<std::string>{"a.npy"});
+  EXPECT_EQ(test::dir_entries(dir), std::vector<std::string>{"a.npy"});
   {  // Both written: both appear together.
     AtomicOutputs out;
     const int ia = out.add(a, error), ib = out.add(b, error);
@@ -188,20 +168,20 @@ TEST_P(AtomicFile, SeveralOutputsAreWrittenAllOrNone) {
   }
   EXPECT_EQ(read_bytes(a), "new a");
   EXPECT_EQ(read_bytes(b), "new b");
-  EXPECT_EQ(entries(dir), (std::vector<std::string>{"a.npy", "b.npy"}));
+  EXPECT_EQ(test::dir_entries(dir), (std::vector<std::string>{"a.npy", "b.npy"}));
   {  // Never committed (an error in between): nothing changes.
     AtomicOutputs out;
     const int ia = out.add(a, error);
     ASSERT_TRUE(out.write(ia, "newer a", error));
   }
   EXPECT_EQ(read_bytes(a), "new a");
-  EXPECT_EQ(entries(dir), (std::vector<std::string>{"a.npy", "b.npy"}));
+  EXPECT_EQ(test::dir_entries(dir), (std::vector<std::string>{"a.npy", "b.npy"}));
 }
 
 // A rename that fails in the middle of a commit (here the second target became a non-empty
 // folder after it was checked) puts the first target back as it was.
 TEST_P(AtomicFile, AFailedRenameInTheMiddleOfACommitRestoresTheEarlierTargets) {
-  const std::string dir = fresh_dir("rollback");
+  const std::string dir = test::temp_dir("rollback");
   const std::string a = dir + "/a.npy", b = dir + "/b.npy", c = dir + "/c.npy";
   ASSERT_TRUE(write_bytes(a, "old a"));
   std::string error;
@@ -216,11 +196,11 @@ TEST_P(AtomicFile, AFailedRenameInTheMiddleOfACommitRestoresTheEarlierTargets) {
   EXPECT_NE(error.find("b.npy"), std::string::npos) << error;
   EXPECT_EQ(read_bytes(a), "old a");
   EXPECT_FALSE(file_exists(c));
-  EXPECT_EQ(entries(dir), (std::vector<std::string>{"a.npy", "b.npy"}));
+  EXPECT_EQ(test::dir_entries(dir), (std::vector<std::string>{"a.npy", "b.npy"}));
 }
 
 TEST_P(AtomicFile, TheSameFileTwiceInOneSetIsRefused) {
-  const std::string dir = fresh_dir("same");
+  const std::string dir = test::temp_dir("same");
   const std::string a = dir + "/a.npy";
   ASSERT_TRUE(write_bytes(a, "old"));
   ASSERT_EQ(::symlink("a.npy", (dir + "/sym.npy").c_str()), 0);
@@ -255,7 +235,7 @@ void write_then_die(const std::string& path, int sig) {
 
 TEST_P(AtomicFile, TemporaryFilesAreRemovedOnSigintSigtermAndSighup) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
-    const std::string dir = fresh_dir("signal" + std::to_string(sig));
+    const std::string dir = test::temp_dir("signal" + std::to_string(sig));
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) write_then_die(dir + "/big.npy", sig);
@@ -263,21 +243,21 @@ TEST_P(AtomicFile, TemporaryFilesAreRemovedOnSigintSigtermAndSighup) {
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     ASSERT_TRUE(WIFSIGNALED(status)) << "exit " << WEXITSTATUS(status);
     EXPECT_EQ(WTERMSIG(status), sig);
-    EXPECT_EQ(entries(dir).size(), 0u) << "left " << entries(dir)[0];
+    EXPECT_EQ(test::dir_entries(dir).size(), 0u) << "left " << test::dir_entries(dir)[0];
   }
 }
 
 // SIGKILL cannot be caught. With O_TMPFILE the half-written file has no name and disappears with
 // the process; with named temporary files it stays, recognisable by its name, and is not reused.
 TEST_P(AtomicFile, SigkillLeavesNothingOrARecognisableFileThatIsNotReused) {
-  const std::string dir = fresh_dir("sigkill");
+  const std::string dir = test::temp_dir("sigkill");
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) write_then_die(dir + "/big.npy", SIGKILL);
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFSIGNALED(status));
-  const std::vector<std::string> left = entries(dir);
+  const std::vector<std::string> left = test::dir_entries(dir);
   if (!GetParam()) {
     EXPECT_EQ(left.size(), 0u);
     return;

@@ -1,7 +1,6 @@
 // The hostile and careless inputs of issue 11, through the real binary: each one a clean
 // "error: …" with exit 2 (or the right answer), no signal, no hang, no output replaced or left
 // behind, and memory bounded by what the input really holds (docs/robustness.md).
-#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -47,23 +46,6 @@ test::CliResult run_capped(const std::string& args, int mib) {
 }
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
-
-std::string fresh_dir(const std::string& name) {
-  const std::string dir = temp_path(name);
-  EXPECT_EQ(::mkdir(dir.c_str(), 0755), 0);
-  return dir;
-}
-
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  if (DIR* d = ::opendir(dir.c_str())) {
-    while (dirent* e = ::readdir(d))
-      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
-    ::closedir(d);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // Every line of stderr starts with "error: " and no control character but '\n' reaches it.
 void expect_clean_error(const test::CliResult& r, const std::string& what) {
@@ -206,19 +188,19 @@ TEST(RobustResults, AWindowNearIntMaxIsNoWindow) {
 
 TEST(RobustOutputs, AFailingSecondOutputLeavesTheFirstUntouched) {
   const Qkv f;
-  const std::string dir = fresh_dir("second");
+  const std::string dir = test::temp_dir("second");
   const std::string out = dir + "/o.npy", weights_dir = dir + "/w";
   ASSERT_TRUE(write_bytes(out, "previous result"));
   ASSERT_EQ(::mkdir(weights_dir.c_str(), 0755), 0);
   const test::CliResult r = run_cli(f.args() + " --out " + out + " --weights " + weights_dir);
   expect_clean_error(r, "--weights: cannot write '" + weights_dir + "': it is a directory");
   EXPECT_EQ(read_bytes(out), "previous result");
-  EXPECT_EQ(entries(dir), (std::vector<std::string>{"o.npy", "w"}));
+  EXPECT_EQ(test::dir_entries(dir), (std::vector<std::string>{"o.npy", "w"}));
 }
 
 TEST(RobustOutputs, WeightsNamingTheOutFileByAnyNameAreRefused) {
   const Qkv f;
-  const std::string dir = fresh_dir("same");
+  const std::string dir = test::temp_dir("same");
   const std::string out = dir + "/o.npy";
   ASSERT_TRUE(write_bytes(out, "previous result"));
   ASSERT_EQ(::symlink("o.npy", (dir + "/link.npy").c_str()), 0);
@@ -232,7 +214,7 @@ TEST(RobustOutputs, WeightsNamingTheOutFileByAnyNameAreRefused) {
 
 TEST(RobustOutputs, DevicesAndFifosAreNeverReplacedAndModesAreKept) {
   const Qkv f;
-  const std::string dir = fresh_dir("kinds");
+  const std::string dir = test::temp_dir("kinds");
   const std::string fifo = dir + "/fifo.npy";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   expect_clean_error(run_cli(f.args() + " --out " + fifo), "it is a FIFO");
@@ -251,7 +233,8 @@ TEST(RobustOutputs, DevicesAndFifosAreNeverReplacedAndModesAreKept) {
   struct stat st {};
   ASSERT_EQ(::stat(secret.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
-  for (const std::string& e : entries(dir)) EXPECT_EQ(e.find("tmp"), std::string::npos) << e;
+  for (const std::string& e : test::dir_entries(dir))
+    EXPECT_EQ(e.find("tmp"), std::string::npos) << e;
 }
 
 // Every command reports an output it cannot write the same way: exit 2 before any work, the
@@ -277,14 +260,14 @@ TEST(RobustOutputs, WriteFailuresHaveTheSameExitCodeInEveryCommand) {
 }
 
 TEST(RobustOutputs, TheScreenshotAndItsCompanionAreWrittenTogetherOrNotAtAll) {
-  const std::string dir = fresh_dir("shot");
+  const std::string dir = test::temp_dir("shot");
   const std::string png = dir + "/s.png";
   ASSERT_EQ(::mkdir((png + ".json").c_str(), 0755), 0);
   // Refused before a window is needed: no display here.
   const test::CliResult r = run_cli("gui --screenshot " + png, "DISPLAY= ");
   expect_clean_error(r, "--screenshot: cannot write '" + png + ".json': it is a directory");
   EXPECT_FALSE(file_exists(png));
-  EXPECT_EQ(entries(dir), std::vector<std::string>{"s.png.json"});
+  EXPECT_EQ(test::dir_entries(dir), std::vector<std::string>{"s.png.json"});
 }
 
 // ---------------------------------------------------------------- memory and time
@@ -295,12 +278,7 @@ TEST(RobustMemory, ModelsDeclaringHugeShapesAreRefusedBeforeAllocating) {
   using namespace s2s;
   const std::string bytes = serialize_model(new_date_model(Score::kBahdanau, 8, 4, 3, 1));
   auto reseal = [](std::string b) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i + 8 < b.size(); ++i) {
-      h ^= static_cast<unsigned char>(b[i]);
-      h *= 1099511628211ull;
-    }
-    for (int i = 0; i < 8; ++i) b[b.size() - 8 + i] = static_cast<char>((h >> (8 * i)) & 0xFF);
+    reseal_model_bytes(b);
     return b;
   };
   std::string huge = bytes;
@@ -358,14 +336,14 @@ TEST(RobustMemory, WeightsLargerThanTheLimitAreRefusedBeforeStarting) {
   const std::string q60 = write_npy("q60.npy", 60000, 1, 4),
                     k60 = write_npy("k60.npy", 60000, 1, 5),
                     v60 = write_npy("v60.npy", 60000, 1, 6);
-  const std::string dir = fresh_dir("w60");
+  const std::string dir = test::temp_dir("w60");
   const test::CliResult r = run_capped("compute --q " + q60 + " --k " + k60 + " --v " + v60 +
                                            " --out " + dir + "/o.npy --weights " + dir + "/w.npy",
                                        400);
   expect_clean_error(r,
                      "--weights: the weights of H·n_q·n_k = 1·60000·60000 cells would be a file "
                      "of 14.4 GB (14,400,000,128 bytes); at most 4.3 GB");
-  EXPECT_EQ(entries(dir).size(), 0u);
+  EXPECT_EQ(test::dir_entries(dir).size(), 0u);
   // Without --weights it costs what it produces (a window keeps this test quick).
   ASSERT_EQ(run_capped("compute --q " + q60 + " --k " + k60 + " --v " + v60 + " --window 8 --out " +
                            dir + "/o.npy",

@@ -492,13 +492,12 @@ std::optional<NpyTensor> read_npy(const std::string& path, NpyContent content, s
   return parse_npy(bytes, path, content, error);
 }
 
-std::string npy_header(int rank, size_t heads, Eigen::Index rows, Eigen::Index cols) {
-  assert((rank == 2 && heads == 1) || (rank == 3 && heads >= 1));
-  std::ostringstream dict;
-  dict << "{'descr': '<f4', 'fortran_order': False, 'shape': (";
-  if (rank == 3) dict << heads << ", ";
-  dict << rows << ", " << cols << "), }";
-  std::string header = dict.str();
+std::string npy_header(const std::vector<size_t>& shape) {
+  // numpy writes (n,) for rank 1 and (a, b, ...) otherwise.
+  std::string dims;
+  for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) dims += ",";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   // Pad with spaces so magic (6) + version (2) + length (2) + header ends on a 64-byte boundary,
   // the last byte being '\n' as numpy writes it.
   const size_t unpadded = 10 + header.size() + 1;
@@ -512,6 +511,12 @@ std::string npy_header(int rank, size_t heads, Eigen::Index rows, Eigen::Index c
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
   return out;
+}
+
+std::string npy_header(int rank, size_t heads, Eigen::Index rows, Eigen::Index cols) {
+  assert((rank == 2 && heads == 1) || (rank == 3 && heads >= 1));
+  const auto r = static_cast<size_t>(rows), c = static_cast<size_t>(cols);
+  return npy_header(rank == 3 ? std::vector<size_t>{heads, r, c} : std::vector<size_t>{r, c});
 }
 
 std::string npy_data(const Matrix& m) {
@@ -555,25 +560,9 @@ bool write_npy(const std::string& path, const HeadStack& heads, int rank, std::s
 }
 
 std::string npy_array_bytes(const std::vector<size_t>& shape, const float* data) {
-  std::string dims;
   size_t count = 1;
-  for (size_t d : shape) {
-    dims += std::to_string(d) + ", ";
-    count *= d;
-  }
-  // numpy writes (n,) for rank 1 and (a, b) otherwise.
-  if (shape.size() > 1) dims.resize(dims.size() - 2);
-  if (shape.size() == 1) dims.pop_back();
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
-  const size_t unpadded = 10 + header.size() + 1;
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header += '\n';
-  std::string out(kMagic, kMagicLen);
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>((header.size() >> 8) & 0xff);
-  out += header;
+  for (size_t d : shape) count *= d;
+  std::string out = npy_header(shape);
   out.reserve(out.size() + count * 4);
   for (size_t i = 0; i < count; ++i) {
     uint32_t bits;

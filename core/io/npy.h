@@ -41,6 +41,8 @@ std::string npy_bytes(const HeadStack& heads, int rank);
 // (rows, cols) (rank 2, heads = 1) or (heads, rows, cols) (rank 3), then the data of each matrix
 // in C order.
 std::string npy_header(int rank, size_t heads, Eigen::Index rows, Eigen::Index cols);
+// The same for a shape of any rank, e.g. (n_layer, n_head, n, n).
+std::string npy_header(const std::vector<size_t>& shape);
 std::string npy_data(const Matrix& m);
 
 // Writes npy_bytes(heads, rank) atomically (nothing at `path` changes on failure).

@@ -229,6 +229,13 @@ bool parse_model(const std::string& bytes, const std::string& source, Model& out
   return true;
 }
 
+void reseal_model_bytes(std::string& bytes) {
+  if (bytes.size() < 8) return;
+  const uint64_t h = fnv1a(bytes.data(), bytes.size() - 8);
+  for (int i = 0; i < 8; ++i)
+    bytes[bytes.size() - 8 + i] = static_cast<char>((h >> (8 * i)) & 0xFF);
+}
+
 bool save_model(const Model& m, const std::string& path, std::string& error) {
   return write_file_atomically(path, serialize_model(m), error);
 }

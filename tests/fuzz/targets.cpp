@@ -163,13 +163,7 @@ int seq2seq_model(const uint8_t* data, size_t size) {
   for (int pass = 0; pass < 2; ++pass) {
     if (pass == 1) {
       if (bytes.size() < 16) break;
-      uint64_t h = 1469598103934665603ull;
-      for (size_t i = 0; i + 8 < bytes.size(); ++i) {
-        h ^= static_cast<unsigned char>(bytes[i]);
-        h *= 1099511628211ull;
-      }
-      for (int i = 0; i < 8; ++i)
-        bytes[bytes.size() - 8 + i] = static_cast<char>((h >> (8 * i)) & 0xFF);
+      s2s::reseal_model_bytes(bytes);
     }
     s2s::Model m;
     std::string error;
