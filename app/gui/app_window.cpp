@@ -131,6 +131,9 @@ int run_gui(const GuiOptions& o) {
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
   if (scripted) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+  // WM_CLASS matches the desktop entry's StartupWMClass, so docks show the app's icon and name.
+  glfwWindowHintString(GLFW_X11_CLASS_NAME, "attention-lab");
+  glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "attention-lab");
   GLFWwindow* window = glfwCreateWindow(o.width, o.height, "Attention Lab", nullptr, nullptr);
   if (!window) {
     std::cerr << "error: cannot open a window: " << glfw_error_text
