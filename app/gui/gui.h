@@ -22,11 +22,10 @@ struct GuiOptions {
   std::vector<std::string> edits;  // "q[H][I][J]=VALUE" style cell edits, see cli --help
   bool frame_stats = false;        // print mean/max frame time when exiting
   bool animate = false;            // zoom and pan the main heatmap every frame (measurement)
-  bool presentation = false;
-  std::string tab;
-  std::string
-      backend;  // "cpu", "opencl" or "auto"; "" = cpu  // left panel tab to show: "inputs" or
-                // "variants"       // start in presentation mode (full screen, larger text)
+  bool presentation = false;       // start in presentation mode (full screen, larger text)
+  std::string tab;                 // left panel tab: "inputs" or "variants"; "seq2seq…" windows
+  std::string backend;             // "cpu", "opencl" or "auto"; "" = cpu
+  std::string model;  // seq2seq window's model: a file or a shipped name (io/shipped.h)
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).

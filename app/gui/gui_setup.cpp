@@ -8,7 +8,9 @@
 
 #include "gui/gui.h"
 #include "gui/panel_seq2seq.h"
+#include "io/shipped.h"
 #include "render/colormap.h"
+#include "seq2seq/model_io.h"
 
 namespace attn {
 namespace {
@@ -159,16 +161,27 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     error = "--tab: expected inputs, variants, seq2seq or seq2seq-live, got '" + o.tab + "'";
     return false;
   }
-  if (o.tab.rfind("seq2seq", 0) == 0) {
+  if (o.tab.rfind("seq2seq", 0) == 0 || !o.model.empty()) {
     ui.show_seq2seq = true;  // a window over the others, not a tab of the left panel
+    ui.seq2seq = std::make_shared<Seq2seqPanel>();
     if (o.tab == "seq2seq-live") {
       // Opens on "Train live" and starts training (for screenshots of the alignment forming).
-      ui.seq2seq = std::make_shared<Seq2seqPanel>();
       ui.seq2seq->select_tab = "live";
       ui.seq2seq->autostart = true;
     }
   } else {
     ui.select_tab = o.tab;
+  }
+  if (!o.model.empty()) {
+    // Checked before the window opens, like every other flag: a bad name or file is exit 2.
+    const std::optional<std::string> path = resolve_shipped(kSeq2seqModels, o.model, error);
+    s2s::Model m;
+    if (!path || !s2s::load_model(*path, m, error)) {
+      error = "--model: " + error;
+      return false;
+    }
+    ui.seq2seq->open_model = *path;
+    ui.seq2seq->models[*path] = std::move(m);
   }
   return true;
 }
