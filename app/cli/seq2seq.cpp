@@ -514,11 +514,7 @@ void register_models(CLI::App& parent, Action& action) {
   cmd->callback([&action] {
     action = [] {
       const std::vector<ShippedItem> items = list_shipped(kSeq2seqModels);
-      if (items.empty()) {
-        std::string error;
-        resolve_shipped(kSeq2seqModels, "", error);
-        throw CliError{kExitRuntime, error};
-      }
+      if (items.empty()) throw CliError{kExitRuntime, no_shipped_message(kSeq2seqModels)};
       for (const ShippedItem& item : items) {
         Model m;
         std::string error;

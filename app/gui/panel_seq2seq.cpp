@@ -12,7 +12,6 @@
 #include <future>
 
 #include "gui/ui.h"
-#include "io/data_dir.h"
 #include "io/shipped.h"
 #include "seq2seq/explain_step.h"
 
@@ -41,11 +40,6 @@ void find_models(Seq2seqPanel& p) {
     if (want.empty() ? p.names[static_cast<size_t>(i)] == "bahdanau"
                      : p.files[static_cast<size_t>(i)] == want)
       p.model_a = i;
-}
-
-std::string no_models_message() {
-  return "No shipped models found in " + data_dir_description() +
-         "/models (ATTN_DATA_DIR names the folder holding models/).";
 }
 
 const std::string& name_of(const Seq2seqPanel& p, int index) {
@@ -268,7 +262,7 @@ void draw_translate_tab(Ui& ui, Seq2seqPanel& p) {
   if (!a) {
     ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "%s",
                        p.files.empty()
-                           ? no_models_message().c_str()
+                           ? no_shipped_message(kSeq2seqModels).c_str()
                            : p.load_errors[p.files[static_cast<size_t>(p.model_a)]].c_str());
     return;
   }

@@ -48,6 +48,13 @@ std::vector<ShippedItem> list_shipped(const ShippedKind& kind) {
   return out;
 }
 
+std::string no_shipped_message(const ShippedKind& kind) {
+  if (data_dir().empty())
+    return "no shipped data found at " + data_dir_description() +
+           " (ATTN_DATA_DIR names the folder holding " + kind.folder + "/)";
+  return std::string("no shipped ") + kind.what + "s in " + kind_dir(kind);
+}
+
 std::optional<std::string> resolve_shipped(const ShippedKind& kind, const std::string& name_or_path,
                                            std::string& error) {
   std::error_code ec;
@@ -67,10 +74,7 @@ std::optional<std::string> resolve_shipped(const ShippedKind& kind, const std::s
     error = "'" + name_or_path + "' is neither a file nor the name of a shipped " + kind.what;
   }
   if (items.empty()) {
-    const std::string root = data_dir();
-    error += root.empty() ? "; no shipped data found at " + data_dir_description() +
-                                " (ATTN_DATA_DIR names the folder holding " + kind.folder + "/)"
-                          : std::string("; no shipped ") + kind.what + "s in " + kind_dir(kind);
+    error += "; " + no_shipped_message(kind);
     return std::nullopt;
   }
   error += std::string("; shipped ") + kind.what + "s:";

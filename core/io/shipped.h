@@ -31,6 +31,10 @@ struct ShippedItem {
 // Every item of a kind under data_dir(), sorted by name; empty when there is none.
 std::vector<ShippedItem> list_shipped(const ShippedKind& kind);
 
+// Why list_shipped(kind) is empty, for messages: "no shipped seq2seq models in DIR/models", or,
+// when the data folder itself is missing, where it was looked for and how to name another.
+std::string no_shipped_message(const ShippedKind& kind);
+
 // What a user typed for a model: anything that exists at that path is taken as the path;
 // otherwise it is the short name of a shipped item (its extension may be written). Returns the
 // path, or nullopt with `error` naming what was typed and listing the shipped names.
