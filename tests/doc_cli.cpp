@@ -16,6 +16,8 @@
 // - "…" on a line of its own stands for any number of lines (also none); "…" inside a line stands
 //   for any text within that line (timings, absolute paths). Trailing spaces and trailing empty
 //   lines are ignored; everything else must match exactly.
+// - float32 results can differ in their last digits between builds (FMA in -march=native, none
+//   in the portable build): print them rounded, or cut them short with "…" ("0.3854…").
 // - Every command must exit with status 0. To show an error, end the command with
 //   `; echo "exit status $?"` so the page shows the status too.
 // - Commands run with /bin/sh, one after another in one scratch folder (later examples may use

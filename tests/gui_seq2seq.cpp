@@ -1,7 +1,7 @@
 // The seq2seq window drawn headless for many frames: it finds the shipped models, translates and
 // steps through the decoder, shows two models side by side, trains live while being drawn, and
-// the real app opens on it with `gui --tab seq2seq`; `gui --model` opens it on a shipped model by
-// name or on a model file.
+// the real app opens on it with `gui --tab seq2seq`; `gui --seq2seq-model` opens it on a shipped
+// model by name or on a model file.
 #include <gtest/gtest.h>
 #include <imgui.h>
 
@@ -118,7 +118,7 @@ TEST_F(Seq2seqWindow, TrainsLiveWhileDrawn) {
 
 TEST_F(Seq2seqWindow, OpensOnAModelNamedOnTheCommandLine) {
   GuiOptions o;
-  o.model = "bottleneck/dot-max40";
+  o.seq2seq_model = "bottleneck/dot-max40";
   std::string error;
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
   frames(2);
@@ -133,7 +133,7 @@ TEST_F(Seq2seqWindow, OpensOnAModelNamedOnTheCommandLine) {
   const std::string own = test::temp_path("my-dot.s2s");
   std::filesystem::copy_file(p.files[static_cast<size_t>(p.model_a)], own);
   const size_t shipped = p.files.size();
-  o.model = own;
+  o.seq2seq_model = own;
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;  // a new window state: `p` is gone
   frames(1);
   const Seq2seqPanel& q = *ui.seq2seq;
@@ -144,12 +144,12 @@ TEST_F(Seq2seqWindow, OpensOnAModelNamedOnTheCommandLine) {
   // An unknown name is refused before any window opens, listing the names.
   AppState state3;
   Ui ui3{state3};
-  o.model = "bahdanu";
+  o.seq2seq_model = "bahdanu";
   int code = 0;
   EXPECT_FALSE(setup_from_options(ui3, o, error, &code));
   EXPECT_EQ(code, 2);
-  EXPECT_EQ(error.rfind("--model: 'bahdanu' is neither a file nor the name of a shipped seq2seq "
-                        "model; shipped seq2seq models: bahdanau, ",
+  EXPECT_EQ(error.rfind("--seq2seq-model: 'bahdanu' is neither a file nor the name of a shipped "
+                        "seq2seq model; shipped seq2seq models: bahdanau, ",
                         0),
             0u)
       << error;

@@ -95,7 +95,7 @@ TEST_F(DataDir, AnUnknownNameListsTheShippedOnesAndWhereTheyAre) {
   error.clear();
   EXPECT_FALSE(resolve_shipped(kLmModels, "gpt2", error));
   EXPECT_EQ(error,
-            "'gpt2' is neither a file nor the name of a shipped language model; no shipped "
+            "'gpt2' is neither a folder nor the name of a shipped language model; no shipped "
             "language models in " +
                 root + "/models/lm");
   error.clear();

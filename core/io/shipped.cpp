@@ -71,7 +71,8 @@ std::optional<std::string> resolve_shipped(const ShippedKind& kind, const std::s
       name.resize(name.size() - std::string(kind.extension).size());
     for (const ShippedItem& item : items)
       if (item.name == name) return item.path;
-    error = "'" + name_or_path + "' is neither a file nor the name of a shipped " + kind.what;
+    error = "'" + name_or_path + "' is neither a " + (*kind.extension ? "file" : "folder") +
+            " nor the name of a shipped " + kind.what;
   }
   if (items.empty()) {
     error += "; " + no_shipped_message(kind);
