@@ -4,12 +4,12 @@
 // How to write docs/cli.md so this test reads it (follow this when you add a subcommand or flag):
 //
 // - Each subcommand has a section whose heading is exactly the command in backticks, at level
-//   2 to 4: "## `attention-lab trace`", "### `attention-lab seq2seq translate`"; "##
-//   `attention-lab`" is the program itself (--version, --help-all). A section runs to the next such
-//   heading. Every option of that subcommand (its long name) must appear in its section as
-//   "`--name", e.g. in the options table: | `--model NAME|FILE` | … |. Every section needs at least
-//   one example that runs that subcommand. A section for a subcommand that does not exist fails
-//   too.
+//   2 to 4: "## `attention-lab trace`", "### `attention-lab seq2seq translate`", and
+//   "## `attention-lab`" for the program itself (--version, --help-all). A section runs to the
+//   next such heading. Every option of the subcommand (its long name) must appear in its section
+//   as "`--name", e.g. in the options table: | `--model NAME|FILE` | … |. Every section needs at
+//   least one example that runs its subcommand. A section for a subcommand that does not exist
+//   fails too.
 // - Examples are fenced blocks tagged `console`. A line "$ command" is run (a line ending in "\"
 //   continues on the next); the lines after it, up to the next "$ " or the end of the block, are
 //   the expected output (stdout and stderr together). Blocks tagged anything else are not run.
