@@ -38,7 +38,7 @@ TEST(AppState, OpensOnFearIsTheWithEveryStage) {
   EXPECT_FALSE(st.dirty());
   EXPECT_LT(weights_gap(st), 1e-6);
   // The causal table: "Fear" sees only itself.
-  EXPECT_NEAR(st.trace().step("weights").heads[0](0, 0), 1.0, 1e-6);
+  EXPECT_NEAR(st.trace().head("weights", 0)(0, 0), 1.0, 1e-6);
 }
 
 TEST(AppState, SteppingAndPlaying) {
@@ -110,20 +110,20 @@ TEST(AppState, BadTypedValuesAreRefusedAndTheOldValueKept) {
 TEST(AppState, AnEditRecomputesEveryStageAndUndoRedoRestore) {
   AppState st;
   ASSERT_TRUE(st.load_example("fear-is-the"));
-  const Matrix w0 = st.trace().step("weights").heads[0];
+  const Matrix w0 = st.trace().head("weights", 0);
   ASSERT_TRUE(st.set_value_text(Tensor::kK, 0, 0, 2,
                                 "\xE2\x88\x92"
                                 "1.5"));  // Unicode minus
   EXPECT_FLOAT_EQ((*st.tensor(Tensor::kK, 0))(0, 2), -1.5f);
   EXPECT_TRUE(st.dirty());
   // scores[2][0] = q_2 · k_0 by hand with the new value: 0.1·0.3 + 0.6·0.5 + 0.3·(−1.5).
-  EXPECT_NEAR(st.trace().step("scores").heads[0](2, 0), 0.1 * 0.3 + 0.6 * 0.5 + 0.3 * -1.5, 1e-6);
+  EXPECT_NEAR(st.trace().head("scores", 0)(2, 0), 0.1 * 0.3 + 0.6 * 0.5 + 0.3 * -1.5, 1e-6);
   EXPECT_LT(weights_gap(st), 1e-6);
-  EXPECT_GT((st.trace().step("weights").heads[0] - w0).cwiseAbs().maxCoeff(), 0.01);
+  EXPECT_GT((st.trace().head("weights", 0) - w0).cwiseAbs().maxCoeff(), 0.01);
 
   ASSERT_TRUE(st.undo());
   EXPECT_FLOAT_EQ((*st.tensor(Tensor::kK, 0))(0, 2), 0.2f);
-  EXPECT_LT((st.trace().step("weights").heads[0] - w0).cwiseAbs().maxCoeff(), 1e-7);
+  EXPECT_LT((st.trace().head("weights", 0) - w0).cwiseAbs().maxCoeff(), 1e-7);
   ASSERT_TRUE(st.redo());
   EXPECT_FLOAT_EQ((*st.tensor(Tensor::kK, 0))(0, 2), -1.5f);
   EXPECT_FALSE(st.redo());
@@ -150,7 +150,7 @@ TEST(AppState, DimensionAndTokenChangesKeepShapesValid) {
   EXPECT_EQ(st.trace().d_k, 5);
   EXPECT_EQ(st.tensor(Tensor::kK, 0)->cols(), 5);
   ASSERT_TRUE(st.set_d_v(1));
-  EXPECT_EQ(st.trace().step("output").heads[0].cols(), 1);
+  EXPECT_EQ(st.trace().head("output", 0).cols(), 1);
   EXPECT_FALSE(st.set_d_k(0));
   ASSERT_TRUE(st.add_token(Side::kQuery));
   EXPECT_EQ(st.trace().n_q, 4);
@@ -200,14 +200,14 @@ TEST(AppState, HeadsMhaMqaGqa) {
 TEST(AppState, ProjectionModeKeepsEveryValue) {
   AppState st;
   ASSERT_TRUE(st.load_example("gqa"));
-  const Matrix w = st.trace().step("weights").heads[3];
+  const Matrix w = st.trace().head("weights", 3);
   ASSERT_TRUE(st.set_projection_mode(true));
   EXPECT_TRUE(st.scenario().use_projection);
   EXPECT_TRUE(st.trace().find("projected"));
-  EXPECT_LT((st.trace().step("weights").heads[3] - w).cwiseAbs().maxCoeff(), 1e-6);
+  EXPECT_LT((st.trace().head("weights", 3) - w).cwiseAbs().maxCoeff(), 1e-6);
   // Editing X changes the derived Q.
   ASSERT_TRUE(st.set_value_text(Tensor::kX, 0, 0, 0, "2"));
-  EXPECT_NEAR(st.trace().step("q").heads[0](0, 0), 2.0, 1e-6);
+  EXPECT_NEAR(st.trace().head("q", 0)(0, 0), 2.0, 1e-6);
   EXPECT_LT(weights_gap(st), 1e-6);
   ASSERT_TRUE(st.set_d_model(st.tensor(Tensor::kX, 0)->cols() + 2));
   ASSERT_TRUE(st.set_projection_mode(false));
@@ -219,36 +219,35 @@ TEST(AppState, MasksScaleAndTemperature) {
   ASSERT_TRUE(st.load_example("fear-is-the"));
   ASSERT_TRUE(st.set_causal(CausalAlign::kNone));
   ASSERT_TRUE(st.set_window(0));
-  const ReasonMatrix& r = st.trace().hidden[0];
+  const ReasonMatrix& r = st.trace().hidden_of(0);
   EXPECT_EQ(r(0, 1) & kHiddenWindow, kHiddenWindow);
   EXPECT_EQ(r(1, 1), 0);
   ASSERT_TRUE(st.toggle_global(0));
-  EXPECT_EQ(st.trace().hidden[0](2, 0), 0);  // everyone sees the global key 0
+  EXPECT_EQ(st.trace().hidden_of(0)(2, 0), 0);  // everyone sees the global key 0
   ASSERT_TRUE(st.set_window(std::nullopt));
   ASSERT_TRUE(st.toggle_custom_cell(2, 1));
-  EXPECT_EQ(st.trace().hidden[0](2, 1) & kHiddenCustom, kHiddenCustom);
-  EXPECT_NEAR(st.trace().step("weights").heads[0](2, 1), 0.0, 0.0);
+  EXPECT_EQ(st.trace().hidden_of(0)(2, 1) & kHiddenCustom, kHiddenCustom);
+  EXPECT_NEAR(st.trace().head("weights", 0)(2, 1), 0.0, 0.0);
   ASSERT_TRUE(st.set_key_length(2));
-  EXPECT_EQ(st.trace().hidden[0](0, 2) & kHiddenPadding, kHiddenPadding);
+  EXPECT_EQ(st.trace().hidden_of(0)(0, 2) & kHiddenPadding, kHiddenPadding);
   EXPECT_FALSE(st.set_key_length(9));
   EXPECT_LT(weights_gap(st), 1e-6);
 
   // Temperature below 1 sharpens (lower entropy), above 1 flattens.
   ASSERT_TRUE(st.set_key_length(std::nullopt));
   ASSERT_TRUE(st.clear_custom_mask());
-  const double h1 = row_entropy_bits(st.trace().step("weights").heads[0])[2];
+  const double h1 = row_entropy_bits(st.trace().head("weights", 0))[2];
   ASSERT_TRUE(st.set_temperature(0.1f));
-  const double h_cold = row_entropy_bits(st.trace().step("weights").heads[0])[2];
+  const double h_cold = row_entropy_bits(st.trace().head("weights", 0))[2];
   ASSERT_TRUE(st.set_temperature(10.0f));
-  const double h_hot = row_entropy_bits(st.trace().step("weights").heads[0])[2];
+  const double h_hot = row_entropy_bits(st.trace().head("weights", 0))[2];
   EXPECT_LT(h_cold, h1);
   EXPECT_GT(h_hot, h1);
   EXPECT_LE(h_hot, std::log2(3.0) + 1e-9);
   EXPECT_FALSE(st.set_temperature(0));
   EXPECT_FALSE(st.set_scale(-1.0f));
   ASSERT_TRUE(st.set_scale(1.0f));
-  EXPECT_NEAR(st.trace().step("scaled").heads[0](1, 0), st.trace().step("scores").heads[0](1, 0),
-              1e-7);
+  EXPECT_NEAR(st.trace().head("scaled", 0)(1, 0), st.trace().head("scores", 0)(1, 0), 1e-7);
   EXPECT_LT(weights_gap(st), 1e-6);
 }
 
@@ -370,7 +369,25 @@ TEST(AppState, LargeProblemsComputeOffTheUiThread) {
   ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 0, "1.25"));
   st.wait_for_trace();
   EXPECT_FALSE(st.computing());
-  EXPECT_NEAR(st.trace().step("q").heads[0](0, 0), 1.25, 1e-7);
+  EXPECT_NEAR(st.trace().head("q", 0)(0, 0), 1.25, 1e-7);
+  EXPECT_LT(weights_gap(st), 1e-6);
+}
+
+// Edits made while a computation runs cancel it; the trace that lands is the last edit's, and
+// progress reads 0..1 meanwhile.
+TEST(AppState, EditsCancelTheRunningComputation) {
+  AppState st;
+  ASSERT_TRUE(st.load_example("fear-is-the"));
+  st.async_threshold = 0;
+  for (int k = 1; k <= 5; ++k) {
+    ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 0, std::to_string(k) + ".5"));
+    const double progress = st.computing_progress();
+    EXPECT_GE(progress, 0.0);
+    EXPECT_LE(progress, 1.0);
+  }
+  st.wait_for_trace();
+  EXPECT_FALSE(st.computing());
+  EXPECT_NEAR(st.trace().head("q", 0)(0, 0), 5.5, 1e-7);
   EXPECT_LT(weights_gap(st), 1e-6);
 }
 

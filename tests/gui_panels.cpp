@@ -166,7 +166,7 @@ TEST_F(Headless, CustomMaskEditingTogglesCells) {
   click(ui.views["main"].cell_center(2, 0));
   ASSERT_EQ(state.scenario().options.mask.custom.size(), 1u);
   EXPECT_EQ(state.scenario().options.mask.custom[0](2, 0), 0.0f);
-  EXPECT_EQ(state.trace().hidden[0](2, 0) & kHiddenCustom, kHiddenCustom);
+  EXPECT_EQ(state.trace().hidden_of(0)(2, 0) & kHiddenCustom, kHiddenCustom);
   frames(3);
 }
 
@@ -200,7 +200,7 @@ TEST_F(Headless, EditsFromPanelsRecomputeAndBadInputKeepsTheOldValue) {
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
   frames(5);
   EXPECT_EQ(state.head(), 3);
-  EXPECT_FLOAT_EQ(state.trace().step("q").heads[3](4, 0), 0.5f);
+  EXPECT_FLOAT_EQ(state.trace().head("q", 3)(4, 0), 0.5f);
   for (const char* bad : {"q:0:0:0=abc", "q:0:0:0=nan", "q:0:0:0=inf", "q:9:0:0=1", "zz:0:0:0=1"}) {
     GuiOptions b = o;
     b.edits = {bad};
@@ -278,7 +278,7 @@ TEST_F(Headless, A1024TokenScenarioComputesWithoutBlockingFrames) {
     ++frames_while_computing;
   }
   EXPECT_FALSE(state.computing());
-  EXPECT_NEAR(state.trace().step("q").heads[0](0, 0), 0.5, 1e-7);
+  EXPECT_NEAR(state.trace().head("q", 0)(0, 0), 0.5, 1e-7);
   std::cout << "frames drawn while the 1024-token trace computed: " << frames_while_computing
             << "\n";
   frames(3);
@@ -393,7 +393,7 @@ TEST_F(Headless, TypingIntoTablesGoesThroughValidationAndUndo) {
   type_into("Q-0:1:2", "0.75");
   EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(1, 2), 0.75f);
   // scores[1][0] = q_is · k_Fear = 0.5·0.3 + 0.2·0.5 + 0.75·0.2, by hand.
-  EXPECT_NEAR(state.trace().step("scores").heads[0](1, 0), 0.15 + 0.1 + 0.15, 1e-6);
+  EXPECT_NEAR(state.trace().head("scores", 0)(1, 0), 0.15 + 0.1 + 0.15, 1e-6);
   type_into("Tokens:tok:2", "dog");
   EXPECT_EQ(state.trace().query_tokens[2], "dog");
   press(ImGui::GetKeyIndex(ImGuiKey_Z), true);

@@ -43,16 +43,16 @@ void expect_matches_reference(const AttentionProblem& p, double tol = 1e-5) {
   AttentionTrace t = run(p);
   test::RefResult r = reference_attention(p);
   for (int h = 0; h < p.input.num_heads(); ++h) {
-    EXPECT_LE(max_abs_diff(t.step("scores").heads[h], r.scores[h]), tol) << "head " << h;
-    EXPECT_LE(max_abs_diff(t.step("scaled").heads[h], r.scaled[h]), tol) << "head " << h;
-    EXPECT_LE(max_abs_diff(t.step("masked").heads[h], r.masked[h]), tol) << "head " << h;
-    EXPECT_LE(max_abs_diff(t.step("weights").heads[h], r.weights[h]), tol) << "head " << h;
-    EXPECT_LE(max_abs_diff(t.step("output").heads[h], r.output[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head("scores", h), r.scores[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head("scaled", h), r.scaled[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head("masked", h), r.masked[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head("weights", h), r.weights[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head("output", h), r.output[h]), tol) << "head " << h;
     EXPECT_EQ(t.empty_row[h], r.empty_row[h]) << "head " << h;
     // The trace's reason bits agree with where the masked stage holds -inf.
     for (int i = 0; i < t.n_q; ++i)
       for (int j = 0; j < t.n_k; ++j)
-        EXPECT_EQ(t.hidden[h](i, j) != 0, std::isinf(t.step("masked").heads[h](i, j)))
+        EXPECT_EQ(t.hidden_of(h)(i, j) != 0, std::isinf(t.head("masked", h)(i, j)))
             << "head " << h << " cell " << i << "," << j;
   }
 }
@@ -72,19 +72,19 @@ TEST(Engine, FearIsScoresByHand) {
   // q_is·k_is     = 0.5·0.1 + 0.2·0.4 + 0.3·0.6 = 0.05 + 0.08 + 0.18 = 0.31
   // (The source's "Show calculations" uses q_is·k_is for the Fear row and gets 0.38; both wrong.)
   AttentionTrace t = run(fear_is());
-  const Matrix& s = t.step("scores").heads[0];
+  const Matrix& s = t.head("scores", 0);
   EXPECT_NEAR(s(0, 0), 0.27, 1e-6);
   EXPECT_NEAR(s(0, 1), 0.54, 1e-6);
   EXPECT_NEAR(s(1, 0), 0.31, 1e-6);
   EXPECT_NEAR(s(1, 1), 0.31, 1e-6);
   // scaled = s/√3; weights row 0 = softmax(0.27/√3, 0.54/√3): w1 = 1/(1+e^{-0.27/√3}).
   const double w01 = 1.0 / (1.0 + std::exp(-0.27 / std::sqrt(3.0)));
-  EXPECT_NEAR(t.step("weights").heads[0](0, 1), w01, 1e-6);
-  EXPECT_NEAR(t.step("weights").heads[0](1, 0), 0.5, 1e-6);  // equal scores -> equal weights
+  EXPECT_NEAR(t.head("weights", 0)(0, 1), w01, 1e-6);
+  EXPECT_NEAR(t.head("weights", 0)(1, 0), 0.5, 1e-6);  // equal scores -> equal weights
   // output row 1 = 0.5·v_Fear + 0.5·v_is = (0.45, 0.4, 0.3)
-  EXPECT_NEAR(t.step("output").heads[0](1, 0), 0.45, 1e-6);
-  EXPECT_NEAR(t.step("output").heads[0](1, 1), 0.40, 1e-6);
-  EXPECT_NEAR(t.step("output").heads[0](1, 2), 0.30, 1e-6);
+  EXPECT_NEAR(t.head("output", 0)(1, 0), 0.45, 1e-6);
+  EXPECT_NEAR(t.head("output", 0)(1, 1), 0.40, 1e-6);
+  EXPECT_NEAR(t.head("output", 0)(1, 2), 0.30, 1e-6);
   expect_matches_reference(fear_is());
   std::vector<std::string> ids;
   for (const auto& st : t.steps) ids.push_back(st.id);
@@ -98,17 +98,17 @@ TEST(Engine, FearIsTheCausalByHand) {
   ASSERT_TRUE(s) << error;
   auto cpu = make_cpu_backend();
   AttentionTrace t = compute_scenario_trace(*s, *cpu);
-  const Matrix& w = t.step("weights").heads[0];
+  const Matrix& w = t.head("weights", 0);
   // Row "Fear" sees only itself; row "is" sees Fear and is with equal scores 0.31 and 0.31.
   EXPECT_FLOAT_EQ(w(0, 0), 1.0f);
   EXPECT_EQ(w(0, 1), 0.0f);
   EXPECT_NEAR(w(1, 0), 0.5, 1e-6);
   EXPECT_NEAR(w(1, 1), 0.5, 1e-6);
   EXPECT_EQ(w(1, 2), 0.0f);
-  EXPECT_TRUE(std::isinf(t.step("masked").heads[0](1, 2)));
-  EXPECT_EQ(t.hidden[0](1, 2), kHiddenCausal);
+  EXPECT_TRUE(std::isinf(t.head("masked", 0)(1, 2)));
+  EXPECT_EQ(t.hidden_of(0)(1, 2), kHiddenCausal);
   // q_is·k_the = 0.5·0.4 + 0.2·0.2 + 0.3·0.5 = 0.2 + 0.04 + 0.15 = 0.39 (the source says 0.41)
-  EXPECT_NEAR(t.step("scores").heads[0](1, 2), 0.39, 1e-6);
+  EXPECT_NEAR(t.head("scores", 0)(1, 2), 0.39, 1e-6);
   EXPECT_EQ(t.query_tokens, (std::vector<std::string>{"Fear", "is", "the"}));
 }
 
@@ -218,7 +218,7 @@ std::vector<std::string> pattern(const AttentionTrace& t, int h = 0) {
   std::vector<std::string> rows;
   for (int i = 0; i < t.n_q; ++i) {
     std::string r;
-    for (int j = 0; j < t.n_k; ++j) r += t.hidden[h](i, j) ? '.' : 'x';
+    for (int j = 0; j < t.n_k; ++j) r += t.hidden_of(h)(i, j) ? '.' : 'x';
     rows.push_back(r);
   }
   return rows;
@@ -242,9 +242,9 @@ TEST(EngineMaskPatterns, CausalAlignments) {
   AttentionTrace t = run(zeros(4, 2, causal(CausalAlign::kLowerRight)));
   EXPECT_EQ(pattern(t), (std::vector<std::string>{"..", "..", "x.", "xx"}));
   EXPECT_EQ(t.empty_row[0], (std::vector<bool>{true, true, false, false}));
-  EXPECT_EQ(t.step("weights").heads[0].row(0).cwiseAbs().sum(), 0.0f);
-  EXPECT_EQ(t.step("output").heads[0].row(1).cwiseAbs().sum(), 0.0f);
-  EXPECT_TRUE(t.step("output").heads[0].allFinite());
+  EXPECT_EQ(t.head("weights", 0).row(0).cwiseAbs().sum(), 0.0f);
+  EXPECT_EQ(t.head("output", 0).row(1).cwiseAbs().sum(), 0.0f);
+  EXPECT_TRUE(t.head("output", 0).allFinite());
 }
 
 TEST(EngineMaskPatterns, WindowGlobalAndPadding) {
@@ -260,9 +260,9 @@ TEST(EngineMaskPatterns, WindowGlobalAndPadding) {
             (std::vector<std::string>{".xxx..", "xxxxx.", ".x..xx"}));
   AttentionTrace t = run(zeros(3, 5, with_length(with_window(kNone, 1), 2)));
   EXPECT_EQ(pattern(t), (std::vector<std::string>{"xx...", "xx...", ".x..."}));
-  EXPECT_EQ(t.hidden[0](2, 0), kHiddenWindow);
-  EXPECT_EQ(t.hidden[0](2, 3), kHiddenPadding);  // |2 − 3| = 1 is inside the window
-  EXPECT_EQ(t.hidden[0](2, 4), kHiddenWindow | kHiddenPadding);
+  EXPECT_EQ(t.hidden_of(0)(2, 0), kHiddenWindow);
+  EXPECT_EQ(t.hidden_of(0)(2, 3), kHiddenPadding);  // |2 − 3| = 1 is inside the window
+  EXPECT_EQ(t.hidden_of(0)(2, 4), kHiddenWindow | kHiddenPadding);
 }
 
 TEST(Engine, GqaMappingRecorded) {
@@ -285,8 +285,8 @@ TEST(Engine, LargeScoresDoNotOverflow) {
   p.input.v = {mat({{1.0f}, {2.0f}, {3.0f}})};
   p.options.scale = 1.0f;  // scores up to 1e4
   AttentionTrace t = run(p);
-  EXPECT_TRUE(t.step("weights").heads[0].allFinite());
-  EXPECT_TRUE(t.step("output").heads[0].allFinite());
+  EXPECT_TRUE(t.head("weights", 0).allFinite());
+  EXPECT_TRUE(t.head("output", 0).allFinite());
   expect_matches_reference(p, 1e-4);
 }
 
@@ -301,9 +301,9 @@ TEST(Engine, TinyTemperatureGivesOneHotNotNan) {
   AttentionTrace t = run(p);
   test::RefResult r = reference_attention(p);
   for (int h = 0; h < 2; ++h) {
-    EXPECT_TRUE(t.step("weights").heads[h].allFinite());
-    EXPECT_LE(max_abs_diff(t.step("weights").heads[h], r.weights[h]), 1e-6);
-    EXPECT_LE(max_abs_diff(t.step("output").heads[h], r.output[h]), 1e-6);
+    EXPECT_TRUE(t.head("weights", h).allFinite());
+    EXPECT_LE(max_abs_diff(t.head("weights", h), r.weights[h]), 1e-6);
+    EXPECT_LE(max_abs_diff(t.head("output", h), r.output[h]), 1e-6);
   }
 }
 
@@ -401,10 +401,10 @@ TEST(Engine, ProjectionFormsAgreeAndMatchLoops) {
   for (const Matrix& w : pr.w_v) p.input.v.push_back(project(pr.x_kv, w));
   test::RefResult r = reference_attention(p);
   for (int h = 0; h < H; ++h) {
-    EXPECT_LE(max_abs_diff(t.step("weights").heads[h], r.weights[h]), 1e-5);
-    EXPECT_LE((t.step("q").heads[h] - p.input.q[h]).cwiseAbs().maxCoeff(), 1e-5f);
+    EXPECT_LE(max_abs_diff(t.head("weights", h), r.weights[h]), 1e-5);
+    EXPECT_LE((t.head("q", h) - p.input.q[h]).cwiseAbs().maxCoeff(), 1e-5f);
   }
-  const Matrix& projected = t.step("projected").heads[0];
+  const Matrix& projected = t.head("projected", 0);
   ASSERT_EQ(projected.rows(), n);
   ASSERT_EQ(projected.cols(), d_out);
   for (int i = 0; i < n; ++i)
@@ -414,7 +414,7 @@ TEST(Engine, ProjectionFormsAgreeAndMatchLoops) {
         for (int b = 0; b < d_v; ++b) acc += r.output[h](i, b) * double(pr.w_o(h * d_v + b, c));
       EXPECT_NEAR(projected(i, c), acc, 1e-5) << i << "," << c;
     }
-  EXPECT_EQ(t.step("concat").heads[0].cols(), H * d_v);
+  EXPECT_EQ(t.head("concat", 0).cols(), H * d_v);
   EXPECT_EQ(t.step("head_contrib").heads.size(), static_cast<size_t>(H));
   EXPECT_EQ(t.key_tokens, s.key_tokens);
 }

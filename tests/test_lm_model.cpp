@@ -133,9 +133,9 @@ TEST(LmModel, HeadTraceThroughTheEngineMatchesTheReference) {
       const AttentionTrace tr = compute_scenario_trace(s, *cpu);
       ASSERT_EQ(tr.n_q, T);
       ASSERT_EQ(tr.d_k, hs);
-      const Matrix& q = tr.step("q").heads[0];
-      const Matrix& w = tr.step("weights").heads[0];
-      const Matrix& out = tr.step("output").heads[0];
+      const Matrix& q = tr.head("q", 0);
+      const Matrix& w = tr.head("weights", 0);
+      const Matrix& out = tr.head("output", 0);
       for (int t = 0; t < T; ++t) {
         for (int i = 0; i < hs; ++i) {
           const size_t at = (static_cast<size_t>(l) * T + t) * C + h * hs + i;
@@ -152,7 +152,7 @@ TEST(LmModel, HeadTraceThroughTheEngineMatchesTheReference) {
               << "layer " << l << " head " << h << " (" << t << ", " << u << ")";
       }
       EXPECT_EQ(tr.query_tokens.size(), static_cast<size_t>(T));
-      EXPECT_EQ(tr.hidden[0](0, 1), kHiddenCausal);
+      EXPECT_EQ(tr.hidden_of(0)(0, 1), kHiddenCausal);
     }
 }
 

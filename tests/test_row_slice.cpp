@@ -9,6 +9,7 @@
 #include <random>
 
 #include "attention/engine.h"
+#include "attention/mask.h"
 #include "attention/row_slice.h"
 #include "backends/backend.h"
 #include "backends/compute.h"
@@ -101,9 +102,9 @@ TEST(RowSlice, StagesOfRowsEqualThoseRowsOfTheWholeTraceOnEveryMaskCombination) 
                   EXPECT_EQ(part.n_q, n_q);
                   for (const char* id : {"scores", "scaled", "masked", "weights", "output"})
                     for (int h = 0; h < 2; ++h) {
-                      const Matrix& m = part.step(id).heads[static_cast<size_t>(h)];
+                      const Matrix& m = part.head(id, static_cast<size_t>(h));
                       ASSERT_EQ(m.rows(), b - a);
-                      expect_rows_equal(whole.step(id).heads[static_cast<size_t>(h)], a, m,
+                      expect_rows_equal(whole.head(id, static_cast<size_t>(h)), a, m,
                                         name + " " + id + " head " + std::to_string(h));
                     }
                   for (int h = 0; h < 2; ++h)
@@ -112,7 +113,7 @@ TEST(RowSlice, StagesOfRowsEqualThoseRowsOfTheWholeTraceOnEveryMaskCombination) 
                                 whole.empty_row[h][static_cast<size_t>(i)])
                           << name;
                       for (int j = 0; j < n_k; ++j)
-                        EXPECT_EQ(part.hidden[h](i - a, j), whole.hidden[h](i, j))
+                        EXPECT_EQ(part.hidden_of(h)(i - a, j), whole.hidden_of(h)(i, j))
                             << name << " reasons [" << i << ", " << j << "]";
                     }
                 }
@@ -122,8 +123,8 @@ TEST(RowSlice, StagesOfRowsEqualThoseRowsOfTheWholeTraceOnEveryMaskCombination) 
                 for (int h = 0; h < 2; ++h) {
                   test::RefMat row = ref.weights[static_cast<size_t>(h)];
                   for (int j = 0; j < n_k; ++j)
-                    EXPECT_NEAR(last.step("weights").heads[static_cast<size_t>(h)](0, j),
-                                row(n_q - 1, j), 1e-5)
+                    EXPECT_NEAR(last.head("weights", static_cast<size_t>(h))(0, j), row(n_q - 1, j),
+                                1e-5)
                         << name;
                 }
                 ++cases;
@@ -145,8 +146,8 @@ TEST(RowSlice, ASliceOfASliceIsASliceOfTheWhole) {
   AttentionTrace a, b;
   cpu->run_stages(twice, a);
   cpu->run_stages(once, b);
-  EXPECT_EQ(a.step("weights").heads[0], b.step("weights").heads[0]);
-  EXPECT_EQ(a.hidden[1], b.hidden[1]);
+  EXPECT_EQ(a.head("weights", 0), b.head("weights", 0));
+  EXPECT_EQ(build_reasons(twice, 1), build_reasons(once, 1));
 }
 
 TEST(RowSlice, OneHeadAndBlocksOfRowsEqualTheWholeTrace) {
@@ -160,8 +161,8 @@ TEST(RowSlice, OneHeadAndBlocksOfRowsEqualTheWholeTrace) {
     EXPECT_EQ(h, next_head);
     EXPECT_EQ(first, next_row);
     EXPECT_LE(w.rows(), 3);
-    expect_rows_equal(whole.step("weights").heads[static_cast<size_t>(h)], first, w, "weights");
-    expect_rows_equal(whole.step("output").heads[static_cast<size_t>(h)], first, o, "output");
+    expect_rows_equal(whole.head("weights", static_cast<size_t>(h)), first, w, "weights");
+    expect_rows_equal(whole.head("output", static_cast<size_t>(h)), first, o, "output");
     next_row = first + static_cast<int>(w.rows());
     if (next_row == 8) next_row = 0, ++next_head;
     ++calls;
@@ -232,10 +233,9 @@ TEST(MaskWindow, ExtremeWindowsAgreeOnTheFusedAndStagedPaths) {
           const AttentionTrace staged = compute_trace(p, *cpu);
           const test::RefResult ref = test::reference_attention(p);
           EXPECT_LT(test::max_abs_diff(fused[0], ref.output[0]), 1e-5) << name << " fused";
-          EXPECT_LT(test::max_abs_diff(staged.step("output").heads[0], ref.output[0]), 1e-5)
+          EXPECT_LT(test::max_abs_diff(staged.head("output", 0), ref.output[0]), 1e-5)
               << name << " staged";
-          EXPECT_LT(test::max_abs_diff(staged.step("weights").heads[0], ref.weights[0]), 1e-5)
-              << name;
+          EXPECT_LT(test::max_abs_diff(staged.head("weights", 0), ref.weights[0]), 1e-5) << name;
           if (w >= n_q + n_k) {  // no |p - j| is that large: the window hides nothing
             AttentionProblem none = p;
             none.options.mask.window.reset();

@@ -32,6 +32,9 @@ struct BenchArgs {
   int n = 2048, n_k = 0, d = 64, heads = 8, kv_heads = 0, window = -1, runs = 5, device = 0;
   // The peak-memory run: by default the long-sequence case the fused path exists for.
   int memory_n = 16384, memory_heads = 4;
+  // The trace-recompute run: an edit of one value of this example, then its whole trace.
+  int trace_n = 64, trace_heads = 4;
+  bool trace_dense = false;
   bool causal = false, json = false, trace_only = false, peak_child = false;
   std::string backend = "all";
 };
@@ -197,6 +200,11 @@ int run_bench(BenchArgs a) {
                        : (a.memory_heads % a.kv_heads == 0 ? a.kv_heads : a.memory_heads);
     check_fits("--memory-n/--memory-heads", a.memory_heads, kv, a.memory_n, a.memory_n, a.d);
   }
+  if (static_cast<long long>(a.trace_heads) * a.trace_n * a.trace_n > kMaxTraceCells)
+    throw CliError{kExitUsage, "--trace-n/--trace-heads: H·n·n = " + std::to_string(a.trace_heads) +
+                                   "·" + std::to_string(a.trace_n) + "·" +
+                                   std::to_string(a.trace_n) + " cells; at most " +
+                                   std::to_string(kMaxTraceCells) + " are traced"};
   if (a.peak_child) return run_peak_child(a);
 
   std::vector<std::string> backends;
@@ -249,8 +257,9 @@ int run_bench(BenchArgs a) {
       std::unique_ptr<Backend> b;
       std::string label = name, note;
       if (name == "naive") {
-        // The staged path holds every (n_q, n_k) stage: skip sizes that would not fit comfortably.
-        if (double(a.heads) * a.n * a.n_k * 4 * 6 > 4e9) {
+        // The staged path stores scores and weights, (n_q, n_k) each per head: skip sizes that
+        // would not fit comfortably.
+        if (double(a.heads) * a.n * a.n_k * 4 * 2 > 4e9) {
           note = "skipped: the staged path would hold more than 4 GB";
         } else {
           b = make_cpu_backend();
@@ -339,18 +348,25 @@ int run_bench(BenchArgs a) {
       if (a.backend != "all") throw CliError{kExitRuntime, "--backend " + name + ": " + error};
       continue;
     }
-    AttentionProblem p = make_problem(4, 4, 64, 64, 16, true, -1);
+    const int n = a.trace_n, heads = a.trace_heads;
+    AttentionProblem p = make_problem(heads, heads, n, n, 16, !a.trace_dense, -1);
     int edit = 0;
     const double sec = median_seconds(
         [&] {
-          p.input.q[1](edit % 64, edit % 16) += 0.01f;
+          p.input.q[static_cast<size_t>(heads - 1)](edit % n, edit % 16) += 0.01f;
           ++edit;
           AttentionTrace t = compute_trace(p, *b);
         },
-        std::max(a.runs, 21));
-    text << "trace recompute after editing one value (64 tokens, 4 heads, d=16, causal), "
-         << b->name() << ": " << fixed(sec * 1e3, 3) << " ms\n";
-    report["trace"].push_back({{"backend", b->name()}, {"ms", sec * 1e3}});
+        std::max(a.runs, n <= 256 ? 21 : 5));
+    text << "trace recompute after editing one value (" << n << " tokens, " << heads
+         << (heads == 1 ? " head" : " heads") << ", d=16, "
+         << (a.trace_dense ? "unmasked" : "causal") << "), " << b->name() << ": "
+         << fixed(sec * 1e3, 3) << " ms\n";
+    report["trace"].push_back({{"backend", b->name()},
+                               {"n", n},
+                               {"heads", heads},
+                               {"causal", !a.trace_dense},
+                               {"ms", sec * 1e3}});
   }
   if (a.json)
     std::cout << report.dump(2) << "\n";
@@ -385,7 +401,13 @@ void register_bench(CLI::App& app, Action& action) {
   cmd->add_option("--memory-heads", a->memory_heads, "H for the peak-memory run")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
-  cmd->add_flag("--trace", a->trace_only, "only time the trace recompute of a 64-token example");
+  cmd->add_flag("--trace", a->trace_only, "only time the trace recompute of an example");
+  cmd->add_option("--trace-n", a->trace_n, "tokens of the trace-recompute example (default 64)")
+      ->check(CLI::Range(1, 8192));
+  cmd->add_option("--trace-heads", a->trace_heads,
+                  "heads of the trace-recompute example (default 4)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_flag("--trace-dense", a->trace_dense, "no causal mask in the trace-recompute example");
   cmd->add_flag("--json", a->json, "print the figures as JSON");
   cmd->add_flag("--peak-child", a->peak_child, "internal: one fused run, print peak memory")
       ->group("");

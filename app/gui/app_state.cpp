@@ -177,6 +177,7 @@ std::optional<float> parse_user_number(const std::string& text, std::string& err
 
 AppState::AppState() = default;
 AppState::~AppState() {
+  if (pending_control_) pending_control_->cancel = true;
   if (pending_.valid()) pending_.wait();
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/parallel.h"
 #include "attention/scenario.h"
 #include "explain/explain.h"
 
@@ -64,6 +65,8 @@ class AppState {
   uint64_t trace_serial() const { return trace_serial_; }
   bool computing() const { return pending_.valid(); }
   double computing_seconds() const;
+  // How far the background computation is, 0..1 (its blocks of rows done).
+  double computing_progress() const;
   // Picks up a finished background computation; call once per frame. Returns true when the
   // trace changed.
   bool poll();
@@ -179,6 +182,9 @@ class AppState {
   uint64_t trace_serial_ = 0;
   std::string backend_request_ = "cpu", backend_name_ = "cpu";
   std::future<AttentionTrace> pending_;
+  // The running computation's progress and cancel flag: an edit made while it runs cancels it
+  // (it stops at its next block of rows) and the newest scenario is computed next.
+  std::shared_ptr<WorkControl> pending_control_;
   std::chrono::steady_clock::time_point pending_start_;
   bool recompute_again_ = false;
 

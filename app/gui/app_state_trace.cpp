@@ -34,7 +34,9 @@ std::vector<double> row_entropy_bits(const Matrix& w) {
 
 void AppState::recompute() {
   if (pending_.valid()) {
-    recompute_again_ = true;  // picked up in poll() once the running one finishes
+    // The running one is out of date: it stops at its next block, and poll() starts this one.
+    if (pending_control_) pending_control_->cancel = true;
+    recompute_again_ = true;
     return;
   }
   AttentionProblem p = to_problem(scenario_);
@@ -48,11 +50,18 @@ void AppState::recompute() {
   }
   // Large problems run on a worker so the window keeps drawing; the old trace stays on screen.
   pending_start_ = std::chrono::steady_clock::now();
-  pending_ = std::async(std::launch::async, [s = scenario_, name = backend_request_] {
-    std::string used;
-    std::unique_ptr<Backend> b = backend_or_cpu(name, used);
-    return compute_scenario_trace(s, *b);
-  });
+  pending_control_ = std::make_shared<WorkControl>();
+  pending_ = std::async(std::launch::async,
+                        [s = scenario_, name = backend_request_, control = pending_control_] {
+                          WorkScope scope(control.get());
+                          std::string used;
+                          std::unique_ptr<Backend> b = backend_or_cpu(name, used);
+                          return compute_scenario_trace(s, *b);
+                        });
+}
+
+double AppState::computing_progress() const {
+  return pending_.valid() && pending_control_ ? pending_control_->fraction() : 0.0;
 }
 
 double AppState::computing_seconds() const {
@@ -63,15 +72,22 @@ double AppState::computing_seconds() const {
 bool AppState::poll() {
   if (!pending_.valid()) return false;
   if (pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
-  trace_ = pending_.get();
-  ++trace_serial_;
-  backend_name_ = trace_.backend.empty() ? backend_name_ : trace_.backend;
-  clamp_view();
+  bool changed = false;
+  try {
+    trace_ = pending_.get();
+    ++trace_serial_;
+    backend_name_ = trace_.backend.empty() ? backend_name_ : trace_.backend;
+    clamp_view();
+    changed = true;
+  } catch (const WorkCancelled&) {
+    // Superseded by a newer edit (recompute_again_ is set): the old trace stays until it lands.
+  }
+  pending_control_.reset();
   if (recompute_again_) {
     recompute_again_ = false;
     recompute();
   }
-  return true;
+  return changed;
 }
 
 void AppState::wait_for_trace() {

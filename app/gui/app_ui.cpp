@@ -77,12 +77,12 @@ int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const st
   // place together (io/atomic_file.h).
   AtomicOutputs files;
   for (const TraceStep& st : trace.steps)
-    for (size_t h = 0; h < st.heads.size(); ++h) {
+    for (int h = 0; h < st.num_heads(); ++h) {
       HeatmapOptions o;
       o.step = st.id;
-      o.head = static_cast<int>(h);
-      o.colormap = color_scale_for(s, st.id, st.heads[h]).map;
-      std::string name = st.id + (st.heads.size() > 1 ? "-h" + std::to_string(h) : "") + "." + ext;
+      o.head = h;
+      o.colormap = color_scale_for(s, st.id, trace.head(st, h)).map;
+      std::string name = st.id + (st.num_heads() > 1 ? "-h" + std::to_string(h) : "") + "." + ext;
       std::string bytes;
       const int index = files.add((std::filesystem::path(folder) / name).string(), error);
       if (index < 0 ||

@@ -1,12 +1,15 @@
 // OpenGL side of the heatmaps: one R32F texture per heatmap (re-uploaded only when the trace
-// changes), a 256-entry colour-map table per map, and the shader program of shaders/heatmap.*,
-// bound through ImDrawList callbacks so the quad sits in ImGui's draw order and clipping.
+// changes) whose smaller levels hold the largest value of the cells they cover, so a zoomed-out
+// view of thousands of tokens still shows every peak, a 256-entry colour-map table per map, and the
+// shader program of shaders/heatmap.*, bound through ImDrawList callbacks so the quad sits in
+// ImGui's draw order and clipping.
 #define GL_GLEXT_PROTOTYPES 1
 #include "gui/heatmap_texture.h"
 
 #include <GL/gl.h>
 #include <GL/glext.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -125,14 +128,33 @@ class GlHeatmapRenderer : public HeatmapRenderer {
       data = copy.data();
     }
     glBindTexture(GL_TEXTURE_2D, t.id);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST_MIPMAP_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, static_cast<GLsizei>(m.cols()),
-                 static_cast<GLsizei>(m.rows()), 0, GL_RED, GL_FLOAT, data);
+    // Level k + 1 holds the largest of each 2 × 2 texels of level k (-inf, hidden, only where all
+    // four are), down to 1 × 1: the shader reads the level whose texels are about as large as a
+    // pixel's cells, so a peak is never skipped however far the view is zoomed out.
+    int w = static_cast<int>(m.cols()), h = static_cast<int>(m.rows()), level = 0;
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, data);
+    std::vector<float> above(data, data + m.size()), next;
+    while (w > 1 || h > 1) {
+      const int w2 = (w + 1) / 2, h2 = (h + 1) / 2;
+      next.assign(static_cast<size_t>(w2) * h2, -std::numeric_limits<float>::infinity());
+      for (int i = 0; i < h; ++i) {
+        const float* row = &above[static_cast<size_t>(i) * w];
+        float* out = &next[static_cast<size_t>(i / 2) * w2];
+        for (int j = 0; j < w; ++j) out[j / 2] = std::max(out[j / 2], row[j]);
+      }
+      above.swap(next);
+      w = w2;
+      h = h2;
+      glTexImage2D(GL_TEXTURE_2D, ++level, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, above.data());
+    }
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, 0);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, level);
     t.serial = serial;
     t.rows = m.rows();
     t.cols = m.cols();

@@ -44,8 +44,8 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
     // Inputs K and V are per key/value head; every other stage per query head (or one matrix).
     o.head = st.head();
     if (o.step == "k" || o.step == "v") o.head = st.trace().kv_head_of[st.head()];
-    if (o.head >= static_cast<int>(step->heads.size())) o.head = 0;
-    o.colormap = color_scale_for(settings, o.step, step->heads[o.head]).map;
+    if (o.head >= step->num_heads()) o.head = 0;
+    o.colormap = color_scale_for(settings, o.step, st.trace().head(*step, o.head)).map;
     o.precision = settings.decimals;
     ui.export_what = file;
     ui.export_job = std::async(std::launch::async, [trace = st.trace(), o, file] {

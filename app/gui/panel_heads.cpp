@@ -90,7 +90,7 @@ void draw_heads_panel(Ui& ui) {
       HeatmapSpec sp;
       sp.id = "head-" + std::to_string(h);
       sp.m = &w->heads[h];
-      sp.hidden = h < static_cast<int>(t.hidden.size()) ? &t.hidden[h] : nullptr;
+      sp.hidden = t.has_reasons(h) ? &t.hidden_of(h) : nullptr;
       sp.scale = color_scale_for(ui.settings, "weights", w->heads[h]);
       sp.labels = false;
       sp.color_bar = false;

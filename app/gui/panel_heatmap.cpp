@@ -59,8 +59,8 @@ void draw_heatmap_panel(Ui& ui) {
   }
   if (st.computing()) {
     ImGui::SameLine();
-    ImGui::TextColored(ImVec4(0.85f, 0.45f, 0.05f, 1), "  computing… %.1f s",
-                       st.computing_seconds());
+    ImGui::TextColored(ImVec4(0.85f, 0.45f, 0.05f, 1), "  computing… %d%%  %.1f s",
+                       static_cast<int>(st.computing_progress() * 100), st.computing_seconds());
   }
   // The formula, large: the one line a student copies down.
   ImGui::PushFont(ui.font_mono);
@@ -163,8 +163,8 @@ void draw_heatmap_panel(Ui& ui) {
     ImGui::End();
     return;
   }
-  const int idx = std::min<int>(h, static_cast<int>(step->heads.size()) - 1);
-  const Matrix& m = step->heads[idx];
+  const int idx = std::min<int>(h, step->num_heads() - 1);
+  const Matrix& m = t.head(*step, idx);
   HeatmapSpec sp;
   sp.id = "main";
   sp.texture_key = "main-" + stage.id + "-" + std::to_string(idx);
@@ -173,8 +173,8 @@ void draw_heatmap_panel(Ui& ui) {
   sp.row_labels = t.query_tokens;
   const bool scores = is_score_matrix(stage.id);
   sp.col_labels = scores ? t.key_tokens : index_labels(static_cast<int>(m.cols()), "");
-  if ((stage.id == "masked" || stage.id == "weights") && h < static_cast<int>(t.hidden.size()))
-    sp.hidden = &t.hidden[h];
+  if ((stage.id == "masked" || stage.id == "weights") && t.has_reasons(h))
+    sp.hidden = &t.hidden_of(h);
   sp.scale = color_scale_for(ui.settings, stage.id, m);
   sp.selected_row = sel.query;
   sp.selected_col = scores ? sel.key : -1;

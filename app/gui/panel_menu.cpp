@@ -163,8 +163,9 @@ void draw_status_bar(Ui& ui) {
     ImGui::SameLine();
     if (st.computing()) {
       const char* spin = "|/-\\";
-      ImGui::Text("  %c computing the trace… %.1f s",
-                  spin[static_cast<int>(ImGui::GetTime() * 8) % 4], st.computing_seconds());
+      ImGui::Text("  %c computing the trace… %d%%  %.1f s",
+                  spin[static_cast<int>(ImGui::GetTime() * 8) % 4],
+                  static_cast<int>(st.computing_progress() * 100), st.computing_seconds());
       ImGui::SameLine();
     }
     if (ui.export_job.valid()) {

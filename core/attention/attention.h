@@ -2,6 +2,8 @@
 // in.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,13 +74,49 @@ enum MaskReason : uint8_t {
 };
 using ReasonMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
+// How a stage that is a cheap function of a stored one follows from it (AttentionTrace::head).
+enum class DerivedStage : uint8_t {
+  kStored,  // the matrices are in `heads`
+  kScaled,  // scale · scores
+  kMasked,  // scaled + bias, −∞ where a mask hides the cell
+};
+
 // One stage of the computation: a named matrix per head with its formula.
 struct TraceStep {
-  std::string id;            // "scores", "scaled", "masked", "weights", "output", ...
-  std::string title;         // human title, e.g. "Scores"
-  std::string formula;       // e.g. "scores = Q·Kᵀ"
-  HeadStack heads;           // one matrix per head (per key/value head for k and v)
-  std::vector<int> kv_head;  // for each entry of heads: the key/value head it uses or is
+  std::string id;       // "scores", "scaled", "masked", "weights", "output", ...
+  std::string title;    // human title, e.g. "Scores"
+  std::string formula;  // e.g. "scores = Q·Kᵀ"
+  // One matrix per head (per key/value head for k and v); empty for a derived stage, whose
+  // heads AttentionTrace::head computes when asked.
+  HeadStack heads;
+  std::vector<int> kv_head;  // for each head of the stage: the key/value head it uses or is
+  DerivedStage derived = DerivedStage::kStored;
+  int num_heads() const {
+    return static_cast<int>(derived == DerivedStage::kStored ? heads.size() : kv_head.size());
+  }
+};
+
+// The derived heads an AttentionTrace computed last (see AttentionTrace::head). A copy starts
+// empty: the cache belongs to one trace's memory and refills on demand.
+class DerivedCache {
+ public:
+  DerivedCache() = default;
+  DerivedCache(const DerivedCache&) {}
+  DerivedCache& operator=(const DerivedCache&) {
+    clear();
+    return *this;
+  }
+  void clear();
+
+ private:
+  friend struct AttentionTrace;
+  struct Slot {
+    int head = -1;
+    Matrix m;
+  };
+  std::mutex mutex_;
+  Slot scaled_, masked_;
+  std::vector<std::unique_ptr<ReasonMatrix>> hidden_;  // per head, built when first asked for
 };
 
 // The result of an attention computation with every intermediate kept; the UI and CLI only read it.
@@ -89,10 +127,12 @@ struct AttentionTrace {
   int num_heads = 0, num_kv_heads = 0;
   int n_q = 0, n_k = 0, d_k = 0, d_v = 0;
   float scale = 1.0f, temperature = 1.0f;
-  bool scale_overridden = false;             // --scale given (else 1/√d_k)
-  MaskSpec mask;                             // the masks the trace was computed with
-  std::vector<int> kv_head_of;               // size H
-  std::vector<ReasonMatrix> hidden;          // per head (n_q, n_k): MaskReason bits
+  bool scale_overridden = false;  // --scale given (else 1/√d_k)
+  MaskSpec mask;                  // the masks the trace was computed with
+  std::vector<int> kv_head_of;    // size H
+  // Per head (n_q, n_k): MaskReason bits, when the backend stored them; else hidden_of builds
+  // them from `mask` on demand.
+  std::vector<ReasonMatrix> hidden;
   std::vector<std::vector<bool>> empty_row;  // per head, per query: every key hidden
   std::vector<TraceStep> steps;              // in order; ids are unique
   // The stages (scores … output, and concat, projected, head_contrib) hold every query row, or,
@@ -106,6 +146,24 @@ struct AttentionTrace {
   const TraceStep* find(const std::string& id) const;
   TraceStep* find(const std::string& id);
   const TraceStep& step(const std::string& id) const;  // asserts it exists
+
+  // Head h of stage `s` (a step of this trace): the stored matrix, or, for a derived stage,
+  // computed from scores with the float operations the engine used (so the same numbers) and
+  // kept until another head of the same stage is asked for; the reference stays valid until
+  // then. Safe to call from several threads.
+  const Matrix& head(const TraceStep& s, int h) const;
+  const Matrix& head(const std::string& id, int h) const { return head(step(id), h); }
+  // The reasons of head h's hidden cells (rows as the stages hold them): `hidden[h]` when
+  // stored, else built from `mask` once and kept.
+  const ReasonMatrix& hidden_of(int h) const;
+  // Whether head h's reasons are known: stored by the backend, or derivable because the masked
+  // stage is derived from the masks. When not, −∞ in the masked stage is what marks a hidden cell.
+  bool has_reasons(int h) const;
+
+  mutable DerivedCache derived_cache;
+
+ private:
+  const ReasonMatrix& hidden_locked(int h) const;  // hidden_of with the cache's mutex held
 };
 
 }  // namespace attn

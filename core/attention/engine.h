@@ -13,9 +13,10 @@ namespace attn {
 // (bias may hold -inf). Returns "" when valid, else a message naming the tensor and index.
 std::string validate_problem(const AttentionProblem& p);
 
-// A full trace keeps four (H, n_q, n_k) float stages and a byte of mask reasons per cell, 17
-// bytes per cell. What builds one for a user's input (trace, export, the app) refuses problems
-// above this many cells (docs/robustness.md): 2^26 is one head of 8192 × 8192, about 1.1 GB.
+// A full CPU trace stores two (H, n_q, n_k) float stages, scores and weights, 8 bytes per cell
+// (scaled, masked and the mask reasons are derived when asked, a head at a time). What builds one
+// for a user's input (trace, export, the app) refuses problems above this many cells
+// (docs/robustness.md): 2^26 is one head of 8192 × 8192, about 0.54 GB.
 // Narrating one row (compute_trace_rows) and compute's outputs have no such limit.
 constexpr long long kMaxTraceCells = 1LL << 26;
 // "" when the full trace of `p` fits kMaxTraceCells, else a message naming its size and the
@@ -27,9 +28,17 @@ std::string check_trace_size(const AttentionProblem& p);
 // slice of rows (asserted).
 AttentionTrace begin_trace(const AttentionProblem& p);
 
-// The staged CPU computation (Eigen, head by head, every stage kept): appends scores, scaled,
+// The staged CPU computation (Eigen products on blocks of query rows spread over every core,
+// masks filled by ranges, vectorised softmax rows; every stage kept): appends scores, scaled,
 // masked, weights and output to `trace`, and fills its hidden and empty_row.
 void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& trace);
+
+// The weights and output of every head without the other stages (what compute --weights
+// writes): the same blocks and operations as compute_stages_cpu, so the same numbers, at a
+// quarter of its memory traffic. Fills one (n_q, n_k) and one (n_q, d_v) matrix per query head
+// and, per head and query, whether every key is hidden.
+void compute_weights_cpu(const AttentionProblem& p, HeadStack& weights, HeadStack& output,
+                         std::vector<std::vector<bool>>& empty_row);
 
 // Sets the titles and formulas of the stages a backend appended (asserts each exists).
 void label_stages(const AttentionProblem& p, AttentionTrace& trace);

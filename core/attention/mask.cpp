@@ -5,6 +5,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 namespace attn {
@@ -27,6 +28,8 @@ MaskGeometry::MaskGeometry(const MaskSpec& spec, int n_q, int n_k, int first_row
   global_.assign(span, false);
   for (int g : spec.global)
     if (g >= 0 && g < span) global_[g] = any_global_ = true;
+  for (int g = 0; g < n_k; ++g)
+    if (global_[g]) global_keys_.push_back(g);
 }
 
 MaskGeometry MaskGeometry::of(const AttentionProblem& p) {
@@ -67,25 +70,57 @@ std::pair<int, int> MaskGeometry::key_range(int i) const {
   return {static_cast<int>(lo), static_cast<int>(hi)};
 }
 
+void MaskGeometry::fill_row(int i, uint8_t* out) const {
+  std::fill(out, out + n_k_, uint8_t{kVisible});
+  // Marks keys [a, b), clamped to the row, with `bit`; 64-bit bounds as in key_range.
+  auto mark = [&](long long a, long long b, uint8_t bit) {
+    a = std::clamp<long long>(a, 0, n_k_);
+    b = std::clamp<long long>(b, a, n_k_);
+    for (long long j = a; j < b; ++j) out[j] |= bit;
+  };
+  const long long p = position(i);
+  if (causal_) mark(p + 1, n_k_, kHiddenCausal);
+  if (window_ >= 0 && !is_global(position(i))) {
+    // Inside: p - W <= j <= p (causal) or |p - j| <= W; a global key is visible to every query.
+    const long long lo = p - window_, hi = causal_ ? p + 1 : p + window_ + 1;
+    mark(0, lo, kHiddenWindow);
+    mark(hi, n_k_, kHiddenWindow);
+    for (int g : global_keys_)
+      if (g < lo || g >= hi) out[g] &= static_cast<uint8_t>(~kHiddenWindow);
+  }
+  if (key_length_ >= 0) mark(key_length_, n_k_, kHiddenPadding);
+}
+
+void fill_reason_rows(const MaskSpec& spec, const MaskGeometry& geo, int h, int first,
+                      int mask_first, Eigen::Ref<ReasonMatrix> out) {
+  const Matrix* custom = mask_for_head(spec.custom, h);
+  const Matrix* bias = mask_for_head(spec.bias, h);
+  const Eigen::Index n_k = out.cols();
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  for (Eigen::Index r = 0; r < out.rows(); ++r) {
+    const int i = mask_first + static_cast<int>(r);
+    uint8_t* row = &out(r, 0);
+    geo.fill_row(first + static_cast<int>(r), row);
+    // Plain loops over contiguous rows: the compiler vectorises them.
+    if (custom) {
+      const float* c = &(*custom)(i, 0);
+      for (Eigen::Index j = 0; j < n_k; ++j) row[j] |= c[j] == 0.0f ? kHiddenCustom : kVisible;
+    }
+    if (bias) {
+      const float* b = &(*bias)(i, 0);
+      for (Eigen::Index j = 0; j < n_k; ++j) row[j] |= b[j] == kNegInf ? kHiddenBias : kVisible;
+    }
+  }
+}
+
 const Matrix* mask_for_head(const HeadStack& stack, int h) {
   if (stack.empty()) return nullptr;
   return stack.size() == 1 ? &stack[0] : &stack[static_cast<size_t>(h)];
 }
 
 ReasonMatrix build_reasons(const AttentionProblem& p, int h) {
-  const int n_q = p.input.n_q(), n_k = p.input.n_k();
-  const MaskGeometry geo = MaskGeometry::of(p);
-  const Matrix* custom = mask_for_head(p.options.mask.custom, h);
-  const Matrix* bias = mask_for_head(p.options.mask.bias, h);
-  ReasonMatrix out(n_q, n_k);
-  for (int i = 0; i < n_q; ++i) {
-    for (int j = 0; j < n_k; ++j) {
-      uint8_t r = geo.reason(i, j);
-      if (custom && (*custom)(i, j) == 0.0f) r |= kHiddenCustom;
-      if (bias && std::isinf((*bias)(i, j)) && (*bias)(i, j) < 0) r |= kHiddenBias;
-      out(i, j) = r;
-    }
-  }
+  ReasonMatrix out(p.input.n_q(), p.input.n_k());
+  fill_reason_rows(p.options.mask, MaskGeometry::of(p), h, 0, 0, out);
   return out;
 }
 

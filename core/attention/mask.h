@@ -24,6 +24,10 @@ class MaskGeometry {
   }
   // Bits of kHiddenCausal, kHiddenWindow, kHiddenPadding for cell (i, j).
   uint8_t reason(int i, int j) const;
+  // The same bits for every key of query i at once, written to out[0, n_k) by ranges (each mask
+  // hides one or two runs of keys; global keys are holes in the window's runs), so a row costs a
+  // few memory fills instead of n_k calls of reason().
+  void fill_row(int i, uint8_t* out) const;
   // A half-open range [lo, hi) of keys outside which query i sees nothing (structurally).
   std::pair<int, int> key_range(int i) const;
   bool is_global(int pos) const;
@@ -35,12 +39,19 @@ class MaskGeometry {
   // The window, clamped to n_q + n_k (no |p - j| is larger), so p ± window never overflows.
   int window_ = -1, key_length_ = -1;
   int n_q_ = 0, n_k_ = 0, first_row_ = 0;
-  std::vector<bool> global_;  // indexed by position, size max(n_q, n_k) + something
-  bool any_global_ = false;   // found once: key_range runs for every query row
+  std::vector<bool> global_;      // indexed by position, size max(n_q, n_k) + something
+  std::vector<int> global_keys_;  // the global positions that are keys (< n_k), ascending
+  bool any_global_ = false;       // found once: key_range runs for every query row
 };
 
 // The full reason matrix (n_q, n_k) for query head h, including the custom mask and -inf bias.
 ReasonMatrix build_reasons(const AttentionProblem& p, int h);
+// Reasons for query head h by rows, with MaskGeometry::fill_row and a vectorisable pass over the
+// custom mask and bias of `spec`: row r of `out` (n_k columns) is query row `first + r` of `geo`
+// and row `mask_first + r` of the custom mask and bias. build_reasons(p, h) is all rows of p with
+// first = mask_first = 0.
+void fill_reason_rows(const MaskSpec& spec, const MaskGeometry& geo, int h, int first,
+                      int mask_first, Eigen::Ref<ReasonMatrix> out);
 
 // The custom mask / bias matrix that applies to head h (shared when only one is given), or null.
 const Matrix* mask_for_head(const HeadStack& stack, int h);

@@ -1,8 +1,10 @@
-// Step lookup on AttentionTrace and AttentionProblem helpers.
+// Step lookup on AttentionTrace, the stages it derives on demand, and AttentionProblem helpers.
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 #include "attention/attention.h"
+#include "attention/mask.h"
 
 namespace attn {
 
@@ -21,6 +23,64 @@ TraceStep* AttentionTrace::find(const std::string& id) {
   for (auto& s : steps)
     if (s.id == id) return &s;
   return nullptr;
+}
+
+void DerivedCache::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  scaled_ = {};
+  masked_ = {};
+  hidden_.clear();
+}
+
+const ReasonMatrix& AttentionTrace::hidden_locked(int h) const {
+  const size_t hs = static_cast<size_t>(h);
+  if (hs < hidden.size() && hidden[hs].size() > 0) return hidden[hs];
+  auto& cache = derived_cache.hidden_;
+  if (cache.size() < static_cast<size_t>(num_heads)) cache.resize(static_cast<size_t>(num_heads));
+  assert(hs < cache.size());
+  if (!cache[hs]) {
+    // The rows the stages hold: all n_q, or a few from first_row on (compute_trace_rows).
+    const TraceStep* scores = find("scores");
+    const Eigen::Index rows = scores && hs < scores->heads.size() ? scores->heads[hs].rows() : n_q;
+    auto r = std::make_unique<ReasonMatrix>(rows, n_k);
+    fill_reason_rows(mask, MaskGeometry(mask, n_q, n_k), h, first_row, first_row, *r);
+    cache[hs] = std::move(r);
+  }
+  return *cache[hs];
+}
+
+const ReasonMatrix& AttentionTrace::hidden_of(int h) const {
+  std::lock_guard<std::mutex> lock(derived_cache.mutex_);
+  return hidden_locked(h);
+}
+
+bool AttentionTrace::has_reasons(int h) const {
+  if (h >= 0 && static_cast<size_t>(h) < hidden.size() && hidden[static_cast<size_t>(h)].size())
+    return true;
+  const TraceStep* m = find("masked");
+  return m && m->derived == DerivedStage::kMasked && h >= 0 && h < num_heads;
+}
+
+const Matrix& AttentionTrace::head(const TraceStep& s, int h) const {
+  if (s.derived == DerivedStage::kStored) return s.heads[static_cast<size_t>(h)];
+  const Matrix& scores = step("scores").heads[static_cast<size_t>(h)];
+  std::lock_guard<std::mutex> lock(derived_cache.mutex_);
+  DerivedCache::Slot& slot =
+      s.derived == DerivedStage::kScaled ? derived_cache.scaled_ : derived_cache.masked_;
+  if (slot.head == h) return slot.m;
+  // The engine's own operations (attention/staged.cpp), so the numbers are the same bits.
+  slot.head = -1;
+  slot.m = scores * scale;
+  if (s.derived == DerivedStage::kMasked) {
+    if (const Matrix* bias = mask_for_head(mask.bias, h))
+      slot.m += bias->middleRows(first_row, scores.rows());
+    const ReasonMatrix& r = hidden_locked(h);
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    for (Eigen::Index k = 0; k < slot.m.size(); ++k)
+      if (r.data()[k]) slot.m.data()[k] = kNegInf;
+  }
+  slot.head = h;
+  return slot.m;
 }
 
 const TraceStep& AttentionTrace::step(const std::string& id) const {

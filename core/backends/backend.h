@@ -22,6 +22,9 @@ class Backend {
   virtual void run_stages(const AttentionProblem& p, AttentionTrace& trace) = 0;
   // Output only (one (n_q, d_v) matrix per query head), without keeping the stages.
   virtual HeadStack run_output(const AttentionProblem& p) = 0;
+  // The weights and output of every query head (what compute --weights writes). The default
+  // takes them from run_stages; a backend may skip keeping the other stages.
+  virtual void run_weights(const AttentionProblem& p, HeadStack& weights, HeadStack& output);
 };
 
 // The CPU backend (Eigen). Always available.

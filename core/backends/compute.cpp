@@ -10,6 +10,13 @@
 
 namespace attn {
 
+void Backend::run_weights(const AttentionProblem& p, HeadStack& weights, HeadStack& output) {
+  AttentionTrace t;
+  run_stages(p, t);
+  weights = std::move(t.find("weights")->heads);
+  output = std::move(t.find("output")->heads);
+}
+
 AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   AttentionTrace t = begin_trace(p);
   t.backend = backend.name();
@@ -55,9 +62,9 @@ void compute_weights_by_rows(const AttentionProblem& p, Backend& backend, int bl
         if (!cpu) cpu = make_cpu_backend();
         run = cpu.get();
       }
-      AttentionTrace t;
-      run->run_stages(slice, t);
-      sink(h, a, t.step("weights").heads[0], t.step("output").heads[0]);
+      HeadStack weights, output;
+      run->run_weights(slice, weights, output);
+      sink(h, a, weights[0], output[0]);
     }
   }
 }

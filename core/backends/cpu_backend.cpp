@@ -15,6 +15,12 @@ class CpuBackend : public Backend {
     compute_stages_cpu(p, t);
   }
 
+  // Weights and output only: the staged blocks without keeping scores, scaled and masked.
+  void run_weights(const AttentionProblem& p, HeadStack& weights, HeadStack& output) override {
+    std::vector<std::vector<bool>> empty_row;
+    compute_weights_cpu(p, weights, output, empty_row);
+  }
+
   // Output only: the fused tiled online softmax, which never holds an (n_q, n_k) matrix.
   HeadStack run_output(const AttentionProblem& p) override { return fused_attention_cpu(p); }
 };

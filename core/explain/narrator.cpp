@@ -32,11 +32,11 @@ Narrator::Narrator(const AttentionTrace& t, const ExplainRequest& r)
   q_ = &t.step("q").heads[static_cast<size_t>(h_)];
   k_ = &t.step("k").heads[static_cast<size_t>(g_)];
   v_ = &t.step("v").heads[static_cast<size_t>(g_)];
-  scores_ = &t.step("scores").heads[static_cast<size_t>(h_)];
-  scaled_ = &t.step("scaled").heads[static_cast<size_t>(h_)];
-  masked_ = &t.step("masked").heads[static_cast<size_t>(h_)];
-  weights_ = &t.step("weights").heads[static_cast<size_t>(h_)];
-  output_ = &t.step("output").heads[static_cast<size_t>(h_)];
+  scores_ = &t.head("scores", h_);
+  scaled_ = &t.head("scaled", h_);
+  masked_ = &t.head("masked", h_);
+  weights_ = &t.head("weights", h_);
+  output_ = &t.head("output", h_);
   choose_detail_keys();
 }
 
@@ -61,14 +61,12 @@ std::string Narrator::row_text(const Matrix& m, int row) const {
 }
 
 bool Narrator::hidden(int j) const {
-  if (static_cast<size_t>(h_) < t_.hidden.size() && t_.hidden[static_cast<size_t>(h_)].size())
-    return t_.hidden[static_cast<size_t>(h_)](row_, j) != 0;
+  if (t_.has_reasons(h_)) return t_.hidden_of(h_)(row_, j) != 0;
   return std::isinf((*masked_)(row_, j));  // a backend without reasons: −∞ means hidden
 }
 
 uint8_t Narrator::reason(int j) const {
-  if (static_cast<size_t>(h_) < t_.hidden.size() && t_.hidden[static_cast<size_t>(h_)].size())
-    return t_.hidden[static_cast<size_t>(h_)](row_, j);
+  if (t_.has_reasons(h_)) return t_.hidden_of(h_)(row_, j);
   return hidden(j) ? kHiddenBias : kVisible;
 }
 

@@ -520,6 +520,13 @@ std::string npy_header(int rank, size_t heads, Eigen::Index rows, Eigen::Index c
 }
 
 std::string npy_data(const Matrix& m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // Row-major float32 in memory is already the file's '<f4' C-order bytes: one copy, not a
+  // call per value (a long sequence's weights are millions of them).
+  std::string out(static_cast<size_t>(m.size()) * 4, '\0');
+  if (m.size()) std::memcpy(out.data(), m.data(), out.size());
+  return out;
+#else
   std::string out;
   out.reserve(static_cast<size_t>(m.size()) * 4);
   for (Eigen::Index i = 0; i < m.rows(); ++i)
@@ -530,6 +537,7 @@ std::string npy_data(const Matrix& m) {
       append_le32(out, bits);
     }
   return out;
+#endif
 }
 
 std::string npy_bytes(const HeadStack& heads, int rank) {

@@ -3,7 +3,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 namespace attn {
@@ -12,10 +11,32 @@ double float_for_json(float x) {
   // Printing the float's shortest representation and reading it as a double keeps "0.31" short
   // in the JSON instead of 0.3100000023841858.
   char buf[32];
-  auto res = std::to_chars(buf, buf + sizeof buf - 1, x);
-  *res.ptr = '\0';
-  return std::strtod(buf, nullptr);
+  auto res = std::to_chars(buf, buf + sizeof buf, x);
+  double d = 0;
+  std::from_chars(buf, res.ptr, d);
+  return d;
 }
+
+namespace {
+
+// Appends a matrix row as nlohmann's dump of a json array of float_for_json values would read,
+// character for character (its own double formatting, null for -inf), without building a json
+// value per cell: a long sequence's trace has millions of them.
+void append_row(std::string& o, const float* row, Eigen::Index cols) {
+  o += '[';
+  char buf[64];
+  for (Eigen::Index c = 0; c < cols; ++c) {
+    if (c) o += ',';
+    if (!std::isfinite(row[c])) {
+      o += "null";  // -inf in masked cells
+      continue;
+    }
+    o.append(buf, nlohmann::detail::to_chars(buf, buf + sizeof buf, float_for_json(row[c])));
+  }
+  o += ']';
+}
+
+}  // namespace
 
 std::string trace_to_json(const AttentionTrace& t) {
   // Written by hand around nlohmann's scalar/array dumps so the keys keep cli.md's order and
@@ -50,24 +71,19 @@ std::string trace_to_json(const AttentionTrace& t) {
     const TraceStep& s = t.steps[si];
     o += "    {\"id\": " + json(s.id).dump() + ", \"title\": " + json(s.title).dump() +
          ", \"formula\": " + json(s.formula).dump() + ",\n     \"heads\": [\n";
-    for (size_t h = 0; h < s.heads.size(); ++h) {
-      const Matrix& m = s.heads[h];
+    const size_t heads = static_cast<size_t>(s.num_heads());
+    for (size_t h = 0; h < heads; ++h) {
+      const Matrix& m = t.head(s, static_cast<int>(h));
       o += "      {\"head\": " + std::to_string(h) +
            ", \"kv_head\": " + std::to_string(h < s.kv_head.size() ? s.kv_head[h] : 0) +
            ", \"rows\": " + std::to_string(m.rows()) + ", \"cols\": " + std::to_string(m.cols()) +
            ", \"data\": [\n";
       for (Eigen::Index r = 0; r < m.rows(); ++r) {
-        json row = json::array();
-        for (Eigen::Index c = 0; c < m.cols(); ++c) {
-          float x = m(r, c);
-          if (std::isfinite(x))
-            row.push_back(float_for_json(x));
-          else
-            row.push_back(nullptr);  // -inf in masked cells
-        }
-        o += "        " + row.dump() + (r + 1 < m.rows() ? ",\n" : "\n");
+        o += "        ";
+        append_row(o, m.data() + r * m.cols(), m.cols());
+        o += r + 1 < m.rows() ? ",\n" : "\n";
       }
-      o += std::string("      ]}") + (h + 1 < s.heads.size() ? ",\n" : "\n");
+      o += std::string("      ]}") + (h + 1 < heads ? ",\n" : "\n");
     }
     o += std::string("    ]}") + (si + 1 < t.steps.size() ? ",\n" : "\n");
   }

@@ -343,9 +343,9 @@ std::string check_heatmap_options(const AttentionTrace& trace, const HeatmapOpti
   if (o.width != 0 && (o.width < kMinWidth || o.width > kMaxWidth))
     return "--width: " + std::to_string(o.width) + " pixels is out of range; expected " +
            std::to_string(kMinWidth) + " to " + std::to_string(kMaxWidth);
-  if (step->heads.empty() || step->heads[0].size() == 0)
+  if (step->num_heads() == 0 || trace.head(*step, 0).size() == 0)
     return "--step: stage '" + o.step + "' is empty in this trace";
-  const Matrix& m = step->heads[0];
+  const Matrix& m = trace.head(*step, 0);
   if (m.rows() > 16384 || m.cols() > 16384 || m.rows() * m.cols() > 16 * 1024 * 1024)
     return "--step: stage '" + o.step + "' is too large to draw (" + std::to_string(m.rows()) +
            " × " + std::to_string(m.cols()) + ")";

@@ -57,7 +57,7 @@ std::string mask_summary(const MaskSpec& m) {
 }
 
 int matrix_index_for(const AttentionTrace& t, const TraceStep& s, int head) {
-  int n = static_cast<int>(s.heads.size());
+  int n = s.num_heads();
   if (n == t.num_heads) return head;
   if (n == t.num_kv_heads && head < static_cast<int>(t.kv_head_of.size()))
     return t.kv_head_of[head];
@@ -98,13 +98,13 @@ HeatmapView make_heatmap_view(const AttentionTrace& t, const HeatmapOptions& o) 
   HeatmapView v;
   v.step = t.find(o.step);
   v.index = matrix_index_for(t, *v.step, o.head);
-  v.m = &v.step->heads[static_cast<size_t>(v.index)];
+  v.m = &t.head(*v.step, v.index);
   const Matrix& m = *v.m;
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
   const std::string& id = v.step->id;
   v.attention = is_attention_step(id) && rows == t.n_q && cols == t.n_k;
 
-  int n = static_cast<int>(v.step->heads.size());
+  int n = v.step->num_heads();
   if (t.num_heads > 1 && n > 1) {
     int kv =
         v.index < static_cast<int>(v.step->kv_head.size()) ? v.step->kv_head[v.index] : v.index;
@@ -142,14 +142,14 @@ HeatmapView make_heatmap_view(const AttentionTrace& t, const HeatmapOptions& o) 
 
   // Masked cells: hidden by the mask in the masked and weights stages; any value that is not a
   // finite number (−∞ from a bias) is drawn the same way.
-  bool show_mask = v.attention && (id == "masked" || id == "weights") &&
-                   o.head < static_cast<int>(t.hidden.size());
+  bool show_mask = v.attention && (id == "masked" || id == "weights") && t.has_reasons(o.head);
+  const ReasonMatrix* reasons = show_mask ? &t.hidden_of(o.head) : nullptr;
   v.hidden.assign(static_cast<size_t>(rows) * cols, 0);
   double mn = std::numeric_limits<double>::infinity(), mx = -mn;
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j) {
       double x = m(i, j);
-      bool hide = !std::isfinite(x) || (show_mask && t.hidden[o.head](i, j) != 0);
+      bool hide = !std::isfinite(x) || (reasons && (*reasons)(i, j) != 0);
       v.hidden[static_cast<size_t>(i) * cols + j] = hide;
       v.any_hidden = v.any_hidden || hide;
       if (!hide) {
