@@ -168,10 +168,12 @@ int run_compute(const ComputeOptions& o) {
     // rows, never the whole (H, n_q, n_k).
     files.write(weights_index, npy_header(rank, static_cast<size_t>(H), n_q, n_k));
     HeadStack out(static_cast<size_t>(H), Matrix(n_q, p.input.d_v()));
+    std::string scratch;
     compute_weights_by_rows(p, *backend, weight_block_rows(n_k),
                             [&](int h, int first, const Matrix& weights, const Matrix& output) {
                               check_result(weights, h, first, rank, backend->name(), "weights");
-                              files.write(weights_index, npy_data(weights));
+                              const std::string_view bytes = npy_data_view(weights, scratch);
+                              files.write(weights_index, bytes.data(), bytes.size());
                               out[static_cast<size_t>(h)].middleRows(first, output.rows()) = output;
                             });
     check_result(out, rank, backend->name(), "output");

@@ -36,7 +36,8 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& trace);
 // The weights and output of every head without the other stages (what compute --weights
 // writes): the same blocks and operations as compute_stages_cpu, so the same numbers, at a
 // quarter of its memory traffic. Fills one (n_q, n_k) and one (n_q, d_v) matrix per query head
-// and, per head and query, whether every key is hidden.
+// (resized in place, so a caller can reuse them) and, per head and query, whether every key is
+// hidden.
 void compute_weights_cpu(const AttentionProblem& p, HeadStack& weights, HeadStack& output,
                          std::vector<std::vector<bool>>& empty_row);
 

@@ -8,6 +8,7 @@
 #include "attention/engine.h"
 #include "attention/mask.h"
 #include "attention/parallel.h"
+#include "attention/stage_memory.h"
 
 namespace attn {
 namespace {
@@ -99,9 +100,12 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
   masked.derived = DerivedStage::kMasked;
   weights.id = "weights";
   output.id = "output";
-  for (TraceStep* s : {&scores, &weights})
-    s->heads.assign(static_cast<size_t>(H), Matrix(n_q, n_k));
-  output.heads.assign(static_cast<size_t>(H), Matrix(n_q, p.input.d_v()));
+  for (TraceStep* s : {&scores, &weights, &output}) s->heads.resize(static_cast<size_t>(H));
+  for (size_t h = 0; h < static_cast<size_t>(H); ++h) {
+    resize_for_writing(scores.heads[h], n_q, n_k);
+    resize_for_writing(weights.heads[h], n_q, n_k);
+    resize_for_writing(output.heads[h], n_q, p.input.d_v());
+  }
   t.hidden.clear();
   // Written by several threads, so bytes rather than std::vector<bool>'s shared words.
   std::vector<std::vector<char>> empty(static_cast<size_t>(H),
@@ -137,8 +141,14 @@ void compute_weights_cpu(const AttentionProblem& p, HeadStack& weights, HeadStac
   const float scale = p.effective_scale();
   const float inv_t = 1.0f / p.options.temperature;
   const MaskGeometry geo = MaskGeometry::of(p);
-  weights.assign(static_cast<size_t>(H), Matrix(n_q, n_k));
-  output.assign(static_cast<size_t>(H), Matrix(n_q, p.input.d_v()));
+  // resize keeps the memory of matrices already this size (compute --weights calls this block
+  // after block of rows with the same HeadStacks).
+  weights.resize(static_cast<size_t>(H));
+  output.resize(static_cast<size_t>(H));
+  for (int h = 0; h < H; ++h) {
+    resize_for_writing(weights[static_cast<size_t>(h)], n_q, n_k);
+    resize_for_writing(output[static_cast<size_t>(h)], n_q, p.input.d_v());
+  }
   std::vector<std::vector<char>> empty(static_cast<size_t>(H),
                                        std::vector<char>(static_cast<size_t>(n_q), 0));
   const RowBlocks b(n_q);

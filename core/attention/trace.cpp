@@ -5,6 +5,7 @@
 
 #include "attention/attention.h"
 #include "attention/mask.h"
+#include "attention/stage_memory.h"
 
 namespace attn {
 
@@ -42,7 +43,8 @@ const ReasonMatrix& AttentionTrace::hidden_locked(int h) const {
     // The rows the stages hold: all n_q, or a few from first_row on (compute_trace_rows).
     const TraceStep* scores = find("scores");
     const Eigen::Index rows = scores && hs < scores->heads.size() ? scores->heads[hs].rows() : n_q;
-    auto r = std::make_unique<ReasonMatrix>(rows, n_k);
+    auto r = std::make_unique<ReasonMatrix>();
+    resize_for_writing(*r, rows, n_k);
     fill_reason_rows(mask, MaskGeometry(mask, n_q, n_k), h, first_row, first_row, *r);
     cache[hs] = std::move(r);
   }
@@ -57,6 +59,9 @@ const ReasonMatrix& AttentionTrace::hidden_of(int h) const {
 bool AttentionTrace::has_reasons(int h) const {
   if (h >= 0 && static_cast<size_t>(h) < hidden.size() && hidden[static_cast<size_t>(h)].size())
     return true;
+  // No mask hides anything: nothing to build (readers then treat −∞ cells as hidden, and there
+  // are none), and a long unmasked sequence keeps no byte per cell.
+  if (mask.empty()) return false;
   const TraceStep* m = find("masked");
   return m && m->derived == DerivedStage::kMasked && h >= 0 && h < num_heads;
 }
@@ -70,6 +75,7 @@ const Matrix& AttentionTrace::head(const TraceStep& s, int h) const {
   if (slot.head == h) return slot.m;
   // The engine's own operations (attention/staged.cpp), so the numbers are the same bits.
   slot.head = -1;
+  resize_for_writing(slot.m, scores.rows(), scores.cols());
   slot.m = scores * scale;
   if (s.derived == DerivedStage::kMasked) {
     if (const Matrix* bias = mask_for_head(mask.bias, h))

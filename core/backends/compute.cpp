@@ -50,6 +50,8 @@ void compute_weights_by_rows(const AttentionProblem& p, Backend& backend, int bl
                              const RowBlockSink& sink) {
   const int H = p.input.num_heads(), n_q = p.input.n_q();
   std::unique_ptr<Backend> cpu;
+  // Kept across blocks: a backend that fills them in place (the CPU) reuses their memory.
+  HeadStack weights, output;
   for (int h = 0; h < H; ++h) {
     // Head h as a problem of its own, so its rows come out contiguous, as a (H, n_q, n_k) file
     // stores them.
@@ -62,7 +64,6 @@ void compute_weights_by_rows(const AttentionProblem& p, Backend& backend, int bl
         if (!cpu) cpu = make_cpu_backend();
         run = cpu.get();
       }
-      HeadStack weights, output;
       run->run_weights(slice, weights, output);
       sink(h, a, weights[0], output[0]);
     }

@@ -540,6 +540,16 @@ std::string npy_data(const Matrix& m) {
 #endif
 }
 
+std::string_view npy_data_view(const Matrix& m, std::string& scratch) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  (void)scratch;
+  return {reinterpret_cast<const char*>(m.data()), static_cast<size_t>(m.size()) * 4};
+#else
+  scratch = npy_data(m);
+  return scratch;
+#endif
+}
+
 std::string npy_bytes(const HeadStack& heads, int rank) {
   assert((rank == 2 && heads.size() == 1) || (rank == 3 && !heads.empty()));
   const Eigen::Index rows = heads.empty() ? 0 : heads[0].rows();

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "attention/matrix.h"
@@ -44,6 +45,9 @@ std::string npy_header(int rank, size_t heads, Eigen::Index rows, Eigen::Index c
 // The same for a shape of any rank, e.g. (n_layer, n_head, n, n).
 std::string npy_header(const std::vector<size_t>& shape);
 std::string npy_data(const Matrix& m);
+// The same bytes without a copy where the host's floats already are them (little-endian): a view
+// of m's memory, else of npy_data(m) kept in `scratch`. Valid while m and scratch are.
+std::string_view npy_data_view(const Matrix& m, std::string& scratch);
 
 // Writes npy_bytes(heads, rank) atomically (nothing at `path` changes on failure).
 bool write_npy(const std::string& path, const HeadStack& heads, int rank, std::string& error);
