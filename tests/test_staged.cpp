@@ -219,7 +219,9 @@ TEST(DerivedStages, SameBitsAsTheEngineUsed) {
   }
   auto cpu = make_cpu_backend();
   const AttentionTrace t = compute_trace(p, *cpu);
+  EXPECT_EQ(t.step("scores").derived, DerivedStage::kScores);
   EXPECT_EQ(t.step("scaled").derived, DerivedStage::kScaled);
+  EXPECT_TRUE(t.step("scores").heads.empty());
   EXPECT_EQ(t.step("masked").derived, DerivedStage::kMasked);
   EXPECT_TRUE(t.step("scaled").heads.empty());
   EXPECT_TRUE(t.step("masked").heads.empty());
@@ -246,6 +248,14 @@ TEST(DerivedStages, SameBitsAsTheEngineUsed) {
           ASSERT_EQ(masked(i, j), want) << "head " << h << " cell " << i << "," << j;
         }
     }
+  }
+  // A trace of rows starting inside a block derives in the slice's own blocks.
+  const AttentionTrace part = compute_trace_rows(p, *cpu, 17, 71);
+  for (int h = 0; h < H; ++h) {
+    Matrix w;
+    std::vector<bool> empty;
+    masked_softmax_rows(part.head("masked", h), part.hidden_of(h), p.options.temperature, w, empty);
+    EXPECT_EQ(w, part.head("weights", h)) << "rows 17..70, head " << h;
   }
   EXPECT_TRUE(std::isinf(t.head("masked", 1)(60, 25)));
   EXPECT_EQ(t.hidden_of(1)(60, 25), kHiddenBias);

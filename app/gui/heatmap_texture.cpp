@@ -1,8 +1,8 @@
-// OpenGL side of the heatmaps: one R32F texture per heatmap (re-uploaded only when the trace
-// changes) whose smaller levels hold the largest value of the cells they cover, so a zoomed-out
-// view of thousands of tokens still shows every peak, a 256-entry colour-map table per map, and the
-// shader program of shaders/heatmap.*, bound through ImDrawList callbacks so the quad sits in
-// ImGui's draw order and clipping.
+// OpenGL side of the heatmaps: one R32F texture per heatmap, re-uploaded only when the trace or
+// the level of detail changes, whose levels hold the largest value of the cells they cover (so a
+// zoomed-out view of thousands of tokens still shows every peak, in a few MB), a 256-entry
+// colour-map table per map, and the shader program of shaders/heatmap.*, bound through ImDrawList
+// callbacks so the quad sits in ImGui's draw order and clipping.
 #define GL_GLEXT_PROTOTYPES 1
 #include "gui/heatmap_texture.h"
 
@@ -94,11 +94,21 @@ class GlHeatmapRenderer : public HeatmapRenderer {
   bool draw(ImDrawList* dl, const std::string& key, uint64_t serial, const Matrix& m,
             const ReasonMatrix* hidden, const ColorScale& scale, bool light, ImVec2 p0,
             ImVec2 p1) override {
-    if (m.rows() > max_texture_ || m.cols() > max_texture_ || m.size() == 0) return false;
+    if (m.size() == 0) return false;
+    // Level of detail: a level-k texel is the largest of 2^k × 2^k cells. The texture is the
+    // coarsest level that still has a texel for every pixel of the quad (the whole matrix as
+    // drawn, zoomed), so a zoomed-out 4096-token view or a thumbnail holds a few MB instead of
+    // 64, and zooming in uploads the finer level once it is needed.
+    const double qw = std::max(1.0f, p1.x - p0.x), qh = std::max(1.0f, p1.y - p0.y);
+    int level = 0;
+    while (level < 30 && (m.cols() >> (level + 1)) >= qw && (m.rows() >> (level + 1)) >= qh)
+      ++level;
+    auto side = [&](Eigen::Index n) { return (n + (Eigen::Index{1} << level) - 1) >> level; };
+    while (level < 30 && (side(m.cols()) > max_texture_ || side(m.rows()) > max_texture_)) ++level;
     Texture& t = textures_[key];
     if (!t.id || t.serial != serial || t.rows != m.rows() || t.cols != m.cols() ||
-        t.hidden != (hidden != nullptr))
-      upload(t, serial, m, hidden);
+        t.hidden != (hidden != nullptr) || t.level != level)
+      upload(t, serial, m, hidden, level);
     params_.push_back({this, t.id, lut(scale.map), scale.vmin, scale.vmax,
                        ImGui::ColorConvertU32ToFloat4(hatch_color(light, 0)),
                        ImGui::ColorConvertU32ToFloat4(hatch_color(light, 1))});
@@ -114,18 +124,29 @@ class GlHeatmapRenderer : public HeatmapRenderer {
     uint64_t serial = 0;
     Eigen::Index rows = 0, cols = 0;
     bool hidden = false;
+    int level = 0;  // the texture's level 0 is this level of the matrix
   };
 
-  void upload(Texture& t, uint64_t serial, const Matrix& m, const ReasonMatrix* hidden) {
+  // Uploads level `level` of m (hidden cells as -inf, so the shader hatches them whatever the
+  // stage's value is) and the levels above it, each texel the largest of 2 × 2 below (-inf only
+  // where all four are): the shader reads the level whose texels match a pixel's cells, so a
+  // peak is never skipped however far the view is zoomed out.
+  void upload(Texture& t, uint64_t serial, const Matrix& m, const ReasonMatrix* hidden, int level) {
     if (!t.id) glGenTextures(1, &t.id);
-    // Hidden cells become -inf so the shader hatches them whatever the stage's value is.
-    const float* data = m.data();
-    std::vector<float> copy;
-    if (hidden) {
-      copy.assign(m.data(), m.data() + m.size());
-      for (Eigen::Index k = 0; k < m.size() && k < hidden->size(); ++k)
-        if (hidden->data()[k]) copy[k] = -std::numeric_limits<float>::infinity();
-      data = copy.data();
+    constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+    if (hidden && (hidden->rows() != m.rows() || hidden->cols() != m.cols())) hidden = nullptr;
+    const Eigen::Index rows = m.rows(), cols = m.cols();
+    int w = static_cast<int>((cols + (Eigen::Index{1} << level) - 1) >> level);
+    int h = static_cast<int>((rows + (Eigen::Index{1} << level) - 1) >> level);
+    std::vector<float> above(static_cast<size_t>(w) * h, kNegInf), next;
+    for (Eigen::Index i = 0; i < rows; ++i) {
+      const float* row = m.data() + i * cols;
+      const uint8_t* hid = hidden ? hidden->data() + i * cols : nullptr;
+      float* out = &above[static_cast<size_t>(i >> level) * w];
+      for (Eigen::Index j = 0; j < cols; ++j) {
+        const float v = hid && hid[j] ? kNegInf : row[j];
+        out[j >> level] = std::max(out[j >> level], v);
+      }
     }
     glBindTexture(GL_TEXTURE_2D, t.id);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST_MIPMAP_NEAREST);
@@ -134,15 +155,11 @@ class GlHeatmapRenderer : public HeatmapRenderer {
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    // Level k + 1 holds the largest of each 2 × 2 texels of level k (-inf, hidden, only where all
-    // four are), down to 1 × 1: the shader reads the level whose texels are about as large as a
-    // pixel's cells, so a peak is never skipped however far the view is zoomed out.
-    int w = static_cast<int>(m.cols()), h = static_cast<int>(m.rows()), level = 0;
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, data);
-    std::vector<float> above(data, data + m.size()), next;
+    int mip = 0;
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, above.data());
     while (w > 1 || h > 1) {
       const int w2 = (w + 1) / 2, h2 = (h + 1) / 2;
-      next.assign(static_cast<size_t>(w2) * h2, -std::numeric_limits<float>::infinity());
+      next.assign(static_cast<size_t>(w2) * h2, kNegInf);
       for (int i = 0; i < h; ++i) {
         const float* row = &above[static_cast<size_t>(i) * w];
         float* out = &next[static_cast<size_t>(i / 2) * w2];
@@ -151,14 +168,15 @@ class GlHeatmapRenderer : public HeatmapRenderer {
       above.swap(next);
       w = w2;
       h = h2;
-      glTexImage2D(GL_TEXTURE_2D, ++level, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, above.data());
+      glTexImage2D(GL_TEXTURE_2D, ++mip, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, above.data());
     }
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, 0);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, level);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, mip);
     t.serial = serial;
-    t.rows = m.rows();
-    t.cols = m.cols();
+    t.rows = rows;
+    t.cols = cols;
     t.hidden = hidden != nullptr;
+    t.level = level;
   }
 
   GLuint lut(const std::string& name) {

@@ -77,6 +77,7 @@ using ReasonMatrix = Eigen::Matrix<uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eige
 // How a stage that is a cheap function of a stored one follows from it (AttentionTrace::head).
 enum class DerivedStage : uint8_t {
   kStored,  // the matrices are in `heads`
+  kScores,  // Q·Kᵀ, multiplied again in the engine's blocks of query rows
   kScaled,  // scale · scores
   kMasked,  // scaled + bias, −∞ where a mask hides the cell
 };
@@ -115,7 +116,7 @@ class DerivedCache {
     Matrix m;
   };
   std::mutex mutex_;
-  Slot scaled_, masked_;
+  Slot scores_, scaled_, masked_;
   std::vector<std::unique_ptr<ReasonMatrix>> hidden_;  // per head, built when first asked for
 };
 

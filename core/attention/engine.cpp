@@ -167,7 +167,7 @@ std::string check_trace_size(const AttentionProblem& p) {
   std::ostringstream s;
   s << "its trace would hold H·n_q·n_k = " << p.input.num_heads() << "·" << p.input.n_q() << "·"
     << p.input.n_k() << " = " << cells << " cells per stage (about " << std::fixed
-    << std::setprecision(1) << static_cast<double>(cells) * 8 / 1e9 << " GB); at most "
+    << std::setprecision(1) << static_cast<double>(cells) * 4 / 1e9 << " GB); at most "
     << kMaxTraceCells << " are traced (docs/robustness.md)";
   return s.str();
 }

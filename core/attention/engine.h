@@ -13,10 +13,10 @@ namespace attn {
 // (bias may hold -inf). Returns "" when valid, else a message naming the tensor and index.
 std::string validate_problem(const AttentionProblem& p);
 
-// A full CPU trace stores two (H, n_q, n_k) float stages, scores and weights, 8 bytes per cell
-// (scaled, masked and the mask reasons are derived when asked, a head at a time). What builds one
+// A full CPU trace stores one (H, n_q, n_k) float stage, the weights, 4 bytes per cell (scores,
+// scaled, masked and the mask reasons are derived when asked, a head at a time). What builds one
 // for a user's input (trace, export, the app) refuses problems above this many cells
-// (docs/robustness.md): 2^26 is one head of 8192 × 8192, about 0.54 GB.
+// (docs/robustness.md): 2^26 is one head of 8192 × 8192, about 0.27 GB.
 // Narrating one row (compute_trace_rows) and compute's outputs have no such limit.
 constexpr long long kMaxTraceCells = 1LL << 26;
 // "" when the full trace of `p` fits kMaxTraceCells, else a message naming its size and the

@@ -15,9 +15,7 @@ namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
-// Query rows per work item: a block of every stage stays in cache between the stages, and a
-// 1024-token head still splits into enough items to keep both cores busy.
-constexpr int kBlockRows = 32;
+constexpr int kBlockRows = kStageBlockRows;
 
 // weights[0, n) = softmax(logits / T) over the cells where hidden is 0 (hidden cells get 0);
 // returns false when every cell is hidden (weights all 0). Vectorised by Eigen.
@@ -88,21 +86,22 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
   const float scale = p.effective_scale();
   const float inv_t = 1.0f / p.options.temperature;
   const MaskGeometry geo = MaskGeometry::of(p);
-  // scores, weights and output are allocated once, in the trace's own steps, and the blocks
-  // write into them. scaled and masked are cheap functions of scores that the trace derives
-  // when asked (AttentionTrace::head), and the hidden cells' reasons follow from the masks
-  // (AttentionTrace::hidden_of): storing them would more than double a long sequence's memory.
+  // weights and output are allocated once, in the trace's own steps, and the blocks write into
+  // them. scores (one product per block), scaled and masked are cheap functions of Q, K and the
+  // masks that the trace derives when asked (AttentionTrace::head), and the hidden cells'
+  // reasons follow from the masks (AttentionTrace::hidden_of): storing them would triple a long
+  // sequence's memory.
   TraceStep scores{"scores", "", "", {}, {}}, scaled = scores, masked = scores, weights = scores,
                                               output = scores;
+  scores.derived = DerivedStage::kScores;
   scaled.id = "scaled";
   scaled.derived = DerivedStage::kScaled;
   masked.id = "masked";
   masked.derived = DerivedStage::kMasked;
   weights.id = "weights";
   output.id = "output";
-  for (TraceStep* s : {&scores, &weights, &output}) s->heads.resize(static_cast<size_t>(H));
+  for (TraceStep* s : {&weights, &output}) s->heads.resize(static_cast<size_t>(H));
   for (size_t h = 0; h < static_cast<size_t>(H); ++h) {
-    resize_for_writing(scores.heads[h], n_q, n_k);
     resize_for_writing(weights.heads[h], n_q, n_k);
     resize_for_writing(output.heads[h], n_q, p.input.d_v());
   }
@@ -116,12 +115,12 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
     const int h = b.head(item), i0 = b.first(item), rows = b.rows(item);
     const size_t hs = static_cast<size_t>(h);
     const size_t g = static_cast<size_t>(p.input.kv_head_of(h));
-    auto S = scores.heads[hs].middleRows(i0, rows);
     auto W = weights.heads[hs].middleRows(i0, rows);
-    S.noalias() = p.input.q[hs].middleRows(i0, rows) * p.input.k[g].transpose();
-    // The block's scaled and masked rows, in scratch: AttentionTrace::head repeats these
-    // operations (scores × scale, + bias, −∞) to give the same numbers.
-    Matrix M = S * scale;
+    // The block's scores, scaled and masked rows, in scratch: AttentionTrace::head repeats
+    // these operations (the product in this block, × scale, + bias, −∞) to give the same bits.
+    Matrix M(rows, n_k);
+    M.noalias() = p.input.q[hs].middleRows(i0, rows) * p.input.k[g].transpose();
+    M *= scale;
     ReasonMatrix R(rows, n_k);
     mask_and_softmax(p, geo, h, i0, M, R, W, inv_t, &empty[hs][static_cast<size_t>(i0)]);
     output.heads[hs].middleRows(i0, rows).noalias() = W * p.input.v[g];
@@ -160,7 +159,7 @@ void compute_weights_cpu(const AttentionProblem& p, HeadStack& weights, HeadStac
     // scale, plus the bias, -inf, softmax; so the numbers are the staged path's, bit for bit.
     auto W = weights[hs].middleRows(i0, rows);
     W.noalias() = p.input.q[hs].middleRows(i0, rows) * p.input.k[g].transpose();
-    W *= scale;
+    W *= scale;  // as compute_stages_cpu and AttentionTrace::head
     ReasonMatrix hidden(rows, n_k);
     mask_and_softmax(p, geo, h, i0, W, hidden, W, inv_t, &empty[hs][static_cast<size_t>(i0)]);
     output[hs].middleRows(i0, rows).noalias() = W * p.input.v[g];

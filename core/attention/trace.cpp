@@ -1,4 +1,5 @@
 // Step lookup on AttentionTrace, the stages it derives on demand, and AttentionProblem helpers.
+#include <algorithm>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -28,6 +29,7 @@ TraceStep* AttentionTrace::find(const std::string& id) {
 
 void DerivedCache::clear() {
   std::lock_guard<std::mutex> lock(mutex_);
+  scores_ = {};
   scaled_ = {};
   masked_ = {};
   hidden_.clear();
@@ -41,8 +43,9 @@ const ReasonMatrix& AttentionTrace::hidden_locked(int h) const {
   assert(hs < cache.size());
   if (!cache[hs]) {
     // The rows the stages hold: all n_q, or a few from first_row on (compute_trace_rows).
-    const TraceStep* scores = find("scores");
-    const Eigen::Index rows = scores && hs < scores->heads.size() ? scores->heads[hs].rows() : n_q;
+    const TraceStep* weights = find("weights");
+    const Eigen::Index rows =
+        weights && hs < weights->heads.size() ? weights->heads[hs].rows() : n_q;
     auto r = std::make_unique<ReasonMatrix>();
     resize_for_writing(*r, rows, n_k);
     fill_reason_rows(mask, MaskGeometry(mask, n_q, n_k), h, first_row, first_row, *r);
@@ -68,18 +71,31 @@ bool AttentionTrace::has_reasons(int h) const {
 
 const Matrix& AttentionTrace::head(const TraceStep& s, int h) const {
   if (s.derived == DerivedStage::kStored) return s.heads[static_cast<size_t>(h)];
-  const Matrix& scores = step("scores").heads[static_cast<size_t>(h)];
+  const TraceStep& scores_step = step("scores");
   std::lock_guard<std::mutex> lock(derived_cache.mutex_);
-  DerivedCache::Slot& slot =
-      s.derived == DerivedStage::kScaled ? derived_cache.scaled_ : derived_cache.masked_;
+  DerivedCache::Slot& slot = s.derived == DerivedStage::kScores   ? derived_cache.scores_
+                             : s.derived == DerivedStage::kScaled ? derived_cache.scaled_
+                                                                  : derived_cache.masked_;
   if (slot.head == h) return slot.m;
-  // The engine's own operations (attention/staged.cpp), so the numbers are the same bits.
+  // The engine's own operations (attention/staged.cpp), so the numbers are the same bits: the
+  // products in its blocks of query rows, then × scale, + bias, −∞.
   slot.head = -1;
-  resize_for_writing(slot.m, scores.rows(), scores.cols());
-  slot.m = scores * scale;
+  const Eigen::Index rows = step("weights").heads[static_cast<size_t>(h)].rows();
+  resize_for_writing(slot.m, rows, n_k);
+  if (scores_step.derived == DerivedStage::kStored) {
+    slot.m = scores_step.heads[static_cast<size_t>(h)];
+  } else {
+    const Matrix& Q = step("q").heads[static_cast<size_t>(h)];
+    const Matrix& K = step("k").heads[static_cast<size_t>(kv_head_of[static_cast<size_t>(h)])];
+    for (Eigen::Index i0 = 0; i0 < rows; i0 += kStageBlockRows) {
+      const Eigen::Index r = std::min<Eigen::Index>(kStageBlockRows, rows - i0);
+      slot.m.middleRows(i0, r).noalias() = Q.middleRows(first_row + i0, r) * K.transpose();
+    }
+  }
+  if (s.derived != DerivedStage::kScores) slot.m *= scale;
   if (s.derived == DerivedStage::kMasked) {
     if (const Matrix* bias = mask_for_head(mask.bias, h))
-      slot.m += bias->middleRows(first_row, scores.rows());
+      slot.m += bias->middleRows(first_row, rows);
     const ReasonMatrix& r = hidden_locked(h);
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
     for (Eigen::Index k = 0; k < slot.m.size(); ++k)
