@@ -94,6 +94,9 @@ TEST(RobustCrashes, DeeplyNestedJsonIsRefusedBeforeParsing) {
     const test::CliResult r = run_cli(cmd);
     expect_clean_error(r, "nested more than 64 levels deep");
   }
+  // The app checks its input before it needs a window (no display here).
+  expect_clean_error(run_cli("gui --scenario " + path, "DISPLAY= "),
+                     "nested more than 64 levels deep");
   const std::string q_deep = temp_path("deep_q.json");
   ASSERT_TRUE(
       write_bytes(q_deep, "{\"q\": " + std::string(150000, '[') + std::string(150000, ']') + "}"));
