@@ -26,10 +26,12 @@ LabelledMatrix alignment_matrix(const AlignmentPlot& p) {
   m.scale = {p.colormap, 0.0, 1.0};
   const size_t rows = p.rows.size(), cols = p.cols.size();
   m.numbers.resize(rows * cols);
+  // Weights that round to 0.00 stay blank, so the few that matter stand out.
   for (size_t i = 0; i < rows; ++i)
-    for (size_t j = 0; j < cols; ++j)
-      m.numbers[i * cols + j] =
-          format_fixed(p.weights(static_cast<int>(i), static_cast<int>(j)), 2);
+    for (size_t j = 0; j < cols; ++j) {
+      const double w = p.weights(static_cast<int>(i), static_cast<int>(j));
+      m.numbers[i * cols + j] = w < 0.005 ? "" : format_fixed(w, 2);
+    }
   if (p.visible.size() > 0) {
     m.hidden.resize(rows * cols);
     for (size_t i = 0; i < rows; ++i)

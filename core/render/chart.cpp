@@ -47,7 +47,7 @@ ScenePage compose_line_chart(const LineChart& c, const TextEngine& f) {
 
   const double plot_w = std::max(420.0, (x_label_w + 16) * c.x_labels.size()), plot_h = 300;
   const double left = margin + axis_size * 1.4 + y_label_w + 10;
-  const double top = margin + title_size * 1.6;
+  const double top = margin + title_size * 2.4;
   const double right = left + plot_w;
   const double bottom = top + plot_h;
   page.width = std::ceil(std::max(right + 24 + 30 + legend_w + margin,

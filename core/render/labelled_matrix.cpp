@@ -189,7 +189,8 @@ MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, double s, int 
 
   // Numbers: as large as fits the widest one, default on up to 16×16.
   double unit_w = 0;
-  for (const auto& n : v.numbers) unit_w = std::max(unit_w, f.width(n, font(1.0)));
+  // Measured at 100 and scaled: at a size of 1 the glyph advances would round to whole units.
+  for (const auto& n : v.numbers) unit_w = std::max(unit_w, f.width(n, font(100)) / 100);
   const double inner = cell - L.separator - 2 * std::max(2.0, cell * 0.08);
   double nf = std::min({17 * s, cell * 0.36, unit_w > 0 ? inner / unit_w : 17 * s});
   L.annotate = !v.numbers.empty() && o.annotate.value_or(rows <= 16 && cols <= 16 && nf >= 7);

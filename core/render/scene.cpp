@@ -66,7 +66,7 @@ struct TextEngine::Impl {
 
   // A layout of clean text in font f, on `ctx` (the measuring context unless drawing).
   LayoutPtr layout(PangoContext* ctx, const std::string& clean, const Font& f, double wrap = 0,
-                   double line_spacing = 1) const {
+                   double line_spacing = 1, double hang = 0) const {
     LayoutPtr l(pango_layout_new(ctx));
     PangoFontDescription* d = describe(f);
     pango_layout_set_font_description(l.get(), d);
@@ -74,6 +74,8 @@ struct TextEngine::Impl {
     if (wrap > 0) {
       pango_layout_set_width(l.get(), static_cast<int>(wrap * PANGO_SCALE));
       pango_layout_set_wrap(l.get(), PANGO_WRAP_WORD_CHAR);
+      // A negative indent is pango's hanging indent: every line but the first moves right.
+      if (hang > 0) pango_layout_set_indent(l.get(), -static_cast<int>(hang * PANGO_SCALE));
       if (line_spacing != 1) {
         // Extra leading between lines, as a word processor's line spacing.
         const double h = f.size * 1.17;
@@ -149,9 +151,9 @@ double TextEngine::descent(const Font& f) const {
 }
 
 double TextEngine::paragraph_height(const std::string& utf8, const Font& f, double wrap,
-                                    double line_spacing) const {
+                                    double line_spacing, double hang) const {
   if (utf8.empty()) return 0;
-  LayoutPtr l = impl_->layout(impl_->context, clean_text(utf8), f, wrap, line_spacing);
+  LayoutPtr l = impl_->layout(impl_->context, clean_text(utf8), f, wrap, line_spacing, hang);
   PangoRectangle logical;
   pango_layout_get_extents(l.get(), nullptr, &logical);
   return static_cast<double>(logical.height) / PANGO_SCALE;
@@ -213,10 +215,11 @@ SceneItem line_item(double x, double y, double x2, double y2, Rgb color, double 
 }
 
 SceneItem paragraph_item(const std::string& s, double x, double y, double wrap, const Font& f,
-                         Rgb color, const std::string& cls) {
+                         Rgb color, const std::string& cls, double hang) {
   SceneItem it = text_item(s, x, y, f, TextAnchor::kStart, color, cls);
   it.kind = SceneItem::Kind::kParagraph;
   it.wrap = wrap;
+  it.hang = hang;
   return it;
 }
 
@@ -435,7 +438,7 @@ class Painter {
     const std::string s = clean_text(it.text);
     if (s.empty()) return;
     pango_cairo_update_context(cr_, ctx_);
-    LayoutPtr l = text_.layout(ctx_, s, it.font, it.wrap, it.line_spacing);
+    LayoutPtr l = text_.layout(ctx_, s, it.font, it.wrap, it.line_spacing, it.hang);
     check_glyphs(l.get(), s);
     set_color(cr_, it.color);
     cairo_move_to(cr_, it.x, it.y);

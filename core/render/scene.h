@@ -60,6 +60,7 @@ struct SceneItem {
   TextAnchor anchor = TextAnchor::kStart;
   double angle = 0;
   double wrap = 0;          // paragraph width
+  double hang = 0;          // paragraph: lines after the first start this much further right
   double line_spacing = 1;  // paragraph: factor on the font's natural line height
   // The item's role ("cell", "num", "label", "title", "tick-label", ...): tests find items by
   // it, and the SVG's text layer writes it as the class of each <text>.
@@ -87,7 +88,7 @@ class TextEngine {
   double line_height(const Font& f) const { return ascent(f) + descent(f); }
   // Height of a paragraph wrapped to `wrap` units.
   double paragraph_height(const std::string& utf8, const Font& f, double wrap,
-                          double line_spacing = 1) const;
+                          double line_spacing = 1, double hang = 0) const;
   // How many glyphs of `utf8` no installed font has (drawn as boxes).
   int missing_glyphs(const std::string& utf8, const Font& f) const;
 
@@ -122,7 +123,7 @@ SceneItem text_item(const std::string& s, double x, double y, const Font& f, Tex
 SceneItem line_item(double x, double y, double x2, double y2, Rgb color, double width,
                     const std::string& cls);
 SceneItem paragraph_item(const std::string& s, double x, double y, double wrap, const Font& f,
-                         Rgb color, const std::string& cls);
+                         Rgb color, const std::string& cls, double hang = 0);
 
 // Moves every item of a page by (dx, dy).
 void shift_items(std::vector<SceneItem>& items, double dx, double dy);

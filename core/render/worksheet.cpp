@@ -45,23 +45,38 @@ class Flow {
   void new_page() {
     pages_.push_back(ScenePage{w_, h_, {}});
     y_ = kMargin;
+    if (!running_head_.empty()) {
+      items().push_back(text_item(running_head_, kMargin, y_ + 10, font(10, true),
+                                  TextAnchor::kStart, kGrey, "running-head"));
+      y_ += 20;
+    }
   }
+  // A line repeated at the top of every following page (e.g. "Query “is” (continued)").
+  void set_running_head(const std::string& s) { running_head_ = s; }
   // Starts a new page unless `height` fits below (or the page is still empty).
   void ensure(double height) {
     if (height > room() && y_ > kMargin + 1) new_page();
   }
   void space(double dy) { y_ += dy; }
 
+  // `hang`: lines after the first start this much further right (numbered items).
   void paragraph(const std::string& s, const Font& f, Rgb color = kInk, double after = 6,
-                 double indent = 0, const std::string& cls = "text") {
-    const double h = text_.paragraph_height(s, f, width() - indent);
+                 double indent = 0, const std::string& cls = "text", double hang = 0) {
+    const double h = text_.paragraph_height(s, f, width() - indent, 1, hang);
     ensure(h);
-    items().push_back(paragraph_item(s, kMargin + indent, y_, width() - indent, f, color, cls));
+    items().push_back(
+        paragraph_item(s, kMargin + indent, y_, width() - indent, f, color, cls, hang));
     y_ += h + after;
   }
-  void heading(const std::string& s, double size = 13, double before = 10) {
-    // Keep a heading with at least a few lines of what follows it.
-    ensure(size * 1.4 + before + 60);
+  // A numbered item ("3.  text"), wrapped lines aligned with the text after the number.
+  void item(const std::string& number, const std::string& s, const Font& f, double after = 3,
+            double indent = 0, const std::string& cls = "text") {
+    const std::string lead = number + "  ";
+    paragraph(lead + s, f, kInk, after, indent, cls, text_.width(lead, f));
+  }
+  // A heading kept on the same page as the first `keep` units of what follows it.
+  void heading(const std::string& s, double size = 13, double before = 10, double keep = 60) {
+    ensure(before + text_.paragraph_height(s, font(size, true), width()) + 4 + keep);
     y_ += before;
     paragraph(s, font(size, true), kInk, 4, 0, "heading");
   }
@@ -114,6 +129,7 @@ class Flow {
   double w_, h_;
   double y_ = 0;
   std::vector<ScenePage> pages_;
+  std::string running_head_;
 };
 
 // What the worksheet works on: one head's matrices and labels.
@@ -243,23 +259,26 @@ void place(Flow& flow, const MatrixScene& s) { flow.block(s.page.items, s.layout
 // Q, K and V side by side when they fit, else one under the other.
 void input_tables(const TextEngine& text, Flow& flow, const Work& w) {
   const int d_k = static_cast<int>(w.q->cols()), d_v = static_cast<int>(w.v->cols());
-  const int cell = std::min(44, cell_for(text, flow, w.queries, std::max(d_k, d_v)));
   struct Table {
     std::string title;
     MatrixScene scene;
   };
-  std::vector<Table> tables = {
-      {"Q (queries)", grid(text, *w.q, w.queries, dims(d_k), "", "", numbers_of(*w.q, -1), cell)},
-      {"K (keys)", grid(text, *w.k, w.keys, dims(d_k), "", "", numbers_of(*w.k, -1), cell)},
-      {"V (values)", grid(text, *w.v, w.keys, dims(d_v), "", "", numbers_of(*w.v, -1), cell)}};
-  const double gap = 28;
-  double total = 0, tallest = 0;
-  for (const auto& t : tables) {
-    total += t.scene.layout.width + gap;
-    tallest = std::max(tallest, static_cast<double>(t.scene.layout.height));
-  }
-  const double title_h = 18;
-  if (total - gap <= flow.width()) {
+  auto tables_at = [&](int cell) {
+    return std::vector<Table>{
+        {"Q (queries)", grid(text, *w.q, w.queries, dims(d_k), "", "", numbers_of(*w.q, -1), cell)},
+        {"K (keys)", grid(text, *w.k, w.keys, dims(d_k), "", "", numbers_of(*w.k, -1), cell)},
+        {"V (values)", grid(text, *w.v, w.keys, dims(d_v), "", "", numbers_of(*w.v, -1), cell)}};
+  };
+  const double gap = 24, title_h = 18;
+  // Side by side when they fit with cells of at least 30, else one under the other.
+  for (int cell = 44; cell >= 30; cell -= 2) {
+    std::vector<Table> tables = tables_at(cell);
+    double total = -gap, tallest = 0;
+    for (const auto& t : tables) {
+      total += t.scene.layout.width + gap;
+      tallest = std::max(tallest, static_cast<double>(t.scene.layout.height));
+    }
+    if (total > flow.width()) continue;
     std::vector<SceneItem> row;
     double x = 0;
     for (auto& t : tables) {
@@ -272,7 +291,7 @@ void input_tables(const TextEngine& text, Flow& flow, const Work& w) {
     flow.block(row, title_h + tallest + 8);
     return;
   }
-  for (auto& t : tables) {
+  for (auto& t : tables_at(std::min(44, cell_for(text, flow, w.queries, std::max(d_k, d_v))))) {
     std::vector<SceneItem> block = {
         text_item(t.title, 0, 12, font(11.5, true), TextAnchor::kStart, kInk, "table-title")};
     shift_items(t.scene.page.items, 0, title_h);
@@ -291,14 +310,14 @@ std::string temperature_text(const AttentionTrace& t) {
   return t.temperature == 1.0f ? "" : " ÷ T";
 }
 
-// A query whose weights are worth asking about: the one that sees the most keys (the last of
-// those, which in a causal scenario sees them all).
+// A query whose weights are worth asking about: the first of those that see the most keys (in a
+// causal scenario the last query, which sees them all).
 int star_query(const Work& w) {
   int best = 0, best_n = -1;
   for (int i = 0; i < w.n_q; ++i) {
     int n = 0;
     for (int j = 0; j < w.n_k; ++j) n += !w.is_hidden(i, j);
-    if (n >= best_n) {
+    if (n > best_n) {
       best = i;
       best_n = n;
     }
@@ -363,15 +382,19 @@ std::vector<Question> questions(const Work& w, int precision) {
   }
   out.push_back(
       {"The output of " + qi + " is a mix of the rows of V. Whose value contributes most, and why?",
-       quoted(w.keys[j]) + "'s value: it is multiplied by the largest weight, " +
+       "The value of " + quoted(w.keys[j]) + ": it is multiplied by the largest weight, " +
            format_fixed((*w.weights)(i, j), precision, true) + "."});
   return out;
 }
 
-void title_block(Flow& flow, const Work& w, const WorksheetOptions& o, bool key) {
+void title_block(const TextEngine& text, Flow& flow, const Work& w, const WorksheetOptions& o,
+                 bool key) {
   const AttentionTrace& t = *w.t;
-  flow.paragraph(std::string(key ? "Answer key — " : "") + "Attention by hand: " + t.name,
-                 font(20, true), kInk, 2, 0, "title");
+  const std::string title =
+      std::string(key ? "Answer key — " : "") + "Attention by hand: " + t.name;
+  // On one line when it can be (down to 14 pt), else wrapped.
+  const double size = std::clamp(20 * flow.width() / text.width(title, font(20, true)), 14.0, 20.0);
+  flow.paragraph(title, font(size, true), kInk, 2, 0, "title");
   std::string sub = std::to_string(w.n_q) + (w.n_q == 1 ? " query, " : " queries, ") +
                     std::to_string(w.n_k) + (w.n_k == 1 ? " key" : " keys") +
                     ", d_k = " + std::to_string(t.d_k) + ", d_v = " + std::to_string(t.d_v);
@@ -394,21 +417,20 @@ void instructions(Flow& flow, const Work& w, int precision) {
       "the values by how well they match. Work it out by hand, stage by stage:",
       font(11), kInk, 6);
   std::vector<std::string> steps = {
-      "1.  scores = Q·Kᵀ: score(i, j) = q_i · k_j, the sum of q_i[d] × k_j[d] over the " +
+      "scores = Q·Kᵀ: score(i, j) = q_i · k_j, the sum of q_i[d] × k_j[d] over the " +
           std::to_string(t.d_k) + " dimensions.",
-      "2.  scaled = scores " + scale_text(t, precision) + ".",
+      "scaled = scores " + scale_text(t, precision) + ".",
   };
-  if (w.has_bias) steps.push_back("3.  masked = scaled + bias (−∞ where hidden).");
+  if (w.has_bias) steps.push_back("masked = scaled + bias (−∞ where hidden).");
   steps.push_back(
-      std::to_string(steps.size() + 1) +
-      ".  weights: a softmax along each row, weight(i, j) = e^(" +
+      std::string("weights: a softmax along each row, weight(i, j) = e^(") +
       (w.has_bias ? "masked" : "scaled") + "(i, j)" + temperature_text(t) +
       ") ÷ (the sum of e^(…) over the row)." +
       (w.any_hidden ? " Hatched cells are hidden by the mask: their weight is 0." : ""));
-  steps.push_back(std::to_string(steps.size() + 1) +
-                  ".  output_i = the sum over keys j of weight(i, j) × v_j: a weighted mix of the "
-                  "rows of V.");
-  for (const auto& s : steps) flow.paragraph(s, font(11), kInk, 3, 12);
+  steps.push_back(
+      "output_i = the sum over keys j of weight(i, j) × v_j: a weighted mix of the rows of V.");
+  for (size_t k = 0; k < steps.size(); ++k)
+    flow.item(std::to_string(k + 1) + ".", steps[k], font(11), 3, 12);
   if (t.temperature != 1.0f)
     flow.paragraph("Temperature T = " + short_number(t.temperature) + ".", font(11), kInk, 3, 12);
   flow.space(6);
@@ -421,30 +443,33 @@ void stage_grids(const TextEngine& text, Flow& flow, const Work& w, bool key, in
   const double notes_w = text.width("Σ = 0.00000", font(11.5)) + 12;
   const int cell = cell_for(text, flow, w.queries, std::max(w.n_k, t.d_v), notes_w);
   int n = 1;
-  auto title = [&](const std::string& s) { flow.heading(std::to_string(n++) + ".  " + s, 12, 8); };
-  title("Scores: score(i, j) = q_i · k_j");
-  place(flow, grid(text, *w.scores, w.queries, w.keys, "queries ↓", "keys →",
-                   stage_numbers(w, *w.scores, key, false, p), cell));
-  title("Scaled scores: scores " + scale_text(t, p));
-  place(flow, grid(text, *w.scaled, w.queries, w.keys, "queries ↓", "keys →",
-                   stage_numbers(w, *w.scaled, key, false, p), cell));
-  if (w.has_bias) {
-    title("Masked: scaled + bias, −∞ where hidden");
-    place(flow, grid(text, *w.masked, w.queries, w.keys, "queries ↓", "keys →",
-                     stage_numbers(w, *w.masked, key, false, p), cell, w.hidden));
-  }
+  // Each grid under its numbered heading, the two on one page.
+  auto stage = [&](const std::string& s, const MatrixScene& g) {
+    flow.heading(std::to_string(n++) + ".  " + s, 12, 8, g.layout.height + 6);
+    place(flow, g);
+  };
+  stage("Scores: score(i, j) = q_i · k_j",
+        grid(text, *w.scores, w.queries, w.keys, "queries ↓", "keys →",
+             stage_numbers(w, *w.scores, key, false, p), cell));
+  stage("Scaled scores: scores " + scale_text(t, p),
+        grid(text, *w.scaled, w.queries, w.keys, "queries ↓", "keys →",
+             stage_numbers(w, *w.scaled, key, false, p), cell));
+  if (w.has_bias)
+    stage("Masked: scaled + bias, −∞ where hidden",
+          grid(text, *w.masked, w.queries, w.keys, "queries ↓", "keys →",
+               stage_numbers(w, *w.masked, key, false, p), cell, w.hidden));
   std::vector<std::string> sums;
   for (int i = 0; i < w.n_q; ++i) {
     double s = 0;
     for (int j = 0; j < w.n_k; ++j) s += w.is_hidden(i, j) ? 0.0 : (*w.weights)(i, j);
     sums.push_back(key ? "Σ = " + format_fixed(s, p, true) : "Σ = ______");
   }
-  title("Weights: softmax of each row (each row adds up to 1)");
-  place(flow, grid(text, *w.weights, w.queries, w.keys, "queries ↓", "keys →",
-                   stage_numbers(w, *w.weights, key, true, p), cell, w.hidden, sums));
-  title("Output: output_i = Σ_j weight(i, j) × v_j");
-  place(flow, grid(text, *w.output, w.queries, dims(t.d_v), "queries ↓", "dimensions →",
-                   stage_numbers(w, *w.output, key, false, p), cell));
+  stage("Weights: softmax of each row (each row adds up to 1)",
+        grid(text, *w.weights, w.queries, w.keys, "queries ↓", "keys →",
+             stage_numbers(w, *w.weights, key, true, p), cell, w.hidden, sums));
+  stage("Output: output_i = Σ_j weight(i, j) × v_j",
+        grid(text, *w.output, w.queries, dims(t.d_v), "queries ↓", "dimensions →",
+             stage_numbers(w, *w.output, key, false, p), cell));
   if (key) {
     for (int i = 0; i < w.n_q; ++i) {
       std::string line = "output_" + w.queries[i] + " = [";
@@ -488,7 +513,7 @@ bool render_worksheet(const AttentionTrace& t, const WorksheetOptions& o, std::s
   const auto [pw, ph] = paper_size(o.paper, false);
   Flow flow(*text, pw, ph);
   const Work w = work_of(t, o.head);
-  title_block(flow, w, o, false);
+  title_block(*text, flow, w, o, false);
   instructions(flow, w, o.precision);
   input_tables(*text, flow, w);
   flow.paragraph("Fill in the grids. Keep " + std::to_string(o.precision) +
@@ -498,7 +523,7 @@ bool render_worksheet(const AttentionTrace& t, const WorksheetOptions& o, std::s
   flow.heading("Questions", 13, 10);
   int n = 1;
   for (const Question& q : questions(w, o.precision)) {
-    flow.paragraph(std::to_string(n++) + ".  " + q.ask, font(11), kInk, 0, 0, "question");
+    flow.item(std::to_string(n++) + ".", q.ask, font(11), 0, 0, "question");
     flow.answer_lines(2);
   }
   RenderOptions ro;
@@ -515,13 +540,13 @@ bool render_answer_key(const AttentionTrace& t, const WorksheetOptions& o,
   const auto [pw, ph] = paper_size(o.paper, false);
   Flow flow(*text, pw, ph);
   const Work w = work_of(t, o.head);
-  title_block(flow, w, o, true);
+  title_block(*text, flow, w, o, true);
   input_tables(*text, flow, w);
   stage_grids(*text, flow, w, true, o.precision);
   flow.heading("Answers to the questions", 13, 10);
   int n = 1;
   for (const Question& q : questions(w, o.precision)) {
-    flow.paragraph(std::to_string(n++) + ".  " + q.ask, font(11, true), kInk, 2, 0, "question");
+    flow.item(std::to_string(n++) + ".", q.ask, font(11, true), 2, 0, "question");
     flow.paragraph(q.answer, font(11), kInk, 8, 18, "answer");
   }
   if (narrate) {
@@ -535,9 +560,12 @@ bool render_answer_key(const AttentionTrace& t, const WorksheetOptions& o,
     for (int i = 0; i < w.n_q; ++i) {
       const std::string text_i = narrate(i, error);
       if (text_i.empty()) return false;
-      flow.heading("Query " + quoted(w.queries[i]) + " (row " + std::to_string(i) + ")", 12, 8);
+      const std::string head = "Query " + quoted(w.queries[i]) + " (row " + std::to_string(i) + ")";
+      flow.heading(head, 12, 8);
+      flow.set_running_head(head + " — continued");
       std::istringstream lines(text_i);
       for (std::string line; std::getline(lines, line);) flow.mono_line(line, 7.6);
+      flow.set_running_head("");
     }
   }
   RenderOptions ro;
