@@ -157,7 +157,12 @@ void draw_worksheet_options(Ui& ui) {
   ImGui::SameLine();
   ImGui::RadioButton("US Letter", &paper, 1);
   ui.worksheet_letter = paper == 1;
-  ImGui::Checkbox("Answer key too (FILE-answers.pdf)", &ui.worksheet_answers);
+  const std::string key_label =
+      "Answer key too: " +
+      std::filesystem::path(answers_path(with_extension(ui.path_buffer, ".pdf")))
+          .filename()
+          .string();
+  ImGui::Checkbox(key_label.c_str(), &ui.worksheet_answers);
   ImGui::Checkbox("Fresh numbers from seed", &ui.worksheet_fresh);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
@@ -227,8 +232,9 @@ void draw_dialogs(Ui& ui) {
   }
   ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
   ImGui::SetNextWindowSize({ImGui::GetFontSize() * 32, 0});
-  if (ImGui::BeginPopupModal("Path###path-dialog", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::TextUnformatted(title_of(open_kind));
+  // The title says what the dialog does; the ID after ### stays the same for every kind.
+  const std::string dialog_title = std::string(title_of(open_kind)) + "###path-dialog";
+  if (ImGui::BeginPopupModal(dialog_title.c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter =
