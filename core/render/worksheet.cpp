@@ -504,8 +504,13 @@ std::string check_worksheet(const AttentionTrace& t, const WorksheetOptions& o) 
   return "";
 }
 
-bool render_worksheet(const AttentionTrace& t, const WorksheetOptions& o, std::string& bytes,
-                      std::string& error) {
+namespace {
+
+// The part both documents share: checks, the title block and the tables of Q, K and V; then
+// `body` fills in the rest, and the pages get their footers and become a PDF.
+using SheetBody = std::function<bool(const TextEngine&, Flow&, const Work&, std::string& error)>;
+bool render_sheet(const AttentionTrace& t, const WorksheetOptions& o, bool key,
+                  const SheetBody& body, std::string& bytes, std::string& error) {
   error = check_worksheet(t, o);
   if (!error.empty()) return false;
   std::unique_ptr<TextEngine> text = TextEngine::create(error);
@@ -513,64 +518,71 @@ bool render_worksheet(const AttentionTrace& t, const WorksheetOptions& o, std::s
   const auto [pw, ph] = paper_size(o.paper, false);
   Flow flow(*text, pw, ph);
   const Work w = work_of(t, o.head);
-  title_block(*text, flow, w, o, false);
-  instructions(flow, w, o.precision);
+  title_block(*text, flow, w, o, key);
+  if (!key) instructions(flow, w, o.precision);
   input_tables(*text, flow, w);
-  flow.paragraph("Fill in the grids. Keep " + std::to_string(o.precision) +
-                     " decimals; a calculator is allowed.",
-                 font(10.5, false), kGrey, 2);
-  stage_grids(*text, flow, w, false, o.precision);
-  flow.heading("Questions", 13, 10);
-  int n = 1;
-  for (const Question& q : questions(w, o.precision)) {
-    flow.item(std::to_string(n++) + ".", q.ask, font(11), 0, 0, "question");
-    flow.answer_lines(2);
-  }
+  if (!body(*text, flow, w, error)) return false;
   RenderOptions ro;
-  ro.title = "Attention by hand: " + t.name;
-  return render_pages(flow.finish(footer(w, o, false)), ImageFormat::kPdf, bytes, error, ro);
+  ro.title = std::string(key ? "Answer key — attention" : "Attention") + " by hand: " + t.name;
+  return render_pages(flow.finish(footer(w, o, key)), ImageFormat::kPdf, bytes, error, ro);
+}
+
+}  // namespace
+
+bool render_worksheet(const AttentionTrace& t, const WorksheetOptions& o, std::string& bytes,
+                      std::string& error) {
+  return render_sheet(
+      t, o, false,
+      [&o](const TextEngine& text, Flow& flow, const Work& w, std::string&) {
+        flow.paragraph("Fill in the grids. Keep " + std::to_string(o.precision) +
+                           " decimals; a calculator is allowed.",
+                       font(10.5, false), kGrey, 2);
+        stage_grids(text, flow, w, false, o.precision);
+        flow.heading("Questions", 13, 10);
+        int n = 1;
+        for (const Question& q : questions(w, o.precision)) {
+          flow.item(std::to_string(n++) + ".", q.ask, font(11), 0, 0, "question");
+          flow.answer_lines(2);
+        }
+        return true;
+      },
+      bytes, error);
 }
 
 bool render_answer_key(const AttentionTrace& t, const WorksheetOptions& o,
                        const NarrateQuery& narrate, std::string& bytes, std::string& error) {
-  error = check_worksheet(t, o);
-  if (!error.empty()) return false;
-  std::unique_ptr<TextEngine> text = TextEngine::create(error);
-  if (!text) return false;
-  const auto [pw, ph] = paper_size(o.paper, false);
-  Flow flow(*text, pw, ph);
-  const Work w = work_of(t, o.head);
-  title_block(*text, flow, w, o, true);
-  input_tables(*text, flow, w);
-  stage_grids(*text, flow, w, true, o.precision);
-  flow.heading("Answers to the questions", 13, 10);
-  int n = 1;
-  for (const Question& q : questions(w, o.precision)) {
-    flow.item(std::to_string(n++) + ".", q.ask, font(11, true), 2, 0, "question");
-    flow.paragraph(q.answer, font(11), kInk, 8, 18, "answer");
-  }
-  if (narrate) {
-    flow.new_page();
-    flow.paragraph("Every step, query by query", font(16, true), kInk, 4, 0, "heading");
-    flow.paragraph(
-        "Each query's arithmetic written out with its numbers: the dot products term "
-        "by term, the scaling, the mask, every exponential and their sum, each weight, "
-        "and the weighted sum of V component by component.",
-        font(10.5), kGrey, 6);
-    for (int i = 0; i < w.n_q; ++i) {
-      const std::string text_i = narrate(i, error);
-      if (text_i.empty()) return false;
-      const std::string head = "Query " + quoted(w.queries[i]) + " (row " + std::to_string(i) + ")";
-      flow.heading(head, 12, 8);
-      flow.set_running_head(head + " — continued");
-      std::istringstream lines(text_i);
-      for (std::string line; std::getline(lines, line);) flow.mono_line(line, 7.6);
-      flow.set_running_head("");
-    }
-  }
-  RenderOptions ro;
-  ro.title = "Answer key — attention by hand: " + t.name;
-  return render_pages(flow.finish(footer(w, o, true)), ImageFormat::kPdf, bytes, error, ro);
+  return render_sheet(
+      t, o, true,
+      [&o, &narrate](const TextEngine& text, Flow& flow, const Work& w, std::string& error) {
+        stage_grids(text, flow, w, true, o.precision);
+        flow.heading("Answers to the questions", 13, 10);
+        int n = 1;
+        for (const Question& q : questions(w, o.precision)) {
+          flow.item(std::to_string(n++) + ".", q.ask, font(11, true), 2, 0, "question");
+          flow.paragraph(q.answer, font(11), kInk, 8, 18, "answer");
+        }
+        if (!narrate) return true;
+        flow.new_page();
+        flow.paragraph("Every step, query by query", font(16, true), kInk, 4, 0, "heading");
+        flow.paragraph(
+            "Each query's arithmetic written out with its numbers: the dot products term by "
+            "term, the scaling, the mask, every exponential and their sum, each weight, and the "
+            "weighted sum of V component by component.",
+            font(10.5), kGrey, 6);
+        for (int i = 0; i < w.n_q; ++i) {
+          const std::string lines_i = narrate(i, error);
+          if (lines_i.empty()) return false;
+          const std::string head =
+              "Query " + quoted(w.queries[i]) + " (row " + std::to_string(i) + ")";
+          flow.heading(head, 12, 8);
+          flow.set_running_head(head + " — continued");
+          std::istringstream lines(lines_i);
+          for (std::string line; std::getline(lines, line);) flow.mono_line(line, 7.6);
+          flow.set_running_head("");
+        }
+        return true;
+      },
+      bytes, error);
 }
 
 }  // namespace attn
