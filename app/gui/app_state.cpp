@@ -1,5 +1,7 @@
 // The app's model layer: every edit goes through apply(), which validates the whole scenario,
 // keeps an undo snapshot and recomputes the trace, so the panels never see an invalid state.
+// This file holds the edits and undo/redo; files, the trace and navigation have their own
+// app_state_*.cpp files.
 #include "gui/app_state.h"
 
 #include <algorithm>
@@ -7,15 +9,9 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <random>
 
 #include "attention/format.h"
-#include "backends/backend.h"
-#include "backends/compute.h"
-#include "io/atomic_file.h"
-#include "io/examples.h"
-#include "io/scenario_json.h"
 
 namespace attn {
 namespace {
@@ -115,14 +111,6 @@ void fit_masks(Scenario& s) {
       m.global.end());
 }
 
-std::unique_ptr<Backend> backend_or_cpu(const std::string& name, std::string& used) {
-  std::string error;
-  std::unique_ptr<Backend> b = make_backend(name, error);
-  if (!b) b = make_cpu_backend();
-  used = b->name();
-  return b;
-}
-
 // The W_O width of a projection scenario, kept when d_v or H change.
 void resize_w_o(ProjectionSpec& p, int old_heads, int old_dv, int heads, int dv) {
   if (p.w_o.size() == 0) return;
@@ -132,33 +120,6 @@ void resize_w_o(ProjectionSpec& p, int old_heads, int old_dv, int heads, int dv)
         p.w_o.block(static_cast<Eigen::Index>(h) * old_dv, 0, std::min(dv, old_dv), w.cols());
   p.w_o = w;
 }
-
-const StageInfo kAllStages[] = {
-    {"qkv", "Q, K, V", "Queries, keys and values",
-     "Each token asks with its query, advertises with its key and carries content in its value; "
-     "attention compares every query with every key to decide how much of each value to take."},
-    {"scores", "QKᵀ", "Scores",
-     "A dot product measures how well a query matches a key: large and positive when they point "
-     "the same way, negative when they point apart."},
-    {"scaled", "÷√dₖ", "Scaled scores",
-     "Dot products of random d_k-dimensional vectors have a variance that grows with d_k; dividing "
-     "by √d_k keeps scores near unit size so the softmax does not saturate into a one-hot choice."},
-    {"masked", "mask", "Masked scores",
-     "Some keys must not be seen (future tokens, padding, keys outside a window); a score of −∞ "
-     "gives them a weight of exactly 0 after the softmax."},
-    {"weights", "softmax", "Attention weights",
-     "Softmax turns each row of scores into positive weights that sum to 1, so the output is an "
-     "average of the values; the temperature sharpens (T < 1) or flattens (T > 1) it."},
-    {"output", "·V", "Output",
-     "Each output row is the weighted average of the value vectors: what the query gathers from "
-     "the keys it attends to."},
-    {"concat", "concat", "Heads concatenated",
-     "Each head attends in its own subspace; their outputs are placed side by side so the next "
-     "layer sees all of them."},
-    {"projected", "·W_O", "Output projection",
-     "W_O mixes the heads' outputs back into the model dimension; it equals summing each head "
-     "through its own slice of W_O."},
-};
 
 }  // namespace
 
@@ -214,94 +175,12 @@ std::optional<float> parse_user_number(const std::string& text, std::string& err
   return static_cast<float>(x);
 }
 
-std::string config_dir(bool create) {
-  namespace fs = std::filesystem;
-  fs::path base;
-  if (const char* x = std::getenv("XDG_CONFIG_HOME"); x && *x)
-    base = x;
-  else if (const char* h = std::getenv("HOME"); h && *h)
-    base = fs::path(h) / ".config";
-  else
-    return "";
-  std::error_code ec;
-  fs::path dir = base / "attention-lab";
-  if (create) fs::create_directories(dir, ec);
-  return ec ? "" : dir.string();
-}
-
-std::vector<double> row_entropy_bits(const Matrix& w) {
-  std::vector<double> out(w.rows(), 0.0);
-  for (Eigen::Index i = 0; i < w.rows(); ++i)
-    for (Eigen::Index j = 0; j < w.cols(); ++j) {
-      const double p = w(i, j);
-      if (p > 0) out[i] -= p * std::log2(p);
-    }
-  return out;
-}
-
 AppState::AppState() = default;
 AppState::~AppState() {
   if (pending_.valid()) pending_.wait();
 }
 
-// ---------------------------------------------------------------- loading and files
-
-bool AppState::load_example(const std::string& name) {
-  std::string error;
-  std::optional<Scenario> s = attn::load_example(name, error);
-  if (!s) {
-    set_message(error, true);
-    return false;
-  }
-  if (!load_scenario(std::move(*s), name)) return false;
-  file_path_.clear();
-  return true;
-}
-
-bool AppState::load_file(const std::string& path) {
-  std::string error;
-  std::optional<Scenario> s = load_scenario_file(path, error);
-  if (!s) {
-    set_message(error + " (kept the current scenario)", true);
-    return false;
-  }
-  if (!load_scenario(std::move(*s), path)) return false;
-  file_path_ = path;
-  return true;
-}
-
-bool AppState::load_scenario(Scenario s, const std::string& origin) {
-  if (std::string e = validate_scenario(s); !e.empty()) {
-    set_message(origin + ": " + e + " (kept the current scenario)", true);
-    return false;
-  }
-  scenario_ = std::move(s);
-  origin_scenario_ = scenario_;
-  origin_ = origin;
-  undo_.clear();
-  redo_.clear();
-  gesture_key_.clear();
-  dirty_ = false;
-  recovery_written_ = true;
-  selection_ = {};
-  head_ = 0;
-  recompute();
-  set_message("Opened " + origin, false);
-  return true;
-}
-
-bool AppState::save_file(const std::string& path) {
-  std::string error;
-  if (!save_scenario_file(scenario_, path, error)) {
-    set_message(error, true);
-    return false;
-  }
-  file_path_ = path;
-  dirty_ = false;
-  discard_recovery();
-  set_message("Saved " + path, false);
-  return true;
-}
+// ---------------------------------------------------------------- edits
 
 void AppState::reset_to_origin() { apply(origin_scenario_, "Reset to " + origin_); }
 
@@ -323,162 +202,6 @@ void AppState::randomise(unsigned seed) {
   }
   apply(std::move(s), "Randomised the inputs with seed " + std::to_string(seed));
 }
-
-// ---------------------------------------------------------------- trace
-
-void AppState::recompute() {
-  if (pending_.valid()) {
-    recompute_again_ = true;  // picked up in poll() once the running one finishes
-    return;
-  }
-  AttentionProblem p = to_problem(scenario_);
-  const size_t cells = static_cast<size_t>(p.input.num_heads()) * p.input.n_q() * p.input.n_k();
-  if (cells <= async_threshold) {
-    std::unique_ptr<Backend> b = backend_or_cpu(backend_request_, backend_name_);
-    trace_ = compute_scenario_trace(scenario_, *b);
-    ++trace_serial_;
-    clamp_view();
-    return;
-  }
-  // Large problems run on a worker so the window keeps drawing; the old trace stays on screen.
-  pending_start_ = std::chrono::steady_clock::now();
-  pending_ = std::async(std::launch::async, [s = scenario_, name = backend_request_] {
-    std::string used;
-    std::unique_ptr<Backend> b = backend_or_cpu(name, used);
-    return compute_scenario_trace(s, *b);
-  });
-}
-
-double AppState::computing_seconds() const {
-  if (!pending_.valid()) return 0;
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - pending_start_).count();
-}
-
-bool AppState::poll() {
-  if (!pending_.valid()) return false;
-  if (pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
-  trace_ = pending_.get();
-  ++trace_serial_;
-  backend_name_ = trace_.backend.empty() ? backend_name_ : trace_.backend;
-  clamp_view();
-  if (recompute_again_) {
-    recompute_again_ = false;
-    recompute();
-  }
-  return true;
-}
-
-void AppState::wait_for_trace() {
-  while (pending_.valid()) {
-    pending_.wait();
-    poll();
-  }
-}
-
-bool AppState::set_backend(const std::string& name) {
-  std::string error;
-  if (!make_backend(name, error)) {
-    set_message("backend " + name + ": " + error, true);
-    return false;
-  }
-  backend_request_ = name;
-  recompute();
-  set_message("Computing on " + backend_name_, false);
-  return true;
-}
-
-void AppState::clamp_view() {
-  std::vector<StageInfo> st = stages();
-  stage_ = static_cast<int>(st.size()) - 1;
-  for (size_t i = 0; i < st.size(); ++i)
-    if (st[i].id == stage_id_) stage_ = static_cast<int>(i);
-  head_ = std::clamp(head_, 0, std::max(0, trace_.num_heads - 1));
-  if (selection_.query >= trace_.n_q || selection_.key >= trace_.n_k) selection_ = {};
-}
-
-// ---------------------------------------------------------------- navigation
-
-std::vector<StageInfo> AppState::stages() const {
-  std::vector<StageInfo> out;
-  for (const StageInfo& s : kAllStages)
-    if (s.id == "qkv" || trace_.find(s.id)) out.push_back(s);
-  return out;
-}
-
-const StageInfo AppState::current_stage() const {
-  std::vector<StageInfo> st = stages();
-  return st.at(std::clamp(stage_, 0, static_cast<int>(st.size()) - 1));
-}
-
-bool AppState::set_stage(const std::string& id_in) {
-  std::string id = id_in;
-  if (id == "q" || id == "k" || id == "v" || id == "x" || id == "x_kv" || id == "inputs")
-    id = "qkv";
-  if (id == "head_contrib") id = "projected";
-  std::vector<StageInfo> st = stages();
-  for (size_t i = 0; i < st.size(); ++i)
-    if (st[i].id == id) {
-      stage_ = static_cast<int>(i);
-      stage_id_ = id;
-      play_clock_ = 0;
-      return true;
-    }
-  return false;
-}
-
-void AppState::next_stage() {
-  std::vector<StageInfo> st = stages();
-  if (stage_ + 1 < static_cast<int>(st.size())) set_stage(st[stage_ + 1].id);
-}
-void AppState::prev_stage() {
-  std::vector<StageInfo> st = stages();
-  if (stage_ > 0) set_stage(st[stage_ - 1].id);
-}
-void AppState::first_stage() { set_stage(stages().front().id); }
-void AppState::last_stage() { set_stage(stages().back().id); }
-
-bool AppState::tick(double dt) {
-  if (!playing) return false;
-  play_clock_ += dt;
-  if (play_clock_ < play_interval) return false;
-  play_clock_ = 0;
-  const int before = stage_;
-  if (stage_ + 1 >= static_cast<int>(stages().size())) {
-    playing = false;  // stop at the end rather than loop, so the class sees the result
-    return false;
-  }
-  next_stage();
-  return stage_ != before;
-}
-
-void AppState::set_head(int h) { head_ = std::clamp(h, 0, std::max(0, trace_.num_heads - 1)); }
-
-void AppState::select_cell(int query, int key) {
-  if (query < 0 || query >= trace_.n_q) return;
-  selection_ = {query, key >= 0 && key < trace_.n_k ? key : -1};
-}
-
-void AppState::select_row(int query) { select_cell(query, -1); }
-
-std::optional<ExplainRequest> AppState::narration_request() const {
-  if (!selection_.active() || !has_trace()) return std::nullopt;
-  ExplainRequest r;
-  r.query = selection_.query;
-  r.head = head_;
-  if (selection_.key >= 0) r.key = selection_.key;
-  const std::string id = current_stage().id;
-  if (id != "qkv") r.step = id;
-  r.precision = precision;
-  return r;
-}
-
-std::string AppState::narration(std::string& error) const {
-  std::optional<ExplainRequest> r = narration_request();
-  if (!r) return "";
-  return explain(trace_, *r, error);
-}
-
-// ---------------------------------------------------------------- edits
 
 void AppState::push_undo() {
   undo_.push_back(scenario_);
@@ -905,45 +628,6 @@ void AppState::set_message(const std::string& m, bool error) {
   message_ = m;
   message_error_ = error;
   ++message_serial_;
-}
-
-// ---------------------------------------------------------------- recovery
-
-bool AppState::write_recovery() {
-  if (recovery_path.empty() || recovery_written_ || !dirty_) return true;
-  std::string error;
-  if (!write_file_atomically(recovery_path, scenario_to_json(scenario_), error)) {
-    set_message("recovery file: " + error, true);
-    return false;
-  }
-  recovery_written_ = true;
-  return true;
-}
-
-bool AppState::recovery_available() const {
-  std::error_code ec;
-  return !recovery_path.empty() && std::filesystem::exists(recovery_path, ec);
-}
-
-bool AppState::restore_recovery() {
-  std::string error;
-  std::optional<Scenario> s = load_scenario_file(recovery_path, error);
-  if (!s) {
-    set_message("recovery file: " + error, true);
-    return false;
-  }
-  if (!load_scenario(std::move(*s), "recovered edits")) return false;
-  dirty_ = true;  // recovered work has not been saved anywhere yet
-  recovery_written_ = true;
-  set_message("Recovered the unsaved edits of the last session", false);
-  return true;
-}
-
-void AppState::discard_recovery() {
-  if (recovery_path.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove(recovery_path, ec);
-  recovery_written_ = true;
 }
 
 }  // namespace attn

@@ -1,0 +1,128 @@
+// AppState's navigation: the pipeline strip's stages, stepping and playing through them, the head,
+// the selected cell or row, and the narration request they make.
+#include <algorithm>
+
+#include "gui/app_state.h"
+
+namespace attn {
+namespace {
+
+const StageInfo kAllStages[] = {
+    {"qkv", "Q, K, V", "Queries, keys and values",
+     "Each token asks with its query, advertises with its key and carries content in its value; "
+     "attention compares every query with every key to decide how much of each value to take."},
+    {"scores", "QKᵀ", "Scores",
+     "A dot product measures how well a query matches a key: large and positive when they point "
+     "the same way, negative when they point apart."},
+    {"scaled", "÷√dₖ", "Scaled scores",
+     "Dot products of random d_k-dimensional vectors have a variance that grows with d_k; dividing "
+     "by √d_k keeps scores near unit size so the softmax does not saturate into a one-hot choice."},
+    {"masked", "mask", "Masked scores",
+     "Some keys must not be seen (future tokens, padding, keys outside a window); a score of −∞ "
+     "gives them a weight of exactly 0 after the softmax."},
+    {"weights", "softmax", "Attention weights",
+     "Softmax turns each row of scores into positive weights that sum to 1, so the output is an "
+     "average of the values; the temperature sharpens (T < 1) or flattens (T > 1) it."},
+    {"output", "·V", "Output",
+     "Each output row is the weighted average of the value vectors: what the query gathers from "
+     "the keys it attends to."},
+    {"concat", "concat", "Heads concatenated",
+     "Each head attends in its own subspace; their outputs are placed side by side so the next "
+     "layer sees all of them."},
+    {"projected", "·W_O", "Output projection",
+     "W_O mixes the heads' outputs back into the model dimension; it equals summing each head "
+     "through its own slice of W_O."},
+};
+
+}  // namespace
+
+void AppState::clamp_view() {
+  std::vector<StageInfo> st = stages();
+  stage_ = static_cast<int>(st.size()) - 1;
+  for (size_t i = 0; i < st.size(); ++i)
+    if (st[i].id == stage_id_) stage_ = static_cast<int>(i);
+  head_ = std::clamp(head_, 0, std::max(0, trace_.num_heads - 1));
+  if (selection_.query >= trace_.n_q || selection_.key >= trace_.n_k) selection_ = {};
+}
+
+std::vector<StageInfo> AppState::stages() const {
+  std::vector<StageInfo> out;
+  for (const StageInfo& s : kAllStages)
+    if (s.id == "qkv" || trace_.find(s.id)) out.push_back(s);
+  return out;
+}
+
+const StageInfo AppState::current_stage() const {
+  std::vector<StageInfo> st = stages();
+  return st.at(std::clamp(stage_, 0, static_cast<int>(st.size()) - 1));
+}
+
+bool AppState::set_stage(const std::string& id_in) {
+  std::string id = id_in;
+  if (id == "q" || id == "k" || id == "v" || id == "x" || id == "x_kv" || id == "inputs")
+    id = "qkv";
+  if (id == "head_contrib") id = "projected";
+  std::vector<StageInfo> st = stages();
+  for (size_t i = 0; i < st.size(); ++i)
+    if (st[i].id == id) {
+      stage_ = static_cast<int>(i);
+      stage_id_ = id;
+      play_clock_ = 0;
+      return true;
+    }
+  return false;
+}
+
+void AppState::next_stage() {
+  std::vector<StageInfo> st = stages();
+  if (stage_ + 1 < static_cast<int>(st.size())) set_stage(st[stage_ + 1].id);
+}
+void AppState::prev_stage() {
+  std::vector<StageInfo> st = stages();
+  if (stage_ > 0) set_stage(st[stage_ - 1].id);
+}
+void AppState::first_stage() { set_stage(stages().front().id); }
+void AppState::last_stage() { set_stage(stages().back().id); }
+
+bool AppState::tick(double dt) {
+  if (!playing) return false;
+  play_clock_ += dt;
+  if (play_clock_ < play_interval) return false;
+  play_clock_ = 0;
+  const int before = stage_;
+  if (stage_ + 1 >= static_cast<int>(stages().size())) {
+    playing = false;  // stop at the end rather than loop, so the class sees the result
+    return false;
+  }
+  next_stage();
+  return stage_ != before;
+}
+
+void AppState::set_head(int h) { head_ = std::clamp(h, 0, std::max(0, trace_.num_heads - 1)); }
+
+void AppState::select_cell(int query, int key) {
+  if (query < 0 || query >= trace_.n_q) return;
+  selection_ = {query, key >= 0 && key < trace_.n_k ? key : -1};
+}
+
+void AppState::select_row(int query) { select_cell(query, -1); }
+
+std::optional<ExplainRequest> AppState::narration_request() const {
+  if (!selection_.active() || !has_trace()) return std::nullopt;
+  ExplainRequest r;
+  r.query = selection_.query;
+  r.head = head_;
+  if (selection_.key >= 0) r.key = selection_.key;
+  const std::string id = current_stage().id;
+  if (id != "qkv") r.step = id;
+  r.precision = precision;
+  return r;
+}
+
+std::string AppState::narration(std::string& error) const {
+  std::optional<ExplainRequest> r = narration_request();
+  if (!r) return "";
+  return explain(trace_, *r, error);
+}
+
+}  // namespace attn
