@@ -270,40 +270,42 @@ void input_tables(const TextEngine& text, Flow& flow, const Work& w) {
         {"V (values)", grid(text, *w.v, w.keys, dims(d_v), "", "", numbers_of(*w.v, -1), cell)}};
   };
   const double gap = 24, title_h = 18;
-  // Side by side when they fit with cells of at least 30, else one under the other.
-  for (int cell = 44; cell >= 30; cell -= 2) {
-    std::vector<Table> tables = tables_at(cell);
-    double total = -gap, tallest = 0;
-    for (const auto& t : tables) {
-      total += t.scene.layout.width + gap;
-      tallest = std::max(tallest, static_cast<double>(t.scene.layout.height));
-    }
-    if (total > flow.width()) continue;
-    std::vector<SceneItem> row;
-    double x = 0;
-    for (auto& t : tables) {
-      row.push_back(
-          text_item(t.title, x, 12, font(11.5, true), TextAnchor::kStart, kInk, "table-title"));
-      shift_items(t.scene.page.items, x, title_h);
-      row.insert(row.end(), t.scene.page.items.begin(), t.scene.page.items.end());
-      x += t.scene.layout.width + gap;
-    }
-    flow.block(row, title_h + tallest + 8);
-    return;
+  // All three in a row when they fit with cells of at least 34 (numbers stay legible); else as
+  // many per row as fit with cells of 34.
+  int cell = 44;
+  while (cell > 34) {
+    double total = -gap;
+    for (const auto& t : tables_at(cell)) total += t.scene.layout.width + gap;
+    if (total <= flow.width()) break;
+    cell -= 2;
   }
-  for (auto& t : tables_at(std::min(44, cell_for(text, flow, w.queries, std::max(d_k, d_v))))) {
-    std::vector<SceneItem> block = {
-        text_item(t.title, 0, 12, font(11.5, true), TextAnchor::kStart, kInk, "table-title")};
-    shift_items(t.scene.page.items, 0, title_h);
-    block.insert(block.end(), t.scene.page.items.begin(), t.scene.page.items.end());
-    flow.block(block, title_h + t.scene.layout.height + 8);
+  std::vector<Table> tables = tables_at(cell);
+  std::vector<SceneItem> row;
+  double x = 0, tallest = 0;
+  auto flush = [&] {
+    if (!row.empty()) flow.block(row, title_h + tallest + 8);
+    row.clear();
+    x = 0;
+    tallest = 0;
+  };
+  for (auto& t : tables) {
+    if (x > 0 && x + t.scene.layout.width > flow.width()) flush();
+    row.push_back(
+        text_item(t.title, x, 12, font(11.5, true), TextAnchor::kStart, kInk, "table-title"));
+    shift_items(t.scene.page.items, x, title_h);
+    row.insert(row.end(), t.scene.page.items.begin(), t.scene.page.items.end());
+    x += t.scene.layout.width + gap;
+    tallest = std::max(tallest, static_cast<double>(t.scene.layout.height));
   }
+  flush();
 }
 
 std::string scale_text(const AttentionTrace& t, int precision) {
   if (t.scale_overridden) return "× " + format_fixed(t.scale, precision, true);
-  return "÷ √" + std::to_string(t.d_k) + " (√" + std::to_string(t.d_k) + " ≈ " +
-         format_fixed(std::sqrt(static_cast<double>(t.d_k)), precision, true) + ")";
+  const double root = std::sqrt(static_cast<double>(t.d_k));
+  const std::string d = std::to_string(t.d_k);
+  if (root == std::round(root)) return "÷ √" + d + " = " + format_fixed(root, 0);
+  return "÷ √" + d + " (√" + d + " ≈ " + format_fixed(root, precision, true) + ")";
 }
 
 std::string temperature_text(const AttentionTrace& t) {
