@@ -788,8 +788,11 @@ TEST(ExportText, ACjkTokenIsDrawnInPngSvgAndPdf) {
   std::map<std::string, std::string> out;
   for (const char* ext : {"png", "svg", "pdf"}) {
     out[ext] = test::temp_path(std::string("cjk-weights.") + ext);
+    // In the sanitizer build, full allocation stacks let tests/lsan.supp single out cairo 1.16's
+    // own leak while it subsets the CJK font into the PDF (elsewhere the option does nothing).
     auto r =
-        test::run_cli("export --scenario '" + scen + "' --step weights --out '" + out[ext] + "'");
+        test::run_cli("export --scenario '" + scen + "' --step weights --out '" + out[ext] + "'",
+                      "ASAN_OPTIONS=\"${ASAN_OPTIONS}:fast_unwind_on_malloc=0\"");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.err, "") << ext << ": no warning about missing glyphs";
   }

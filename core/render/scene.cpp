@@ -4,11 +4,13 @@
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
 #include <cairo.h>
+#include <fontconfig/fontconfig.h>
 #include <pango/pangocairo.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <sstream>
 
 namespace attn {
@@ -43,14 +45,58 @@ using LayoutPtr = std::unique_ptr<PangoLayout, LayoutDeleter>;
 
 }  // namespace
 
-struct TextEngine::Impl {
+namespace {
+
+// The process's fonts: fontconfig's list and one pango font map, made once and kept for the
+// life of the process (pango and fontconfig cache fonts in them; a font map per drawing would
+// load the fonts again each time). Pango objects are not thread-safe, so every TextEngine holds
+// the lock while it lives; the same thread may nest them (a page renderer measuring and drawing).
+struct FontSystem {
+  std::recursive_mutex mutex;
   PangoFontMap* map = nullptr;
+  std::string error;  // set when the fonts the pictures need are missing
+
+  FontSystem() {
+    // Asked of fontconfig directly, before pango lays anything out: pango prints warnings on
+    // stderr when it has no font at all.
+    if (count_fonts(nullptr) == 0)
+      error =
+          "no fonts are installed; the pictures need DejaVu Sans (Debian package "
+          "fonts-dejavu-core)";
+    else if (count_fonts("DejaVu Sans") == 0)
+      error = "the font DejaVu Sans is not installed (Debian package fonts-dejavu-core)";
+    else
+      map = pango_cairo_font_map_new();
+  }
+
+  static int count_fonts(const char* family) {
+    FcPattern* pattern = FcPatternCreate();
+    if (family) FcPatternAddString(pattern, FC_FAMILY, reinterpret_cast<const FcChar8*>(family));
+    FcObjectSet* objects = FcObjectSetBuild(FC_FAMILY, nullptr);
+    FcFontSet* set = FcFontList(nullptr, pattern, objects);
+    const int n = set ? set->nfont : 0;
+    if (set) FcFontSetDestroy(set);
+    FcObjectSetDestroy(objects);
+    FcPatternDestroy(pattern);
+    return n;
+  }
+
+  static FontSystem& get() {
+    static FontSystem* fonts = new FontSystem;  // never destroyed: see above
+    return *fonts;
+  }
+};
+
+}  // namespace
+
+struct TextEngine::Impl {
+  std::unique_lock<std::recursive_mutex> lock;
+  PangoFontMap* map = nullptr;  // FontSystem's
   PangoContext* context = nullptr;
   cairo_font_options_t* options = nullptr;
 
   ~Impl() {
     if (context) g_object_unref(context);
-    if (map) g_object_unref(map);
     if (options) cairo_font_options_destroy(options);
   }
 
@@ -89,24 +135,17 @@ struct TextEngine::Impl {
 TextEngine::~TextEngine() = default;
 
 std::unique_ptr<TextEngine> TextEngine::create(std::string& error) {
+  FontSystem& fonts = FontSystem::get();
+  std::unique_lock<std::recursive_mutex> lock(fonts.mutex);
+  if (!fonts.error.empty()) {
+    error = fonts.error;
+    return nullptr;
+  }
   std::unique_ptr<TextEngine> e(new TextEngine);
   e->impl_ = std::make_unique<Impl>();
   Impl& m = *e->impl_;
-  m.map = pango_cairo_font_map_new();
-  // Before any layout: pango complains on stderr when it has no font at all.
-  PangoFontFamily** families = nullptr;
-  int n = 0;
-  pango_font_map_list_families(m.map, &families, &n);
-  bool dejavu = false;
-  for (int i = 0; i < n; ++i)
-    dejavu = dejavu || std::string(pango_font_family_get_name(families[i])) == "DejaVu Sans";
-  g_free(families);
-  if (!dejavu) {
-    error = n == 0 ? "no fonts are installed; the images need DejaVu Sans (Debian package "
-                     "fonts-dejavu-core)"
-                   : "the font DejaVu Sans is not installed (Debian package fonts-dejavu-core)";
-    return nullptr;
-  }
+  m.lock = std::move(lock);
+  m.map = fonts.map;
   m.context = pango_font_map_create_context(m.map);
   // Unhinted outlines and metrics: glyph advances scale exactly with size, so text measured
   // here has the same width on a PNG, in an SVG and on a PDF page.
