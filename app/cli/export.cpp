@@ -35,7 +35,8 @@ void register_export(CLI::App& app, Action& action) {
                             "every stage (every head) on its own page of one PDF");
   step->excludes(all);
   all->excludes(step);
-  cmd->add_option("--head", a->options.head, "query head (default 0)");
+  cmd->add_option("--head", a->options.head,
+                  "query head (default 0); with --model, the model's head");
   cmd->add_option("--out", a->out, "output file: FILE.png, FILE.svg or FILE.pdf")->required();
   cmd->add_option("--colormap", a->colormap,
                   "viridis, cividis, magma, grayscale or diverging (default: diverging for signed "
@@ -65,7 +66,11 @@ void register_export(CLI::App& app, Action& action) {
                        "--all-stages: every stage goes on a page of one PDF; use an "
                        "--out name ending in .pdf (got '" +
                            a->out + "')"};
-      Scenario s = load_scenario_source(a->src);
+      // With --model, --head picks the model's head; its scenario has that one head.
+      ScenarioSource src = a->src;
+      src.head = o.head;
+      if (!src.model.empty()) o.head = 0;
+      Scenario s = load_scenario_source(src);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       AttentionTrace trace = compute_scenario_trace(s, *backend);
       if (a->all_stages) o.step = trace.steps.front().id;

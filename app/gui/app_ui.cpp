@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
 #include "render/heatmap_export.h"
@@ -178,6 +179,7 @@ void draw_app(Ui& ui) {
 
   draw_status_bar(ui);
   if (ui.show_seq2seq) draw_seq2seq_panel(ui);
+  draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);

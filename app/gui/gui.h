@@ -23,10 +23,12 @@ struct GuiOptions {
   bool frame_stats = false;        // print mean/max frame time when exiting
   bool animate = false;            // zoom and pan the main heatmap every frame (measurement)
   bool presentation = false;
-  std::string tab;
-  std::string
-      backend;  // "cpu", "opencl" or "auto"; "" = cpu  // left panel tab to show: "inputs" or
-                // "variants"       // start in presentation mode (full screen, larger text)
+  std::string tab;      // left panel tab ("inputs", "variants") or a window ("seq2seq", "lm-…")
+  std::string backend;  // "cpu", "opencl" or "auto"; "" = cpu
+  // A GPT-2-format model (folder or shipped name): opens the language-model window on `text`
+  // with head (layer, model_head) picked; with `step` too, that head opens in the stepper.
+  std::string model, text;
+  int layer = 0, model_head = 0;
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).

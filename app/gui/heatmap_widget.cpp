@@ -155,9 +155,9 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   // Cells.
   dl->PushClipRect(vp0, vp1, true);
   const ImVec2 full1{v.origin.x + v.cell_w * cols, v.origin.y + v.cell_h * rows};
-  if (!ui.renderer ||
-      !ui.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key,
-                         ui.state.trace_serial(), m, sp.hidden, sp.scale, light, v.origin, full1))
+  if (!ui.renderer || !ui.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key,
+                                         sp.serial ? sp.serial : ui.state.trace_serial(), m,
+                                         sp.hidden, sp.scale, light, v.origin, full1))
     draw_cells_cpu(dl, sp, v, light);
 
   const int i0 = std::max(0, static_cast<int>((vp0.y - v.origin.y) / v.cell_h));

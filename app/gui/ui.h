@@ -75,6 +75,10 @@ struct Ui {
   // The seq2seq window (View menu, or gui --tab seq2seq) and its state (panel_seq2seq.cpp).
   bool show_seq2seq = false;
   std::shared_ptr<struct Seq2seqPanel> seq2seq;
+  // The language-model window (View menu, File → Open model folder…, gui --model) and its state
+  // (panel_lm.h).
+  bool show_lm = false;
+  std::shared_ptr<struct LmPanel> lm;
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
