@@ -12,7 +12,7 @@ pkgs=(build-essential cmake pkg-config
   libcairo2-dev libpango1.0-dev
   fonts-dejavu-core fonts-noto-cjk fonts-noto-color-emoji
   poppler-utils librsvg2-bin
-  xvfb xauth clang-format)
+  xvfb xauth clang-format desktop-file-utils)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
