@@ -94,6 +94,9 @@ TEST(RobustCrashes, DeeplyNestedJsonIsRefusedBeforeParsing) {
     const test::CliResult r = run_cli(cmd);
     expect_clean_error(r, "nested more than 64 levels deep");
   }
+  // The app checks its input before it needs a window (no display here).
+  expect_clean_error(run_cli("gui --scenario " + path, "DISPLAY= "),
+                     "nested more than 64 levels deep");
   const std::string q_deep = temp_path("deep_q.json");
   ASSERT_TRUE(
       write_bytes(q_deep, "{\"q\": " + std::string(150000, '[') + std::string(150000, ']') + "}"));
@@ -198,6 +201,24 @@ TEST(RobustOutputs, AFailingSecondOutputLeavesTheFirstUntouched) {
   EXPECT_EQ(test::dir_entries(dir), (std::vector<std::string>{"o.npy", "w"}));
 }
 
+// The worksheet and its answer key are one set too: a key that cannot be written leaves the
+// handout as it was.
+TEST(RobustOutputs, AWorksheetWhoseKeyCannotBeWrittenLeavesTheHandoutUntouched) {
+  const std::string dir = test::temp_dir("sheet");
+  const std::string sheet = dir + "/s.pdf", key = dir + "/key.pdf";
+  ASSERT_TRUE(write_bytes(sheet, "previous handout"));
+  ASSERT_EQ(::mkdir(key.c_str(), 0755), 0);
+  expect_clean_error(run_cli("worksheet --example fear-is --out " + sheet + " --answers " + key),
+                     "--answers: cannot write '" + key + "': it is a directory");
+  EXPECT_EQ(read_bytes(sheet), "previous handout");
+  ASSERT_EQ(::symlink("s.pdf", (dir + "/link.pdf").c_str()), 0);
+  expect_clean_error(
+      run_cli("worksheet --example fear-is --out " + sheet + " --answers " + dir + "/link.pdf"),
+      "is the same file as the --out file");
+  EXPECT_EQ(read_bytes(sheet), "previous handout");
+  EXPECT_EQ(test::dir_entries(dir), (std::vector<std::string>{"key.pdf", "link.pdf", "s.pdf"}));
+}
+
 TEST(RobustOutputs, WeightsNamingTheOutFileByAnyNameAreRefused) {
   const Qkv f;
   const std::string dir = test::temp_dir("same");
@@ -251,7 +272,11 @@ TEST(RobustOutputs, WriteFailuresHaveTheSameExitCodeInEveryCommand) {
       {"seq2seq align --model " + model + " --input 1.2.2003 --out " + missing + ".png", "--out"},
       {"seq2seq compare --count 10 --model " + model + " --plot " + missing + ".png", "--plot"},
       {"seq2seq train --score dot --epochs 1 --out " + missing + ".s2s", "--out"},
-      {"gui --screenshot " + missing + ".png", "--screenshot"}};
+      {"gui --screenshot " + missing + ".png", "--screenshot"},
+      {"worksheet --example fear-is --out " + missing + ".pdf", "--out"},
+      {"worksheet --example fear-is --out " + temp_path("ok.pdf") + " --answers " + missing +
+           ".pdf",
+       "--answers"}};
   for (const auto& [args, flag] : cases) {
     const test::CliResult r = run_cli(args, "DISPLAY= ");
     expect_clean_error(r, "error: " + flag + ": cannot write '" + missing);
@@ -399,6 +424,9 @@ TEST(RobustFlags, SeedsAreNonNegativeIntegers) {
     expect_clean_error(
         run_cli(std::string("seq2seq train --score dot --out ") + temp_path("s.s2s") + " " + flag),
         "--seed");
+    expect_clean_error(run_cli(std::string("worksheet --example fear-is --out ") +
+                               temp_path("s.pdf") + " " + flag),
+                       "--seed");
   }
   EXPECT_EQ(run_cli("seq2seq dates --count 1 --seed 18446744073709551615").status, 0);
 }

@@ -2,6 +2,8 @@
 // "error: ..." on stderr with the exit code of cli.md.
 #include "cli/cli.h"
 
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
@@ -156,6 +158,7 @@ void configure_app(CLI::App& app, Action& action) {
   register_gui(app, action);
   register_seq2seq(app, action);
   register_bench(app, action);
+  register_worksheet(app, action);
   register_lm(app, action);
 }
 

@@ -51,6 +51,7 @@ void register_export(CLI::App& app, Action& action);
 void register_gui(CLI::App& app, Action& action);
 void register_seq2seq(CLI::App& app, Action& action);
 void register_bench(CLI::App& app, Action& action);
+void register_worksheet(CLI::App& app, Action& action);
 void register_lm(CLI::App& app, Action& action);
 // The action when no subcommand is given: the desktop app on the default example.
 Action default_action();
@@ -100,7 +101,7 @@ class OutputFiles {
   AtomicOutputs files_;
 };
 
-// Renders an image and writes it to `path` atomically, choosing PNG or SVG by the extension.
+// Renders an image and writes it to `path` atomically, choosing PNG, SVG or PDF by the extension.
 // `flag` names the option in errors: an unknown extension or a path that cannot be written is
 // exit 2; a render or write failure exit 1.
 using RenderImage = std::function<bool(ImageFormat format, std::string& bytes, std::string& error)>;

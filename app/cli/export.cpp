@@ -1,14 +1,14 @@
-// `attention-lab export`: draws one stage of a scenario's trace as a heatmap (PNG or SVG) for
-// slides, through the same exporter the app uses.
+// `attention-lab export`: draws one stage of a scenario's trace as a heatmap (PNG, SVG or PDF)
+// for slides, or every stage as the pages of one PDF, through the same exporter the app uses.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "attention/format.h"
 #include "attention/scenario.h"
 #include "backends/compute.h"
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "render/heatmap_export.h"
-#include "render/heatmap_layout.h"
 
 namespace attn::cli {
 
@@ -17,41 +17,62 @@ namespace {
 struct ExportArgs {
   ScenarioSource src;
   HeatmapOptions options;
+  std::string colormap;
   std::string out;
-  bool annotate = false, no_annotate = false;
+  std::string paper = "slide";
+  bool annotate = false, no_annotate = false, all_stages = false;
+  ExportArgs() { options.step.clear(); }  // --step or --all-stages is required
 };
 
 }  // namespace
 
 void register_export(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand("export", "Draw one stage as a heatmap image (PNG or SVG)");
+  auto* cmd = app.add_subcommand(
+      "export", "Draw one stage as a heatmap (PNG, SVG or PDF), or every stage as PDF pages");
   auto a = std::make_shared<ExportArgs>();
   add_scenario_options(*cmd, a->src);
-  cmd->add_option("--step", a->options.step,
-                  "stage to draw: scores, scaled, masked, weights, output, ...")
-      ->required()
-      ->check(non_empty());
+  auto* step = cmd->add_option("--step", a->options.step,
+                               "stage to draw: scores, scaled, masked, weights, output, ...");
+  auto* all = cmd->add_flag("--all-stages", a->all_stages,
+                            "every stage (every head) on its own page of one PDF");
+  step->check(non_empty());
+  step->excludes(all);
+  all->excludes(step);
   cmd->add_option("--head", a->options.head,
                   "query head (default 0); with --model, the model's head");
-  cmd->add_option("--out", a->out, "output image, FILE.png or FILE.svg")->required();
-  cmd->add_option("--colormap", a->options.colormap,
+  cmd->add_option("--out", a->out, "output file: FILE.png, FILE.svg or FILE.pdf")->required();
+  cmd->add_option("--colormap", a->colormap,
                   "viridis, cividis, magma, grayscale or diverging (default: diverging for signed "
-                  "data, viridis otherwise)")
+                  "data, viridis otherwise, as in the app)")
       ->check(non_empty());
   auto* on = cmd->add_flag("--annotate", a->annotate, "numbers in the cells (default up to 16×16)");
   auto* off = cmd->add_flag("--no-annotate", a->no_annotate, "no numbers in the cells");
   on->excludes(off);
   off->excludes(on);
   cmd->add_option("--width", a->options.width,
-                  "image width in pixels, 200 to 8192 (default: automatic)")
+                  "picture width in pixels (points in a PDF), 200 to 8192 (default: automatic)")
       ->check(CLI::Range(200, 8192));
+  cmd->add_option("--paper", a->paper,
+                  "page size with --all-stages: slide (16:9), a4 or letter (landscape)");
   cmd->callback([&action, a] {
     action = [a] {
       HeatmapOptions o = a->options;
+      if (!a->colormap.empty()) o.maps = ColormapChoice::only(a->colormap);
       if (a->annotate) o.annotate = true;
       if (a->no_annotate) o.annotate = false;
+      const std::optional<Paper> paper = paper_of(a->paper);
+      if (!paper)
+        throw CliError{kExitUsage, "--paper: unknown page size '" + a->paper +
+                                       "'; expected slide, a4 or letter"};
+      if (!a->all_stages && o.step.empty())
+        throw CliError{kExitUsage, "--step: give the stage to draw, or --all-stages"};
+      if (a->all_stages && image_format_of(a->out) != ImageFormat::kPdf)
+        throw CliError{kExitUsage,
+                       "--all-stages: every stage goes on a page of one PDF; use an "
+                       "--out name ending in .pdf (got '" +
+                           a->out + "')"};
       image_format_or_throw(a->out, "--out");
-      OutputFiles files;
+      OutputFiles files;  // checked before any work (cli.h)
       const int index = files.add("--out", a->out);
       // With --model, --head picks the model's head; its scenario has that one head.
       ScenarioSource src = a->src;
@@ -61,13 +82,17 @@ void register_export(CLI::App& app, Action& action) {
       check_traceable(s);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       AttentionTrace trace = compute_scenario_trace(s, *backend);
+      if (a->all_stages) o.step = trace.steps.front().id;
       std::string error = check_heatmap_options(trace, o);
       if (!error.empty()) throw CliError{kExitUsage, error};
-      render_image_or_throw(files, index, a->out, "--out",
-                            [&](ImageFormat f, std::string& bytes, std::string& e) {
-                              return render_heatmap(trace, o, f, bytes, e);
-                            });
+      std::vector<std::string> warnings;
+      render_image_or_throw(
+          files, index, a->out, "--out", [&](ImageFormat f, std::string& bytes, std::string& e) {
+            return a->all_stages ? render_stage_pages(trace, o, *paper, bytes, e, &warnings)
+                                 : render_heatmap(trace, o, f, bytes, e, &warnings);
+          });
       files.commit();
+      for (const auto& w : warnings) std::cerr << "warning: " << printable_text(w) << "\n";
       return kExitOk;
     };
   });

@@ -9,7 +9,6 @@
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
-#include "render/colormap.h"
 #include "render/heatmap_export.h"
 
 namespace attn {
@@ -40,33 +39,14 @@ void help_marker(const char* text) {
   }
 }
 
+ColormapChoice colormaps(const UiSettings& s) { return {s.colormap, s.signed_colormap}; }
+
 ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m) {
-  // Weights of a few keys use the whole [0, 1] so 0.5 always looks the same; with many keys every
-  // weight is small, and [0, largest weight] keeps the pattern visible.
-  if (step == "weights") {
-    if (m.cols() <= 32) return {s.colormap, 0.0f, 1.0f};
-    const float hi = m.size() ? m.maxCoeff() : 1.0f;
-    return {s.colormap, 0.0f, hi > 0 ? hi : 1.0f};
-  }
-  float lo = INFINITY, hi = -INFINITY;
-  for (Eigen::Index k = 0; k < m.size(); ++k) {
-    const float x = m.data()[k];
-    if (!std::isfinite(x)) continue;
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-  }
-  if (!(lo <= hi)) return {s.colormap, 0.0f, 1.0f};
-  if (lo < 0) {
-    // Symmetric around zero so the neutral colour of the diverging map means 0.
-    const float a = std::max(std::max(-lo, hi), 1e-6f);
-    return {s.signed_colormap, -a, a};
-  }
-  if (hi - lo < 1e-6f) return {s.colormap, lo - 0.5f, hi + 0.5f};
-  return {s.colormap, lo, hi};
+  return attn::color_scale_for(step, m, colormaps(s));
 }
 
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
-                      const std::string& ext, std::string& error) {
+                      ImageFormat format, std::string& error) {
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
   if (ec) {
@@ -75,22 +55,18 @@ int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const st
   }
   // Every image or none: all are rendered and written to temporary files first, then put in
   // place together (io/atomic_file.h).
+  HeatmapOptions base;
+  base.maps = colormaps(s);
+  base.precision = s.decimals;
   AtomicOutputs files;
-  for (const TraceStep& st : trace.steps)
-    for (int h = 0; h < st.num_heads(); ++h) {
-      HeatmapOptions o;
-      o.step = st.id;
-      o.head = h;
-      o.colormap = color_scale_for(s, st.id, trace.head(st, h)).map;
-      std::string name = st.id + (st.num_heads() > 1 ? "-h" + std::to_string(h) : "") + "." + ext;
-      std::string bytes;
-      const int index = files.add((std::filesystem::path(folder) / name).string(), error);
-      if (index < 0 ||
-          !render_heatmap(trace, o, ext == "svg" ? ImageFormat::kSvg : ImageFormat::kPng, bytes,
-                          error) ||
-          !files.write(index, bytes, error))
-        return 0;
-    }
+  for (const StageChoice& c : every_stage(trace, base)) {
+    const std::string name = c.stem + "." + image_format_extension(format);
+    std::string bytes;
+    const int index = files.add((std::filesystem::path(folder) / name).string(), error);
+    if (index < 0 || !render_heatmap(trace, c.options, format, bytes, error) ||
+        !files.write(index, bytes, error))
+      return 0;
+  }
   const int count = static_cast<int>(files.size());
   return files.commit(error) ? count : 0;
 }
