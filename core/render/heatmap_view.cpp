@@ -131,8 +131,7 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
 
   // Hidden cells: hidden by the mask in the masked and weights stages; any value that is not a
   // finite number (−∞ from a bias) is drawn the same way.
-  const bool show_mask =
-      attention && (id == "masked" || id == "weights") && t.has_reasons(o.head);
+  const bool show_mask = attention && (id == "masked" || id == "weights") && t.has_reasons(o.head);
   const ReasonMatrix* reasons = show_mask ? &t.hidden_of(o.head) : nullptr;
   v.hidden.assign(static_cast<size_t>(rows) * cols, 0);
   bool any_hidden = false;
