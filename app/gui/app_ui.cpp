@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
@@ -43,6 +44,28 @@ ColormapChoice colormaps(const UiSettings& s) { return {s.colormap, s.signed_col
 
 ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m) {
   return attn::color_scale_for(step, m, colormaps(s));
+}
+
+const ColorScale& color_scale_cached(Ui& ui, const std::string& key, const std::string& step,
+                                     const Matrix& m) {
+  struct Entry {
+    const AppState* state = nullptr;
+    uint64_t serial = 0;
+    ColormapChoice maps;
+    Eigen::Index rows = -1, cols = -1;
+    ColorScale scale;
+  };
+  static std::map<std::string, Entry> cache;
+  Entry& e = cache[key];
+  const ColormapChoice maps = colormaps(ui.settings);
+  if (e.state != &ui.state || e.serial != ui.state.trace_serial() || e.rows != m.rows() ||
+      e.cols != m.cols() || e.maps.sequential != maps.sequential ||
+      e.maps.diverging != maps.diverging) {
+    e = {&ui.state, ui.state.trace_serial(),
+         maps,      m.rows(),
+         m.cols(),  color_scale_for(ui.settings, step, m)};
+  }
+  return e.scale;
 }
 
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,

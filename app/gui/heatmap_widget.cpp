@@ -240,9 +240,15 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   if (sp.labels) {
     dl->PushClipRect({pos.x + label_w * 0.5f, pos.y}, {vp1.x + std::max(stats_w, pad), vp0.y},
                      true);
+    // The widest label anywhere in view (sampled evenly, and the last, which for index labels
+    // has the most digits), so thinned labels never run together (…11441430…).
     float widest = 0;
-    for (int j = j0; j < std::min(j1, j0 + 512); ++j)
+    const int sample = std::max(1, (j1 - j0) / 512);
+    for (int j = j0; j < j1; j += sample)
       widest = std::max(widest, ImGui::CalcTextSize(label_or_index(sp.col_labels, j).c_str()).x);
+    if (j1 > j0)
+      widest =
+          std::max(widest, ImGui::CalcTextSize(label_or_index(sp.col_labels, j1 - 1).c_str()).x);
     const int every = std::max(1, static_cast<int>(std::ceil((widest + pad) / v.cell_w)));
     for (int j = j0 - j0 % every; j < j1; j += every) {
       const float centre = v.origin.x + (j + 0.5f) * v.cell_w;

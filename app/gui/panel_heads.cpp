@@ -91,7 +91,7 @@ void draw_heads_panel(Ui& ui) {
       sp.id = "head-" + std::to_string(h);
       sp.m = &w->heads[h];
       sp.hidden = t.has_reasons(h) ? &t.hidden_of(h) : nullptr;
-      sp.scale = color_scale_for(ui.settings, "weights", w->heads[h]);
+      sp.scale = color_scale_cached(ui, sp.id, "weights", w->heads[h]);
       sp.labels = false;
       sp.color_bar = false;
       sp.interactive = false;

@@ -175,7 +175,7 @@ void draw_heatmap_panel(Ui& ui) {
   sp.col_labels = scores ? t.key_tokens : index_labels(static_cast<int>(m.cols()), "");
   if ((stage.id == "masked" || stage.id == "weights") && t.has_reasons(h))
     sp.hidden = &t.hidden_of(h);
-  sp.scale = color_scale_for(ui.settings, stage.id, m);
+  sp.scale = color_scale_cached(ui, sp.texture_key, stage.id, m);
   sp.selected_row = sel.query;
   sp.selected_col = scores ? sel.key : -1;
   sp.row_stats = stage.id == "weights";

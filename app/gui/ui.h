@@ -127,6 +127,10 @@ struct Ui {
 // export (render/color_scale.h), so a slide matches the screen.
 ColormapChoice colormaps(const UiSettings& s);
 ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m);
+// color_scale_for once per trace for the heatmap `key` names (its stage and head): the range of
+// a 4096-token stage is 16 million cells, too many to scan every frame.
+const ColorScale& color_scale_cached(Ui& ui, const std::string& key, const std::string& step,
+                                     const Matrix& m);
 
 // The whole app, one frame (menu bar, every panel, dialogs, keyboard shortcuts).
 void draw_app(Ui& ui);
