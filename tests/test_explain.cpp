@@ -197,12 +197,15 @@ TEST(Explain, PrecisionControlsDecimals) {
     EXPECT_HAS(text, "w_Fear = " + fmt(r.exps[0], p) + " / " + fmt(r.sum, p) + " = " +
                          fmt(r.weights[0], p) + "\n");
   }
-  // Precision 0 rounds every weight here to 0 or 1; a nonzero value is never shown as a bare 0.
+  // Precision 0 would round these weights (0.46, 0.54) to 0 and 1, so "1 / 2 = 1"; values below 1
+  // keep their first digit: e_Fear = exp(−0.155) = 0.856, Σ = 1.856, w = 0.461 and 0.539.
   ExplainRequest zero;
   zero.precision = 0;
   const std::string z = narrate(t, zero);
-  EXPECT_HAS(z, "w_Fear = 1 / 2 = ≈0\n");
-  EXPECT_HAS(z, "w_is   = 1 / 2 = 1\n");
+  EXPECT_HAS(z, "w_Fear = 0.9 / 2 = 0.5\n");
+  EXPECT_HAS(z, "w_is   = 1 / 2 = 0.5\n");
+  EXPECT_LACKS(z, "≈0");
+  EXPECT_HAS(z, "values below 1 keep their first digit");
   ExplainRequest two;
   two.precision = 2;
   const std::string text = narrate(t, two);

@@ -77,7 +77,7 @@ ReasonMatrix build_reasons(const AttentionProblem& p, int h) {
   return out;
 }
 
-std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j) {
+std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j, int n_k) {
   std::ostringstream s;
   const char* sep = "";
   if (reason & kHiddenCausal) {
@@ -85,11 +85,25 @@ std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j
     sep = "; ";
   }
   if (reason & kHiddenWindow) {
-    s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j)
-      << " > W = " << (spec.window ? *spec.window : 0);
-    if (spec.causal != CausalAlign::kNone && j <= pos)
-      s << " (causal window keeps keys " << pos - (spec.window ? *spec.window : 0) << ".." << pos
-        << ")";
+    const int W = spec.window ? *spec.window : 0;
+    if (spec.causal == CausalAlign::kNone) {
+      s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j) << " > W = " << W;
+    } else {
+      // A causal window keeps p - W <= j <= p: a later key is outside it because it is later,
+      // not because it is far (|0 - 1| = 1 is not > W = 1).
+      if (j > pos)
+        s << sep << "window: key " << j << " > p = " << pos
+          << ", and a causal window only looks back";
+      else
+        s << sep << "window: " << pos << " - " << j << " = " << pos - j << " > W = " << W;
+      int lo = std::max(0, pos - W), hi = n_k > 0 ? std::min(pos, n_k - 1) : pos;
+      if (hi < lo)
+        s << " (the causal window keeps no key)";
+      else if (hi == lo)
+        s << " (the causal window keeps key " << lo << " only)";
+      else
+        s << " (the causal window keeps keys " << lo << ".." << hi << ")";
+    }
     sep = "; ";
   }
   if (reason & kHiddenPadding) {
