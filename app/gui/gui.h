@@ -22,11 +22,15 @@ struct GuiOptions {
   std::vector<std::string> edits;  // "q[H][I][J]=VALUE" style cell edits, see cli --help
   bool frame_stats = false;        // print mean/max frame time when exiting
   bool animate = false;            // zoom and pan the main heatmap every frame (measurement)
-  bool presentation = false;
-  std::string tab;
-  std::string
-      backend;  // "cpu", "opencl" or "auto"; "" = cpu  // left panel tab to show: "inputs" or
-                // "variants"       // start in presentation mode (full screen, larger text)
+  bool presentation = false;       // start in presentation mode (full screen, larger text)
+  std::string tab;            // left panel tab: "inputs", "variants"; "seq2seq", "seq2seq-live"
+  std::string backend;        // "cpu", "opencl" or "auto"; "" = cpu
+  bool debug = false;         // the Debug menu (ImGui demo and metrics windows)
+  bool no_animation = false;  // stage changes and edits do not animate
+  std::string predict;        // start with a question: "value" or "pick" (with --step, --select)
+  std::string predict_scope;  // "cell", "row" or "stage"
+  std::string guess;          // a guess to type in (and reveal) for screenshots
+  std::string transition;     // "FROM:P": the stage change into --step, held at progress P
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).
