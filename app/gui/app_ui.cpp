@@ -341,7 +341,10 @@ void draw_app(Ui& ui) {
   if (L.tabbed) {
     // One column of tabs beside the heatmap: the window is too narrow for three columns.
     place(relayout, L.narration);
-    if (ImGui::Begin("Panels###side", nullptr, ImGuiWindowFlags_NoCollapse)) {
+    // Its scrollbar always shows: tabs whose content height depends on the width (wrapped text,
+    // thumbnails) would otherwise make it come and go every other frame.
+    if (ImGui::Begin("Panels###side", nullptr,
+                     ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
       if (ImGui::BeginTabBar("side-tabs")) {
         if (tab(ui, ui.predict.active() ? "Predict" : "Narration", "narration")) {
           draw_narration_contents(ui);

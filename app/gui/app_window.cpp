@@ -62,6 +62,8 @@ bool save_sidecar(const Ui& ui, const std::string& path, int fb_w, int fb_h, flo
   j["vmin"] = ui.main_scale.vmin;
   j["vmax"] = ui.main_scale.vmax;
   j["theme"] = ui.settings.light_theme ? "light" : "dark";
+  j["presentation"] = ui.presentation;
+  j["font_px"] = ui.font_built_px;
   auto it = ui.views.find("main");
   if (it != ui.views.end() && it->second.drawn && ui.main_step == st.current_stage().id) {
     const HeatmapViewport& v = it->second;
@@ -71,6 +73,12 @@ bool save_sidecar(const Ui& ui, const std::string& path, int fb_w, int fb_h, flo
     j["cell_h"] = v.cell_h * scale_y;
     j["origin"] = {v.origin.x * scale_x, v.origin.y * scale_y};
     j["clip"] = {v.clip.x * scale_x, v.clip.y * scale_y, v.clip.z * scale_x, v.clip.w * scale_y};
+    // How the labels and numbers were laid out (tests check none were left out while room).
+    j["numbers_shown"] = v.numbers_shown;
+    j["number_px"] = v.number_px * scale_y;
+    j["labels_dropped"] = v.labels_dropped;
+    j["labels_abbreviated"] = v.labels_abbreviated;
+    j["col_labels_vertical"] = v.col_labels_vertical;
   }
   return write_file_atomically(path, j.dump(2) + "\n", error);
 }

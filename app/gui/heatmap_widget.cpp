@@ -3,7 +3,7 @@
 // rectangles (headless tests, animations).
 #include "gui/heatmap_widget.h"
 
-#include <imgui_internal.h>  // ImTextCharFromUtf8, for text turned upright
+#include <imgui_internal.h>  // ImTextCharFromUtf8 (text turned upright), the window for tests
 
 #include <algorithm>
 #include <array>
@@ -199,7 +199,12 @@ void draw_text(Ui& ui, ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU
   } else {
     dl->AddText(font, size, pos, col, text.c_str());
   }
-  if (ui.text_log) ui.text_log->push_back({a, b, dl->GetClipRectMin(), dl->GetClipRectMax(), text});
+  if (ui.text_log) {
+    const ImGuiWindow* w = ImGui::GetCurrentWindow();
+    ui.text_log->push_back({a, b, dl->GetClipRectMin(), dl->GetClipRectMax(), w->InnerClipRect.Min,
+                            w->InnerClipRect.Max, w->ScrollMax.x > 0.5f, w->ScrollMax.y > 0.5f,
+                            text});
+  }
 }
 
 float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorScale& scale) {
@@ -285,10 +290,11 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   v.cols = cols;
 
   // Widths that depend only on the trace, the font and the precision: measured once.
+  // (An animation's numbers change every frame: measured every frame, on small matrices only.)
   const std::string measure_key = (sp.texture_key.empty() ? sp.id : sp.texture_key) + "#" +
                                   std::to_string(ui.state.trace_serial()) + "#" +
                                   std::to_string(fs) + "#" + std::to_string(decimals) +
-                                  (sp.anim ? "#anim" : "");
+                                  (sp.anim ? "#anim" + std::to_string(ImGui::GetFrameCount()) : "");
   if (v.measured_for != measure_key) {
     v.measured_for = measure_key;
     v.row_label_w = v.col_label_w = v.number_w = 0;
@@ -579,8 +585,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   }
   if (sp.labels && band > 0) {
     const ImVec2 b0{vp0.x, pos.y + cap_h}, b1{vp1.x, vp0.y};
-    dl->PushClipRect({b0.x - (vertical ? 0 : pad), b0.y}, {b1.x + (vertical ? 0 : pad), b1.y},
-                     true);
+    dl->PushClipRect({b0.x - pad, b0.y}, {b1.x + pad, b1.y}, true);
     col_every = vertical ? std::max(1, static_cast<int>(std::ceil(col_lf * 1.1f / v.cell_w)))
                          : std::max(1, static_cast<int>(std::ceil(
                                            (v.col_label_w * col_lf / fs + pad * 0.5f) / v.cell_w)));
@@ -600,9 +605,10 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
         draw_text(ui, dl, font, col_lf, {std::floor(centre - col_lf / 2), vp0.y - pad * 0.5f}, c,
                   shown, true);
       } else {
+        // A label wider than its column stays over the grid at either end.
         const float tw = text_width(font, col_lf, shown);
-        draw_text(ui, dl, font, col_lf, {centre - tw / 2, b1.y - band + (band - col_lf) / 2}, c,
-                  shown);
+        const float x = std::clamp(centre - tw / 2, b0.x - pad, b1.x + pad - tw);
+        draw_text(ui, dl, font, col_lf, {x, b1.y - band + (band - col_lf) / 2}, c, shown);
       }
     }
     dl->PopClipRect();

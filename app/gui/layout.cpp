@@ -39,7 +39,7 @@ PanelLayout compute_layout(const LayoutInput& in) {
     const float right_w = std::clamp(W * 0.31f, 16 * fs, W * 0.36f);
     L.scenario = rect(in.x, body_y, left_w, body_h);
     L.heatmap = rect(in.x + left_w, body_y, W - left_w - right_w, body_h);
-    const float heads_h = in.heads_h > 0 ? std::min(in.heads_h, body_h * 0.55f) : 0.0f;
+    const float heads_h = in.heads_h > 0 ? std::min(in.heads_h, body_h * 0.6f) : 0.0f;
     L.narration = rect(in.x + W - right_w, body_y, right_w, body_h - heads_h);
     if (heads_h > 0)
       L.heads = rect(in.x + W - right_w, body_y + body_h - heads_h, right_w, heads_h);

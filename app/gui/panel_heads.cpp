@@ -33,8 +33,7 @@ void draw_heads_contents(Ui& ui) {
   const char* kind = G == H   ? "multi-head (MHA)"
                      : G == 1 ? "multi-query (MQA)"
                               : "grouped-query (GQA)";
-  ImGui::TextWrapped("H = %d query head%s, H_kv = %d key/value head%s: %s", H, H == 1 ? "" : "s", G,
-                     G == 1 ? "" : "s", H == 1 ? "single head" : kind);
+  ImGui::TextWrapped("H = %d, H_kv = %d: %s", H, G, H == 1 ? "a single head" : kind);
   // The key/value cache: each token keeps K and V for every key/value head.
   const int per_token = G * (t.d_k + t.d_v);
   const std::string share = G != H ? " (" + std::to_string(100 * G / H) + "% of MHA's " +
@@ -43,12 +42,11 @@ void draw_heads_contents(Ui& ui) {
   ImGui::TextWrapped(
       "KV cache per token: H_kv·(d_k + d_v) = %d·(%d + %d) = %d values = %d bytes in fp32%s", G,
       t.d_k, t.d_v, per_token, per_token * 4, share.c_str());
-  ImGui::TextDisabled("Why it matters");
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
-      "While generating, a model keeps every past token's keys and values so they are not "
-      "recomputed. Sharing key/value heads between query heads (GQA, MQA) shrinks that "
-      "cache, the main memory cost of long contexts.");
+      "Why it matters: while generating, a model keeps every past token's keys and values so "
+      "they are not recomputed. Sharing key/value heads between query heads (GQA, MQA) shrinks "
+      "that cache, the main memory cost of long contexts.");
   const TraceStep* w = t.find("weights");
   if (!w || H == 1) {
     measure();
@@ -63,7 +61,10 @@ void draw_heads_contents(Ui& ui) {
   }
   // Frames side by side, one per key/value head, wrapping to the panel width; the thumbnails are
   // sized from the width alone, so the panel's height follows from its content.
-  const float avail = ImGui::GetContentRegionAvail().x;
+  // The width as if the scrollbar were there: thumbnails sized from the width with the scrollbar
+  // coming and going would change the height that decides whether it comes.
+  const float avail = ImGui::GetContentRegionAvail().x -
+                      (ImGui::GetScrollMaxY() > 0 ? 0.0f : ImGui::GetStyle().ScrollbarSize);
   const int per_group = H / G;
   const float gap = ImGui::GetStyle().ItemSpacing.x, frame_pad = fs * 0.8f;
   const float one_row = (avail - G * (frame_pad + gap)) / std::max(1, H) - gap;

@@ -40,8 +40,10 @@ void handle_click(Ui& ui, const std::string& stage, const HeatmapEvent& ev) {
 void draw_heatmap_panel(Ui& ui) {
   AppState& st = ui.state;
   const bool room = ui.presentation && !ui.panels_shown;  // presentation: the heatmap fills it
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollbar |
-                                 ImGuiWindowFlags_NoScrollWithMouse |
+  // The heatmaps fit the panel; only when the panel is too small for readable cells (a small
+  // window with large text) does it scroll instead of shrinking them further.
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollWithMouse |
+                                 ImGuiWindowFlags_HorizontalScrollbar |
                                  (room ? ImGuiWindowFlags_NoTitleBar : 0);
   if (!ImGui::Begin("Heatmap###heatmap", nullptr, flags)) {
     ImGui::End();
@@ -63,7 +65,7 @@ void draw_heatmap_panel(Ui& ui) {
   ImGui::PushFont(ui.font_title);
   ImGui::TextUnformatted(stage.title);
   ImGui::PopFont();
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(stage.why);
   const bool per_head = stage.id != "concat" && stage.id != "projected";
   if (t.num_heads > 1 && per_head) {
@@ -160,7 +162,9 @@ void draw_heatmap_panel(Ui& ui) {
     const float stack_h = (avail.y - 2 * block) / std::max(1, t.n_q + t.n_k);
     const bool stacked = std::min(stack_w, stack_h) > std::min(side_w, side_h);
     const float fit = stacked ? std::min(stack_w, stack_h) : std::min(side_w, side_h);
-    const float cell = std::clamp(fit, 2.0f, fs * (room ? 8.0f : 4.5f));
+    // Never smaller than a line of text for a teaching-sized matrix: the panel scrolls instead.
+    const float smallest = std::max(t.n_q, t.n_k) <= 64 ? fs * 0.9f : 2.0f;
+    const float cell = std::clamp(fit, smallest, fs * (room ? 8.0f : 4.5f));
     const float label_w[3] = {lq, lk, pad};
     for (int i = 0; i < 3; ++i) {
       if (i == 1 && !stacked) ImGui::SameLine(0, gap);
@@ -230,6 +234,12 @@ void draw_heatmap_panel(Ui& ui) {
   sp.selected_col = scores ? sel.key : -1;
   sp.row_stats = stage.id == "weights";
   if (room) sp.max_cell = 0;  // cells as large as the room allows
+  if (m.rows() <= 64 && m.cols() <= 64) {
+    // Readable cells even in a cramped panel: it scrolls rather than shrink them below a line.
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    sp.size = {std::max(avail.x, fs * (0.9f * m.cols() + 8)),
+               std::max(avail.y, fs * (0.9f * m.rows() + 7))};
+  }
   // The lesson's overlays: hidden cells of a question, cells an edit changed, a stage change.
   Prediction& pred = ui.predict;
   const bool asking = pred.active() && !pred.revealed();

@@ -61,9 +61,22 @@ void draw_pipeline_panel(Ui& ui) {
   // on the chips' line when it fits in either chip size.
   const bool compact = room;
   const float controls_w = compact ? compact_w : nav_w;
+  // Everything on one line when it fits with large chips, or with smaller ones; else the chips
+  // on a line of their own and the controls flowing under them.
+  char pace_text[32];
+  std::snprintf(pace_text, sizeof pace_text, "%.1f s per stage", st.play_interval);
+  char where[48];
+  std::snprintf(where, sizeof where, "stage %d of %d", current + 1,
+                static_cast<int>(stages.size()));
+  const float slider_w = fs * 5;
+  const float tail_w = compact ? 0
+                               : gap * 3 + slider_w + ImGui::CalcTextSize(pace_text).x +
+                                     ImGui::CalcTextSize(where).x + ImGui::CalcTextSize("(?)").x;
   ImFont* chip_font = ui.font_title;
-  if (strip_width(ui.font_title) + gap + controls_w > avail &&
-      (strip_width(ui.font_bold) + gap + controls_w <= avail || strip_width(ui.font_title) > avail))
+  if (strip_width(ui.font_title) + gap + controls_w + tail_w > avail &&
+      (strip_width(ui.font_bold) + gap + controls_w + tail_w <= avail ||
+       (compact && strip_width(ui.font_bold) + gap + controls_w <= avail) ||
+       strip_width(ui.font_title) > avail))
     chip_font = ui.font_bold;
   ImGui::PushFont(chip_font);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, chip_pad);
@@ -127,9 +140,6 @@ void draw_pipeline_panel(Ui& ui) {
   }
   if (button("▶|", bw, "Last stage (End)")) st.last_stage();
   // The pace: the slider shows no text (its grab would cover it); the value sits beside it.
-  char pace_text[32];
-  std::snprintf(pace_text, sizeof pace_text, "%.1f s per stage", st.play_interval);
-  const float slider_w = fs * 5;
   flow(slider_w + gap + ImGui::CalcTextSize(pace_text).x, right, false);
   ImGui::SetNextItemWidth(slider_w);
   float pace = static_cast<float>(st.play_interval);
@@ -138,9 +148,6 @@ void draw_pipeline_panel(Ui& ui) {
   if (ImGui::IsItemHovered()) ImGui::SetTooltip("Seconds per stage when playing");
   ImGui::SameLine();
   ImGui::TextDisabled("%s", pace_text);
-  char where[48];
-  std::snprintf(where, sizeof where, "stage %d of %d", current + 1,
-                static_cast<int>(stages.size()));
   flow(ImGui::CalcTextSize(where).x + gap + ImGui::CalcTextSize("(?)").x, right, false);
   ImGui::TextDisabled("%s", where);
   ImGui::SameLine();

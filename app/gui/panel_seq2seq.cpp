@@ -546,9 +546,13 @@ void draw_seq2seq_panel(Ui& ui) {
     ui.seq2seq_busy = (s.running && !s.paused) || p.compare_job.valid();
   }
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + vp->Size.y * 0.08f},
-                          ImGuiCond_Appearing);
-  ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f}, ImGuiCond_Appearing);
+  // Placed when it opens, and again when the main window changes size (F11, a resize) so it never
+  // hangs off the screen.
+  const bool resized = p.placed_for.x != vp->Size.x || p.placed_for.y != vp->Size.y;
+  p.placed_for = vp->Size;
+  const ImGuiCond cond = resized ? ImGuiCond_Always : ImGuiCond_Appearing;
+  ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + vp->Size.y * 0.08f}, cond);
+  ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f}, cond);
   p.shown_tab.clear();
   if (!ImGui::Begin("Seq2seq with attention: dates###seq2seq", &ui.show_seq2seq)) {
     ImGui::End();

@@ -1,6 +1,8 @@
 // State of the seq2seq window (panel_seq2seq.cpp), kept in Ui::seq2seq; tests read and set it.
 #pragma once
 
+#include <imgui.h>
+
 #include <future>
 #include <map>
 #include <string>
@@ -24,6 +26,7 @@ struct Seq2seqPanel {
   std::string last_output;  // model_a's translation of input, as drawn last frame
   std::string select_tab;   // "translate", "live" or "bottleneck": bring it forward once
   std::string shown_tab;    // the tab drawn last frame
+  ImVec2 placed_for{0, 0};  // the main window's size when this window was last placed
 
   s2s::LiveTrainer live;
   int live_score = 1, live_hidden = 32, live_epochs = 4;

@@ -66,8 +66,10 @@ struct UiSettings {
 // Text a panel drew straight into a draw list, with the clip rectangle it was drawn under (layout
 // tests check that nothing is cut).
 struct PlacedText {
-  ImVec2 min, max;            // the text's box on screen
-  ImVec2 clip_min, clip_max;  // the draw list's clip rectangle at the time
+  ImVec2 min, max;                            // the text's box on screen
+  ImVec2 clip_min, clip_max;                  // the draw list's clip rectangle at the time
+  ImVec2 window_min, window_max;              // the window's own clip rectangle
+  bool scrolls_x = false, scrolls_y = false;  // the window scrolls to what its edges cut
   std::string text;
 };
 
