@@ -4,7 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config
   libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri libglx-mesa0
   libeigen3-dev opencl-headers ocl-icd-opencl-dev pocl-opencl-icd
-  libstb-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
+  libstb-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libicu-dev libpcre2-dev
   xvfb xauth fonts-dejavu-core clang-format)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -15,17 +15,27 @@
 
 namespace attn::cli {
 
-void add_scenario_options(CLI::App& cmd, ScenarioSource& src, bool required) {
+void add_scenario_options(CLI::App& cmd, ScenarioSource& src, bool required, bool add_head) {
   auto* ex = cmd.add_option("--example", src.example, "built-in example (see 'examples')");
   auto* sc = cmd.add_option("--scenario", src.scenario_file, "JSON scenario file");
+  auto* md = cmd.add_option("--model", src.model,
+                            "GPT-2-format model folder (or a shipped model's name): a real head");
   ex->excludes(sc);
   sc->excludes(ex);
+  md->excludes(ex)->excludes(sc);
+  ex->excludes(md);
+  sc->excludes(md);
+  cmd.add_option("--text", src.text, "with --model: the text whose tokens the head attends over")
+      ->needs(md);
+  cmd.add_option("--layer", src.layer, "with --model: the layer (0-based, default 0)")->needs(md);
+  if (add_head) cmd.add_option("--head", src.head, "with --model: the head (0-based, default 0)");
   if (required) {
     // CLI11 has no "exactly one of"; checked after parsing in load_scenario_source.
   }
 }
 
 Scenario load_scenario_source(const ScenarioSource& src) {
+  if (!src.model.empty()) return load_model_head_scenario(src);
   std::string error;
   std::optional<Scenario> s;
   if (!src.scenario_file.empty()) {
@@ -33,7 +43,8 @@ Scenario load_scenario_source(const ScenarioSource& src) {
   } else if (!src.example.empty()) {
     s = load_example(src.example, error);
   } else {
-    throw CliError{kExitUsage, "one of --example NAME or --scenario FILE is required"};
+    throw CliError{kExitUsage,
+                   "one of --example NAME, --scenario FILE or --model M --text T is required"};
   }
   if (!s) throw CliError{kExitUsage, error};
   return std::move(*s);
@@ -71,7 +82,8 @@ void register_gui(CLI::App& app, Action& action) {
   cmd->add_flag("--presentation", opts->presentation, "start in presentation mode");
   cmd->add_option("--tab", opts->tab,
                   "left panel tab: inputs or variants; seq2seq opens the seq2seq window, "
-                  "seq2seq-live its live training");
+                  "seq2seq-live its live training; lm-heads, lm-next, lm-roles or lm-kv the "
+                  "language model window on that tab (with --model)");
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto");
   cmd->add_flag("--frame-stats", opts->frame_stats,
                 "render --frames frames, print the mean and max frame time, exit");
@@ -96,6 +108,14 @@ void register_gui(CLI::App& app, Action& action) {
       GuiOptions o = *opts;
       if (!src->example.empty()) o.example = src->example;
       o.scenario_file = src->scenario_file;
+      if (!src->model.empty()) {
+        // --head picks the model's head; the stepper then shows that one head.
+        o.model = src->model;
+        o.text = src->text;
+        o.layer = src->layer;
+        o.model_head = o.head;
+        o.head = 0;
+      }
       if (!size->empty()) {
         int w = 0, h = 0;
         char x = 0, extra = 0;
@@ -128,6 +148,7 @@ int run(int argc, char** argv) {
   register_gui(app, action);
   register_seq2seq(app, action);
   register_bench(app, action);
+  register_lm(app, action);
   try {
     try {
       app.parse(argc, argv);

@@ -45,17 +45,29 @@ void register_export(CLI::App& app, Action& action);
 void register_gui(CLI::App& app, Action& action);
 void register_seq2seq(CLI::App& app, Action& action);
 void register_bench(CLI::App& app, Action& action);
+void register_lm(CLI::App& app, Action& action);
 // The action when no subcommand is given: the desktop app on the default example.
 Action default_action();
 
-// --example NAME | --scenario FILE, shared by trace, explain, export and gui.
+// --example NAME | --scenario FILE | --model M --text T --layer L --head H, shared by trace,
+// explain, export and gui.
 struct ScenarioSource {
   std::string example;
   std::string scenario_file;
+  std::string model;  // a GPT-2-format folder or a shipped model's name
+  std::string text;
+  int layer = 0;
+  int head = 0;  // the model's head (explain, export and gui pass their --head here)
 };
-void add_scenario_options(CLI::App& cmd, ScenarioSource& src, bool required = true);
-// Loads the chosen scenario or throws CliError (exit 2) naming the file/field.
+// Adds --example, --scenario, --model, --text and --layer (and --head for the model when
+// `add_head`; commands with their own --head pass it on in ScenarioSource::head).
+void add_scenario_options(CLI::App& cmd, ScenarioSource& src, bool required = true,
+                          bool add_head = false);
+// Loads the chosen scenario or throws CliError (exit 2) naming the file/field. With --model: the
+// scenario of that head on the text (lm/head_trace.h).
 Scenario load_scenario_source(const ScenarioSource& src);
+// The scenario of --model's head on --text, or throws CliError (app/cli/lm.cpp).
+Scenario load_model_head_scenario(const ScenarioSource& src);
 // Creates the backend named by --backend or throws CliError (exit 2 for a bad name, 1 when
 // the backend is unavailable).
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device = 0);

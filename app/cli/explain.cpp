@@ -33,7 +33,7 @@ void register_explain(CLI::App& app, Action& action) {
   auto opts = std::make_shared<ExplainOptions>();
   add_scenario_options(*cmd, opts->source);
   cmd->add_option("--query", opts->query, "query row I to explain (0-based)")->required();
-  cmd->add_option("--head", opts->head, "query head H (default 0)");
+  cmd->add_option("--head", opts->head, "query head H (default 0); with --model, the model's head");
   cmd->add_option("--precision", opts->precision, "decimals to print (0..10, default 4)")
       ->check(CLI::Range(0, 10));
   cmd->add_flag("--ascii", opts->ascii, "plain ASCII (sqrt, x, -inf) instead of Unicode symbols");
@@ -43,12 +43,15 @@ void register_explain(CLI::App& app, Action& action) {
                   "projection step (x, q, k, v, concat, projected, head_contrib)");
   cmd->callback([&action, opts] {
     action = [opts] {
-      Scenario scenario = load_scenario_source(opts->source);
+      // With --model, --head picks the model's head; its scenario has that one head.
+      ScenarioSource source = opts->source;
+      source.head = opts->head;
+      Scenario scenario = load_scenario_source(source);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       AttentionTrace trace = compute_scenario_trace(scenario, *backend);
       ExplainRequest request;
       request.query = opts->query;
-      request.head = opts->head;
+      request.head = source.model.empty() ? opts->head : 0;
       request.key = opts->key;
       request.step = opts->step;
       request.precision = opts->precision;

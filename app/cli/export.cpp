@@ -43,7 +43,8 @@ void register_export(CLI::App& app, Action& action) {
   cmd->add_option("--step", a->options.step,
                   "stage to draw: scores, scaled, masked, weights, output, ...")
       ->required();
-  cmd->add_option("--head", a->options.head, "query head (default 0)");
+  cmd->add_option("--head", a->options.head,
+                  "query head (default 0); with --model, the model's head");
   cmd->add_option("--out", a->out, "output image, FILE.png or FILE.svg")->required();
   cmd->add_option("--colormap", a->options.colormap,
                   "viridis, cividis, magma, grayscale or diverging (default: diverging for signed "
@@ -59,7 +60,11 @@ void register_export(CLI::App& app, Action& action) {
       HeatmapOptions o = a->options;
       if (a->annotate) o.annotate = true;
       if (a->no_annotate) o.annotate = false;
-      Scenario s = load_scenario_source(a->src);
+      // With --model, --head picks the model's head; its scenario has that one head.
+      ScenarioSource src = a->src;
+      src.head = o.head;
+      if (!src.model.empty()) o.head = 0;
+      Scenario s = load_scenario_source(src);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       AttentionTrace trace = compute_scenario_trace(s, *backend);
       std::string error = check_heatmap_options(trace, o);

@@ -17,7 +17,7 @@ void register_trace(CLI::App& app, Action& action) {
   auto backend = std::make_shared<std::string>("cpu");
   auto out = std::make_shared<std::string>();
   auto device = std::make_shared<int>(0);
-  add_scenario_options(*cmd, *src);
+  add_scenario_options(*cmd, *src, true, true);
   cmd->add_option("--backend", *backend, "cpu, opencl or auto")->capture_default_str();
   cmd->add_option("--device", *device, "OpenCL device index")->check(CLI::NonNegativeNumber);
   cmd->add_option("-o,--out", *out, "write to FILE instead of standard output");

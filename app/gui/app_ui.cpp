@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "gui/layout.h"
+#include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
 #include "render/colormap.h"
@@ -165,7 +166,7 @@ bool tab(Ui& ui, const char* label, const char* id) {
 
 bool Ui::wants_frames() const {
   return frames_wanted > 0 || state.playing || state.computing() || export_job.valid() ||
-         transition.active(now) || changes.active(now) || seq2seq_busy;
+         transition.active(now) || changes.active(now) || seq2seq_busy || lm_busy;
 }
 
 float Ui::font_px(float window_h) const {
@@ -381,6 +382,7 @@ void draw_app(Ui& ui) {
     draw_seq2seq_panel(ui);
   else
     ui.seq2seq_busy = false;
+  draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "gui/gui.h"
+#include "gui/panel_lm.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/stage_motion.h"
 #include "render/colormap.h"
@@ -67,8 +68,13 @@ std::string settings_text(const UiSettings& s) {
 bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* exit_code) {
   if (exit_code) *exit_code = 2;
   AppState& st = ui.state;
-  const bool ok =
-      o.scenario_file.empty() ? st.load_example(o.example) : st.load_file(o.scenario_file);
+  bool ok = false;
+  if (!o.model.empty()) {
+    if (!setup_lm_from_options(ui, o, error)) return false;
+    ok = !o.step.empty() || st.load_example(o.example);
+  } else {
+    ok = o.scenario_file.empty() ? st.load_example(o.example) : st.load_file(o.scenario_file);
+  }
   if (!ok) {
     error = st.message();
     const std::string suffix = " (kept the current scenario)";
@@ -212,11 +218,22 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     }
   }
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
-      o.tab != "seq2seq-live") {
-    error = "--tab: expected inputs, variants, seq2seq or seq2seq-live, got '" + o.tab + "'";
+      o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
+      o.tab != "lm-kv") {
+    error =
+        "--tab: expected inputs, variants, seq2seq, seq2seq-live, lm-heads, lm-next, lm-roles or "
+        "lm-kv, got '" +
+        o.tab + "'";
     return false;
   }
-  if (o.tab.rfind("seq2seq", 0) == 0) {
+  if (o.tab.rfind("lm-", 0) == 0) {
+    if (!ui.lm) {
+      error = "--tab " + o.tab + ": needs --model";
+      return false;
+    }
+    ui.show_lm = true;
+    ui.lm->select_tab = o.tab.substr(3);
+  } else if (o.tab.rfind("seq2seq", 0) == 0) {
     ui.show_seq2seq = true;  // a window over the others, not a tab of the left panel
     if (o.tab == "seq2seq-live") {
       // Opens on "Train live" and starts training (for screenshots of the alignment forming).

@@ -14,6 +14,11 @@ namespace attn {
 bool setup_from_options(Ui& ui, const GuiOptions& options, std::string& error,
                         int* exit_code = nullptr);
 
+// --model, --text, --layer and --head (GuiOptions::model_head): loads the model and runs the
+// text (waiting for both), opens the language-model window on that head, and with --step opens
+// the head in the stepper instead (panel_lm.cpp). False with an error naming the flag.
+bool setup_lm_from_options(Ui& ui, const GuiOptions& options, std::string& error);
+
 // settings.ini in the per-user config folder: theme, colour maps, font size, decimals.
 std::string settings_path();
 void load_settings(UiSettings& s, const std::string& path);

@@ -291,8 +291,9 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
 
   // Widths that depend only on the trace, the font and the precision: measured once.
   // (An animation's numbers change every frame: measured every frame, on small matrices only.)
+  const uint64_t serial = sp.serial ? sp.serial : ui.state.trace_serial();
   const std::string measure_key = (sp.texture_key.empty() ? sp.id : sp.texture_key) + "#" +
-                                  std::to_string(ui.state.trace_serial()) + "#" +
+                                  std::to_string(serial) + "#" +
                                   std::to_string(fs) + "#" + std::to_string(decimals) +
                                   (sp.anim ? "#anim" + std::to_string(ImGui::GetFrameCount()) : "");
   if (v.measured_for != measure_key) {
@@ -457,8 +458,8 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   } else {
     const ImVec2 full1{v.origin.x + v.cell_w * cols, v.origin.y + v.cell_h * rows};
     if (!ui.renderer ||
-        !ui.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key,
-                           ui.state.trace_serial(), m, sp.hidden, sp.scale, light, v.origin, full1))
+        !ui.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key, serial, m,
+                           sp.hidden, sp.scale, light, v.origin, full1))
       draw_cells_cpu(dl, sp, m, v, light, i0, i1, j0, j1);
   }
   const ImU32 conceal_fill = light ? IM_COL32(214, 218, 228, 255) : IM_COL32(58, 62, 76, 255);

@@ -19,6 +19,7 @@ struct AnimatedFrame;
 struct HeatmapSpec {
   std::string id;           // view id in Ui::views (zoom and pan)
   std::string texture_key;  // the renderer's texture cache key; "" = id
+  uint64_t serial = 0;      // when the matrix changes for the texture cache; 0 = the trace's
   const Matrix* m = nullptr;
   const ReasonMatrix* hidden = nullptr;             // cells hidden by the mask (hatched), or null
   const char* matrix_name = "";                     // for tooltips, e.g. "weights"

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <future>
 
+#include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
 #include "render/heatmap_export.h"
@@ -21,6 +22,12 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
   if (path.empty()) return "type a file name";
   if (kind == "open") return st.load_file(path) ? "" : st.message();
   if (kind == "save") return st.save_file(path) ? "" : st.message();
+  if (kind == "open-model") {
+    if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
+    if (!ui.lm->session.open(path)) return ui.lm->session.error();
+    ui.show_lm = true;  // the window shows the load's progress and any error in the files
+    return "";
+  }
   if (ui.export_job.valid()) return "an export is still running; try again when it has finished";
   // Exports run on a worker with their own copy of the trace: a 1024-token stage takes a while
   // and the window must keep drawing.
@@ -64,6 +71,8 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
 const char* title_of(const std::string& kind) {
   if (kind == "open") return "Open scenario";
   if (kind == "save") return "Save scenario as";
+  if (kind == "open-model")
+    return "Open model folder (config.json, model.safetensors, vocab.json, merges.txt)";
   if (kind == "export-png") return "Export this heatmap (PNG)";
   if (kind == "export-svg") return "Export this heatmap (SVG)";
   if (kind == "export-all-png") return "Export every stage (PNG) into folder";
@@ -72,7 +81,7 @@ const char* title_of(const std::string& kind) {
 
 // ImGui has no file dialog: list the folders and scenario files beside the typed path, so a
 // click fills the field (and a folder opens).
-void draw_file_list(Ui& ui) {
+void draw_file_list(Ui& ui, bool folders_only) {
   namespace fs = std::filesystem;
   fs::path typed(ui.path_buffer.empty() ? "." : ui.path_buffer);
   std::error_code ec;
@@ -84,7 +93,8 @@ void draw_file_list(Ui& ui) {
     const std::string name = it->path().filename().string();
     if (name.empty() || name[0] == '.') continue;
     const bool folder = it->is_directory(ec);
-    if (folder || it->path().extension() == ".json") entries.push_back({name, folder});
+    if (folder || (!folders_only && it->path().extension() == ".json"))
+      entries.push_back({name, folder});
   }
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second : a.first < b.first;
@@ -139,7 +149,8 @@ void draw_dialogs(Ui& ui) {
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter =
         ImGui::InputText("##path", &ui.path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
-    if (open_kind == "open" || open_kind == "save") draw_file_list(ui);
+    if (open_kind == "open" || open_kind == "save" || open_kind == "open-model")
+      draw_file_list(ui, open_kind == "open-model");
     if (!dialog_error.empty()) {
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 31);
       ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "%s", dialog_error.c_str());

@@ -9,6 +9,7 @@
 #include <functional>
 
 #include "attention/format.h"
+#include "gui/panel_lm.h"
 #include "gui/ui.h"
 
 namespace attn {
@@ -180,6 +181,7 @@ void draw_editor_panel(Ui& ui) {
   const AttentionTrace& t = st.trace();
   ui.text_cell_rects.clear();
   ImGui::BeginChild("editor", {0, 0}, false);
+  draw_lm_head_note(ui);
 
   int mode = s.use_projection ? 1 : 0;
   if (ImGui::RadioButton("Q, K, V", &mode, 0)) ui.defer([&st] { st.set_projection_mode(false); });

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "backends/backend.h"
+#include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/examples.h"
 #include "render/colormap.h"
@@ -58,6 +59,15 @@ void draw_menu_bar(Ui& ui) {
       }
       ImGui::EndMenu();
     }
+    if (ImGui::MenuItem("Open model folder…")) {
+      ui.path_dialog = "open-model";
+      ui.path_buffer =
+          ui.lm && ui.lm->session.model() ? ui.lm->session.model()->folder : std::string();
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "A GPT-2-format model: config.json, model.safetensors, vocab.json and "
+          "merges.txt in one folder");
     ImGui::Separator();
     if (ImGui::MenuItem("Save", "Ctrl+S", false, true)) {
       if (st.file_path().empty()) {
@@ -140,6 +150,7 @@ void draw_menu_bar(Ui& ui) {
     if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
     ImGui::Separator();
     ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.show_seq2seq);
+    ImGui::MenuItem("Language model: attention inside GPT-2", nullptr, &ui.show_lm);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Compute")) {

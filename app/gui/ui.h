@@ -126,6 +126,11 @@ struct Ui {
   bool show_seq2seq = false;
   std::shared_ptr<struct Seq2seqPanel> seq2seq;
   bool seq2seq_busy = false;  // training or evaluating in the background (set by the panel)
+  // The language-model window (View menu, File → Open model folder…, gui --model) and its state
+  // (panel_lm.h).
+  bool show_lm = false;
+  std::shared_ptr<struct LmPanel> lm;
+  bool lm_busy = false;  // loading or running a model in the background (set by the panel)
 
   // Dialogs.
   std::string path_dialog;  // "open", "save", "export-png", "export-svg", "export-all"

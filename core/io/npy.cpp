@@ -535,4 +535,38 @@ bool write_npy(const std::string& path, const HeadStack& heads, int rank, std::s
   return write_file_atomically(path, npy_bytes(heads, rank), error);
 }
 
+std::string npy_array_bytes(const std::vector<size_t>& shape, const float* data) {
+  std::string dims;
+  size_t count = 1;
+  for (size_t d : shape) {
+    dims += std::to_string(d) + ", ";
+    count *= d;
+  }
+  // numpy writes (n,) for rank 1 and (a, b) otherwise.
+  if (shape.size() > 1) dims.resize(dims.size() - 2);
+  if (shape.size() == 1) dims.pop_back();
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const size_t unpadded = 10 + header.size() + 1;
+  header.append((64 - unpadded % 64) % 64, ' ');
+  header += '\n';
+  std::string out(kMagic, kMagicLen);
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  out.reserve(out.size() + count * 4);
+  for (size_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, data + i, 4);
+    append_le32(out, bits);
+  }
+  return out;
+}
+
+bool write_npy_array(const std::string& path, const std::vector<size_t>& shape, const float* data,
+                     std::string& error) {
+  return write_file_atomically(path, npy_array_bytes(shape, data), error);
+}
+
 }  // namespace attn

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attention/matrix.h"
 
@@ -34,5 +35,11 @@ std::string npy_bytes(const HeadStack& heads, int rank);
 
 // Writes npy_bytes(heads, rank) atomically (nothing at `path` changes on failure).
 bool write_npy(const std::string& path, const HeadStack& heads, int rank, std::string& error);
+
+// The bytes of a float32 version 1.0 .npy file of any rank: `shape` (empty for a scalar) and
+// its product of row-major values; the header padded as npy_bytes() pads it.
+std::string npy_array_bytes(const std::vector<size_t>& shape, const float* data);
+bool write_npy_array(const std::string& path, const std::vector<size_t>& shape, const float* data,
+                     std::string& error);
 
 }  // namespace attn

@@ -1,0 +1,380 @@
+// `attention-lab lm`: GPT-2-format models on the command line: the tokens of a text, every
+// layer's and head's attention weights, the next-token distribution, and a speed benchmark; and
+// the scenario of one real head for trace, explain and export (--model).
+#include <sys/stat.h>
+#include <time.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "attention/scenario.h"
+#include "cli/cli.h"
+#include "io/mapped_file.h"
+#include "io/npy.h"
+#include "lm/forward.h"
+#include "lm/head_trace.h"
+#include "lm/model.h"
+
+namespace attn::cli {
+
+namespace {
+
+lm::Model load_model_or_throw(const std::string& arg) {
+  std::string error;
+  const std::string folder = lm::resolve_model_folder(arg, error);
+  if (folder.empty()) throw CliError{kExitUsage, error};
+  lm::Model m;
+  if (!lm::load_model(folder, m, error)) throw CliError{kExitUsage, error};
+  return m;
+}
+
+std::vector<int> tokenize_or_throw(const lm::Model& m, const std::string& text) {
+  size_t bad = 0;
+  if (!lm::valid_utf8(text, &bad))
+    throw CliError{kExitUsage, "--text: not valid UTF-8 (byte " + std::to_string(bad) + ")"};
+  if (text.empty()) throw CliError{kExitUsage, "--text: empty; give at least one character"};
+  std::vector<int> ids = m.tokenizer.encode(text);
+  if (static_cast<int>(ids.size()) > m.config.n_positions)
+    throw CliError{kExitUsage, "--text: " + std::to_string(ids.size()) +
+                                   " tokens, more than the model's n_positions = " +
+                                   std::to_string(m.config.n_positions)};
+  return ids;
+}
+
+struct Run {
+  lm::Model model;
+  std::vector<int> ids;
+  lm::Activations acts;
+};
+
+std::unique_ptr<Run> run_model(const std::string& model, const std::string& text, bool all_logits) {
+  auto r = std::make_unique<Run>();
+  r->model = load_model_or_throw(model);
+  r->ids = tokenize_or_throw(r->model, text);
+  lm::ForwardOptions o;
+  o.all_logits = all_logits;
+  lm::gpt_forward(r->model, r->ids, 1, static_cast<int>(r->ids.size()), r->acts, o);
+  return r;
+}
+
+std::string vocab_spelling(const lm::Tokenizer& t, int id) {
+  const std::string& s = t.token(id);
+  return s.empty() ? "<no token " + std::to_string(id) + ">" : s;
+}
+
+struct LmArgs {
+  std::string model, text, out, logits;
+  int top = 10;
+  double temperature = 1.0;
+};
+
+void add_model_text(CLI::App& cmd, LmArgs& a) {
+  cmd.add_option("--model", a.model, "GPT-2-format model folder or a shipped model's name")
+      ->required();
+  cmd.add_option("--text", a.text, "the text (UTF-8)")->required();
+}
+
+void register_tokens(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand("tokens", "The text's tokens, one per line: ID<TAB>TOKEN");
+  auto a = std::make_shared<LmArgs>();
+  add_model_text(*cmd, *a);
+  cmd->callback([&action, a] {
+    action = [a] {
+      const lm::Model m = load_model_or_throw(a->model);
+      for (int id : tokenize_or_throw(m, a->text))
+        std::cout << id << '\t' << vocab_spelling(m.tokenizer, id) << '\n';
+      return kExitOk;
+    };
+  });
+}
+
+void register_attention(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "attention", "Every layer's and head's attention weights as (n_layer, n_head, n, n) .npy");
+  auto a = std::make_shared<LmArgs>();
+  add_model_text(*cmd, *a);
+  cmd->add_option("--out", a->out, "output .npy file")->required();
+  cmd->callback([&action, a] {
+    action = [a] {
+      const auto r = run_model(a->model, a->text, false);
+      const lm::Config& c = r->model.config;
+      const auto n = static_cast<size_t>(r->acts.T);
+      std::string error;
+      // B = 1, so att (L, 1, NH, T, T) is already the (L, NH, T, T) the contract asks for.
+      if (!write_npy_array(a->out,
+                           {static_cast<size_t>(c.n_layer), static_cast<size_t>(c.n_head), n, n},
+                           r->acts.att.data(), error))
+        throw CliError{kExitUsage, "--out: " + error};
+      return kExitOk;
+    };
+  });
+}
+
+void register_next(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "next", "The most likely next tokens: ID<TAB>TOKEN<TAB>PROBABILITY, most likely first");
+  auto a = std::make_shared<LmArgs>();
+  add_model_text(*cmd, *a);
+  cmd->add_option("--top", a->top, "how many tokens (default 10)")->check(CLI::Range(1, 1 << 22));
+  cmd->add_option("--temperature", a->temperature,
+                  "divide the logits by T before the softmax (default 1)")
+      ->check(CLI::Range(1e-3, 1e3));
+  cmd->add_option("--logits", a->logits, "also write the last position's logits (vocab_size,)");
+  cmd->callback([&action, a] {
+    action = [a] {
+      const auto r = run_model(a->model, a->text, false);
+      const lm::Config& c = r->model.config;
+      // The logits file first: if it cannot be written, nothing has been printed either.
+      if (!a->logits.empty()) {
+        std::string error;
+        if (!write_npy_array(a->logits, {static_cast<size_t>(c.vocab_size)}, r->acts.logits.data(),
+                             error))
+          throw CliError{kExitUsage, "--logits: " + error};
+      }
+      std::string out;
+      char prob[32];
+      for (auto [id, p] : lm::top_next_tokens(c, r->acts, a->top, a->temperature)) {
+        std::snprintf(prob, sizeof prob, "%.6f", p);
+        out +=
+            std::to_string(id) + '\t' + vocab_spelling(r->model.tokenizer, id) + '\t' + prob + '\n';
+      }
+      std::cout << out;
+      return kExitOk;
+    };
+  });
+}
+
+// ---- lm bench ----
+
+struct BenchArgs {
+  std::string model, folder = "/tmp/attention-lab-gpt2-small-random";
+  int tokens = 64, runs = 5;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double process_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// GPT-2 small's sizes (Hugging Face "gpt2").
+lm::Config gpt2_small() {
+  lm::Config c;
+  c.n_layer = 12;
+  c.n_head = 12;
+  c.n_embd = 768;
+  c.n_positions = 1024;
+  c.vocab_size = 50257;
+  return c;
+}
+
+int run_bench(const BenchArgs& a) {
+  std::string folder = a.model, error;
+  if (folder.empty()) {
+    folder = a.folder;
+    struct stat st {};
+    if (::stat((folder + "/model.safetensors").c_str(), &st) != 0) {
+      // A random model of GPT-2 small's shape with a byte-level vocabulary: the speed of the
+      // forward pass depends only on the sizes.
+      lm::Model m;
+      lm::init_random(m, gpt2_small(), 1234);
+      std::vector<std::string> bytes(lm::byte_to_unicode().begin(), lm::byte_to_unicode().end());
+      if (!m.tokenizer.build(bytes, {}, error) || !lm::save_model(m, folder, error))
+        throw CliError{kExitRuntime, error};
+      std::cout << "wrote a randomly initialised GPT-2-small-shaped model to " << folder << "\n";
+    }
+  } else {
+    folder = lm::resolve_model_folder(a.model, error);
+    if (folder.empty()) throw CliError{kExitUsage, error};
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  lm::Model m;
+  if (!lm::load_model(folder, m, error)) throw CliError{kExitUsage, error};
+  const double load_s = seconds_since(t0);
+  const lm::Config& c = m.config;
+  const int T = std::min(a.tokens, c.n_positions);
+  std::string text;
+  while (true) {
+    text += "The quick brown fox jumps over the lazy dog while the teacher explains attention. ";
+    if (static_cast<int>(m.tokenizer.encode(text).size()) >= T) break;
+  }
+  std::vector<int> ids = m.tokenizer.encode(text);
+  ids.resize(static_cast<size_t>(T));
+
+  const double L = c.n_layer, C = c.n_embd, F = c.mlp_size(), V = c.vocab_size;
+  // Multiply-adds ×2: the four matrix products per layer, Q·Kᵀ and weights·V over the causal
+  // half, and the output layer.
+  const double layer_flops = L * (2.0 * T * (3 * C * C + C * C + 2 * C * F) + 2.0 * T * T * C);
+  std::printf("model: %s (%d layers, %d heads, n_embd %d, vocab %d, %.1f M parameters, %s)\n",
+              folder.c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size,
+              static_cast<double>(m.params.total()) / 1e6, m.dtype.c_str());
+  std::printf("load (map, convert, check every weight, tokenizer): %.3f s\n", load_s);
+  lm::Activations acts;
+  for (bool all : {false, true}) {
+    lm::ForwardOptions o;
+    o.all_logits = all;
+    lm::gpt_forward(m, ids, 1, T, acts, o);  // warm-up: sizes the buffers
+    std::vector<double> times, cpu;
+    for (int r = 0; r < a.runs; ++r) {
+      t0 = std::chrono::steady_clock::now();
+      const double c0 = process_cpu_seconds();
+      lm::gpt_forward(m, ids, 1, T, acts, o);
+      cpu.push_back(process_cpu_seconds() - c0);
+      times.push_back(seconds_since(t0));
+    }
+    const double flops = layer_flops + 2.0 * (all ? T : 1) * C * V;
+    const double med = median(times);
+    // CPU time counts only this process's work: on a machine busy with other work, it tells
+    // what an idle one would take (CPU time / cores, when the work is split evenly).
+    std::printf(
+        "forward, %d tokens, logits of %s: median %.1f ms, min %.1f ms over %d runs "
+        "(%.1f GFLOP, %.1f GFLOP/s); CPU time %.1f ms (all cores together)\n",
+        T, all ? "every position" : "the last position", med * 1e3,
+        *std::min_element(times.begin(), times.end()) * 1e3, a.runs, flops / 1e9, flops / med / 1e9,
+        median(cpu) * 1e3);
+  }
+  // What the machine can do right now: the same Eigen product, 1024³, its output columns split
+  // over every core as matmul_forward splits them (other work on the machine lowers both).
+  {
+    constexpr int S = 1024;
+    std::vector<float> x(static_cast<size_t>(S) * S, 0.5f), w(x.size(), 0.25f), y(x.size());
+    std::vector<double> times, cpu;
+    for (int r = 0; r < 3; ++r) {
+      t0 = std::chrono::steady_clock::now();
+      const double c0 = process_cpu_seconds();
+      lm::matmul_forward(x.data(), w.data(), nullptr, S, S, S, y.data());
+      cpu.push_back(process_cpu_seconds() - c0);
+      times.push_back(seconds_since(t0));
+    }
+    std::printf(
+        "limit: Eigen float product %d×%d×%d on every core: median %.1f ms, %.1f GFLOP/s; CPU "
+        "time %.1f ms\n",
+        S, S, S, median(times) * 1e3, 2.0 * S * S * S / median(times) / 1e9, median(cpu) * 1e3);
+  }
+  t0 = std::chrono::steady_clock::now();
+  const auto scores = lm::head_scores(c, acts);
+  std::printf("head scores of all %zu heads: %.2f ms\n", scores.size(), seconds_since(t0) * 1e3);
+  return kExitOk;
+}
+
+void register_bench_lm(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "bench",
+      "Time loading and the forward pass (default: a random GPT-2-small-shaped model it writes)");
+  auto a = std::make_shared<BenchArgs>();
+  cmd->add_option("--model", a->model, "a model folder or shipped name instead of the random one");
+  cmd->add_option("--folder", a->folder, "where the random model is written (reused when there)")
+      ->capture_default_str();
+  cmd->add_option("--tokens", a->tokens, "tokens per forward pass (default 64)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--runs", a->runs, "timed runs (default 5)")->check(CLI::Range(1, 1000));
+  cmd->callback([&action, a] { action = [a] { return run_bench(*a); }; });
+}
+
+// ---- lm init ----
+
+struct InitArgs {
+  std::string out, corpus, dtype = "F32";
+  int layers = 4, heads = 4, embd = 64, positions = 128, merges = 500;
+  uint64_t seed = 1;
+  float std = 0.02f;
+};
+
+int run_init(const InitArgs& a) {
+  if (a.embd % a.heads != 0)
+    throw CliError{kExitUsage, "--embd: " + std::to_string(a.embd) +
+                                   " is not divisible by --heads " + std::to_string(a.heads)};
+  if (a.dtype != "F32" && a.dtype != "F16" && a.dtype != "BF16")
+    throw CliError{kExitUsage, "--dtype: expected F32, F16 or BF16, got '" + a.dtype + "'"};
+  std::string corpus, error;
+  if (!a.corpus.empty()) {
+    if (!read_regular_file(a.corpus, 256u << 20, corpus, error))
+      throw CliError{kExitUsage, "--corpus: " + error};
+    size_t bad = 0;
+    if (!lm::valid_utf8(corpus, &bad))
+      throw CliError{kExitUsage,
+                     "--corpus: " + a.corpus + " is not UTF-8 (byte " + std::to_string(bad) + ")"};
+  }
+  lm::Model m;
+  m.tokenizer = lm::learn_bpe(corpus, a.corpus.empty() ? 0 : a.merges);
+  lm::Config c;
+  c.n_layer = a.layers;
+  c.n_head = a.heads;
+  c.n_embd = a.embd;
+  c.n_positions = a.positions;
+  c.vocab_size = m.tokenizer.size();
+  lm::init_random(m, c, a.seed, a.std);
+  if (!lm::save_model(m, a.out, error, a.dtype)) throw CliError{kExitRuntime, "--out: " + error};
+  std::cout << "wrote " << a.out << ": " << c.n_layer << " layers, " << c.n_head
+            << " heads, n_embd " << c.n_embd << ", " << c.n_positions << " positions, vocabulary "
+            << c.vocab_size << " (" << m.tokenizer.merges().size() << " merges), "
+            << m.params.total() << " parameters, random (GPT-2's initialisation)\n";
+  return kExitOk;
+}
+
+void register_init(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "init",
+      "Write a randomly initialised GPT-2-format model folder (merges learned from a text)");
+  auto a = std::make_shared<InitArgs>();
+  cmd->add_option("--out", a->out, "the folder to write (created)")->required();
+  cmd->add_option("--corpus", a->corpus,
+                  "UTF-8 text to learn BPE merges from (default: bytes only)");
+  cmd->add_option("--merges", a->merges, "how many merges to learn (default 500)")
+      ->check(CLI::Range(0, 1 << 20));
+  cmd->add_option("--layers", a->layers, "n_layer (default 4)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--heads", a->heads, "n_head (default 4)")->check(CLI::Range(1, 1024));
+  cmd->add_option("--embd", a->embd, "n_embd (default 64)")->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--positions", a->positions, "n_positions (default 128)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--seed", a->seed, "random seed (default 1)");
+  cmd->add_option("--std", a->std,
+                  "standard deviation of the weights (default 0.02, GPT-2's; larger values give "
+                  "sharper, more varied attention)")
+      ->check(CLI::Range(0.0, 10.0));
+  cmd->add_option("--dtype", a->dtype, "F32, F16 or BF16 (default F32)");
+  cmd->callback([&action, a] { action = [a] { return run_init(*a); }; });
+}
+
+}  // namespace
+
+Scenario load_model_head_scenario(const ScenarioSource& src) {
+  if (src.text.empty())
+    throw CliError{kExitUsage, "--text: required with --model (the text the head reads)"};
+  const auto r = run_model(src.model, src.text, false);
+  const lm::Config& c = r->model.config;
+  if (src.layer < 0 || src.layer >= c.n_layer)
+    throw CliError{kExitUsage, "--layer: " + std::to_string(src.layer) + " is out of range; " +
+                                   r->model.name + " has layers 0.." +
+                                   std::to_string(c.n_layer - 1)};
+  if (src.head < 0 || src.head >= c.n_head)
+    throw CliError{kExitUsage, "--head: " + std::to_string(src.head) + " is out of range; " +
+                                   r->model.name + " has heads 0.." + std::to_string(c.n_head - 1)};
+  return lm::head_scenario(r->model, r->acts, src.layer, src.head,
+                           lm::display_tokens(r->model.tokenizer, r->ids), src.text);
+}
+
+void register_lm(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "lm", "GPT-2-format transformers: tokens, attention of every head, next-token predictions");
+  cmd->require_subcommand(1);
+  register_tokens(*cmd, action);
+  register_attention(*cmd, action);
+  register_next(*cmd, action);
+  register_bench_lm(*cmd, action);
+  register_init(*cmd, action);
+}
+
+}  // namespace attn::cli

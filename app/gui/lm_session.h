@@ -1,0 +1,89 @@
+// The language-model side of the app, with no ImGui: the open GPT-2-format model, the sentence,
+// its forward pass (loading and computing off the UI thread), the head the views point at, the
+// next-token distribution at a temperature, head scores and the KV cache. The panels in
+// panel_lm*.cpp only read it and call its setters; tests drive it directly.
+#pragma once
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attention/scenario.h"
+#include "lm/forward.h"
+#include "lm/head_trace.h"
+#include "lm/model.h"
+
+namespace attn {
+
+// What one forward pass produced, handed from the worker to the UI as a whole.
+struct LmRun {
+  std::shared_ptr<const lm::Model> model;
+  std::string text;
+  std::vector<int> ids;
+  std::vector<std::string> tokens;  // display text of each token
+  lm::Activations acts;
+  std::vector<lm::HeadScores> scores;  // [l · NH + h]
+};
+
+class LmSession {
+ public:
+  ~LmSession();
+
+  // Starts loading a model folder (or a shipped model's name) in the background; the current
+  // model stays until the new one has loaded. False with error() when the name resolves nowhere.
+  bool open(const std::string& folder_or_name);
+  // Sets the sentence; recomputed in the background. Text that is not UTF-8, empty or longer
+  // than the model's n_positions tokens sets error() and keeps the last run.
+  void set_text(const std::string& text);
+  const std::string& text() const { return text_; }
+
+  // Picks up finished work; call once per frame. True when something changed.
+  bool poll();
+  void wait();  // blocks until nothing is pending (tests, screenshots)
+  bool busy() const { return load_.valid() || compute_.valid(); }
+  double busy_seconds() const;
+  const std::string& busy_what() const { return busy_what_; }
+
+  bool has_model() const { return model_ != nullptr; }
+  const lm::Model* model() const { return model_.get(); }
+  // The last completed run (null before the first).
+  const LmRun* run() const { return run_.get(); }
+  // Changes with every new run, so views can cache what they draw from it.
+  uint64_t serial() const { return serial_; }
+
+  const std::string& error() const { return error_; }
+  const std::string& status() const { return status_; }
+
+  // The head the head view and "open in the stepper" use.
+  int layer = 0, head = 0;
+  void select(int l, int h);
+  // The next-token chart.
+  double temperature = 1.0;
+  int top_k = 10;
+  std::vector<std::pair<int, double>> next_tokens() const;
+
+  // The scenario of head (l, h) on the current run: real Q, K, V, causal mask, token labels.
+  Scenario head_scenario(int l, int h) const;
+  // The tag AppState::origin() carries when that head is open in the stepper.
+  std::string origin_tag(int l, int h) const;
+  // Parses an origin tag back: true and the layer and head when `origin` is one of ours.
+  static bool parse_origin(const std::string& origin, int& l, int& h);
+
+ private:
+  void start_compute();
+
+  std::shared_ptr<const lm::Model> model_;
+  std::unique_ptr<LmRun> run_;
+  std::string text_ = "The cat sat on the mat. The cat sat on the";
+  std::string error_, status_, busy_what_;
+  uint64_t serial_ = 0;
+  std::future<std::pair<std::shared_ptr<lm::Model>, std::string>> load_;
+  std::future<std::unique_ptr<LmRun>> compute_;
+  bool compute_again_ = false;
+  std::chrono::steady_clock::time_point busy_start_;
+};
+
+}  // namespace attn

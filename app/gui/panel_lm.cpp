@@ -1,0 +1,297 @@
+// The language-model window: which model is open and the sentence it reads, the model view beside
+// tabs for the head view, the next-token chart, what each head does and the KV cache; and opening
+// one real head in the stepper.
+#include "gui/panel_lm.h"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gui/gui_setup.h"
+
+namespace attn {
+
+ImU32 lm_head_color(int h, float alpha) {
+  // Tableau's 10 categorical colours, distinct for most kinds of colour vision, then repeated a
+  // little darker.
+  static const ImU32 base[] = {IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),
+                               IM_COL32(44, 160, 44, 255),   IM_COL32(214, 39, 40, 255),
+                               IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
+                               IM_COL32(227, 119, 194, 255), IM_COL32(127, 127, 127, 255),
+                               IM_COL32(188, 189, 34, 255),  IM_COL32(23, 190, 207, 255)};
+  ImVec4 c = ImGui::ColorConvertU32ToFloat4(base[h % 10]);
+  const float dark = h >= 10 ? 0.7f : 1.0f;
+  return ImGui::ColorConvertFloat4ToU32({c.x * dark, c.y * dark, c.z * dark, alpha});
+}
+
+const char* lm_role_name(int role) {
+  switch (role) {
+    case 0:
+      return "Previous token";
+    case 1:
+      return "First token (attention sink)";
+    case 2:
+      return "Self (diagonal)";
+    default:
+      return "Induction";
+  }
+}
+
+const char* lm_role_definition(int role) {
+  switch (role) {
+    case 0:
+      return "The average weight a token gives the token just before it (queries 1 … n−1). "
+             "1 means the head always looks one step back.";
+    case 1:
+      return "The average weight a token gives the very first token (queries 1 … n−1). Heads "
+             "with nothing useful to do often park their attention there: an \"attention sink\".";
+    case 2:
+      return "The average weight a token gives itself, the diagonal (queries 1 … n−1).";
+    default:
+      return "For every token that appeared before, the weight it gives the token that came "
+             "right AFTER that earlier occurrence (…A B … A → B), averaged. Induction heads copy "
+             "what followed last time; type a sentence twice to see them.";
+  }
+}
+
+double lm_role_value(const lm::HeadScores& s, int role) {
+  switch (role) {
+    case 0:
+      return s.previous;
+    case 1:
+      return s.first;
+    case 2:
+      return s.self;
+    default:
+      return s.induction;
+  }
+}
+
+void open_lm_head_in_stepper(Ui& ui, int l, int h) {
+  LmPanel& p = *ui.lm;
+  const LmSession& s = p.session;
+  if (!s.run()) return;
+  p.session.select(l, h);
+  Scenario sc = s.head_scenario(l, h);
+  ui.request_discard_check([&ui, sc = std::move(sc), tag = s.origin_tag(l, h), l, h]() mutable {
+    if (!ui.state.load_scenario(std::move(sc), tag)) return;
+    ui.state.set_stage("weights");
+    ui.state.set_message("Layer " + std::to_string(l) + ", head " + std::to_string(h) +
+                             " is open in the stepper with its real Q, K and V.  View → "
+                             "Language model goes back to the model.",
+                         false);
+    ui.lm->opened_layer = l;
+    ui.lm->opened_head = h;
+    ui.show_lm = false;
+  });
+}
+
+void draw_lm_head_note(Ui& ui) {
+  int l = 0, h = 0;
+  if (!LmSession::parse_origin(ui.state.origin(), l, h)) return;
+  const ImVec4 accent(0.85f, 0.35f, 0.05f, 1);
+  ImGui::PushStyleColor(ImGuiCol_Text, accent);
+  ImGui::TextWrapped(
+      "A real head: layer %d, head %d of %s.", l, h,
+      ui.lm && ui.lm->session.model() ? ui.lm->session.model()->name.c_str() : "the model");
+  ImGui::PopStyleColor();
+  ImGui::TextWrapped(
+      "Editing a cell of Q, K or V recomputes this head only. Later layers and the next-token "
+      "prediction are not recomputed.");
+  if (ui.lm && ImGui::Button("Back to the model")) ui.show_lm = true;
+  ImGui::Separator();
+}
+
+namespace {
+
+void draw_model_bar(Ui& ui, LmPanel& p) {
+  LmSession& s = p.session;
+  const float fs = ImGui::GetFontSize();
+  if (ImGui::Button("Open model folder…")) {
+    ui.path_dialog = "open-model";
+    ui.path_buffer = s.model() ? s.model()->folder : "";
+  }
+  ImGui::SameLine();
+  const std::vector<std::string> shipped = lm::shipped_models();
+  if (!shipped.empty()) {
+    ImGui::SetNextItemWidth(fs * 10);
+    if (ImGui::BeginCombo("##shipped", "Shipped models")) {
+      for (const std::string& n : shipped)
+        if (ImGui::Selectable(n.c_str())) s.open(n);
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+  }
+  if (s.model()) {
+    const lm::Config& c = s.model()->config;
+    ImGui::Text("%s", s.model()->name.c_str());
+    char info[256];
+    std::snprintf(info, sizeof info,
+                  "%d layers × %d heads · d_model %d · d_k %d · %d positions · vocabulary %d · "
+                  "%.1f M parameters (%s)",
+                  c.n_layer, c.n_head, c.n_embd, c.head_size(), c.n_positions, c.vocab_size,
+                  static_cast<double>(s.model()->params.total()) / 1e6, s.model()->dtype.c_str());
+    // Beside the name when it fits, else below it, wrapped (large fonts, narrow windows).
+    ImGui::SameLine();
+    if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(info).x) ImGui::NewLine();
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("%s", info);
+    ImGui::PopTextWrapPos();
+  } else {
+    ImGui::TextDisabled("No model open.");
+  }
+
+  // The sentence: applied as it is typed (the forward pass runs on a worker).
+  if (!p.text_initialised) {
+    p.text_buffer = s.text();
+    p.text_initialised = true;
+  }
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Sentence");
+  ImGui::SameLine();
+  const float button_w = ImGui::CalcTextSize("Repeat it").x + ImGui::GetStyle().FramePadding.x * 2;
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - button_w - fs * 2.5f);
+  if (ImGui::InputText("##sentence", &p.text_buffer)) s.set_text(p.text_buffer);
+  ImGui::SameLine();
+  if (ImGui::Button("Repeat it")) {
+    p.text_buffer += " " + p.text_buffer;
+    s.set_text(p.text_buffer);
+  }
+  ImGui::SameLine();
+  help_marker(
+      "Repeats the sentence once more. In the repeat, every token has appeared before, so "
+      "induction heads (…A B … A → B) show up in the head view and the scores.");
+
+  if (s.busy()) {
+    const char* spin = "|/-\\";
+    ImGui::Text("%c %s… %.1f s", spin[static_cast<int>(ImGui::GetTime() * 8) % 4],
+                s.busy_what().c_str(), s.busy_seconds());
+  } else if (!s.error().empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", s.error().c_str());
+    ImGui::PopTextWrapPos();
+  } else if (const LmRun* r = s.run()) {
+    ImGui::TextDisabled(
+        "%zu tokens. Click a head in the model view to step through its "
+        "arithmetic.",
+        r->ids.size());
+  } else {
+    ImGui::TextDisabled(" ");
+  }
+}
+
+void draw_no_model(Ui& ui) {
+  ImGui::Spacing();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
+  ImGui::TextUnformatted(
+      "Open a GPT-2-format model folder to see attention inside a real transformer. A folder "
+      "holds config.json, model.safetensors, vocab.json and merges.txt; GPT-2 small is the "
+      "Hugging Face model \"gpt2\" (docs/lm.md says how to get it).");
+  ImGui::PopTextWrapPos();
+  ImGui::Spacing();
+  if (ImGui::Button("Open model folder…")) ui.path_dialog = "open-model";
+}
+
+}  // namespace
+
+void draw_lm_panel(Ui& ui) {
+  if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
+  LmPanel& p = *ui.lm;
+  p.session.poll();
+  ui.lm_busy = p.session.busy();  // the window keeps drawing until the model's work is done
+  if (!ui.show_lm) return;
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float top = ImGui::GetFrameHeight();
+  ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.02f, vp->Pos.y + top + vp->Size.y * 0.02f},
+                          ImGuiCond_Appearing);
+  ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, ImGuiCond_Appearing);
+  p.shown_tab.clear();
+  if (!ImGui::Begin("Language model: attention inside a transformer###lm", &ui.show_lm,
+                    ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  draw_model_bar(ui, p);
+  ImGui::Separator();
+  if (!p.session.run()) {
+    if (!p.session.has_model() && !p.session.busy()) draw_no_model(ui);
+    ImGui::End();
+    return;
+  }
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const float left_w = std::round(avail_w * 0.42f);
+  ImGui::BeginChild("lm-model-view", {left_w, 0}, false);
+  draw_lm_model_view(ui, p);
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("lm-tabs", {0, 0}, false);
+  if (ImGui::BeginTabBar("lm-tab-bar")) {
+    auto flags = [&p](const char* tab) {
+      return p.select_tab == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+    };
+    const std::pair<const char*, void (*)(Ui&, LmPanel&)> tabs[] = {{"heads", draw_lm_head_view},
+                                                                    {"next", draw_lm_next_tokens},
+                                                                    {"roles", draw_lm_head_roles},
+                                                                    {"kv", draw_lm_kv_cache}};
+    const char* titles[] = {"Head view", "Next token", "What heads do", "KV cache"};
+    for (int i = 0; i < 4; ++i)
+      if (ImGui::BeginTabItem(titles[i], nullptr, flags(tabs[i].first))) {
+        p.shown_tab = tabs[i].first;
+        tabs[i].second(ui, p);
+        ImGui::EndTabItem();
+      }
+    ImGui::EndTabBar();
+    p.select_tab.clear();
+  }
+  ImGui::EndChild();
+  ImGui::End();
+}
+
+}  // namespace attn
+
+namespace attn {
+
+bool setup_lm_from_options(Ui& ui, const GuiOptions& o, std::string& error) {
+  if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
+  LmPanel& p = *ui.lm;
+  LmSession& s = p.session;
+  if (!s.open(o.model)) {
+    error = "--model: " + s.error();
+    return false;
+  }
+  s.wait();
+  if (!s.has_model()) {
+    error = s.error();  // names the file (and tensor)
+    return false;
+  }
+  if (!o.text.empty()) {
+    p.text_buffer = o.text;
+    p.text_initialised = true;
+    s.set_text(o.text);
+    s.wait();
+  }
+  if (!s.error().empty()) {
+    error = "--text: " + s.error();
+    return false;
+  }
+  const lm::Config& c = s.model()->config;
+  if (o.layer < 0 || o.layer >= c.n_layer) {
+    error =
+        "--layer: " + std::to_string(o.layer) + " is outside 0.." + std::to_string(c.n_layer - 1);
+    return false;
+  }
+  if (o.model_head < 0 || o.model_head >= c.n_head) {
+    error = "--head: " + std::to_string(o.model_head) + " is outside 0.." +
+            std::to_string(c.n_head - 1);
+    return false;
+  }
+  s.select(o.layer, o.model_head);
+  ui.show_lm = true;
+  if (!o.step.empty()) open_lm_head_in_stepper(ui, o.layer, o.model_head);
+  return true;
+}
+
+}  // namespace attn

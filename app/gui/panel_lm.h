@@ -1,0 +1,57 @@
+// The language-model window (View → Language model, File → Open model folder…): the state its
+// panels share, kept in Ui::lm, and the panels, one file each: panel_lm.cpp (the window, the
+// model and sentence bar, opening a head in the stepper), panel_lm_model.cpp (layers × heads
+// thumbnails), panel_lm_heads.cpp (BertViz-style head view), panel_lm_next.cpp (next-token
+// chart), panel_lm_roles.cpp (what each head does), panel_lm_kv.cpp (the KV cache).
+#pragma once
+
+#include <string>
+
+#include "gui/lm_session.h"
+#include "gui/ui.h"
+
+namespace attn {
+
+struct LmPanel {
+  LmSession session;
+  std::string text_buffer;  // the sentence field (applied as the user types)
+  bool text_initialised = false;
+  std::string select_tab;  // "heads", "next", "roles" or "kv": bring it forward once
+  std::string shown_tab;   // the tab drawn last frame
+  int role = 0;  // the score the roles tab shows: 0 previous, 1 first, 2 self, 3 induction
+  bool all_heads = false;     // head view: every head of the layer at once
+  int hover_token = -1;       // head view: the token under the mouse (-1 none)
+  bool hover_is_key = false;  // … on the right (keys) side
+  int pinned_token = -1;      // head view: a clicked token stays isolated
+  bool pinned_is_key = false;
+  int kv_tokens = 1024;                     // KV cache table: context length
+  int opened_layer = -1, opened_head = -1;  // the head last opened in the stepper
+  // Every head's weights as matrices for the thumbnails, rebuilt when the run changes.
+  std::vector<Matrix> weights;
+  uint64_t weights_serial = 0;
+  const Matrix& head_weights(int l, int h);
+};
+
+// The window; draws nothing unless Ui::show_lm.
+void draw_lm_panel(Ui& ui);
+// Each tab's contents (inside the window).
+void draw_lm_model_view(Ui& ui, LmPanel& p);
+void draw_lm_head_view(Ui& ui, LmPanel& p);
+void draw_lm_next_tokens(Ui& ui, LmPanel& p);
+void draw_lm_head_roles(Ui& ui, LmPanel& p);
+void draw_lm_kv_cache(Ui& ui, LmPanel& p);
+
+// Opens head (l, h) of the current run in the stepper: its scenario replaces the app's, and the
+// window steps aside so the pipeline shows.
+void open_lm_head_in_stepper(Ui& ui, int l, int h);
+// In the stepper's inputs panel when a real head is open: which head, and what an edit recomputes.
+void draw_lm_head_note(Ui& ui);
+
+// A distinct colour per head (BertViz uses one colour per head too).
+ImU32 lm_head_color(int h, float alpha = 1.0f);
+// The name of each head score and its one-line definition.
+const char* lm_role_name(int role);
+const char* lm_role_definition(int role);
+double lm_role_value(const lm::HeadScores& s, int role);
+
+}  // namespace attn

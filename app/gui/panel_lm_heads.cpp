@@ -1,0 +1,174 @@
+// The head view (as BertViz's): the sentence twice, queries on the left and keys on the right,
+// a line from each token to every earlier token it attends to, as strong as the weight, one colour
+// per head; hover a token to isolate its lines, click to keep it isolated.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gui/panel_lm.h"
+
+namespace attn {
+
+namespace {
+
+// The token text with its leading space made visible, so " the" and "the" differ on screen.
+std::string shown(const std::string& t) {
+  if (!t.empty() && t[0] == ' ') return "·" + t.substr(1);
+  return t;
+}
+
+}  // namespace
+
+void draw_lm_head_view(Ui& ui, LmPanel& p) {
+  (void)ui;
+  LmSession& s = p.session;
+  const LmRun* r = s.run();
+  const lm::Config& c = r->model->config;
+  const int T = r->acts.T;
+  const float fs = ImGui::GetFontSize();
+
+  // Layer and head pickers: one coloured button per head (the colour of its lines).
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Layer");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 8);
+  int layer = s.layer;
+  if (ImGui::SliderInt("##layer", &layer, 0, c.n_layer - 1)) s.select(layer, s.head);
+  ImGui::SameLine();
+  ImGui::Checkbox("All heads", &p.all_heads);
+  ImGui::SameLine();
+  help_marker(
+      "Each line joins a token on the left (the query, the token being computed) to an earlier "
+      "token on the right (a key it reads from). The stronger the line, the larger the attention "
+      "weight; weights under 2% are not drawn, and at most the 12 strongest of each token. Hover a "
+      "token to see only its lines; click it to keep them; click again to let go.");
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Head");
+  for (int h = 0; h < c.n_head; ++h) {
+    ImGui::SameLine(0, fs * 0.2f);
+    const bool on = p.all_heads || h == s.head;
+    const ImVec4 col = ImGui::ColorConvertU32ToFloat4(lm_head_color(h, on ? 1.0f : 0.25f));
+    ImGui::PushStyleColor(ImGuiCol_Button, col);
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered,
+                          ImGui::ColorConvertU32ToFloat4(lm_head_color(h, 0.8f)));
+    ImGui::PushStyleColor(ImGuiCol_Text,
+                          on ? ImVec4(1, 1, 1, 1) : ImGui::GetStyle().Colors[ImGuiCol_Text]);
+    ImGui::PushID(h);
+    if (ImGui::Button(std::to_string(h).c_str(), {fs * 1.6f, 0})) {
+      s.select(s.layer, h);
+      p.all_heads = false;
+    }
+    ImGui::PopID();
+    ImGui::PopStyleColor(3);
+    if (ImGui::GetContentRegionAvail().x < fs * 2 && h + 1 < c.n_head) ImGui::NewLine();
+  }
+
+  // The two columns of tokens, scrolling when the sentence is long.
+  ImGui::BeginChild("head-view", {0, 0}, false);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  // Rows spread over the panel's height when there is room, scroll when there is not.
+  const float row_h =
+      std::clamp((ImGui::GetContentRegionAvail().y - fs * 0.5f) / static_cast<float>(T),
+                 ImGui::GetTextLineHeight() * 1.25f, ImGui::GetTextLineHeight() * 2.0f);
+  float text_w = fs * 3;
+  for (const std::string& t : r->tokens)
+    text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x);
+  text_w = std::min(text_w + fs * 0.6f, ImGui::GetContentRegionAvail().x * 0.3f);
+  const float avail_w = ImGui::GetContentRegionAvail().x;
+  const float gap = std::clamp(avail_w - 2 * text_w, fs * 4, fs * 18);
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const float xl1 = o.x + text_w, xr0 = xl1 + gap;  // where the lines start and end
+  ImGui::Dummy({2 * text_w + gap, row_h * T + fs * 0.5f});
+
+  // Which token is isolated: the pinned one, else the hovered one.
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  p.hover_token = -1;
+  if (ImGui::IsWindowHovered()) {
+    const int row = static_cast<int>(std::floor((mouse.y - o.y) / row_h));
+    if (row >= 0 && row < T) {
+      if (mouse.x >= o.x && mouse.x < xl1) p.hover_token = row, p.hover_is_key = false;
+      if (mouse.x >= xr0 && mouse.x < xr0 + text_w) p.hover_token = row, p.hover_is_key = true;
+    }
+  }
+  if (p.hover_token >= 0 && ImGui::IsMouseClicked(0)) {
+    const bool same = p.pinned_token == p.hover_token && p.pinned_is_key == p.hover_is_key;
+    p.pinned_token = same ? -1 : p.hover_token;
+    p.pinned_is_key = p.hover_is_key;
+  }
+  if (p.pinned_token >= T) p.pinned_token = -1;
+  const int focus = p.pinned_token >= 0 ? p.pinned_token : p.hover_token;
+  const bool focus_key = p.pinned_token >= 0 ? p.pinned_is_key : p.hover_is_key;
+
+  std::vector<int> heads;
+  for (int h = 0; h < c.n_head; ++h)
+    if (p.all_heads || h == s.head) heads.push_back(h);
+  // Token backgrounds: with a query isolated, each key's box is tinted by the weight it gets
+  // (of the first head shown); with a key isolated, each query's by the weight it gives.
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const float* w0 = r->acts.att_at(c, s.layer, 0, heads.front());
+  for (int t = 0; t < T; ++t) {
+    const float y = o.y + t * row_h;
+    float left_a = 0, right_a = 0;
+    if (focus >= 0 && !focus_key) {
+      left_a = t == focus ? 0.35f : 0;
+      right_a = t <= focus ? w0[static_cast<size_t>(focus) * T + t] : 0;
+    } else if (focus >= 0) {
+      right_a = t == focus ? 0.35f : 0;
+      left_a = t >= focus ? w0[static_cast<size_t>(t) * T + focus] : 0;
+    }
+    if (left_a > 0)
+      dl->AddRectFilled({o.x, y}, {xl1, y + row_h}, lm_head_color(heads.front(), left_a), 3);
+    if (right_a > 0)
+      dl->AddRectFilled({xr0, y}, {xr0 + text_w, y + row_h}, lm_head_color(heads.front(), right_a),
+                        3);
+    const std::string label = shown(r->tokens[static_cast<size_t>(t)]);
+    const float tw = ImGui::CalcTextSize(label.c_str()).x;
+    const float ty = y + (row_h - ImGui::GetTextLineHeight()) / 2;
+    const ImVec4 clip_l{o.x, y, xl1, y + row_h}, clip_r{xr0, y, xr0 + text_w, y + row_h};
+    dl->AddText(nullptr, 0, {xl1 - tw - fs * 0.3f, ty}, text, label.c_str(), nullptr, 0, &clip_l);
+    dl->AddText(nullptr, 0, {xr0 + fs * 0.3f, ty}, text, label.c_str(), nullptr, 0, &clip_r);
+  }
+  // Lines: per query, its strongest weights of at least 2% (at most kLinesPerRow), so the
+  // picture stays readable and the work per frame grows with the tokens, not their square.
+  constexpr int kLinesPerRow = 12;
+  constexpr float kMinWeight = 0.02f;
+  const float thick = std::max(1.5f, fs * 0.12f);
+  std::vector<std::pair<float, int>> row;
+  for (int h : heads) {
+    const float* w = r->acts.att_at(c, s.layer, 0, h);
+    const float fade = heads.size() > 1 ? 0.8f : 1.0f;
+    for (int t = 0; t < T; ++t) {
+      if (focus >= 0 && !focus_key && t != focus) continue;
+      row.clear();
+      for (int u = 0; u <= t; ++u) {
+        if (focus >= 0 && focus_key && u != focus) continue;
+        const float a = w[static_cast<size_t>(t) * T + u];
+        if (a >= kMinWeight) row.push_back({a, u});
+      }
+      if (static_cast<int>(row.size()) > kLinesPerRow) {
+        std::nth_element(row.begin(), row.begin() + kLinesPerRow, row.end(),
+                         [](const auto& x, const auto& y) { return x.first > y.first; });
+        row.resize(kLinesPerRow);
+      }
+      for (auto [a, u] : row)
+        dl->AddLine({xl1 + fs * 0.2f, o.y + (t + 0.5f) * row_h},
+                    {xr0 - fs * 0.2f, o.y + (u + 0.5f) * row_h}, lm_head_color(h, a * fade), thick);
+    }
+  }
+  if (focus >= 0 && !focus_key && heads.size() == 1) {
+    // The isolated query's top weights, in words.
+    ImGui::SetCursorScreenPos({xr0 + text_w + fs, o.y + focus * row_h});
+    ImGui::BeginGroup();
+    std::vector<std::pair<float, int>> top;
+    for (int u = 0; u <= focus; ++u) top.push_back({w0[static_cast<size_t>(focus) * T + u], u});
+    std::sort(top.rbegin(), top.rend());
+    for (size_t i = 0; i < std::min<size_t>(3, top.size()); ++i)
+      ImGui::Text("%.0f%% → “%s”", 100 * top[i].first,
+                  r->tokens[static_cast<size_t>(top[i].second)].c_str());
+    ImGui::EndGroup();
+  }
+  ImGui::EndChild();
+}
+
+}  // namespace attn

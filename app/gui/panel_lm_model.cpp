@@ -1,0 +1,116 @@
+// The model view: every layer × head's attention weights as a thumbnail (rows are layers, columns
+// heads), as BertViz's model view; hover for what the head does, click to step through it.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "gui/heatmap_widget.h"
+#include "gui/panel_lm.h"
+
+namespace attn {
+
+const Matrix& LmPanel::head_weights(int l, int h) {
+  const LmRun* r = session.run();
+  const lm::Config& c = r->model->config;
+  if (weights_serial != session.serial() ||
+      weights.size() != static_cast<size_t>(c.n_layer) * c.n_head) {
+    weights.assign(static_cast<size_t>(c.n_layer) * c.n_head, Matrix());
+    weights_serial = session.serial();
+  }
+  Matrix& m = weights[static_cast<size_t>(l) * c.n_head + h];
+  if (m.size() == 0) {
+    const int T = r->acts.T;
+    m = Eigen::Map<const Matrix>(r->acts.att_at(c, l, 0, h), T, T);
+  }
+  return m;
+}
+
+void draw_lm_model_view(Ui& ui, LmPanel& p) {
+  const LmRun* r = p.session.run();
+  const lm::Config& c = r->model->config;
+  const int L = c.n_layer, NH = c.n_head;
+  const float fs = ImGui::GetFontSize();
+  ImGui::TextUnformatted("Model view: every head of every layer");
+  ImGui::SameLine();
+  help_marker(
+      "Each square is one head's attention weights on your sentence: a row per token (the "
+      "query), a column per earlier token it may look at (the keys), brighter = more weight, "
+      "scaled to that head's largest weight. Only the lower triangle can light up: GPT-2's "
+      "causal mask hides later tokens. Click a square to step through that head's arithmetic "
+      "with its real Q, K and V.");
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float label_w = ImGui::CalcTextSize("L00").x + fs * 0.4f;
+  const float head_h = ImGui::GetTextLineHeightWithSpacing();
+  const float gap = std::max(2.0f, fs * 0.15f);
+  const float tile =
+      std::clamp(std::min((avail.x - label_w) / NH - gap, (avail.y - head_h - fs * 0.5f) / L - gap),
+                 fs * 0.8f, fs * 7.0f);
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text),
+              dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  // Column labels: every head when they fit, else every few.
+  const float hw = ImGui::CalcTextSize("H00").x;
+  const int every = std::max(1, static_cast<int>(std::ceil((hw + fs * 0.3f) / (tile + gap))));
+  for (int h = 0; h < NH; h += every) {
+    const std::string t = "H" + std::to_string(h);
+    const float w = ImGui::CalcTextSize(t.c_str()).x;
+    dl->AddText({o.x + label_w + h * (tile + gap) + (tile - w) / 2, o.y}, dim, t.c_str());
+  }
+  const int every_l =
+      std::max(1, static_cast<int>(std::ceil(ImGui::GetTextLineHeight() / (tile + gap))));
+  int hovered_l = -1, hovered_h = -1;
+  for (int l = 0; l < L; ++l) {
+    const float y = o.y + head_h + l * (tile + gap);
+    if (l % every_l == 0) {
+      const std::string t = "L" + std::to_string(l);
+      const float w = ImGui::CalcTextSize(t.c_str()).x;
+      dl->AddText({o.x + label_w - w - fs * 0.3f, y + (tile - ImGui::GetTextLineHeight()) / 2}, dim,
+                  t.c_str());
+    }
+    for (int h = 0; h < NH; ++h) {
+      const float x = o.x + label_w + h * (tile + gap);
+      const Matrix& m = p.head_weights(l, h);
+      HeatmapSpec sp;
+      sp.id = "lm-thumb-" + std::to_string(l) + "-" + std::to_string(h);
+      sp.serial = p.session.serial();
+      sp.m = &m;
+      const float mx = m.size() ? m.maxCoeff() : 1.0f;
+      sp.scale = {ui.settings.colormap, 0.0f, mx > 0 ? mx : 1.0f};
+      sp.labels = false;
+      sp.color_bar = false;
+      sp.interactive = false;
+      sp.size = {tile, tile};
+      ImGui::SetCursorScreenPos({x, y});
+      draw_heatmap(ui, sp);
+      ImGui::SetCursorScreenPos({x, y});
+      ImGui::PushID(l * NH + h);
+      if (ImGui::InvisibleButton("head", {tile, tile})) open_lm_head_in_stepper(ui, l, h);
+      if (ImGui::IsItemHovered()) hovered_l = l, hovered_h = h;
+      ImGui::PopID();
+      const bool selected = l == p.session.layer && h == p.session.head;
+      if (selected || (l == hovered_l && h == hovered_h))
+        dl->AddRect({x - 2, y - 2}, {x + tile + 2, y + tile + 2},
+                    selected ? IM_COL32(230, 60, 20, 255) : text, 2, 0, selected ? 3.0f : 1.5f);
+    }
+  }
+  ImGui::SetCursorScreenPos({o.x, o.y + head_h + L * (tile + gap)});
+  ImGui::Dummy({label_w + NH * (tile + gap), 1});
+  if (hovered_l >= 0) {
+    const lm::HeadScores& s = r->scores[static_cast<size_t>(hovered_l) * NH + hovered_h];
+    ImGui::BeginTooltip();
+    ImGui::Text("Layer %d, head %d", hovered_l, hovered_h);
+    for (int role = 0; role < 4; ++role) {
+      const double v = lm_role_value(s, role);
+      if (v < 0)
+        ImGui::TextDisabled("%s: no repeated token", lm_role_name(role));
+      else
+        ImGui::Text("%s: %.2f", lm_role_name(role), v);
+    }
+    ImGui::TextDisabled("Click to step through it in the stepper.");
+    ImGui::EndTooltip();
+  }
+}
+
+}  // namespace attn

@@ -1,0 +1,79 @@
+// What each head does: four scores per head (previous token, first token, self, induction), each
+// defined on screen, as a layers × heads grid; the strongest heads are one click from the stepper.
+#include <imgui.h>
+
+#include <algorithm>
+
+#include "gui/heatmap_widget.h"
+#include "gui/panel_lm.h"
+
+namespace attn {
+
+void draw_lm_head_roles(Ui& ui, LmPanel& p) {
+  LmSession& s = p.session;
+  const LmRun* r = s.run();
+  const lm::Config& c = r->model->config;
+  for (int role = 0; role < 4; ++role) {
+    // Side by side while they fit, else on the next line (narrow windows, large fonts).
+    const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+                    ImGui::CalcTextSize(lm_role_name(role)).x;
+    if (role) ImGui::SameLine();
+    if (role && ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+    ImGui::RadioButton(lm_role_name(role), &p.role, role);
+  }
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(lm_role_definition(p.role));
+  ImGui::PopTextWrapPos();
+  const bool undefined = p.role == 3 && r->scores.front().induction < 0;
+  if (undefined) {
+    ImGui::Spacing();
+    ImGui::TextColored(ImVec4(0.85f, 0.35f, 0.05f, 1),
+                       "No token of this sentence appeared before (two tokens back or more), so "
+                       "there is nothing to copy. Press “Repeat it” above.");
+    return;
+  }
+  // The strongest heads for this score, best first.
+  std::vector<std::pair<double, int>> ranked;
+  for (size_t i = 0; i < r->scores.size(); ++i)
+    ranked.push_back({lm_role_value(r->scores[i], p.role), static_cast<int>(i)});
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  ImGui::TextUnformatted("Strongest:");
+  for (size_t i = 0; i < std::min<size_t>(4, ranked.size()); ++i) {
+    const int l = ranked[i].second / c.n_head, h = ranked[i].second % c.n_head;
+    ImGui::SameLine();
+    char label[64];
+    std::snprintf(label, sizeof label, "L%d H%d  %.2f", l, h, ranked[i].first);
+    ImGui::PushID(static_cast<int>(i));
+    if (ImGui::Button(label)) open_lm_head_in_stepper(ui, l, h);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Step through layer %d, head %d", l, h);
+    ImGui::PopID();
+  }
+  if (p.role == 3)
+    ImGui::TextDisabled("averaged over %d tokens that appeared before",
+                        r->scores.front().induction_queries);
+
+  Matrix m(c.n_layer, c.n_head);
+  for (int l = 0; l < c.n_layer; ++l)
+    for (int h = 0; h < c.n_head; ++h)
+      m(l, h) = static_cast<float>(
+          lm_role_value(r->scores[static_cast<size_t>(l) * c.n_head + h], p.role));
+  HeatmapSpec sp;
+  sp.id = "lm-roles";
+  sp.serial = s.serial() * 4 + static_cast<uint64_t>(p.role) + 1;
+  sp.m = &m;
+  sp.matrix_name = lm_role_name(p.role);
+  for (int l = 0; l < c.n_layer; ++l) sp.row_labels.push_back("layer " + std::to_string(l));
+  for (int h = 0; h < c.n_head; ++h) sp.col_labels.push_back("H" + std::to_string(h));
+  sp.scale = {ui.settings.colormap, 0.0f, 1.0f};
+  sp.selected_row = s.layer;
+  sp.selected_col = s.head;
+  const HeatmapEvent e = draw_heatmap(ui, sp);
+  if (e.clicked && e.row >= 0 && e.col >= 0) {
+    s.select(e.row, e.col);
+    p.select_tab = "heads";
+  }
+}
+
+}  // namespace attn

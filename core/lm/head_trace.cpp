@@ -1,0 +1,104 @@
+// One head as a scenario, head scores, next-token probabilities.
+#include "lm/head_trace.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace attn::lm {
+
+std::vector<std::string> display_tokens(const Tokenizer& tok, const std::vector<int>& ids) {
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (int id : ids) out.push_back(tok.display(id));
+  return out;
+}
+
+Scenario head_scenario(const Model& m, const Activations& a, int layer, int head,
+                       const std::vector<std::string>& tokens, const std::string& text) {
+  const Config& c = m.config;
+  const int T = a.T, C = c.n_embd, hs = c.head_size();
+  const float* qkv = a.qkv_at(c, layer, 0);
+  Matrix q(T, hs), k(T, hs), v(T, hs);
+  for (int t = 0; t < T; ++t)
+    for (int i = 0; i < hs; ++i) {
+      const float* row = qkv + static_cast<size_t>(t) * 3 * C + static_cast<size_t>(head) * hs + i;
+      q(t, i) = row[0];
+      k(t, i) = row[C];
+      v(t, i) = row[2 * C];
+    }
+  Scenario s;
+  s.name = m.name + " layer " + std::to_string(layer) + " head " + std::to_string(head);
+  s.description = "Layer " + std::to_string(layer) + ", head " + std::to_string(head) + " of " +
+                  m.name + " on \"" + text + "\": Q, K and V are this head's " +
+                  std::to_string(hs) +
+                  " columns of c_attn's output; GPT-2's causal mask and 1/√d_k scale.";
+  s.query_tokens = tokens;
+  s.qkv.q = {std::move(q)};
+  s.qkv.k = {std::move(k)};
+  s.qkv.v = {std::move(v)};
+  s.options.mask.causal = CausalAlign::kTopLeft;
+  return s;
+}
+
+std::vector<std::pair<int, int>> induction_targets(const std::vector<int>& tokens) {
+  std::vector<std::pair<int, int>> out;
+  std::unordered_map<int, int> last_seen;
+  for (int t = 0; t < static_cast<int>(tokens.size()); ++t) {
+    auto it = last_seen.find(tokens[static_cast<size_t>(t)]);
+    if (it != last_seen.end() && it->second + 1 < t) out.emplace_back(t, it->second + 1);
+    last_seen[tokens[static_cast<size_t>(t)]] = t;
+  }
+  return out;
+}
+
+std::vector<HeadScores> head_scores(const Config& c, const Activations& a) {
+  const int T = a.T;
+  const std::vector<int> seq(a.tokens.begin(), a.tokens.begin() + T);
+  const auto targets = induction_targets(seq);
+  std::vector<HeadScores> out;
+  for (int l = 0; l < c.n_layer; ++l)
+    for (int h = 0; h < c.n_head; ++h) {
+      const float* w = a.att_at(c, l, 0, h);
+      HeadScores s;
+      if (T > 1) {
+        for (int t = 1; t < T; ++t) {
+          s.previous += w[static_cast<size_t>(t) * T + t - 1];
+          s.first += w[static_cast<size_t>(t) * T];
+          s.self += w[static_cast<size_t>(t) * T + t];
+        }
+        s.previous /= T - 1;
+        s.first /= T - 1;
+        s.self /= T - 1;
+      }
+      if (!targets.empty()) {
+        double sum = 0;
+        for (auto [t, key] : targets) sum += w[static_cast<size_t>(t) * T + key];
+        s.induction = sum / static_cast<double>(targets.size());
+      }
+      s.induction_queries = static_cast<int>(targets.size());
+      out.push_back(s);
+    }
+  return out;
+}
+
+std::vector<std::pair<int, double>> top_next_tokens(const Config& c, const Activations& a, int k,
+                                                    double temperature) {
+  const int V = c.vocab_size;
+  const float* logits = a.logits.data() + static_cast<size_t>(a.logits_T - 1) * V;
+  const std::vector<double> p = softmax_probabilities(logits, V, temperature);
+  std::vector<int> ids(static_cast<size_t>(V));
+  for (int i = 0; i < V; ++i) ids[static_cast<size_t>(i)] = i;
+  k = std::clamp(k, 0, V);
+  std::partial_sort(ids.begin(), ids.begin() + k, ids.end(), [&](int x, int y) {
+    return p[static_cast<size_t>(x)] != p[static_cast<size_t>(y)]
+               ? p[static_cast<size_t>(x)] > p[static_cast<size_t>(y)]
+               : x < y;
+  });
+  std::vector<std::pair<int, double>> out;
+  for (int i = 0; i < k; ++i)
+    out.emplace_back(ids[static_cast<size_t>(i)],
+                     p[static_cast<size_t>(ids[static_cast<size_t>(i)])]);
+  return out;
+}
+
+}  // namespace attn::lm

@@ -1,0 +1,280 @@
+// Model folders: read with every tensor checked against config.json, written in GPT-2's layout.
+#include "lm/model.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "io/atomic_file.h"
+#include "io/data_dir.h"
+#include "io/safetensors.h"
+
+namespace attn::lm {
+namespace {
+
+bool is_dir(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string t = "(";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + (s.size() == 1 ? ",)" : ")");
+}
+
+}  // namespace
+
+bool param_is_per_layer(Param p) { return p != kWte && p != kWpe && p != kLnfW && p != kLnfB; }
+
+std::string param_name(Param p, int l) {
+  const std::string h = "h." + std::to_string(l) + ".";
+  switch (p) {
+    case kWte:
+      return "wte.weight";
+    case kWpe:
+      return "wpe.weight";
+    case kLn1W:
+      return h + "ln_1.weight";
+    case kLn1B:
+      return h + "ln_1.bias";
+    case kQkvW:
+      return h + "attn.c_attn.weight";
+    case kQkvB:
+      return h + "attn.c_attn.bias";
+    case kAttProjW:
+      return h + "attn.c_proj.weight";
+    case kAttProjB:
+      return h + "attn.c_proj.bias";
+    case kLn2W:
+      return h + "ln_2.weight";
+    case kLn2B:
+      return h + "ln_2.bias";
+    case kFcW:
+      return h + "mlp.c_fc.weight";
+    case kFcB:
+      return h + "mlp.c_fc.bias";
+    case kFcProjW:
+      return h + "mlp.c_proj.weight";
+    case kFcProjB:
+      return h + "mlp.c_proj.bias";
+    case kLnfW:
+      return "ln_f.weight";
+    case kLnfB:
+      return "ln_f.bias";
+    case kNumParams:
+      break;
+  }
+  return "";
+}
+
+std::vector<int64_t> param_file_shape(Param p, const Config& c) {
+  const int64_t C = c.n_embd, F = c.mlp_size();
+  switch (p) {
+    case kWte:
+      return {c.vocab_size, C};
+    case kWpe:
+      return {c.n_positions, C};
+    case kQkvW:
+      return {C, 3 * C};
+    case kQkvB:
+      return {3 * C};
+    case kAttProjW:
+      return {C, C};
+    case kFcW:
+      return {C, F};
+    case kFcB:
+      return {F};
+    case kFcProjW:
+      return {F, C};
+    default:
+      return {C};  // layer norms and the C-wide biases
+  }
+}
+
+void Parameters::allocate(const Config& c) {
+  config = c;
+  size_t at = 0;
+  for (int p = 0; p < kNumParams; ++p) {
+    size_t n = 1;
+    for (int64_t d : param_file_shape(static_cast<Param>(p), c)) n *= static_cast<size_t>(d);
+    if (param_is_per_layer(static_cast<Param>(p))) n *= static_cast<size_t>(c.n_layer);
+    offset[static_cast<size_t>(p)] = at;
+    count[static_cast<size_t>(p)] = n;
+    at += n;
+  }
+  memory.assign(at, 0.0f);
+}
+
+bool load_model(const std::string& folder_in, Model& out, std::string& error) {
+  std::string folder = folder_in;
+  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+  if (!is_dir(folder)) {
+    struct stat st {};
+    error = folder + ": " + (::stat(folder.c_str(), &st) == 0 ? "not a folder" : "no such folder");
+    return false;
+  }
+  Model m;
+  m.folder = folder;
+  const size_t slash = folder.rfind('/');
+  m.name = slash == std::string::npos ? folder : folder.substr(slash + 1);
+  const std::optional<Config> config = read_gpt2_config(folder + "/config.json", error);
+  if (!config) return false;
+  m.config = *config;
+
+  const std::string st_path = folder + "/model.safetensors";
+  SafetensorsFile file;
+  if (!file.open(st_path, error)) return false;
+  std::string prefix;
+  if (!file.find("wte.weight")) {
+    if (file.find("transformer.wte.weight")) {
+      prefix = "transformer.";
+    } else {
+      error = st_path + ": no tensor 'wte.weight' (nor 'transformer.wte.weight')";
+      return false;
+    }
+  }
+  // Every tensor is found and its shape checked before anything is allocated, so the buffer is
+  // never larger than the file can fill.
+  std::vector<std::vector<const SafetensorsEntry*>> entries(kNumParams);
+  for (int pi = 0; pi < kNumParams; ++pi) {
+    const auto p = static_cast<Param>(pi);
+    const std::vector<int64_t> want = param_file_shape(p, m.config);
+    const int layers = param_is_per_layer(p) ? m.config.n_layer : 1;
+    for (int l = 0; l < layers; ++l) {
+      const std::string name = prefix + param_name(p, l);
+      const SafetensorsEntry* e = file.find(name);
+      if (!e) {
+        error = st_path + ": no tensor '" + name + "'" +
+                (p == kQkvW || p == kLn1W
+                     ? " (config.json has n_layer = " + std::to_string(m.config.n_layer) + ")"
+                     : "");
+        return false;
+      }
+      if (e->shape != want) {
+        error = st_path + ": tensor '" + name + "' has shape " + shape_text(e->shape) +
+                "; config.json implies " + shape_text(want);
+        return false;
+      }
+      if (e->dtype != "F32" && e->dtype != "F16" && e->dtype != "BF16") {
+        error = st_path + ": tensor '" + name + "' has dtype " + e->dtype +
+                "; expected F32, F16 or BF16";
+        return false;
+      }
+      entries[static_cast<size_t>(pi)].push_back(e);
+    }
+  }
+  m.dtype = entries[kWte][0]->dtype;
+  m.params.allocate(m.config);
+  for (int pi = 0; pi < kNumParams; ++pi) {
+    const auto p = static_cast<Param>(pi);
+    for (size_t l = 0; l < entries[static_cast<size_t>(pi)].size(); ++l) {
+      const SafetensorsEntry* e = entries[static_cast<size_t>(pi)][l];
+      float* dst = param_is_per_layer(p) ? m.params.ptr(p, static_cast<int>(l)) : m.params.ptr(p);
+      if (!file.read_floats(*e, dst, error)) return false;
+      const auto n = static_cast<size_t>(e->elements());
+      for (size_t i = 0; i < n; ++i)
+        if (!std::isfinite(dst[i])) {
+          error = st_path + ": tensor '" + e->name + "' holds a non-finite value at flat index " +
+                  std::to_string(i);
+          return false;
+        }
+    }
+  }
+  if (!m.tokenizer.load(folder + "/vocab.json", folder + "/merges.txt", m.config.vocab_size, error))
+    return false;
+  out = std::move(m);
+  return true;
+}
+
+bool save_model(const Model& m, const std::string& folder, std::string& error,
+                const std::string& dtype, const std::string& prefix) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (!is_dir(folder)) {
+    error = "cannot create folder '" + folder + "': " + ec.message();
+    return false;
+  }
+  std::vector<SafetensorsTensor> tensors;
+  for (int pi = 0; pi < kNumParams; ++pi) {
+    const auto p = static_cast<Param>(pi);
+    const int layers = param_is_per_layer(p) ? m.config.n_layer : 1;
+    for (int l = 0; l < layers; ++l)
+      tensors.push_back({prefix + param_name(p, l), dtype, param_file_shape(p, m.config),
+                         param_is_per_layer(p) ? m.params.ptr(p, l) : m.params.ptr(p)});
+  }
+  return write_file_atomically(folder + "/config.json", gpt2_config_json(m.config), error) &&
+         write_safetensors(folder + "/model.safetensors", tensors, {{"format", "pt"}}, error) &&
+         write_file_atomically(folder + "/vocab.json", m.tokenizer.vocab_json(), error) &&
+         write_file_atomically(folder + "/merges.txt", m.tokenizer.merges_txt(), error);
+}
+
+void init_random(Model& m, const Config& c, uint64_t seed, float std) {
+  m.config = c;
+  m.params.allocate(c);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, std);
+  const float proj_scale = 1.0f / std::sqrt(2.0f * static_cast<float>(c.n_layer));
+  for (int pi = 0; pi < kNumParams; ++pi) {
+    const auto p = static_cast<Param>(pi);
+    float* x = m.params.ptr(p);
+    const size_t n = m.params.count[static_cast<size_t>(pi)];
+    switch (p) {
+      case kLn1W:
+      case kLn2W:
+      case kLnfW:
+        std::fill(x, x + n, 1.0f);
+        break;
+      case kWte:
+      case kWpe:
+      case kQkvW:
+      case kFcW:
+        for (size_t i = 0; i < n; ++i) x[i] = normal(rng);
+        break;
+      case kAttProjW:
+      case kFcProjW:
+        for (size_t i = 0; i < n; ++i) x[i] = normal(rng) * proj_scale;
+        break;
+      default:
+        break;  // biases start at zero
+    }
+  }
+}
+
+std::string resolve_model_folder(const std::string& arg, std::string& error) {
+  if (arg.empty()) {
+    error = "--model: expected a model folder or the name of a shipped model";
+    return "";
+  }
+  if (is_dir(arg)) return arg;
+  if (arg.find('/') == std::string::npos && arg != "." && arg != "..") {
+    const std::string dir = data_dir();
+    if (!dir.empty() && is_dir(dir + "/models/lm/" + arg)) return dir + "/models/lm/" + arg;
+  }
+  std::string shipped;
+  for (const std::string& s : shipped_models()) shipped += (shipped.empty() ? "" : ", ") + s;
+  error = "--model: '" + arg + "' is neither a folder nor a shipped model" +
+          (shipped.empty() ? std::string(" (none are shipped)") : " (shipped: " + shipped + ")");
+  return "";
+}
+
+std::vector<std::string> shipped_models() {
+  std::vector<std::string> out;
+  const std::string dir = data_dir();
+  if (dir.empty()) return out;
+  DIR* d = ::opendir((dir + "/models/lm").c_str());
+  if (!d) return out;
+  while (dirent* e = ::readdir(d)) {
+    const std::string n = e->d_name;
+    if (n != "." && n != ".." && is_dir(dir + "/models/lm/" + n)) out.push_back(n);
+  }
+  ::closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace attn::lm

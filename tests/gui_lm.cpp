@@ -1,0 +1,244 @@
+// The language-model window headless: the state model (loading, the sentence, errors, the next
+// tokens at a temperature, a head as a scenario), every tab drawn for many frames at two font
+// sizes, a click on a thumbnail opening that head in the stepper with its real Q, K and V, and an
+// edit there recomputing that head only.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include "gui/gui_setup.h"
+#include "gui/panel_lm.h"
+#include "gui/ui.h"
+#include "gui_headless.h"
+#include "lm_fixture.h"
+#include "reference.h"
+
+namespace attn {
+namespace {
+
+const char* kText = "the teacher shows the heads. the teacher shows the heads.";
+
+class LmGui : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    test::TestModelSpec spec;
+    spec.n_layer = 3;
+    spec.n_head = 4;
+    spec.n_embd = 16;
+    folder = new std::string(test::temp_path("gui-lm-model"));
+    test::write_test_model(test::make_test_model(spec), *folder);
+  }
+  static void TearDownTestSuite() { delete folder; }
+  void SetUp() override { test::create_headless_imgui(ui); }
+  void TearDown() override { ImGui::DestroyContext(); }
+
+  void frame() {
+    ImGui::GetIO().DeltaTime = 1.0f / 60;
+    state.poll();
+    ImGui::NewFrame();
+    draw_app(ui);
+    ImGui::Render();
+  }
+  void frames(int n) {
+    for (int i = 0; i < n; ++i) frame();
+  }
+  void open_model() {
+    GuiOptions o;
+    o.model = *folder;
+    o.text = kText;
+    std::string error;
+    ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
+    ASSERT_TRUE(state.load_example("fear-is-the"));
+  }
+
+  static std::string* folder;
+  AppState state;
+  Ui ui{state};
+};
+std::string* LmGui::folder;
+
+TEST_F(LmGui, SessionRunsTheSentenceAndReportsBadInput) {
+  LmSession s;
+  EXPECT_FALSE(s.open(test::temp_path("no-such-model")));
+  EXPECT_NE(s.error().find("neither a folder nor a shipped model"), std::string::npos) << s.error();
+  ASSERT_TRUE(s.open(*folder));
+  s.set_text(kText);
+  s.wait();
+  ASSERT_TRUE(s.run()) << s.error();
+  const LmRun& r = *s.run();
+  EXPECT_EQ(r.tokens.size(), r.ids.size());
+  EXPECT_EQ(r.scores.size(), 12u);
+  EXPECT_GE(r.scores[0].induction_queries, 1);  // the sentence repeats
+  const uint64_t serial = s.serial();
+
+  s.temperature = 0.5;
+  s.top_k = 4;
+  const auto top = s.next_tokens();
+  ASSERT_EQ(top.size(), 4u);
+  EXPECT_GE(top[0].second, top[3].second);
+
+  s.set_text("");  // refused, the last run stays
+  EXPECT_NE(s.error().find("at least one character"), std::string::npos);
+  s.set_text("ok \xff");
+  EXPECT_NE(s.error().find("not valid UTF-8"), std::string::npos);
+  s.set_text(std::string(300, 'z'));
+  EXPECT_NE(s.error().find("reads at most 48"), std::string::npos) << s.error();
+  s.wait();
+  EXPECT_EQ(s.serial(), serial);
+  s.set_text("the heads");
+  s.wait();
+  EXPECT_EQ(s.error(), "");
+  EXPECT_GT(s.serial(), serial);
+
+  int l = -1, h = -1;
+  EXPECT_TRUE(LmSession::parse_origin(s.origin_tag(2, 3), l, h));
+  EXPECT_EQ(l, 2);
+  EXPECT_EQ(h, 3);
+  EXPECT_FALSE(LmSession::parse_origin("fear-is-the", l, h));
+  const Scenario sc = s.head_scenario(2, 3);
+  EXPECT_EQ(validate_scenario(sc), "");
+  EXPECT_EQ(sc.qkv.q[0].rows(), static_cast<Eigen::Index>(s.run()->ids.size()));
+  EXPECT_EQ(sc.qkv.q[0].cols(), 4);  // d_k = 16 / 4
+}
+
+TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
+  open_model();
+  LmPanel& p = *ui.lm;
+  for (float px : {20.0f, 32.0f}) {
+    ui.settings.font_px = px;
+    load_fonts(ui, px);
+    for (const char* tab : {"heads", "next", "roles", "kv"}) {
+      p.select_tab = tab;
+      frames(3);
+      EXPECT_EQ(p.shown_tab, tab);
+    }
+    p.select_tab = "heads";
+    p.all_heads = true;
+    p.pinned_token = 3;
+    frames(2);
+    p.pinned_is_key = true;
+    frames(2);
+    p.all_heads = false;
+    p.pinned_token = -1;
+    p.select_tab = "roles";
+    for (int role = 0; role < 4; ++role) {
+      p.role = role;
+      frames(2);
+    }
+  }
+  // Every thumbnail was drawn as a heatmap.
+  EXPECT_TRUE(ui.views["lm-thumb-2-3"].drawn);
+}
+
+TEST_F(LmGui, ClickingAThumbnailOpensThatHeadInTheStepper) {
+  open_model();
+  frames(3);
+  const HeatmapViewport& v = ui.views["lm-thumb-1-2"];
+  ASSERT_TRUE(v.drawn);
+  const ImVec2 c{v.origin.x + v.cell_w * v.cols / 2, v.origin.y + v.cell_h * v.rows / 2};
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = c;
+  frame();
+  io.MouseDown[0] = true;
+  frame();
+  io.MouseDown[0] = false;
+  frame();
+  io.MousePos = {-FLT_MAX, -FLT_MAX};
+  state.wait_for_trace();
+  frames(2);
+  int l = -1, h = -1;
+  ASSERT_TRUE(LmSession::parse_origin(state.origin(), l, h)) << state.origin();
+  EXPECT_EQ(l, 1);
+  EXPECT_EQ(h, 2);
+  EXPECT_FALSE(ui.show_lm);
+  EXPECT_EQ(state.current_stage().id, "weights");
+  // The stepper's weights are the model's own for that head.
+  const LmRun& r = *ui.lm->session.run();
+  const int T = r.acts.T;
+  const Matrix& w = state.trace().step("weights").heads[0];
+  ASSERT_EQ(w.rows(), T);
+  const float* att = r.acts.att_at(r.model->config, 1, 0, 2);
+  for (int i = 0; i < T; ++i)
+    for (int j = 0; j < T; ++j) ASSERT_NEAR(w(i, j), att[i * T + j], 1e-5) << i << "," << j;
+
+  // An edit recomputes this head only; the model's run is untouched.
+  const float before = att[3 * T + 1];
+  const Matrix old_weights = w;
+  ASSERT_TRUE(state.set_value(Tensor::kQ, 0, 3, 0, 5.0f));
+  state.wait_for_trace();
+  frames(2);
+  EXPECT_GT(
+      (state.trace().step("weights").heads[0].row(3) - old_weights.row(3)).cwiseAbs().maxCoeff(),
+      1e-4);
+  EXPECT_EQ(ui.lm->session.run()->acts.att_at(r.model->config, 1, 0, 2)[3 * T + 1], before);
+
+  // "Back to the model" from the stepper's note.
+  ui.show_lm = true;
+  frames(2);
+  EXPECT_EQ(ui.lm->session.layer, 1);
+  EXPECT_EQ(ui.lm->session.head, 2);
+}
+
+TEST_F(LmGui, BadOptionsNameTheFlagOrFile) {
+  std::string error;
+  GuiOptions o;
+  o.model = test::temp_path("missing");
+  EXPECT_FALSE(setup_lm_from_options(ui, o, error));
+  EXPECT_EQ(error.rfind("--model: ", 0), 0u) << error;
+  o.model = *folder;
+  o.layer = 3;
+  EXPECT_FALSE(setup_lm_from_options(ui, o, error));
+  EXPECT_NE(error.find("--layer: 3"), std::string::npos) << error;
+  o.layer = 0;
+  o.model_head = 4;
+  EXPECT_FALSE(setup_lm_from_options(ui, o, error));
+  EXPECT_NE(error.find("--head: 4"), std::string::npos) << error;
+  const std::string broken = test::temp_path("broken-model");
+  test::write_test_model(test::make_test_model({}), broken);
+  std::remove((broken + "/merges.txt").c_str());
+  o.model = broken;
+  o.model_head = 0;
+  EXPECT_FALSE(setup_lm_from_options(ui, o, error));
+  EXPECT_NE(error.find("merges.txt"), std::string::npos) << error;
+}
+
+TEST_F(LmGui, TheWindowWithNoModelInvitesToOpenOne) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  ui.show_lm = true;
+  frames(3);
+  ASSERT_TRUE(ui.lm);
+  EXPECT_FALSE(ui.lm->session.has_model());
+}
+
+TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  frames(2);
+  ui.path_dialog = "open-model";
+  ui.path_buffer = *folder;
+  frames(3);
+  ImGuiIO& io = ImGui::GetIO();  // Enter confirms the path field, as the dialog's OK does
+  io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = true;
+  frame();
+  io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = false;
+  frame();
+  ASSERT_TRUE(ui.lm);
+  ui.lm->session.wait();
+  frames(3);
+  EXPECT_TRUE(ui.show_lm);
+  ASSERT_TRUE(ui.lm->session.has_model());
+  EXPECT_TRUE(ui.lm->session.run());
+  EXPECT_EQ(ui.path_dialog, "");
+  // A folder that is not a model: the dialog stays with the reason.
+  ui.path_dialog = "open-model";
+  ui.path_buffer = test::temp_path("nothing-here");
+  frames(3);
+  io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = true;
+  frame();
+  io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = false;
+  frames(2);
+  EXPECT_EQ(ui.path_dialog, "open-model");
+  EXPECT_NE(ui.dialog_error.find("neither a folder nor a shipped model"), std::string::npos)
+      << ui.dialog_error;
+}
+
+}  // namespace
+}  // namespace attn
