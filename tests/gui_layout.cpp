@@ -13,11 +13,15 @@
 #include <cmath>
 #include <sstream>
 
+#include "gui/gui_setup.h"
 #include "gui/layout.h"
+#include "gui/panel_lm.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
 #include "io/examples.h"
+#include "lm_fixture.h"
+#include "reference.h"
 
 namespace {
 
@@ -104,7 +108,7 @@ class Layout : public ::testing::Test {
   void frames(Size s, int n = 6) {
     ImGuiIO& io = ImGui::GetIO();
     io.DisplaySize = {static_cast<float>(s.w), static_cast<float>(s.h)};
-    const float px = ui.font_px(static_cast<float>(s.h));
+    const float px = ui.font_px(static_cast<float>(s.w), static_cast<float>(s.h));
     if (ui.font_built_px != px) load_fonts(ui, px);
     if (theme_px != px || theme_light != ui.settings.light_theme) {
       apply_theme(ui.settings.light_theme, px / 20.0f);
@@ -333,6 +337,45 @@ TEST_F(Layout, TheSeq2seqWindowFits) {
     }
 }
 
+// The language model's window over the stepper: every tab at every size, in both modes, at the
+// default font and a large one, with a sentence long enough to make the head view scroll.
+TEST_F(Layout, TheLanguageModelWindowFits) {
+  test::TestModelSpec spec;
+  spec.n_layer = 3;
+  spec.n_head = 4;
+  spec.n_embd = 16;
+  const std::string folder = test::temp_path("layout-lm-model");
+  test::write_test_model(test::make_test_model(spec), folder);
+  GuiOptions o;
+  o.model = folder;
+  o.text = "the teacher shows the heads. the teacher shows the heads.";
+  std::string error;
+  ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
+  ASSERT_TRUE(ui.show_lm);
+  LmPanel& p = *ui.lm;
+  for (const Size& s : kSizes)
+    for (bool presentation : {false, true})
+      for (float px : {20.0f, 28.0f}) {
+        ui.presentation = presentation;
+        ui.settings.font_px = px;
+        frames(s, 2);
+        for (const char* tab : {"model", "heads", "next", "roles", "kv"}) {
+          // The model view is a tab of its own only where it does not fit beside the tabs.
+          if (std::string(tab) == "model" && !p.model_view_tab) continue;
+          p.select_tab = tab;
+          frames(s);
+          ASSERT_EQ(p.shown_tab, tab);
+          check(name(s, presentation, px, true) + " language model " + tab);
+        }
+        p.select_tab = "heads";
+        p.all_heads = true;
+        frames(s);
+        check(name(s, presentation, px, true) + " language model, all heads");
+        p.all_heads = false;
+      }
+  ui.show_lm = false;
+}
+
 // Labels are shrunk, turned or shortened before any is left out (the sliding window's 8 keys at
 // 1600×1000, and at 1920×1080 with a 28 px font in presentation mode).
 TEST_F(Layout, NoKeyLabelIsDroppedWhileThereIsRoom) {
@@ -350,6 +393,19 @@ TEST_F(Layout, NoKeyLabelIsDroppedWhileThereIsRoom) {
   EXPECT_EQ(v.labels_abbreviated, 0);
   EXPECT_TRUE(v.numbers_shown);
   EXPECT_GE(v.number_px, 20.0f);
+  // A small projector with the same font: the font stays at what leaves the grid room, and
+  // the keys keep their whole names.
+  for (const Size& s : {Size{1280, 720}, Size{1024, 768}}) {
+    SCOPED_TRACE(std::to_string(s.w) + "x" + std::to_string(s.h));
+    frames(s);
+    EXPECT_EQ(v.labels_dropped, 0);
+    EXPECT_EQ(v.labels_abbreviated, 0);
+    // (At 1024×768 the 28 px rows leave the 8×8 grid's cells too small for numbers: hover
+    // and the narration give them.)
+    if (s.w == 1280) {
+      EXPECT_TRUE(v.numbers_shown);
+    }
+  }
 }
 
 }  // namespace

@@ -67,10 +67,16 @@ TEST(Layout, PanelsTileTheWindowAtEverySizeAndMode) {
 }
 
 TEST(Layout, PresentationTextGrowsWithTheScreen) {
-  EXPECT_EQ(presentation_font(20, 720), 28);   // 1.4 × the base size
-  EXPECT_EQ(presentation_font(28, 1080), 39);  // 1.4 × 28 = 39.2
-  EXPECT_EQ(presentation_font(20, 2160), 54);  // 2160 / 40: readable on a 4K projector
-  EXPECT_EQ(presentation_font(48, 2160), 64);  // never beyond 64 px
+  EXPECT_EQ(presentation_font(20, 1280, 720), 28);   // 1.4 × the base size
+  EXPECT_EQ(presentation_font(28, 1920, 1080), 39);  // 1.4 × 28 = 39.2
+  EXPECT_EQ(presentation_font(20, 3840, 2160), 54);  // 2160 / 40: readable on a 4K projector
+  EXPECT_EQ(presentation_font(48, 3840, 2160), 64);  // never beyond 64 px
+  // A small screen keeps room for the heatmap: 720 / 26 lines, 1024 / 36 letters; but never
+  // smaller than the size the user chose.
+  EXPECT_EQ(presentation_font(28, 1280, 720), 28);
+  EXPECT_EQ(presentation_font(28, 1600, 1000), 38);
+  EXPECT_EQ(presentation_font(28, 1024, 768), 28);
+  EXPECT_EQ(presentation_font(32, 1024, 768), 32);
 }
 
 // ---- predict, then reveal ----

@@ -169,8 +169,8 @@ bool Ui::wants_frames() const {
          transition.active(now) || changes.active(now) || seq2seq_busy || lm_busy;
 }
 
-float Ui::font_px(float window_h) const {
-  return presentation ? presentation_font(settings.font_px, window_h) : settings.font_px;
+float Ui::font_px(float window_w, float window_h) const {
+  return presentation ? presentation_font(settings.font_px, window_w, window_h) : settings.font_px;
 }
 
 void start_prediction(Ui& ui, int row, int col) {

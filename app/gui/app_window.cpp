@@ -223,7 +223,7 @@ int run_gui(const GuiOptions& o) {
     // presentation mode's size grows with the screen.
     int win_w = 0, win_h = 0;
     glfwGetWindowSize(window, &win_w, &win_h);
-    const float want_px = ui.font_px(static_cast<float>(win_h));
+    const float want_px = ui.font_px(static_cast<float>(win_w), static_cast<float>(win_h));
     if (ui.font_built_px != want_px) {
       ImGui_ImplOpenGL3_DestroyFontsTexture();
       load_fonts(ui, want_px);

@@ -293,8 +293,8 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   // (An animation's numbers change every frame: measured every frame, on small matrices only.)
   const uint64_t serial = sp.serial ? sp.serial : ui.state.trace_serial();
   const std::string measure_key = (sp.texture_key.empty() ? sp.id : sp.texture_key) + "#" +
-                                  std::to_string(serial) + "#" +
-                                  std::to_string(fs) + "#" + std::to_string(decimals) +
+                                  std::to_string(serial) + "#" + std::to_string(fs) + "#" +
+                                  std::to_string(decimals) +
                                   (sp.anim ? "#anim" + std::to_string(ImGui::GetFrameCount()) : "");
   if (v.measured_for != measure_key) {
     v.measured_for = measure_key;
@@ -371,12 +371,18 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     vertical = true;
     col_lf = std::clamp((cw - 2) / 1.15f, min_lf, fs);
   };
-  choose_columns(base.x);
-  if (vertical) {
-    band = std::min(v.col_label_w * col_lf / fs, fs * 7) + pad;
-    if (sp.cell <= 0) base = fit(band, bottom, 0);
+  // Chooses the key labels for the cells' width; when they have to turn, the band above the grid
+  // grows to hold them standing and the cells are fitted again (with `right` taken beside them).
+  auto settle_columns = [&](float right) {
     choose_columns(base.x);
-  }
+    if (!vertical) return;
+    const float want = std::min(v.col_label_w * col_lf / fs, fs * 7) + pad;
+    if (band >= want - 0.5f) return;
+    band = want;
+    if (sp.cell <= 0) base = fit(band, bottom, right);
+    choose_columns(base.x);
+  };
+  settle_columns(0);
   // Row statistics take spare width, or width the cells can spare without losing their numbers
   // or their labels; otherwise the tooltip carries them.
   bool show_stats = false;
@@ -402,12 +408,18 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   if (vbar_w > 0) {
     const float legend_line = legend.empty() ? 0 : fs * 1.4f;
     const ImVec2 side = fit(band, legend_line, (show_stats ? stats_w : 0) + vbar_w);
-    if (side.y > base.y * 1.05f && side.x >= base.x * 0.6f) {
+    // … but not when the narrower cells would make their numbers smaller (or lose them).
+    const float em = v.number_w / fs;
+    auto number_room = [&](ImVec2 c) {
+      return em > 0 ? std::min(c.y * 0.5f, (c.x * 0.8f - 4) / em) : c.y;
+    };
+    if (side.y > base.y * 1.05f && side.x >= base.x * 0.6f &&
+        number_room(side) >= number_room(base) * 0.98f) {
       bar_right = true;
       bottom = legend_line;
       legend_below = !legend.empty();
       base = side;
-      choose_columns(base.x);
+      settle_columns((show_stats ? stats_w : 0) + vbar_w);
     }
   }
   if (!bar_right && !legend.empty() && sp.color_bar) {
@@ -418,7 +430,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
       bottom += fs * 1.4f;
       if (sp.cell <= 0) {
         base = fit(band, bottom, show_stats ? stats_w : 0);
-        choose_columns(base.x);
+        settle_columns(show_stats ? stats_w : 0);
       }
     }
   }
@@ -457,9 +469,8 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     draw_cells_animated(dl, sp, v, light, background, i0, i1, j0, j1, anim_fills);
   } else {
     const ImVec2 full1{v.origin.x + v.cell_w * cols, v.origin.y + v.cell_h * rows};
-    if (!ui.renderer ||
-        !ui.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key, serial, m,
-                           sp.hidden, sp.scale, light, v.origin, full1))
+    if (!ui.renderer || !ui.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key,
+                                           serial, m, sp.hidden, sp.scale, light, v.origin, full1))
       draw_cells_cpu(dl, sp, m, v, light, i0, i1, j0, j1);
   }
   const ImU32 conceal_fill = light ? IM_COL32(214, 218, 228, 255) : IM_COL32(58, 62, 76, 255);

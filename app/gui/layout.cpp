@@ -14,8 +14,10 @@ LayoutRect rect(float x, float y, float w, float h) {
 
 }  // namespace
 
-float presentation_font(float base_px, float window_h) {
-  return std::clamp(std::round(std::max(base_px * 1.4f, window_h / 40.0f)), 12.0f, 64.0f);
+float presentation_font(float base_px, float window_w, float window_h) {
+  const float wanted = std::max(base_px * 1.4f, window_h / 40.0f);
+  const float fits = std::min(window_h / 26.0f, window_w / 36.0f);
+  return std::clamp(std::round(std::max(std::min(wanted, fits), base_px)), 12.0f, 64.0f);
 }
 
 PanelLayout compute_layout(const LayoutInput& in) {

@@ -35,7 +35,8 @@ struct PanelLayout {
 PanelLayout compute_layout(const LayoutInput& in);
 
 // The font size presentation mode uses for a base size and window: larger than the base, and
-// larger still on a big screen, so text reads from the back of a room.
-float presentation_font(float base_px, float window_h);
+// larger still on a big screen, so text reads from the back of a room; but no larger than leaves
+// the heatmap room on a small screen (about 26 lines and 36 wide letters), never below the base.
+float presentation_font(float base_px, float window_w, float window_h);
 
 }  // namespace attn

@@ -546,10 +546,12 @@ void draw_seq2seq_panel(Ui& ui) {
     ui.seq2seq_busy = (s.running && !s.paused) || p.compare_job.valid();
   }
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  // Placed when it opens, and again when the main window changes size (F11, a resize) so it never
-  // hangs off the screen.
-  const bool resized = p.placed_for.x != vp->Size.x || p.placed_for.y != vp->Size.y;
-  p.placed_for = vp->Size;
+  // Placed when it opens, and again when the main window changes size or the font does (F11,
+  // Ctrl+=, a resize) or View → Reset layout, so it never hangs off the screen.
+  const ImVec4 placed{vp->Size.x, vp->Size.y, ImGui::GetFontSize(), 0};
+  const bool resized = p.placed_for.x != placed.x || p.placed_for.y != placed.y ||
+                       p.placed_for.z != placed.z || ui.reset_layout;
+  p.placed_for = placed;
   const ImGuiCond cond = resized ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + vp->Size.y * 0.08f}, cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f}, cond);

@@ -23,10 +23,10 @@ struct Seq2seqPanel {
   // Predict, then reveal: the step's row stays hidden until the class has picked a position.
   bool predicting = false, revealed = false;
   int guess = -1;
-  std::string last_output;  // model_a's translation of input, as drawn last frame
-  std::string select_tab;   // "translate", "live" or "bottleneck": bring it forward once
-  std::string shown_tab;    // the tab drawn last frame
-  ImVec2 placed_for{0, 0};  // the main window's size when this window was last placed
+  std::string last_output;        // model_a's translation of input, as drawn last frame
+  std::string select_tab;         // "translate", "live" or "bottleneck": bring it forward once
+  std::string shown_tab;          // the tab drawn last frame
+  ImVec4 placed_for{0, 0, 0, 0};  // the main window's size and font when this one was placed
 
   s2s::LiveTrainer live;
   int live_score = 1, live_hidden = 32, live_epochs = 4;

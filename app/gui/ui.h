@@ -163,7 +163,7 @@ struct Ui {
   // Something moves or runs in the background: keep drawing frames instead of sleeping.
   bool wants_frames() const;
   // The font size the UI is drawn at: the user's, or presentation mode's larger one.
-  float font_px(float window_h) const;
+  float font_px(float window_w, float window_h) const;
 
   // Edits made while a panel iterates over the scenario run after the frame's panels are drawn,
   // so no panel ever reads a matrix or token list that an edit has just replaced.
