@@ -13,6 +13,8 @@
 #include "gui/ui.h"
 #include "io/examples.h"
 #include "reference.h"
+#include "render/colormap.h"
+#include "render/heatmap_view.h"
 
 namespace attn {
 namespace {
@@ -77,6 +79,52 @@ TEST(Layout, PresentationTextGrowsWithTheScreen) {
   EXPECT_EQ(presentation_font(28, 1600, 1000), 38);
   EXPECT_EQ(presentation_font(28, 1024, 768), 28);
   EXPECT_EQ(presentation_font(32, 1024, 768), 32);
+}
+
+// ---- the screen and the slide agree ----
+
+// Every stage and head of every example: the app's colour range is the exporter's, so the same
+// 0.67 has the same colour on screen and on a slide.
+TEST(Colours, TheAppAndTheExporterSpanTheSameValues) {
+  UiSettings settings;
+  for (const ExampleInfo& e : list_examples()) {
+    AppState st;
+    ASSERT_TRUE(st.load_example(e.name));
+    const AttentionTrace& t = st.trace();
+    for (const TraceStep& step : t.steps)
+      for (int h = 0; h < t.num_heads; ++h) {
+        // The exporter's --head is a query head; K and V show its key/value head.
+        SCOPED_TRACE(e.name + " " + step.id + " head " + std::to_string(h));
+        HeatmapOptions o;
+        o.step = step.id;
+        o.head = h;
+        o.colormap = color_scale_for(settings, step.id, step.heads[0]).map;
+        HeatmapView v = make_heatmap_view(t, o);
+        const ColorScale app = color_scale_for(settings, step.id, *v.m);
+        if (app.map != o.colormap) {
+          o.colormap = app.map;
+          v = make_heatmap_view(t, o);
+        }
+        EXPECT_NEAR(app.vmin, v.lo, 1e-6 * std::max(1.0, std::fabs(v.lo)));
+        EXPECT_NEAR(app.vmax, v.hi, 1e-6 * std::max(1.0, std::fabs(v.hi)));
+      }
+  }
+  // The sliding window's largest weight is 0.54: both still span [0, 1] (8 keys).
+  AppState st;
+  ASSERT_TRUE(st.load_example("sliding-window"));
+  const Matrix& w = st.trace().step("weights").heads[0];
+  EXPECT_LT(w.maxCoeff(), 0.6f);
+  const ColorScale app = color_scale_for(settings, "weights", w);
+  EXPECT_EQ(app.vmin, 0.0f);
+  EXPECT_EQ(app.vmax, 1.0f);
+  HeatmapOptions o;
+  o.step = "weights";
+  const HeatmapView v = make_heatmap_view(st.trace(), o);
+  EXPECT_EQ(v.lo, 0.0);
+  EXPECT_EQ(v.hi, 1.0);
+  // Many keys: [0, largest weight], on both.
+  const ValueRange many = stage_value_range("weights", 64, false, 0.0, 0.2);
+  EXPECT_EQ(many.hi, 0.2);
 }
 
 // ---- predict, then reveal ----

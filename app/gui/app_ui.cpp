@@ -79,28 +79,18 @@ bool slider_int_beside(const char* id, const char* label, int* v, int lo, int hi
 }
 
 ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m) {
-  // Weights of a few keys use the whole [0, 1] so 0.5 always looks the same; with many keys every
-  // weight is small, and [0, largest weight] keeps the pattern visible.
-  if (step == "weights") {
-    if (m.cols() <= 32) return {s.colormap, 0.0f, 1.0f};
-    const float hi = m.size() ? m.maxCoeff() : 1.0f;
-    return {s.colormap, 0.0f, hi > 0 ? hi : 1.0f};
-  }
-  float lo = INFINITY, hi = -INFINITY;
+  // The exporter's rule (render/colormap.h), so an exported slide matches the screen; signed
+  // data takes the signed colour map.
+  double lo = INFINITY, hi = -INFINITY;
   for (Eigen::Index k = 0; k < m.size(); ++k) {
     const float x = m.data()[k];
     if (!std::isfinite(x)) continue;
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
+    lo = std::min(lo, static_cast<double>(x));
+    hi = std::max(hi, static_cast<double>(x));
   }
-  if (!(lo <= hi)) return {s.colormap, 0.0f, 1.0f};
-  if (lo < 0) {
-    // Symmetric around zero so the neutral colour of the diverging map means 0.
-    const float a = std::max(std::max(-lo, hi), 1e-6f);
-    return {s.signed_colormap, -a, a};
-  }
-  if (hi - lo < 1e-6f) return {s.colormap, lo - 0.5f, hi + 0.5f};
-  return {s.colormap, lo, hi};
+  const std::string& map = step != "weights" && lo <= hi && lo < 0 ? s.signed_colormap : s.colormap;
+  const ValueRange r = stage_value_range(step, m.cols(), is_diverging(map), lo, hi);
+  return {map, static_cast<float>(r.lo), static_cast<float>(r.hi)};
 }
 
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,

@@ -102,8 +102,7 @@ int run_gui(const GuiOptions& o) {
   // Everything about the input is checked before a window opens, so bad input is exit 2 anywhere.
   AppState state;
   Ui ui(state);
-  const char* debug_env = std::getenv("ATTN_DEBUG");
-  ui.debug_menu = o.debug || (debug_env && *debug_env && std::string(debug_env) != "0");
+  ui.debug_menu = debug_menu_wanted(o.debug, std::getenv("ATTN_DEBUG"));
   const bool scripted = !o.screenshot.empty() || o.frame_stats;
   // Read the saved settings without creating anything: a run that fails early leaves no folder.
   if (!scripted) {

@@ -65,6 +65,10 @@ std::string settings_text(const UiSettings& s) {
   return os.str();
 }
 
+bool debug_menu_wanted(bool debug_flag, const char* env) {
+  return debug_flag || (env && *env && std::string(env) != "0");
+}
+
 bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* exit_code) {
   if (exit_code) *exit_code = 2;
   AppState& st = ui.state;

@@ -159,24 +159,9 @@ HeatmapView make_heatmap_view(const AttentionTrace& t, const HeatmapOptions& o) 
     }
   bool any_finite = mn <= mx;
   v.colormap = o.colormap.empty() ? default_colormap_for(id, any_finite ? mn : 0.0) : o.colormap;
-  if (!any_finite) {
-    v.lo = 0;
-    v.hi = 1;
-  } else if (is_diverging(v.colormap)) {
-    double a = std::max(std::fabs(mn), std::fabs(mx));
-    v.lo = a > 0 ? -a : -1;
-    v.hi = a > 0 ? a : 1;
-  } else if (id == "weights") {
-    v.lo = 0;
-    v.hi = mx > 0 ? mx : 1;
-  } else {
-    v.lo = mn;
-    v.hi = mx;
-    if (!(mx > mn)) {
-      v.lo = mn - 1;
-      v.hi = mx + 1;
-    }
-  }
+  const ValueRange range = stage_value_range(id, cols, is_diverging(v.colormap), mn, mx);
+  v.lo = range.lo;
+  v.hi = range.hi;
   v.ticks = nice_ticks(v.lo, v.hi, v.tick_decimals);
 
   int precision = std::clamp(o.precision, 0, 6);
