@@ -31,6 +31,33 @@ void Ui::run_deferred() {
   for (auto& f : now) f();
 }
 
+void text_wrapped_at_spaces(const std::string& text) {
+  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string paragraph = text.substr(start, end - start);
+    std::string line;
+    size_t k = 0;
+    while (k <= paragraph.size()) {
+      size_t sp = paragraph.find(' ', k);
+      if (sp == std::string::npos) sp = paragraph.size();
+      const std::string word = paragraph.substr(k, sp - k);
+      const std::string longer = line.empty() ? word : line + " " + word;
+      if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
+        ImGui::TextUnformatted(line.c_str());
+        line = word;
+      } else {
+        line = longer;
+      }
+      k = sp + 1;
+    }
+    ImGui::TextUnformatted(line.c_str());
+    start = end + 1;
+  }
+}
+
 void help_marker(const char* text) {
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) {

@@ -408,13 +408,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   if (vbar_w > 0) {
     const float legend_line = legend.empty() ? 0 : fs * 1.4f;
     const ImVec2 side = fit(band, legend_line, (show_stats ? stats_w : 0) + vbar_w);
-    // … but not when the narrower cells would make their numbers smaller (or lose them).
-    const float em = v.number_w / fs;
-    auto number_room = [&](ImVec2 c) {
-      return em > 0 ? std::min(c.y * 0.5f, (c.x * 0.8f - 4) / em) : c.y;
-    };
-    if (side.y > base.y * 1.05f && side.x >= base.x * 0.6f &&
-        number_room(side) >= number_room(base) * 0.98f) {
+    if (side.y > base.y * 1.05f && side.x >= base.x * 0.6f) {
       bar_right = true;
       bottom = legend_line;
       legend_below = !legend.empty();

@@ -72,7 +72,7 @@ void draw_predict_contents(Ui& ui) {
   ImGui::TextWrapped("%s", p.revealed() ? "Revealed" : "Predict");
   ImGui::PopFont();
   ImGui::PushFont(ui.font_bold);
-  ImGui::TextWrapped("%s", p.prompt(st.trace()).c_str());
+  text_wrapped_at_spaces(p.prompt(st.trace()));
   ImGui::PopFont();
   const float bw = ImGui::GetFontSize() * 6;
   if (!p.revealed()) {
@@ -124,10 +124,10 @@ void draw_predict_contents(Ui& ui) {
   const Verdict& v = p.verdict();
   ImGui::PushFont(ui.font_title);
   ImGui::PushStyleColor(ImGuiCol_Text, grade_colour(v.grade, light));
-  ImGui::TextWrapped("%s", v.headline.c_str());
+  text_wrapped_at_spaces(v.headline);
   ImGui::PopStyleColor();
   ImGui::PopFont();
-  ImGui::TextWrapped("%s", v.detail.c_str());
+  text_wrapped_at_spaces(v.detail);
   if (ImGui::Button("Ask again", {bw, 0})) {
     // The next cell along the row (or the next row), so the class gets a new question.
     const TraceStep* step = st.trace().find(q.stage);

@@ -301,8 +301,7 @@ void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string
     ImGui::PushFont(ui.font_bold);
     ImGui::TextColored(colour, "%s", v.headline.c_str());
     ImGui::PopFont();
-    ImGui::SameLine();
-    ImGui::TextWrapped("%s", v.detail.c_str());
+    text_wrapped_at_spaces(v.detail);
     if (p.step + 1 < rows && ImGui::Button("Next step")) ++p.step, new_step();
   }
   const auto& st = t.fc.steps[static_cast<size_t>(p.step)];
@@ -342,7 +341,7 @@ void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string
   if (ui.font_narration) ImGui::PushFont(ui.font_narration);
   const int j = std::max(0, sel_col);
   for (const auto& line : explain_attention_step(m, t.fc, p.step, j, 4, 3))
-    ImGui::TextWrapped("%s", line.c_str());
+    text_wrapped_at_spaces(line);
   if (ui.font_narration) ImGui::PopFont();
 }
 

@@ -222,6 +222,9 @@ bool slider_int_beside(const char* id, const char* label, int* v, int lo, int hi
 
 // A "(?)" that shows `text` when hovered (as imgui_demo.cpp's HelpMarker).
 void help_marker(const char* text);
+// Text wrapped at spaces only, to the window's width. ImGui's TextWrapped also breaks after a
+// '.', which splits a number such as 0.04 over two lines.
+void text_wrapped_at_spaces(const std::string& text);
 
 // Exports every stage (every head) of the trace as PNG or SVG into `folder`; returns files written.
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
