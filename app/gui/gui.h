@@ -35,6 +35,8 @@ struct GuiOptions {
   std::string predict_scope;  // "cell", "row" or "stage"
   std::string guess;          // a guess to type in (and reveal) for screenshots
   std::string transition;     // "FROM:P": the stage change into --step, held at progress P
+  // A seq2seq model (file or shipped name, io/shipped.h): opens the seq2seq window on it.
+  std::string seq2seq_model;
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).
