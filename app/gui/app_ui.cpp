@@ -11,7 +11,6 @@
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
-#include "render/colormap.h"
 #include "render/heatmap_export.h"
 
 namespace attn {
@@ -105,44 +104,32 @@ bool slider_int_beside(const char* id, const char* label, int* v, int lo, int hi
   return changed;
 }
 
+ColormapChoice colormaps(const UiSettings& s) { return {s.colormap, s.signed_colormap}; }
+
 ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m) {
-  // The exporter's rule (render/colormap.h), so an exported slide matches the screen; signed
-  // data takes the signed colour map.
-  double lo = INFINITY, hi = -INFINITY;
-  for (Eigen::Index k = 0; k < m.size(); ++k) {
-    const float x = m.data()[k];
-    if (!std::isfinite(x)) continue;
-    lo = std::min(lo, static_cast<double>(x));
-    hi = std::max(hi, static_cast<double>(x));
-  }
-  const std::string& map = step != "weights" && lo <= hi && lo < 0 ? s.signed_colormap : s.colormap;
-  const ValueRange r = stage_value_range(step, m.cols(), is_diverging(map), lo, hi);
-  return {map, static_cast<float>(r.lo), static_cast<float>(r.hi)};
+  return attn::color_scale_for(step, m, colormaps(s));
 }
 
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
-                      const std::string& ext, std::string& error) {
+                      ImageFormat format, std::string& error) {
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
   if (ec) {
     error = "cannot create folder '" + folder + "': " + ec.message();
     return 0;
   }
+  HeatmapOptions base;
+  base.maps = colormaps(s);
+  base.precision = s.decimals;
   int written = 0;
-  for (const TraceStep& st : trace.steps)
-    for (size_t h = 0; h < st.heads.size(); ++h) {
-      HeatmapOptions o;
-      o.step = st.id;
-      o.head = static_cast<int>(h);
-      o.colormap = color_scale_for(s, st.id, st.heads[h]).map;
-      std::string name = st.id + (st.heads.size() > 1 ? "-h" + std::to_string(h) : "") + "." + ext;
-      std::string bytes;
-      if (!render_heatmap(trace, o, ext == "svg" ? ImageFormat::kSvg : ImageFormat::kPng, bytes,
-                          error) ||
-          !write_file_atomically((std::filesystem::path(folder) / name).string(), bytes, error))
-        return written;
-      ++written;
-    }
+  for (const StageChoice& c : every_stage(trace, base)) {
+    const std::string name = c.stem + "." + image_format_extension(format);
+    std::string bytes;
+    if (!render_heatmap(trace, c.options, format, bytes, error) ||
+        !write_file_atomically((std::filesystem::path(folder) / name).string(), bytes, error))
+      return written;
+    ++written;
+  }
   return written;
 }
 

@@ -162,8 +162,7 @@ ImU32 colormap_u32(const std::string& map, float t) {
 }
 
 float scale_position(const ColorScale& s, float x) {
-  const float span = s.vmax - s.vmin;
-  return std::clamp(span > 0 ? (x - s.vmin) / span : 0.5f, 0.0f, 1.0f);
+  return std::clamp(static_cast<float>(s.t(x)), 0.0f, 1.0f);
 }
 
 ImU32 hatch_color(bool light, int which) {
@@ -219,8 +218,10 @@ float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorSc
   }
   dl->AddRect({pos.x, pos.y}, {pos.x + bw, pos.y + bh}, dim);
   ImFont* font = ImGui::GetFont();
-  const std::string lo = tick_text(scale.vmin), hi = tick_text(scale.vmax),
-                    mid = tick_text((scale.vmin + scale.vmax) / 2);
+  const std::string lo = tick_text(static_cast<float>(scale.lo)),
+                    hi = tick_text(static_cast<float>(scale.hi)),
+                    mid = tick_text((static_cast<float>(scale.lo) + static_cast<float>(scale.hi)) /
+                                    2);
   const float lo_w = text_width(font, fs, lo), hi_w = text_width(font, fs, hi),
               mid_w = text_width(font, fs, mid);
   const float y = pos.y + bh + 2;
@@ -239,7 +240,8 @@ float vertical_bar_width(const ColorScale& scale) {
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
   float w = 0;
-  for (float x : {scale.vmin, scale.vmax, (scale.vmin + scale.vmax) / 2})
+  for (float x : {static_cast<float>(scale.lo), static_cast<float>(scale.hi),
+                  (static_cast<float>(scale.lo) + static_cast<float>(scale.hi)) / 2})
     w = std::max(w, text_width(font, fs, tick_text(x)));
   return fs * 0.8f + fs * 0.4f + w;
 }
@@ -257,11 +259,12 @@ void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const C
   }
   dl->AddRect(pos, {pos.x + bw, pos.y + height}, dim);
   const float x = pos.x + bw + fs * 0.4f;
-  draw_text(ui, dl, font, fs, {x, pos.y}, dim, tick_text(scale.vmax));
-  draw_text(ui, dl, font, fs, {x, pos.y + height - fs}, dim, tick_text(scale.vmin));
+  draw_text(ui, dl, font, fs, {x, pos.y}, dim, tick_text(static_cast<float>(scale.hi)));
+  draw_text(ui, dl, font, fs, {x, pos.y + height - fs}, dim,
+            tick_text(static_cast<float>(scale.lo)));
   if (height >= fs * 3.5f)
     draw_text(ui, dl, font, fs, {x, pos.y + (height - fs) / 2}, dim,
-              tick_text((scale.vmin + scale.vmax) / 2));
+              tick_text((static_cast<float>(scale.lo) + static_cast<float>(scale.hi)) / 2));
 }
 
 HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {

@@ -93,21 +93,6 @@ bool is_colormap(const std::string& name) {
 
 bool is_diverging(const std::string& name) { return name == "diverging"; }
 
-ValueRange stage_value_range(const std::string& step_id, long long cols, bool diverging, double mn,
-                             double mx) {
-  if (!(mn <= mx)) return {0, 1};
-  if (diverging) {
-    const double a = std::max(std::fabs(mn), std::fabs(mx));
-    return a > 0 ? ValueRange{-a, a} : ValueRange{-1, 1};
-  }
-  if (step_id == "weights") {
-    if (cols <= kWeightsFullRangeKeys) return {0, 1};
-    return {0, mx > 0 ? mx : 1};
-  }
-  if (!(mx > mn)) return {mn - 1, mx + 1};
-  return {mn, mx};
-}
-
 Rgb colormap_color(const std::string& name, double t) {
   if (name == "cividis") return interpolate(kCividis, t);
   if (name == "magma") return interpolate(kMagma, t);

@@ -22,17 +22,4 @@ Rgb colormap_color(const std::string& name, double t);
 // (scores, scaled, masked, projections), viridis for weights and other non-negative data.
 std::string default_colormap_for(const std::string& step_id, double min_value);
 
-// The values a stage's colours span, one rule for the app and the exporter so a slide matches the
-// screen. Weights over at most kWeightsFullRangeKeys keys span [0, 1], so 0.5 always looks the
-// same; with more keys every weight is small and [0, largest] keeps the pattern visible. A
-// diverging map is symmetric around 0 (its neutral colour means 0); anything else spans
-// [smallest, largest], widened by 1 each way when they are equal. `mn` and `mx` are the smallest
-// and largest finite values shown (mn > mx: none).
-constexpr int kWeightsFullRangeKeys = 32;
-struct ValueRange {
-  double lo = 0, hi = 1;
-};
-ValueRange stage_value_range(const std::string& step_id, long long cols, bool diverging, double mn,
-                             double mx);
-
 }  // namespace attn
