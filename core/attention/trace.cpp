@@ -65,8 +65,8 @@ bool AttentionTrace::has_reasons(int h) const {
   // No mask hides anything: nothing to build (readers then treat −∞ cells as hidden, and there
   // are none), and a long unmasked sequence keeps no byte per cell.
   if (mask.empty()) return false;
-  const TraceStep* m = find("masked");
-  return m && m->derived == DerivedStage::kMasked && h >= 0 && h < num_heads;
+  // begin_trace records the masks: the reasons follow from them for any head.
+  return h >= 0 && h < num_heads;
 }
 
 const Matrix& AttentionTrace::head(const TraceStep& s, int h) const {
@@ -89,7 +89,10 @@ const Matrix& AttentionTrace::head(const TraceStep& s, int h) const {
     const Matrix& K = step("k").heads[static_cast<size_t>(kv_head_of[static_cast<size_t>(h)])];
     for (Eigen::Index i0 = 0; i0 < rows; i0 += kStageBlockRows) {
       const Eigen::Index r = std::min<Eigen::Index>(kStageBlockRows, rows - i0);
-      slot.m.middleRows(i0, r).noalias() = Q.middleRows(first_row + i0, r) * K.transpose();
+      // A block of Q rows of its own, as the engine multiplies (its alignment can change the
+      // product's last bit).
+      const Matrix Qb = Q.middleRows(first_row + i0, r);
+      slot.m.middleRows(i0, r).noalias() = Qb * K.transpose();
     }
   }
   if (s.derived != DerivedStage::kScores) slot.m *= scale;
