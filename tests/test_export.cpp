@@ -662,7 +662,7 @@ TEST(ColorScale, EveryExportedStageUsesTheRule) {
       MatrixLayout L;
       std::string error;
       ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
-      const ColorScale want = color_scale_for(st.id, st.heads[0], o.maps);
+      const ColorScale want = color_scale_for(st.id, t.head(st, 0), o.maps);
       EXPECT_EQ(L.scale.map, want.map) << name << " " << st.id;
       EXPECT_EQ(L.scale.lo, want.lo) << name << " " << st.id;
       EXPECT_EQ(L.scale.hi, want.hi) << name << " " << st.id;
@@ -753,7 +753,7 @@ TEST(ExportPdf, AllStagesPutEveryStageAndHeadOnItsOwnPage) {
   ASSERT_EQ(r.status, 0) << r.err;
   AttentionTrace g = trace_of_example("gqa");
   int pages = 0;
-  for (const TraceStep& st : g.steps) pages += static_cast<int>(st.heads.size());
+  for (const TraceStep& st : g.steps) pages += st.num_heads();
   EXPECT_EQ(test::pdf_pages(out), pages);
   ASSERT_TRUE(test::pdf_page_size(out, pw, ph));
   EXPECT_NEAR(pw, 841.89, 0.5);  // A4 landscape
