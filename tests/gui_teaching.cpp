@@ -186,7 +186,7 @@ TEST(Predict, WorksOnEveryStageOfEveryExample) {
         continue;
       }
       const Matrix& m = t.step(stage.id).heads.back();
-      const int idx = static_cast<int>(t.step(stage.id).heads.size()) - 1;
+      const int idx = t.step(stage.id).num_heads() - 1;
       for (PredictScope scope : {PredictScope::kCell, PredictScope::kRow, PredictScope::kStage}) {
         ASSERT_TRUE(p.start(t, stage.id, idx, 0, static_cast<int>(m.cols()) - 1,
                             PredictKind::kValue, scope, why))
