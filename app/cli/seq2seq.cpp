@@ -5,15 +5,14 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "io/atomic_file.h"
 #include "render/align_plot.h"
 #include "seq2seq/explain_step.h"
@@ -24,14 +23,6 @@ namespace attn::cli {
 namespace {
 
 using namespace attn::s2s;
-
-std::atomic<bool> g_interrupted{false};
-// The first Ctrl+C asks training to stop after the current batch; a second one (default action
-// restored here) ends the program at once, still leaving the last checkpoint intact.
-extern "C" void on_sigint(int) {
-  g_interrupted.store(true);
-  std::signal(SIGINT, SIG_DFL);
-}
 
 Model load_model_or_throw(const std::string& path) {
   Model m;
@@ -187,14 +178,11 @@ void register_train(CLI::App& parent, Action& action) {
       std::cout << "training " << describe(model) << " on " << o->train.train_size << " dates, "
                 << o->train.epochs << " epochs, " << o->train.threads << " thread(s)\n"
                 << std::flush;
-      g_interrupted.store(false);
-      // Restores the previous SIGINT action however training ends (errors included).
-      struct SigintGuard {
-        void (*previous)(int) = std::signal(SIGINT, on_sigint);
-        ~SigintGuard() { std::signal(SIGINT, previous); }
-      } sigint_guard;
+      // Ctrl+C stops after the current batch; the previous SIGINT action comes back however
+      // training ends (errors included).
+      const InterruptGuard interrupt;
       TrainCallbacks cb;
-      cb.stop = &g_interrupted;
+      cb.stop = interrupt.flag();
       const auto start = std::chrono::steady_clock::now();
       cb.on_batch = [tty, &o, &draw_watch](int epoch, int k, int n, double loss, const Model& m) {
         const long seen = static_cast<long>(epoch - 1) * n + k + 1;

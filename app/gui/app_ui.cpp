@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "gui/panel_lm.h"
+#include "gui/panel_lm_train.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
 #include "render/colormap.h"
@@ -203,6 +204,7 @@ void draw_app(Ui& ui) {
   draw_status_bar(ui);
   if (ui.show_seq2seq) draw_seq2seq_panel(ui);
   draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
+  if (ui.show_lm_train) draw_lm_train_panel(ui);
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);

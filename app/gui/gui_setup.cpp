@@ -8,6 +8,7 @@
 
 #include "gui/gui.h"
 #include "gui/panel_lm.h"
+#include "gui/panel_lm_train.h"
 #include "gui/panel_seq2seq.h"
 #include "render/colormap.h"
 
@@ -162,14 +163,19 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
   ui.presentation = o.presentation;
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
       o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
-      o.tab != "lm-kv") {
+      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-train") {
     error =
-        "--tab: expected inputs, variants, seq2seq, seq2seq-live, lm-heads, lm-next, lm-roles or "
-        "lm-kv, got '" +
+        "--tab: expected inputs, variants, seq2seq, seq2seq-live, lm-heads, lm-next, lm-roles, "
+        "lm-circuit, lm-kv or lm-train, got '" +
         o.tab + "'";
     return false;
   }
-  if (o.tab.rfind("lm-", 0) == 0) {
+  if (o.tab == "lm-train") {
+    // The training window, training from the first frame (for screenshots of a head forming).
+    ui.show_lm_train = true;
+    ui.lm_train = std::make_shared<LmTrainPanel>();
+    ui.lm_train->autostart = true;
+  } else if (o.tab.rfind("lm-", 0) == 0) {
     if (!ui.lm) {
       error = "--tab " + o.tab + ": needs --model";
       return false;

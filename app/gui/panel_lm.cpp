@@ -234,9 +234,11 @@ void draw_lm_panel(Ui& ui) {
     const std::pair<const char*, void (*)(Ui&, LmPanel&)> tabs[] = {{"heads", draw_lm_head_view},
                                                                     {"next", draw_lm_next_tokens},
                                                                     {"roles", draw_lm_head_roles},
+                                                                    {"circuit", draw_lm_circuit},
                                                                     {"kv", draw_lm_kv_cache}};
-    const char* titles[] = {"Head view", "Next token", "What heads do", "KV cache"};
-    for (int i = 0; i < 4; ++i)
+    const char* titles[] = {"Head view", "Next token", "What heads do", "Induction circuit",
+                            "KV cache"};
+    for (int i = 0; i < 5; ++i)
       if (ImGui::BeginTabItem(titles[i], nullptr, flags(tabs[i].first))) {
         p.shown_tab = tabs[i].first;
         tabs[i].second(ui, p);

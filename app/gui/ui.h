@@ -83,6 +83,10 @@ struct Ui {
   // (panel_lm.h).
   bool show_lm = false;
   std::shared_ptr<struct LmPanel> lm;
+  // The window that trains a transformer live (View menu, gui --tab lm-train) and its state
+  // (panel_lm_train.h).
+  bool show_lm_train = false;
+  std::shared_ptr<struct LmTrainPanel> lm_train;
 
   // Dialogs.
   std::string path_dialog;  // "open", "save", "export-png", "export-svg", "export-all"

@@ -1,0 +1,27 @@
+// SIGINT as a stop request (see interrupt.h).
+#include "cli/interrupt.h"
+
+#include <csignal>
+
+namespace attn::cli {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+
+extern "C" void on_sigint(int) {
+  g_interrupted.store(true);
+  std::signal(SIGINT, SIG_DFL);
+}
+
+}  // namespace
+
+InterruptGuard::InterruptGuard() {
+  g_interrupted.store(false);
+  previous_ = std::signal(SIGINT, on_sigint);
+}
+
+InterruptGuard::~InterruptGuard() { std::signal(SIGINT, previous_); }
+
+const std::atomic<bool>* InterruptGuard::flag() const { return &g_interrupted; }
+
+}  // namespace attn::cli
