@@ -119,11 +119,12 @@ TEST_F(LmTrainGui, PauseResumeCancel) {
   p.live.cancel();
   frames(2);
   EXPECT_TRUE(p.live.snapshot().cancelled);
-  // Settings refused by the trainer are reported in the window, not a crash.
-  p.setup.train.n_embd = 15;
+  // Settings refused by the trainer are reported in the window, not a crash. (The width slider
+  // keeps n_embd a multiple of the heads, so an impossible batch size stands in.)
+  p.setup.train.batch = 0;
   p.autostart = true;
   frames(2);
-  EXPECT_NE(p.error.find("--embd"), std::string::npos) << p.error;
+  EXPECT_NE(p.error.find("batch"), std::string::npos) << p.error;
 }
 
 TEST_F(LmTrainGui, CircuitStepsOnARepeatedSentence) {

@@ -57,8 +57,8 @@ std::string command_of(const TrainArgs& a) {
     << " --context " << o.context << (o.attention_only ? " --attention-only" : "") << " --batch "
     << o.batch << " --steps " << o.steps << " --lr " << o.lr << " --warmup " << o.warmup
     << " --schedule " << a.schedule << " --min-lr " << o.min_lr_ratio << " --weight-decay "
-    << o.weight_decay << " --init-std " << o.init_std << " --seed " << o.seed << " --threads " << o.threads << " --eval-every "
-    << o.eval_every << " --out " << a.out;
+    << o.weight_decay << " --init-std " << o.init_std << " --seed " << o.seed << " --threads "
+    << o.threads << " --eval-every " << o.eval_every << " --out " << a.out;
   return s.str();
 }
 

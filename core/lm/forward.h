@@ -15,8 +15,8 @@ namespace attn::lm {
 template <typename S>
 struct ActivationsT {
   int B = 0, T = 0;
-  int logits_T = 0;          // T, or 1 when only the last position's logits were asked for
-  std::vector<int> tokens;   // (B, T)
+  int logits_T = 0;            // T, or 1 when only the last position's logits were asked for
+  std::vector<int> tokens;     // (B, T)
   AlignedVector<S> encoded;    // (B, T, C)   wte[token] + wpe[t]
   AlignedVector<S> ln1;        // (L, B, T, C)
   AlignedVector<S> ln1_mean;   // (L, B, T)
