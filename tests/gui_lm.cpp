@@ -59,7 +59,9 @@ std::string* LmGui::folder;
 TEST_F(LmGui, SessionRunsTheSentenceAndReportsBadInput) {
   LmSession s;
   EXPECT_FALSE(s.open(test::temp_path("no-such-model")));
-  EXPECT_NE(s.error().find("neither a folder nor a shipped model"), std::string::npos) << s.error();
+  EXPECT_NE(s.error().find("neither a folder nor the name of a shipped language model"),
+            std::string::npos)
+      << s.error();
   ASSERT_TRUE(s.open(*folder));
   s.set_text(kText);
   s.wait();
@@ -236,7 +238,8 @@ TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
   io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = false;
   frames(2);
   EXPECT_EQ(ui.path_dialog, "open-model");
-  EXPECT_NE(ui.dialog_error.find("neither a folder nor a shipped model"), std::string::npos)
+  EXPECT_NE(ui.dialog_error.find("neither a folder nor the name of a shipped language model"),
+            std::string::npos)
       << ui.dialog_error;
 }
 

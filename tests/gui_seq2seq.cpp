@@ -1,13 +1,17 @@
 // The seq2seq window drawn headless for many frames: it finds the shipped models, translates and
 // steps through the decoder, shows two models side by side, trains live while being drawn, and
-// the real app opens on it with `gui --tab seq2seq`.
+// the real app opens on it with `gui --tab seq2seq`; `gui --seq2seq-model` opens it on a shipped
+// model by name or on a model file.
 #include <gtest/gtest.h>
 #include <imgui.h>
 
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
+#include "gui/gui.h"
+#include "gui/gui_setup.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
@@ -110,6 +114,45 @@ TEST_F(Seq2seqWindow, TrainsLiveWhileDrawn) {
   p.select_tab = "bottleneck";
   frames(2);
   EXPECT_EQ(p.shown_tab, "bottleneck");
+}
+
+TEST_F(Seq2seqWindow, OpensOnAModelNamedOnTheCommandLine) {
+  GuiOptions o;
+  o.seq2seq_model = "bottleneck/dot-max40";
+  std::string error;
+  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+  frames(2);
+  Seq2seqPanel& p = *ui.seq2seq;
+  ASSERT_GE(p.model_a, 0);
+  EXPECT_EQ(p.names[static_cast<size_t>(p.model_a)], "bottleneck/dot-max40");
+  EXPECT_EQ(p.model_a, find("/models/bottleneck/dot-max40.s2s"));
+  EXPECT_TRUE(std::find(p.names.begin(), p.names.end(), "bahdanau") != p.names.end());
+  EXPECT_EQ(p.last_output, "1987-11-03");
+
+  // A model file that is not shipped joins the list under its file name and is selected.
+  const std::string own = test::temp_path("my-dot.s2s");
+  std::filesystem::copy_file(p.files[static_cast<size_t>(p.model_a)], own);
+  const size_t shipped = p.files.size();
+  o.seq2seq_model = own;
+  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;  // a new window state: `p` is gone
+  frames(1);
+  const Seq2seqPanel& q = *ui.seq2seq;
+  EXPECT_EQ(q.names[static_cast<size_t>(q.model_a)], std::filesystem::path(own).filename());
+  EXPECT_EQ(q.files[static_cast<size_t>(q.model_a)], own);
+  EXPECT_EQ(q.files.size(), shipped + 1);
+
+  // An unknown name is refused before any window opens, listing the names.
+  AppState state3;
+  Ui ui3{state3};
+  o.seq2seq_model = "bahdanu";
+  int code = 0;
+  EXPECT_FALSE(setup_from_options(ui3, o, error, &code));
+  EXPECT_EQ(code, 2);
+  EXPECT_EQ(error.rfind("--seq2seq-model: 'bahdanu' is neither a file nor the name of a shipped "
+                        "seq2seq model; shipped seq2seq models: bahdanau, ",
+                        0),
+            0u)
+      << error;
 }
 
 TEST(Seq2seqApp, OpensOnTheSeq2seqWindow) {

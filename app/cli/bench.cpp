@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <Eigen/Core>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -187,6 +188,14 @@ int run_bench(BenchArgs a) {
 
   nlohmann::json report;
   std::ostringstream text;
+  // Which code runs: tuned to the CPU it was built on, or the baseline a package uses.
+  const std::string target = ATTN_CPU_TARGET;
+  text << "build: attention-lab " << ATTN_VERSION << ", " << target
+       << (target == "native" ? " (-march=native" : " (x86-64 baseline")
+       << "; Eigen vectorises with " << Eigen::SimdInstructionSetsInUse() << ")\n";
+  report["build"] = {{"version", ATTN_VERSION},
+                     {"cpu_target", target},
+                     {"simd", Eigen::SimdInstructionSetsInUse()}};
   if (!a.trace_only) {
     AttentionProblem p = make_problem(a.heads, a.kv_heads, a.n, a.n_k, a.d, a.causal, a.window);
     const double pairs = static_cast<double>(visible_pairs(p)) * a.heads;

@@ -86,6 +86,9 @@ void register_gui(CLI::App& app, Action& action) {
                   "lm-kv the language model window on that tab (with --model); lm-train the "
                   "window that trains a transformer live (training starts at once)");
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto");
+  cmd->add_option("--seq2seq-model", opts->seq2seq_model,
+                  "open the seq2seq window on this model: a file or a shipped name ('seq2seq "
+                  "models')");
   cmd->add_flag("--frame-stats", opts->frame_stats,
                 "render --frames frames, print the mean and max frame time, exit");
   cmd->add_flag("--animate", opts->animate,
@@ -122,11 +125,12 @@ Action default_action() {
   return [] { return run_gui(GuiOptions{}); };
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"Attention Lab: step through the attention mechanism, stage by stage."};
+void configure_app(CLI::App& app, Action& action) {
+  app.description("Attention Lab: step through the attention mechanism, stage by stage.");
   app.set_help_all_flag("--help-all", "Show help for every subcommand");
+  app.set_version_flag("--version", std::string("attention-lab ") + ATTN_VERSION,
+                       "Print the version and exit");
   app.require_subcommand(0, 1);
-  Action action;
   register_examples(app, action);
   register_trace(app, action);
   register_explain(app, action);
@@ -136,12 +140,20 @@ int run(int argc, char** argv) {
   register_seq2seq(app, action);
   register_bench(app, action);
   register_lm(app, action);
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"", "attention-lab"};
+  Action action;
+  configure_app(app, action);
   try {
     try {
       app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
       return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
       std::cerr << "error: " << e.what() << "\n";

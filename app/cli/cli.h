@@ -37,6 +37,10 @@ int run(int argc, char** argv);
 // Every subcommand registers itself on `app` and sets `action` when it is chosen; the action
 // runs after parsing and returns the exit code.
 using Action = std::function<int()>;
+// The whole command line on `app`: every subcommand, --help-all and --version (run() parses with
+// it; a test checks docs/cli.md documents every option it has).
+void configure_app(CLI::App& app, Action& action);
+
 void register_examples(CLI::App& app, Action& action);
 void register_trace(CLI::App& app, Action& action);
 void register_explain(CLI::App& app, Action& action);

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "io/atomic_file.h"
+#include "io/shipped.h"
 #include "render/align_plot.h"
 #include "seq2seq/explain_step.h"
 #include "seq2seq/trainer.h"
@@ -24,10 +25,16 @@ namespace {
 
 using namespace attn::s2s;
 
-Model load_model_or_throw(const std::string& path) {
-  Model m;
+constexpr const char* kModelHelp =
+    "model file, or the name of a shipped one (see 'seq2seq models')";
+
+// --model takes a file or a shipped model's short name ("bahdanau", "bottleneck/none-max40").
+Model load_model_or_throw(const std::string& name_or_path) {
   std::string error;
-  if (!load_model(path, m, error)) throw CliError{kExitUsage, "--model: " + error};
+  const std::optional<std::string> path = resolve_shipped(kSeq2seqModels, name_or_path, error);
+  if (!path) throw CliError{kExitUsage, "--model: " + error};
+  Model m;
+  if (!load_model(*path, m, error)) throw CliError{kExitUsage, "--model: " + error};
   return m;
 }
 
@@ -176,7 +183,8 @@ void register_train(CLI::App& parent, Action& action) {
       if (o->train.max_length != 200) cmdline << " --max-length " << o->train.max_length;
       const bool tty = ::isatty(STDERR_FILENO) != 0;
       std::cout << "training " << describe(model) << " on " << o->train.train_size << " dates, "
-                << o->train.epochs << " epochs, " << o->train.threads << " thread(s)\n"
+                << o->train.epochs << (o->train.epochs == 1 ? " epoch, " : " epochs, ")
+                << o->train.threads << (o->train.threads == 1 ? " thread\n" : " threads\n")
                 << std::flush;
       // Ctrl+C stops after the current batch; the previous SIGINT action comes back however
       // training ends (errors included).
@@ -273,7 +281,7 @@ void register_translate(CLI::App& parent, Action& action) {
   auto input = std::make_shared<std::string>();
   auto step = std::make_shared<int>(-1);
   auto position = std::make_shared<int>(-1);
-  cmd->add_option("--model", *model, "model file")->required();
+  cmd->add_option("--model", *model, kModelHelp)->required();
   cmd->add_option("--input", *input, "text to translate, e.g. 'tuesday, 22 november 2026'")
       ->required();
   cmd->add_option("--step", *step, "also write out decoder step T: scores, weights, context")
@@ -338,7 +346,7 @@ void register_align(CLI::App& parent, Action& action) {
   auto models = std::make_shared<std::vector<std::string>>();
   auto input = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>();
-  cmd->add_option("--model", *models, "model file (repeat to compare score functions)")->required();
+  cmd->add_option("--model", *models, std::string(kModelHelp) + "; repeat to compare")->required();
   cmd->add_option("--input", *input, "text to translate")->required();
   cmd->add_option("--out", *out, "FILE.png or FILE.svg")->required();
   cmd->callback([&action, models, input, out] {
@@ -368,7 +376,8 @@ struct EvalOpts {
 };
 
 void add_eval_options(CLI::App* cmd, EvalOpts& o, bool many) {
-  auto* m = cmd->add_option("--model", o.models, many ? "model files (repeat)" : "model file")
+  auto* m = cmd->add_option("--model", o.models,
+                            std::string(kModelHelp) + (many ? "; repeat to compare" : ""))
                 ->required();
   if (!many) m->expected(1);
   cmd->add_option("--count", o.count, "held-out dates to evaluate")->check(CLI::Range(1, 1000000));
@@ -472,6 +481,39 @@ void register_dates(CLI::App& parent, Action& action) {
   });
 }
 
+// What a model file's note (its training command, then "epoch E of N, held-out exact P%") says
+// about how it was trained, for `seq2seq models`: "; inputs of at most 40 characters; epoch …".
+std::string training_note(const std::string& info) {
+  std::string note;
+  const std::string flag = "--max-length ";
+  if (const size_t at = info.find(flag); at != std::string::npos) {
+    const size_t from = at + flag.size();
+    note += "; inputs of at most " + info.substr(from, info.find_first_of(" \n", from) - from) +
+            " characters";
+  }
+  const size_t line = info.rfind('\n');
+  if (line != std::string::npos) note += "; " + info.substr(line + 1);
+  return note;
+}
+
+void register_models(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "models", "List the shipped models (NAME<TAB>score, sizes, training, accuracy)");
+  cmd->callback([&action] {
+    action = [] {
+      const std::vector<ShippedItem> items = list_shipped(kSeq2seqModels);
+      if (items.empty()) throw CliError{kExitRuntime, no_shipped_message(kSeq2seqModels)};
+      for (const ShippedItem& item : items) {
+        Model m;
+        std::string error;
+        if (!load_model(item.path, m, error)) throw CliError{kExitRuntime, error};
+        std::cout << item.name << '\t' << describe(m) << training_note(m.info) << "\n";
+      }
+      return kExitOk;
+    };
+  });
+}
+
 }  // namespace
 
 void register_seq2seq(CLI::App& app, Action& action) {
@@ -484,6 +526,7 @@ void register_seq2seq(CLI::App& app, Action& action) {
   register_eval(*cmd, action);
   register_compare(*cmd, action);
   register_dates(*cmd, action);
+  register_models(*cmd, action);
 }
 
 }  // namespace attn::cli

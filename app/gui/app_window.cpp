@@ -5,6 +5,7 @@
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
+#include <stb_image.h>
 #include <stb_image_write.h>
 
 #include <algorithm>
@@ -15,18 +16,38 @@
 #include <cstdlib>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "gui/gui.h"
 #include "gui/gui_setup.h"
 #include "gui/heatmap_texture.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
+#include "io/embedded_assets.h"
 
 namespace attn {
 namespace {
 
 std::string glfw_error_text;
 void on_glfw_error(int, const char* text) { glfw_error_text = text ? text : ""; }
+
+// The window's own icon (taskbars, Alt+Tab) from the PNGs compiled into the program, so it shows
+// even where no desktop entry is installed.
+void set_window_icon(GLFWwindow* window) {
+  std::vector<GLFWimage> images;
+  for (const char* size : {"16x16", "32x32", "48x48", "64x64"}) {
+    const unsigned char* png = nullptr;
+    size_t bytes = 0;
+    GLFWimage image{};
+    int channels = 0;
+    if (!embedded_icon_png(size, png, bytes)) continue;
+    image.pixels = stbi_load_from_memory(png, static_cast<int>(bytes), &image.width, &image.height,
+                                         &channels, 4);
+    if (image.pixels) images.push_back(image);
+  }
+  if (!images.empty()) glfwSetWindowIcon(window, static_cast<int>(images.size()), images.data());
+  for (GLFWimage& image : images) stbi_image_free(image.pixels);
+}
 
 void png_to_string(void* ctx, void* data, int size) {
   static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), size);
@@ -131,6 +152,9 @@ int run_gui(const GuiOptions& o) {
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
   if (scripted) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+  // WM_CLASS matches the desktop entry's StartupWMClass, so docks show the app's icon and name.
+  glfwWindowHintString(GLFW_X11_CLASS_NAME, "attention-lab");
+  glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "attention-lab");
   GLFWwindow* window = glfwCreateWindow(o.width, o.height, "Attention Lab", nullptr, nullptr);
   if (!window) {
     std::cerr << "error: cannot open a window: " << glfw_error_text
@@ -138,6 +162,7 @@ int run_gui(const GuiOptions& o) {
     glfwTerminate();
     return 1;
   }
+  set_window_icon(window);
   glfwMakeContextCurrent(window);
   glfwSwapInterval(scripted ? 0 : 1);
 

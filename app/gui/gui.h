@@ -22,13 +22,15 @@ struct GuiOptions {
   std::vector<std::string> edits;  // "q[H][I][J]=VALUE" style cell edits, see cli --help
   bool frame_stats = false;        // print mean/max frame time when exiting
   bool animate = false;            // zoom and pan the main heatmap every frame (measurement)
-  bool presentation = false;
+  bool presentation = false;       // start in presentation mode (full screen, larger text)
   std::string tab;      // left panel tab ("inputs", "variants") or a window ("seq2seq", "lm-…")
   std::string backend;  // "cpu", "opencl" or "auto"; "" = cpu
   // A GPT-2-format model (folder or shipped name): opens the language-model window on `text`
   // with head (layer, model_head) picked; with `step` too, that head opens in the stepper.
   std::string model, text;
   int layer = 0, model_head = 0;
+  // A seq2seq model (file or shipped name, io/shipped.h): opens the seq2seq window on it.
+  std::string seq2seq_model;
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).

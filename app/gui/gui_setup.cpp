@@ -10,7 +10,9 @@
 #include "gui/panel_lm.h"
 #include "gui/panel_lm_train.h"
 #include "gui/panel_seq2seq.h"
+#include "io/shipped.h"
 #include "render/colormap.h"
+#include "seq2seq/model_io.h"
 
 namespace attn {
 namespace {
@@ -170,28 +172,42 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
         o.tab + "'";
     return false;
   }
-  if (o.tab == "lm-train") {
+  const bool train_tab = o.tab == "lm-train";
+  const bool lm_tab = o.tab.rfind("lm-", 0) == 0 && !train_tab;
+  const bool seq2seq_tab = o.tab.rfind("seq2seq", 0) == 0;
+  if (train_tab) {
     // The training window, training from the first frame (for screenshots of a head forming).
     ui.show_lm_train = true;
     ui.lm_train = std::make_shared<LmTrainPanel>();
     ui.lm_train->autostart = true;
-  } else if (o.tab.rfind("lm-", 0) == 0) {
+  } else if (lm_tab) {
     if (!ui.lm) {
       error = "--tab " + o.tab + ": needs --model";
       return false;
     }
     ui.show_lm = true;
     ui.lm->select_tab = o.tab.substr(3);
-  } else if (o.tab.rfind("seq2seq", 0) == 0) {
+  }
+  if (seq2seq_tab || !o.seq2seq_model.empty()) {
     ui.show_seq2seq = true;  // a window over the others, not a tab of the left panel
+    ui.seq2seq = std::make_shared<Seq2seqPanel>();
     if (o.tab == "seq2seq-live") {
       // Opens on "Train live" and starts training (for screenshots of the alignment forming).
-      ui.seq2seq = std::make_shared<Seq2seqPanel>();
       ui.seq2seq->select_tab = "live";
       ui.seq2seq->autostart = true;
     }
-  } else {
-    ui.select_tab = o.tab;
+  }
+  if (!lm_tab && !train_tab && !seq2seq_tab) ui.select_tab = o.tab;
+  if (!o.seq2seq_model.empty()) {
+    // Checked before the window opens, like every other flag: a bad name or file is exit 2.
+    const std::optional<std::string> path = resolve_shipped(kSeq2seqModels, o.seq2seq_model, error);
+    s2s::Model m;
+    if (!path || !s2s::load_model(*path, m, error)) {
+      error = "--seq2seq-model: " + error;
+      return false;
+    }
+    ui.seq2seq->open_model = *path;
+    ui.seq2seq->models[*path] = std::move(m);
   }
   return true;
 }

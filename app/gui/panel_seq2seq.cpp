@@ -4,7 +4,6 @@
 // by side; train a small model live and watch its alignment form; compare accuracy by length.
 #include "gui/panel_seq2seq.h"
 
-#include <dirent.h>
 #include <imgui.h>
 
 #include <algorithm>
@@ -13,7 +12,7 @@
 #include <future>
 
 #include "gui/ui.h"
-#include "io/data_dir.h"
+#include "io/shipped.h"
 #include "seq2seq/explain_step.h"
 
 namespace attn {
@@ -22,32 +21,29 @@ using namespace attn::s2s;
 
 namespace {
 
-// The shipped models (io/data_dir.h: installed, or the source tree's assets/), else
-// ./assets/models in the working folder.
-std::vector<std::string> find_models() {
-  std::vector<std::string> out;
-  for (const std::string& dir : {data_dir() + "/models", std::string("assets/models")}) {
-    for (const std::string& sub : {std::string(""), std::string("/bottleneck")}) {
-      DIR* d = opendir((dir + sub).c_str());
-      if (!d) continue;
-      while (dirent* e = readdir(d)) {
-        const std::string n = e->d_name;
-        if (n.size() > 4 && n.compare(n.size() - 4, 4, ".s2s") == 0)
-          out.push_back(dir + sub + "/" + n);
-      }
-      closedir(d);
-    }
-    if (!out.empty()) break;
+// The shipped models by short name, then gui --model's file when it is not one of them; selects
+// that file, or bahdanau.
+void find_models(Seq2seqPanel& p) {
+  p.files.clear();
+  p.names.clear();
+  for (const ShippedItem& item : list_shipped(kSeq2seqModels)) {
+    p.files.push_back(item.path);
+    p.names.push_back(item.name);
   }
-  std::sort(out.begin(), out.end());
-  return out;
+  const std::string& want = p.open_model;
+  if (!want.empty() && std::find(p.files.begin(), p.files.end(), want) == p.files.end()) {
+    const size_t slash = want.rfind('/');
+    p.files.push_back(want);
+    p.names.push_back(slash == std::string::npos ? want : want.substr(slash + 1));
+  }
+  for (int i = 0; i < static_cast<int>(p.files.size()); ++i)
+    if (want.empty() ? p.names[static_cast<size_t>(i)] == "bahdanau"
+                     : p.files[static_cast<size_t>(i)] == want)
+      p.model_a = i;
 }
 
-std::string short_name(const std::string& path) {
-  const auto slash = path.rfind('/');
-  std::string n = path.substr(slash == std::string::npos ? 0 : slash + 1);
-  if (path.find("/bottleneck/") != std::string::npos) n = "bottleneck/" + n;
-  return n;
+const std::string& name_of(const Seq2seqPanel& p, int index) {
+  return p.names[static_cast<size_t>(index)];
 }
 
 const Model* get_model(Seq2seqPanel& p, int index) {
@@ -66,8 +62,7 @@ const Model* get_model(Seq2seqPanel& p, int index) {
 }
 
 bool model_combo(const char* label, Seq2seqPanel& p, int& index, bool allow_none) {
-  const std::string preview =
-      index < 0 ? "(none)" : short_name(p.files[static_cast<size_t>(index)]);
+  const std::string preview = index < 0 ? "(none)" : name_of(p, index);
   bool changed = false;
   if (ImGui::BeginCombo(label, preview.c_str())) {
     if (allow_none && ImGui::Selectable("(none)", index < 0)) {
@@ -75,7 +70,7 @@ bool model_combo(const char* label, Seq2seqPanel& p, int& index, bool allow_none
       changed = true;
     }
     for (int i = 0; i < static_cast<int>(p.files.size()); ++i)
-      if (ImGui::Selectable(short_name(p.files[static_cast<size_t>(i)]).c_str(), i == index)) {
+      if (ImGui::Selectable(name_of(p, i).c_str(), i == index)) {
         index = i;
         changed = true;
       }
@@ -267,7 +262,7 @@ void draw_translate_tab(Ui& ui, Seq2seqPanel& p) {
   if (!a) {
     ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "%s",
                        p.files.empty()
-                           ? "no models found in assets/models"
+                           ? no_shipped_message(kSeq2seqModels).c_str()
                            : p.load_errors[p.files[static_cast<size_t>(p.model_a)]].c_str());
     return;
   }
@@ -275,13 +270,13 @@ void draw_translate_tab(Ui& ui, Seq2seqPanel& p) {
   if (b) {
     if (ImGui::BeginTable("side", 2, ImGuiTableFlags_BordersInnerV)) {
       ImGui::TableNextColumn();
-      draw_translation(ui, p, *a, short_name(p.files[static_cast<size_t>(p.model_a)]), true);
+      draw_translation(ui, p, *a, name_of(p, p.model_a), true);
       ImGui::TableNextColumn();
-      draw_translation(ui, p, *b, short_name(p.files[static_cast<size_t>(p.model_b)]), false);
+      draw_translation(ui, p, *b, name_of(p, p.model_b), false);
       ImGui::EndTable();
     }
   } else {
-    draw_translation(ui, p, *a, short_name(p.files[static_cast<size_t>(p.model_a)]), true);
+    draw_translation(ui, p, *a, name_of(p, p.model_a), true);
   }
 }
 
@@ -363,16 +358,15 @@ void draw_live_tab(Seq2seqPanel& p) {
 void draw_bottleneck_tab(Seq2seqPanel& p) {
   ImGui::TextWrapped(
       "Exact match on 1000 held-out dates by input length for the models trained "
-      "on inputs of at most 40 characters (assets/models/bottleneck): beyond the "
+      "on inputs of at most 40 characters (the shipped bottleneck/ models): beyond the "
       "training lengths the fixed-context model (none) falls fastest — Figure 2 "
       "of Bahdanau et al.");
   const bool busy = p.compare_job.valid();
   if (!busy && ImGui::Button(p.compare_rows.empty() ? "Evaluate" : "Evaluate again")) {
     std::vector<std::pair<std::string, const Model*>> chosen;
     for (int i = 0; i < static_cast<int>(p.files.size()); ++i)
-      if (p.files[static_cast<size_t>(i)].find("/bottleneck/") != std::string::npos)
-        if (const Model* m = get_model(p, i))
-          chosen.emplace_back(short_name(p.files[static_cast<size_t>(i)]), m);
+      if (name_of(p, i).rfind("bottleneck/", 0) == 0)
+        if (const Model* m = get_model(p, i)) chosen.emplace_back(name_of(p, i), m);
     p.compare_names.clear();
     std::vector<Model> copies;
     for (auto& c : chosen) {
@@ -445,10 +439,7 @@ void draw_seq2seq_panel(Ui& ui) {
   if (!ui.seq2seq) ui.seq2seq = std::make_shared<Seq2seqPanel>();
   if (!ui.seq2seq->scanned) {
     ui.seq2seq->scanned = true;
-    ui.seq2seq->files = find_models();
-    for (int i = 0; i < static_cast<int>(ui.seq2seq->files.size()); ++i)
-      if (short_name(ui.seq2seq->files[static_cast<size_t>(i)]) == "bahdanau.s2s")
-        ui.seq2seq->model_a = i;
+    find_models(*ui.seq2seq);
   }
   Seq2seqPanel& p = *ui.seq2seq;
   const ImGuiViewport* vp = ImGui::GetMainViewport();

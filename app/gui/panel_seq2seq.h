@@ -12,7 +12,9 @@ namespace attn {
 
 struct Seq2seqPanel {
   bool scanned = false;            // files looked up (on the first frame)
-  std::vector<std::string> files;  // model paths found under assets/models, sorted
+  std::vector<std::string> files;  // model paths: the shipped models (io/shipped.h), sorted …
+  std::vector<std::string> names;  // … and the names the window shows ("bahdanau")
+  std::string open_model;          // a model to add to the list and select (gui --model)
   std::map<std::string, s2s::Model> models;
   std::map<std::string, std::string> load_errors;
   int model_a = 0, model_b = -1;  // indices into files; model_b -1: no second model

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <vector>
 
 namespace attn {
@@ -14,6 +15,21 @@ namespace {
 bool is_dir(const std::string& path) {
   struct stat st {};
   return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string env_data_dir() {
+  const char* env = std::getenv("ATTN_DATA_DIR");
+  if (!env || !*env) return "";
+  std::string dir = env;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
+// <folder of the executable>/../share/attention-lab, written without the "..".
+std::string share_dir() {
+  const std::string exe = executable_dir();
+  if (exe.empty()) return "";
+  return std::filesystem::path(exe + "/../share/attention-lab").lexically_normal().string();
 }
 
 }  // namespace
@@ -28,18 +44,14 @@ std::string executable_dir() {
 }
 
 std::string data_dir() {
-  if (const char* env = std::getenv("ATTN_DATA_DIR"); env && *env) {
-    std::string dir = env;
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    return dir;
-  }
-  const std::string exe = executable_dir();
-  if (!exe.empty() && is_dir(exe + "/../share/attention-lab"))
-    return exe + "/../share/attention-lab";
-#ifdef ATTN_ASSET_DIR
-  if (is_dir(ATTN_ASSET_DIR)) return ATTN_ASSET_DIR;
-#endif
-  return "";
+  if (std::string env = env_data_dir(); !env.empty()) return env;
+  const std::string share = share_dir();
+  return is_dir(share) ? share : "";
+}
+
+std::string data_dir_description() {
+  if (std::string env = env_data_dir(); !env.empty()) return "$ATTN_DATA_DIR (" + env + ")";
+  return share_dir();
 }
 
 }  // namespace attn

@@ -1,6 +1,8 @@
-// Looks up the example scenarios embedded into the binary at build time (assets/examples/*.json).
+// Looks up the data embedded into the binary at build time: the example scenarios
+// (assets/examples/*.json) and the window icon (assets/icons).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -8,4 +10,6 @@ namespace attn {
 // Text of assets/examples/<name> (e.g. "fear-is.json"), or nullptr.
 const char* embedded_example(const char* name);
 std::vector<std::string> embedded_example_names();
+// The icon's PNG file named by its size ("16x16", "32x32", "48x48", "64x64"); false for others.
+bool embedded_icon_png(const std::string& size, const unsigned char*& data, size_t& bytes);
 }  // namespace attn

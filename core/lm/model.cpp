@@ -1,7 +1,6 @@
 // Model folders: read with every tensor checked against config.json, written in GPT-2's layout.
 #include "lm/model.h"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -10,8 +9,8 @@
 #include <random>
 
 #include "io/atomic_file.h"
-#include "io/data_dir.h"
 #include "io/safetensors.h"
+#include "io/shipped.h"
 
 namespace attn::lm {
 namespace {
@@ -255,34 +254,17 @@ void init_random(Model& m, const Config& c, uint64_t seed, float std) {
 }
 
 std::string resolve_model_folder(const std::string& arg, std::string& error) {
-  if (arg.empty()) {
-    error = "--model: expected a model folder or the name of a shipped model";
+  const std::optional<std::string> folder = resolve_shipped(kLmModels, arg, error);
+  if (!folder) {
+    error = "--model: " + error;
     return "";
   }
-  if (is_dir(arg)) return arg;
-  if (arg.find('/') == std::string::npos && arg != "." && arg != "..") {
-    const std::string dir = data_dir();
-    if (!dir.empty() && is_dir(dir + "/models/lm/" + arg)) return dir + "/models/lm/" + arg;
-  }
-  std::string shipped;
-  for (const std::string& s : shipped_models()) shipped += (shipped.empty() ? "" : ", ") + s;
-  error = "--model: '" + arg + "' is neither a folder nor a shipped model" +
-          (shipped.empty() ? std::string(" (none are shipped)") : " (shipped: " + shipped + ")");
-  return "";
+  return *folder;
 }
 
 std::vector<std::string> shipped_models() {
   std::vector<std::string> out;
-  const std::string dir = data_dir();
-  if (dir.empty()) return out;
-  DIR* d = ::opendir((dir + "/models/lm").c_str());
-  if (!d) return out;
-  while (dirent* e = ::readdir(d)) {
-    const std::string n = e->d_name;
-    if (n != "." && n != ".." && is_dir(dir + "/models/lm/" + n)) out.push_back(n);
-  }
-  ::closedir(d);
-  std::sort(out.begin(), out.end());
+  for (const ShippedItem& item : list_shipped(kLmModels)) out.push_back(item.name);
   return out;
 }
 

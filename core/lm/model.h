@@ -131,11 +131,11 @@ bool save_model(const Model& m, const std::string& folder, std::string& error,
 void init_random(Model& m, const Config& c, uint64_t seed, float std = 0.02f);
 
 // Resolves --model: an existing folder as given, else the short name of a shipped model
-// (assets/models/lm/NAME in the source tree, <data dir>/models/lm/NAME installed). "" with an
-// error when neither exists.
+// (<data dir>/models/lm/NAME holding config.json: io/shipped.h's kLmModels). "" with an error,
+// starting "--model: " and listing the shipped names, when neither exists.
 std::string resolve_model_folder(const std::string& name_or_folder, std::string& error);
 
-// The short names of the shipped models, sorted.
+// The short names of the shipped models, sorted (io/shipped.h's list_shipped(kLmModels)).
 std::vector<std::string> shipped_models();
 
 }  // namespace attn::lm
