@@ -87,22 +87,28 @@ TEST(LmTrainData, LettersAreOneTokenEach) {
 TEST(LmTrainData, InductionSequencesHoldARepeatedSegment) {
   const TrainSet s = induction_set();
   Rng rng(5);
-  for (int i = 0; i < 200; ++i) {
+  std::vector<int> distances(33, 0);
+  for (int i = 0; i < 1000; ++i) {
     std::vector<int> seq;
     int n = 0;
     const int second = induction_sequence(s, rng, 32, seq, n);
     ASSERT_EQ(seq.size(), 33u);
     ASSERT_GE(n, 4);
-    ASSERT_LE(n, 16);
+    ASSERT_LE(n, 11);
     ASSERT_LE(second + n, 33);
-    bool found = false;
-    for (int first = 0; first + n <= second && !found; ++first) {
+    int found = -1;
+    for (int first = 0; first + n <= second && found < 0; ++first) {
       bool same = true;
       for (int k = first == 0 ? 1 : 0; k < n; ++k) same = same && seq[first + k] == seq[second + k];
-      found = same;
+      if (same) found = first;
     }
-    EXPECT_TRUE(found) << "no earlier copy of the segment at " << second;
+    ASSERT_GE(found, 0) << "no earlier copy of the segment at " << second;
+    ++distances[second - found];
   }
+  // The copy's distance from the original varies (no fixed look-back predicts it): every
+  // distance from 4 to 29 occurs, none in more than a fifth of the sequences.
+  for (int d = 4; d <= 29; ++d) EXPECT_GT(distances[d], 0) << d;
+  for (int d : distances) EXPECT_LT(d, 200);
   TokenBatch b;
   sample_batch(s, rng, 3, 32, b);
   ASSERT_EQ(b.tokens.size(), 96u);

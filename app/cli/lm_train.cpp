@@ -118,8 +118,7 @@ int run_train(TrainArgs& a) {
             << c.vocab_size << ", " << model.params.total() << " parameters) on " << what << ": "
             << o.steps << " steps of " << o.batch << " sequences, AdamW lr " << o.lr << " (warm-up "
             << o.warmup << ", " << a.schedule << "), seed " << o.seed << ", " << o.threads
-            << " thread(s)\n"
-            << std::flush;
+            << (o.threads == 1 ? " thread\n" : " threads\n") << std::flush;
 
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const InterruptGuard interrupt;

@@ -47,9 +47,12 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   lm::TrainOptions& o = p.setup.train;
   const bool idle = !s.running;
   if (!idle) ImGui::BeginDisabled();
-  ImGui::SetNextItemWidth(fs * 17);
   const char* tasks[] = {"Induction task: random letters, a segment repeated",
                          "Short stories (text written by a grammar)"};
+  // As wide as the longest choice, so neither is cut off.
+  ImGui::SetNextItemWidth(
+      std::max(ImGui::CalcTextSize(tasks[0]).x, ImGui::CalcTextSize(tasks[1]).x) +
+      ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Combo("##task", &p.data, tasks, 2)) {
     p.setup.data = p.data == 0 ? lm::DataKind::kInduction : lm::DataKind::kText;
     // Stories need an MLP and a longer context to say anything; letters do not.
@@ -121,8 +124,8 @@ void draw_status(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   if (s.history.empty()) {
     if (!s.running)
       ImGui::TextWrapped(
-          "Press Train. The curves and the attention patterns below fill in as the model learns "
-          "(about a minute on two cores for the default sizes).");
+          "Press Train. The curves and the attention patterns below fill in as the model "
+          "learns, every 25 steps.");
     return;
   }
   const lm::EvalPoint& e = s.history.back();

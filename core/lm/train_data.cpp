@@ -76,12 +76,14 @@ int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& o
   const int len = T + 1;
   out.resize(static_cast<size_t>(len));
   for (int& t : out) t = set.letters[static_cast<size_t>(rng.below(A))];
-  const int lo = std::max(2, len / 8), hi = std::max(lo, len / 2);
+  const int lo = std::max(2, len / 8), hi = std::max(lo, len / 3);
   n = lo + rng.below(hi - lo + 1);
-  // Two non-overlapping places for the segment, anywhere: the copy's distance varies, so only
-  // looking at what followed the earlier occurrence (not at a fixed offset) predicts it.
-  const int first = rng.below(len - 2 * n + 1);
-  const int second = first + n + rng.below(len - 2 * n - first + 1);
+  // The distance from the original to the copy is uniform over every distance that fits, so no
+  // fixed look-back predicts the copy (a head that always reads 15 tokens back would learn a
+  // shortcut): only looking at what followed the earlier occurrence does.
+  const int distance = n + rng.below(len - 2 * n + 1);
+  const int first = rng.below(len - n - distance + 1);
+  const int second = first + distance;
   std::copy(out.begin() + first, out.begin() + first + n, out.begin() + second);
   if (rng.below(2) == 0) {
     const auto it = std::find(set.letters.begin(), set.letters.end(), out[0]);

@@ -54,8 +54,9 @@ bool text_set(const std::string& corpus, int merges, int context, TrainSet& out,
               std::string& error);
 
 // One induction sequence of T + 1 tokens: random letters in which a segment of n letters
-// (T/8 ≤ n ≤ T/2) occurs twice, at random places, the copy after the original; the first token
-// is a letter without its space half of the time. Returns the copy's start and sets n.
+// ((T+1)/8 ≤ n ≤ (T+1)/3) occurs twice, the copy after the original at a distance drawn uniformly
+// from those that fit; the first token is a letter without its space half of the time. Returns the
+// copy's start and sets n.
 int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& out, int& n);
 
 // A training batch: induction sequences, or windows of T + 1 tokens of the training text.
