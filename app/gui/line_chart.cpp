@@ -28,7 +28,9 @@ void draw_line_chart(const LineChart& c, ImVec2 size) {
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const ImU32 grid = ImGui::GetColorU32(ImGuiCol_Separator, 0.5f);
   const float left = ImGui::CalcTextSize("100 %").x + fs * 0.6f;
-  const float top = ImGui::GetTextLineHeightWithSpacing();
+  // The title wraps within the chart's width (a narrow window or large text).
+  const float top = ImGui::CalcTextSize(c.title.c_str(), nullptr, false, size.x).y +
+                    ImGui::GetStyle().ItemSpacing.y;
   const float bottom = ImGui::GetTextLineHeightWithSpacing() * 1.1f;
   float label_w = 0;
   for (const ChartLine& l : c.lines)
@@ -43,7 +45,7 @@ void draw_line_chart(const LineChart& c, ImVec2 size) {
     const float y = p1.y - h * std::clamp((v.y - c.y_min) / span, 0.0f, 1.0f);
     return ImVec2{x, y};
   };
-  dl->AddText({o.x, o.y}, text, c.title.c_str());
+  dl->AddText(ImGui::GetFont(), fs, {o.x, o.y}, text, c.title.c_str(), nullptr, size.x);
   if (c.band) {
     const float x0 = at({c.band_from, c.y_min}).x, x1 = at({c.band_to, c.y_min}).x;
     dl->AddRectFilled({x0, p0.y}, {std::max(x1, x0 + 2), p1.y}, IM_COL32(255, 160, 40, 70));

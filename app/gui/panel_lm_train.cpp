@@ -42,6 +42,22 @@ std::pair<int, int> circuit_heads(const lm::Config& c, const lm::EvalPoint& e) {
   return {prev, ind};
 }
 
+// SameLine, or a new line when the next item (`width` wide) would not fit: the controls wrap in a
+// narrow window or at presentation font sizes instead of running off the edge.
+void next_on_line(float width) {
+  ImGui::SameLine();
+  if (ImGui::GetContentRegionAvail().x < width) ImGui::NewLine();
+}
+
+// The width of a labelled widget whose field is `field` wide.
+float labelled(float field, const char* label) {
+  return field + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label, nullptr, true).x;
+}
+
+float button_width(const char* label) {
+  return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
+}
+
 void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   const float fs = ImGui::GetFontSize();
   lm::TrainOptions& o = p.setup.train;
@@ -60,11 +76,10 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
     o.context = p.data == 0 ? 32 : 64;
     p.save_folder = p.data == 0 ? "trained-induction" : "trained-stories";
   }
-  ImGui::SameLine();
   auto slider = [fs](const char* label, int* v, int lo, int hi) {
+    next_on_line(labelled(fs * 5, label));
     ImGui::SetNextItemWidth(fs * 5);
     ImGui::SliderInt(label, v, lo, hi);
-    ImGui::SameLine();
   };
   slider("layers", &o.n_layer, 1, 4);
   slider("heads", &o.n_head, 1, 8);
@@ -72,23 +87,24 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   slider("width", &width, 16, 128);
   o.n_embd = std::max(o.n_head, width / o.n_head * o.n_head);  // a multiple of the heads
   slider("context", &o.context, 16, 64);
-  ImGui::NewLine();
   int steps = static_cast<int>(o.steps);
+  next_on_line(labelled(fs * 7, "steps"));
   ImGui::SetNextItemWidth(fs * 7);
   if (ImGui::SliderInt("steps", &steps, 100, 5000)) o.steps = steps;
-  ImGui::SameLine();
   float lr = static_cast<float>(o.lr);
+  next_on_line(labelled(fs * 7, "learning rate"));
   ImGui::SetNextItemWidth(fs * 7);
   if (ImGui::SliderFloat("learning rate", &lr, 1e-4f, 1e-2f, "%.4f", ImGuiSliderFlags_Logarithmic))
     o.lr = lr;
-  ImGui::SameLine();
+  next_on_line(labelled(ImGui::GetFrameHeight(), "attention-only"));
   ImGui::Checkbox("attention-only", &o.attention_only);
-  ImGui::SameLine();
   int seed = static_cast<int>(o.seed);
+  next_on_line(labelled(fs * 4, "seed"));
   ImGui::SetNextItemWidth(fs * 4);
   if (ImGui::InputInt("seed", &seed, 0)) o.seed = static_cast<uint64_t>(std::max(0, seed));
   if (!idle) ImGui::EndDisabled();
-  ImGui::SameLine(0, fs);
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  next_on_line(button_width("Train again") + button_width("Cancel") + spacing + fs);
   if (idle) {
     const bool autostart = p.autostart;
     p.autostart = false;
@@ -102,11 +118,11 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) p.live.cancel();
   }
-  ImGui::SameLine();
   const bool has_model = p.live.model() != nullptr;
   if (!has_model) ImGui::BeginDisabled();
+  next_on_line(button_width("Save…"));
   if (ImGui::Button("Save…")) p.show_save = true;
-  ImGui::SameLine();
+  next_on_line(button_width("Open in the model view"));
   if (ImGui::Button("Open in the model view")) p.open_requested = true;
   if (!has_model) ImGui::EndDisabled();
   ImGui::SameLine();
@@ -134,7 +150,7 @@ void draw_status(LmTrainPanel& p, const lm::LiveSnapshot& s) {
                       : s.cancelled ? "  (cancelled)"
                       : s.finished  ? "  (done)"
                                     : "";
-  ImGui::Text(
+  ImGui::TextWrapped(
       "step %ld of %ld  ·  held-out loss %.3f  ·  in-context accuracy %.0f %%  ·  best induction "
       "head %s %.2f  ·  best previous-token head %s %.2f  ·  %.0f s%s",
       s.step, s.steps, e.heldout_loss, 100 * e.icl_accuracy,
@@ -219,7 +235,10 @@ void draw_probe_heatmaps(Ui& ui, LmTrainPanel& p, const lm::LiveSnapshot& s, flo
   const auto [prev, ind] = circuit_heads(c, e);
   Matrix* mats = p.probe_weights;
   const float fs = ImGui::GetFontSize();
-  const float side = std::min(width / 2 - fs, ImGui::GetContentRegionAvail().y - fs * 9);
+  // Room for the two titles and about four lines of explanation below the maps.
+  const float side =
+      std::max(fs * 9, std::min(width / 2 - fs, ImGui::GetContentRegionAvail().y -
+                                                    ImGui::GetTextLineHeightWithSpacing() * 6));
   for (int k = 0; k < 2; ++k) {
     const int head = k == 0 ? prev : ind;
     mats[k] =
@@ -227,12 +246,13 @@ void draw_probe_heatmaps(Ui& ui, LmTrainPanel& p, const lm::LiveSnapshot& s, flo
     if (k) ImGui::SameLine();
     ImGui::BeginGroup();
     const lm::HeadScores& hs = e.heads[static_cast<size_t>(head)];
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side);
     if (k == 0)
-      ImGui::Text("Layer %d, head %d: previous token %.2f", head / c.n_head, head % c.n_head,
-                  hs.previous);
+      ImGui::TextWrapped("L%dH%d · previous token %.2f", head / c.n_head, head % c.n_head,
+                         hs.previous);
     else
-      ImGui::Text("Layer %d, head %d: induction %.2f", head / c.n_head, head % c.n_head,
-                  hs.induction);
+      ImGui::TextWrapped("L%dH%d · induction %.2f", head / c.n_head, head % c.n_head, hs.induction);
+    ImGui::PopTextWrapPos();
     HeatmapSpec sp;
     sp.id = k == 0 ? "lm-train-prev" : "lm-train-ind";
     sp.serial = static_cast<uint64_t>(s.probe_serial) * 2 + static_cast<uint64_t>(k) + 1;
