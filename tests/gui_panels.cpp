@@ -13,6 +13,7 @@
 #include "io/atomic_file.h"
 #include "io/examples.h"
 #include "reference.h"
+#include "render/heatmap_export.h"
 
 namespace attn {
 namespace {
@@ -359,8 +360,68 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   ui.export_job.wait();
   frames(2);
   EXPECT_FALSE(state.message_is_error()) << state.message();
-  for (const char* f : {"/weights-h0.svg", "/weights-h3.svg", "/scores-h2.svg", "/k-h1.svg"})
+  for (const char* f : {"/weights-h0.svg", "/weights-h3.svg", "/scores-h2.svg", "/k-kv1.svg"})
     EXPECT_TRUE(read_text_file(dir + f, bytes, e)) << e;
+
+  // Every stage as the pages of one PDF, and a worksheet with its key.
+  for (const char* kind : {"export-all-pdf", "worksheet"}) {
+    const std::string pdf = test::temp_path(std::string(kind) + ".pdf");
+    ui.path_dialog = kind;
+    ui.path_buffer = pdf;
+    frames(2);
+    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+    ASSERT_TRUE(ui.export_job.valid()) << kind << ": " << ui.dialog_error;
+    ui.export_job.wait();
+    frames(2);
+    EXPECT_FALSE(state.message_is_error()) << state.message();
+    ASSERT_TRUE(read_text_file(pdf, bytes, e)) << e;
+    EXPECT_EQ(bytes.rfind("%PDF-", 0), 0u);
+  }
+  const std::string sheet = test::temp_path("sheet.pdf");
+  ui.path_dialog = "worksheet";
+  ui.path_buffer = sheet;
+  ui.worksheet_fresh = true;
+  ui.worksheet_seed = 3;
+  frames(2);
+  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+  ASSERT_TRUE(ui.export_job.valid()) << ui.dialog_error;
+  ui.export_job.wait();
+  frames(2);
+  EXPECT_FALSE(state.message_is_error()) << state.message();
+  ASSERT_TRUE(read_text_file(sheet.substr(0, sheet.size() - 4) + "-answers.pdf", bytes, e)) << e;
+  EXPECT_EQ(bytes.rfind("%PDF-", 0), 0u);
+}
+
+TEST(ColourScale, TheAppAndTheExporterAgreeOnEveryStage) {
+  UiSettings settings;
+  for (const std::string map : {"viridis", "magma"}) {
+    settings.colormap = map;
+    for (const ExampleInfo& ex : list_examples()) {
+      std::string error;
+      auto s = load_example(ex.name, error);
+      ASSERT_TRUE(s) << error;
+      AppState st;
+      ASSERT_TRUE(st.load_example(ex.name));
+      const AttentionTrace& t = st.trace();
+      for (const TraceStep& step : t.steps) {
+        const int head = 0;
+        HeatmapOptions o;
+        o.step = step.id;
+        o.head = head;
+        o.maps = colormaps(settings);
+        MatrixLayout L;
+        ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
+        const ColorScale app = color_scale_for(settings, step.id, step.heads[0]);
+        EXPECT_EQ(app.map, L.scale.map) << ex.name << " " << step.id;
+        EXPECT_EQ(app.lo, L.scale.lo) << ex.name << " " << step.id;
+        EXPECT_EQ(app.hi, L.scale.hi) << ex.name << " " << step.id;
+      }
+    }
+  }
+  // The case: a weight of 0.67 is one colour on screen and on the slide.
+  Matrix w(1, 3);
+  w << 0.67f, 0.33f, 0.0f;
+  EXPECT_EQ(color_scale_for(settings, "weights", w).hi, 1.0);
 }
 
 }  // namespace

@@ -1,14 +1,17 @@
-// Colour maps and the heatmap exporter: published colour-map values, exported PNG pixels checked
-// against weights and scores computed here in double, SVG content and structure, and the export
-// command's errors (exit 2, flag named, nothing written).
+// Colour maps, colour scales and the heatmap exporter: published colour-map values, exported PNG,
+// SVG and PDF pixels checked against weights and scores computed here in double, the text of
+// SVGs (XML-parsed) and PDFs (pdftotext), every stage on PDF pages, CJK tokens drawn as glyphs,
+// and the export command's errors (exit 2, flag named, nothing written).
 #include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <memory>
 #include <random>
 #include <set>
@@ -17,13 +20,15 @@
 #include "attention/scenario.h"
 #include "backends/backend.h"
 #include "backends/compute.h"
+#include "documents.h"
 #include "io/examples.h"
 #include "io/scenario_json.h"
 #include "png_image.h"
 #include "reference.h"
+#include "render/color_scale.h"
 #include "render/colormap.h"
 #include "render/heatmap_export.h"
-#include "render/heatmap_layout.h"
+#include "render/scene.h"
 
 namespace attn {
 namespace {
@@ -129,7 +134,7 @@ AttentionTrace trace_of_file(const std::string& path) {
 }
 
 // Samples a cell near its top-left and bottom-right corners, away from the number in the middle.
-void expect_cell_colour(const Image& img, const HeatmapLayout& L, int i, int j, Rgb want,
+void expect_cell_colour(const Image& img, const MatrixLayout& L, int i, int j, Rgb want,
                         const std::string& what) {
   PixelRect r = L.cell_rect(i, j);
   ASSERT_GE(r.w, 8) << what;
@@ -139,47 +144,6 @@ void expect_cell_colour(const Image& img, const HeatmapLayout& L, int i, int j, 
         << what << " cell (" << i << ", " << j << ") at pixel (" << x << ", " << y << "): got "
         << hex(got) << ", expected " << hex(want);
   }
-}
-
-// Checks that every opened tag is closed in order (a tiny XML well-formedness check; attribute
-// values never contain '>' because the writer escapes it).
-bool tags_balanced(const std::string& xml, std::string& why) {
-  std::vector<std::string> stack;
-  size_t pos = xml.find("<svg");
-  if (pos == std::string::npos) {
-    why = "no <svg>";
-    return false;
-  }
-  while ((pos = xml.find('<', pos)) != std::string::npos) {
-    size_t end = xml.find('>', pos);
-    if (end == std::string::npos) {
-      why = "unterminated tag";
-      return false;
-    }
-    bool closing = xml[pos + 1] == '/';
-    size_t name_start = pos + (closing ? 2 : 1);
-    size_t name_end = xml.find_first_of(" />", name_start);
-    std::string name = xml.substr(name_start, name_end - name_start);
-    if (closing) {
-      if (stack.empty() || stack.back() != name) {
-        why = "unexpected </" + name + ">";
-        return false;
-      }
-      stack.pop_back();
-    } else if (xml[end - 1] != '/') {
-      stack.push_back(name);
-    }
-    pos = end + 1;
-  }
-  if (!stack.empty()) why = "unclosed <" + stack.back() + ">";
-  return stack.empty();
-}
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + what.size()))
-    ++n;
-  return n;
 }
 
 // ---- Colour maps ----
@@ -280,12 +244,12 @@ TEST(ExportPng, FearIsTheWeightsMatchTheColourMap) {
   AttentionTrace t = trace_of_example("fear-is-the");
   HeatmapOptions o;
   o.step = "weights";
-  HeatmapLayout L;
+  MatrixLayout L;
   std::string error;
   ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
   EXPECT_EQ(img.w, L.width);
   EXPECT_EQ(img.h, L.height);
-  EXPECT_EQ(L.colormap, "viridis");
+  EXPECT_EQ(L.scale.map, "viridis");
   EXPECT_TRUE(L.annotate);
   Rgb masked_seen{0, 0, 0};
   for (int i = 0; i < 3; ++i)
@@ -326,10 +290,10 @@ TEST(ExportPng, SignedScoresUseADivergingMapCentredOnZero) {
   AttentionTrace t = trace_of_file(scen);
   HeatmapOptions o;
   o.step = "scores";
-  HeatmapLayout L;
+  MatrixLayout L;
   std::string error;
   ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
-  EXPECT_EQ(L.colormap, "diverging");
+  EXPECT_EQ(L.scale.map, "diverging");
   EXPECT_EQ(L.rows, 2);
   EXPECT_EQ(L.cols, 4);
   for (int i = 0; i < 2; ++i)
@@ -357,12 +321,12 @@ TEST(ExportPng, OutputIsNonSquareAndUsesItsOwnRange) {
   AttentionTrace t = trace_of_file(scen);
   HeatmapOptions o;
   o.step = "output";
-  HeatmapLayout L;
+  MatrixLayout L;
   std::string error;
   ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
   EXPECT_EQ(L.rows, 2);
   EXPECT_EQ(L.cols, 3);
-  ASSERT_EQ(L.colormap, "diverging");  // the output has negative components
+  ASSERT_EQ(L.scale.map, "diverging");  // the output has negative components
   for (int i = 0; i < 2; ++i)
     for (int c = 0; c < 3; ++c)
       expect_cell_colour(img, L, i, c, colormap_color("diverging", 0.5 + 0.5 * out_v[i][c] / m),
@@ -382,9 +346,9 @@ TEST(ExportPng, ChosenColourMapAndWidth) {
   AttentionTrace t = trace_of_example("fear-is-the");
   HeatmapOptions o;
   o.step = "weights";
-  o.colormap = "magma";
+  o.maps = ColormapChoice::only("magma");
   o.width = 1000;
-  HeatmapLayout L;
+  MatrixLayout L;
   std::string error;
   ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
   EXPECT_EQ(L.width, 1000);
@@ -399,38 +363,70 @@ TEST(ExportPng, ChosenColourMapAndWidth) {
   EXPECT_LE(L.grid.bottom(), L.height);
 }
 
-// ---- SVG ----
+// ---- SVG: the text layer (XML-parsed) and the pixels (rendered by librsvg) ----
+
+// The SVG at `path` parsed; fails the test when it is not well-formed XML.
+std::vector<test::SvgText> svg_texts(const std::string& path, std::string* width = nullptr,
+                                     std::string* height = nullptr) {
+  std::vector<test::SvgText> texts;
+  std::string w, h, error;
+  EXPECT_TRUE(test::parse_svg(slurp(path), texts, w, h, error)) << path << ": " << error;
+  if (width) *width = w;
+  if (height) *height = h;
+  return texts;
+}
+
+TEST(ExportSvg, TheParserRejectsBrokenXml) {
+  std::vector<test::SvgText> texts;
+  std::string w, h, error;
+  EXPECT_FALSE(test::parse_svg("<svg><g><rect/></svg>", texts, w, h, error));
+  EXPECT_TRUE(test::parse_svg("<svg width=\"3px\"><text class=\"a\">x &amp; y</text></svg>", texts,
+                              w, h, error))
+      << error;
+  ASSERT_EQ(texts.size(), 1u);
+  EXPECT_EQ(texts[0].text, "x & y");
+  EXPECT_EQ(w, "3px");
+}
 
 TEST(ExportSvg, MaskedStageHasTokensTitleAndMinusInfinity) {
   std::string out = test::temp_path("fit-masked.svg");
   auto r = test::run_cli("export --example fear-is-the --step masked --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  std::string svg = slurp(out);
-  std::string why;
-  EXPECT_FALSE(tags_balanced("<svg><g><rect/></svg>", why));  // the checker itself can fail
-  EXPECT_TRUE(tags_balanced(svg, why)) << why;
-  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
-  EXPECT_NE(svg.find("font-family=\"DejaVu Sans, sans-serif\""), std::string::npos);
-  for (const char* token : {">Fear</text>", ">is</text>", ">the</text>"})
-    EXPECT_EQ(count(svg, token), 2) << token << " (once down the side, once along the top)";
-  EXPECT_NE(svg.find(">Masked scores</text>"), std::string::npos);
-  EXPECT_NE(svg.find("masked = scaled"), std::string::npos);
-  // The three hidden cells of the causal mask, hatched and marked −∞.
-  EXPECT_EQ(count(svg, "class=\"cell masked\""), 3);
-  EXPECT_EQ(count(svg, ">−∞</text>"), 3);
-  EXPECT_NE(svg.find("hidden by the mask"), std::string::npos);
+  EXPECT_EQ(slurp(out).rfind("<?xml", 0), 0u);
+  std::string width, height;
+  const auto texts = svg_texts(out, &width, &height);
+  const auto labels = texts_of(texts, "label");
+  for (const char* token : {"Fear", "is", "the"})
+    EXPECT_EQ(std::count(labels.begin(), labels.end(), token), 2)
+        << token << " (once down the side, once along the top)";
+  EXPECT_EQ(texts_of(texts, "title"), std::vector<std::string>{"Masked scores"});
+  ASSERT_EQ(texts_of(texts, "formula").size(), 1u);
+  EXPECT_NE(texts_of(texts, "formula")[0].find("masked = scaled"), std::string::npos);
+  // The three hidden cells of the causal mask are marked −∞, the others carry their numbers.
+  const auto nums = texts_of(texts, "num");
+  EXPECT_EQ(nums.size(), 9u);
+  EXPECT_EQ(std::count(nums.begin(), nums.end(), "−∞"), 3);
+  Table s = dot_scores(kQ, kK);
+  for (const auto& t : texts)
+    if (t.cls == "num" && t.col <= t.row) {
+      char want[16];
+      std::snprintf(want, sizeof want, "%.2f", s[t.row][t.col] / std::sqrt(3.0));
+      EXPECT_EQ(t.text, want) << "cell " << t.row << "," << t.col;
+    }
+  ASSERT_EQ(texts_of(texts, "legend").size(), 1u);
+  EXPECT_NE(texts_of(texts, "legend")[0].find("hidden by the mask"), std::string::npos);
 
-  // Geometry and colours are those of the layout (the PNG's): check every visible cell.
+  // The picture: the layout's size, and every visible cell in its colour (rendered by librsvg).
   AttentionTrace t = trace_of_example("fear-is-the");
   HeatmapOptions o;
   o.step = "masked";
-  HeatmapLayout L;
+  MatrixLayout L;
   std::string error;
   ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
-  EXPECT_NE(svg.find("width=\"" + std::to_string(L.width) + "\" height=\"" +
-                     std::to_string(L.height) + "\""),
-            std::string::npos);
-  Table s = dot_scores(kQ, kK);
+  EXPECT_EQ(width, std::to_string(L.width) + "px");
+  EXPECT_EQ(height, std::to_string(L.height) + "px");
+  Image img = test::svg_pixels(out);
+  ASSERT_EQ(img.w, L.width) << "rsvg-convert (librsvg2-bin) is needed";
   double lo = 1e9, hi = -1e9;
   for (int i = 0; i < 3; ++i)
     for (int j = 0; j <= i; ++j) {
@@ -438,20 +434,17 @@ TEST(ExportSvg, MaskedStageHasTokensTitleAndMinusInfinity) {
       hi = std::max(hi, s[i][j] / std::sqrt(3.0));
     }
   for (int i = 0; i < 3; ++i)
-    for (int j = 0; j <= i; ++j) {
-      PixelRect c = L.cell_rect(i, j);
-      Rgb want = colormap_color("viridis", (s[i][j] / std::sqrt(3.0) - lo) / (hi - lo));
-      std::string rect = "<rect class=\"cell\" data-row=\"" + std::to_string(i) + "\" data-col=\"" +
-                         std::to_string(j) + "\" x=\"" + std::to_string(c.x) + "\" y=\"" +
-                         std::to_string(c.y) + "\" width=\"" + std::to_string(c.w) +
-                         "\" height=\"" + std::to_string(c.h) + "\" fill=\"";
-      size_t p = svg.find(rect);
-      ASSERT_NE(p, std::string::npos) << rect;
-      Rgb got{};
-      unsigned rr = 0, gg = 0, bb = 0;
-      ASSERT_EQ(std::sscanf(svg.c_str() + p + rect.size(), "#%02x%02x%02x", &rr, &gg, &bb), 3);
-      got = {static_cast<uint8_t>(rr), static_cast<uint8_t>(gg), static_cast<uint8_t>(bb)};
-      EXPECT_LE(max_channel_diff(got, want), 2) << "cell " << i << "," << j;
+    for (int j = 0; j < 3; ++j) {
+      if (j <= i) {
+        expect_cell_colour(img, L, i, j,
+                           colormap_color("viridis", (s[i][j] / std::sqrt(3.0) - lo) / (hi - lo)),
+                           "svg masked");
+      } else {
+        Rgb p = img.at(L.cell_rect(i, j).x + 2, L.cell_rect(i, j).y + 2);
+        EXPECT_EQ(p.r, p.g);
+        EXPECT_EQ(p.g, p.b);
+        EXPECT_GE(p.r, 170);
+      }
     }
 }
 
@@ -460,14 +453,20 @@ TEST(ExportSvg, WeightsShowRowSumsAndEmptyRows) {
   std::string out = test::temp_path("empty-weights.svg");
   auto r = test::run_cli("export --scenario '" + scen + "' --step weights --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  std::string svg = slurp(out);
-  std::string why;
-  EXPECT_TRUE(tags_balanced(svg, why)) << why;
-  EXPECT_EQ(count(svg, ">Σ = 0 (all hidden)</text>"), 2);
-  EXPECT_EQ(count(svg, ">Σ = 1.00</text>"), 2);
+  const auto texts = svg_texts(out);
+  const auto sums = texts_of(texts, "sum");
+  EXPECT_EQ(std::count(sums.begin(), sums.end(), "Σ = 0 (all hidden)"), 2);
+  EXPECT_EQ(std::count(sums.begin(), sums.end(), "Σ = 1.00"), 2);
+  EXPECT_EQ(texts_of(texts, "title"), std::vector<std::string>{"Attention weights"});
   // Hidden weights are 0 and hatched: rows a and b entirely, row c's second key.
-  EXPECT_EQ(count(svg, "class=\"cell masked\""), 5);
-  EXPECT_NE(svg.find("Attention weights"), std::string::npos);
+  AttentionTrace t = trace_of_file(scen);
+  HeatmapOptions o;
+  MatrixScene scene;
+  std::string error;
+  ASSERT_TRUE(build_heatmap_scene(t, o, scene, error)) << error;
+  int hatched = 0;
+  for (const auto& it : scene.page.items) hatched += it.cls == "cell masked";
+  EXPECT_EQ(hatched, 5);
 }
 
 TEST(ExportSvg, DimensionLabelsForQ) {
@@ -475,13 +474,8 @@ TEST(ExportSvg, DimensionLabelsForQ) {
   std::string out = test::temp_path("cross-q.svg");
   auto r = test::run_cli("export --scenario '" + scen + "' --step q --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  std::string svg = slurp(out);
-  EXPECT_NE(svg.find(">d0</text>"), std::string::npos);
-  EXPECT_NE(svg.find(">d1</text>"), std::string::npos);
-  EXPECT_EQ(svg.find(">d2</text>"), std::string::npos);  // d_k = 2
-  EXPECT_NE(svg.find(">le</text>"), std::string::npos);
-  EXPECT_NE(svg.find(">chat</text>"), std::string::npos);
-  EXPECT_EQ(count(svg, "class=\"cell\""), 4);
+  const auto labels = texts_of(svg_texts(out), "label");
+  EXPECT_EQ(labels, (std::vector<std::string>{"d0", "d1", "le", "chat"}));  // d_k = 2
 }
 
 TEST(ExportSvg, MultiHeadNamesTheHeadAndItsKeyValueHead) {
@@ -489,11 +483,15 @@ TEST(ExportSvg, MultiHeadNamesTheHeadAndItsKeyValueHead) {
   std::string out = test::temp_path("gqa-k.svg");
   auto r = test::run_cli("export --example gqa --step k --head 3 --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(slurp(out).find("kv head 1 (used by head 3)"), std::string::npos);
+  auto sub = texts_of(svg_texts(out), "subtitle");
+  ASSERT_EQ(sub.size(), 1u);
+  EXPECT_NE(sub[0].find("kv head 1 (used by head 3)"), std::string::npos) << sub[0];
   out = test::temp_path("gqa-w.svg");
   r = test::run_cli("export --example gqa --step weights --head 2 --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(slurp(out).find("head 2 (kv 1)"), std::string::npos);
+  sub = texts_of(svg_texts(out), "subtitle");
+  ASSERT_EQ(sub.size(), 1u);
+  EXPECT_NE(sub[0].find("head 2 (kv 1)"), std::string::npos) << sub[0];
 }
 
 std::string random_scenario(int n, int d) {
@@ -516,46 +514,57 @@ std::string random_scenario(int n, int d) {
          R"(, "mask": {"causal": true}})";
 }
 
+int count_items(const MatrixScene& scene, const std::string& cls) {
+  int n = 0;
+  for (const auto& it : scene.page.items) n += it.cls == cls;
+  return n;
+}
+
 TEST(ExportSvg, NumbersByDefaultOnlyUpTo16x16) {
   std::string big = write_temp("r24.json", random_scenario(24, 8));
   std::string out = test::temp_path("r24.svg");
   auto r = test::run_cli("export --scenario '" + big + "' --step scores --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  std::string svg = slurp(out);
-  EXPECT_EQ(count(svg, "class=\"num\""), 0);
-  EXPECT_EQ(count(svg, "class=\"cell\""), 24 * 24);
+  EXPECT_EQ(texts_of(svg_texts(out), "num").size(), 0u);
+  AttentionTrace t = trace_of_file(big);
+  HeatmapOptions o;
+  o.step = "scores";
+  MatrixScene scene;
+  std::string error;
+  ASSERT_TRUE(build_heatmap_scene(t, o, scene, error)) << error;
+  EXPECT_EQ(count_items(scene, "cell"), 24 * 24);
   r = test::run_cli("export --scenario '" + big + "' --step scores --annotate --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(count(slurp(out), "class=\"num\""), 24 * 24);
+  EXPECT_EQ(texts_of(svg_texts(out), "num").size(), 24u * 24u);
 
   std::string sixteen = write_temp("r16.json", random_scenario(16, 4));
   r = test::run_cli("export --scenario '" + sixteen + "' --step weights --out '" + out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(count(slurp(out), "class=\"num\""), 16 * 16);
+  EXPECT_EQ(texts_of(svg_texts(out), "num").size(), 16u * 16u);
   r = test::run_cli("export --scenario '" + sixteen + "' --step weights --no-annotate --out '" +
                     out + "'");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(count(slurp(out), "class=\"num\""), 0);
+  EXPECT_EQ(texts_of(svg_texts(out), "num").size(), 0u);
 }
 
-TEST(ExportSvg, LargeMatricesStayBoundedAndThinTheirLabels) {
+TEST(ExportScene, LargeMatricesStayBoundedAndThinTheirLabels) {
   std::string big = write_temp("r200.json", random_scenario(200, 4));
   AttentionTrace t = trace_of_file(big);
   HeatmapOptions o;
   o.step = "weights";
-  HeatmapScene scene;
+  MatrixScene scene;
   std::string error;
   ASSERT_TRUE(build_heatmap_scene(t, o, scene, error)) << error;
   EXPECT_LE(scene.layout.width, 1400);
   EXPECT_LE(scene.layout.height, 1400);
   EXPECT_FALSE(scene.layout.annotate);
-  int labels = 0;
-  for (const auto& it : scene.items) labels += it.cls == "label";
+  const int labels = count_items(scene, "label");
   EXPECT_LT(labels, 2 * 200);  // thinned
   EXPECT_GT(labels, 10);
-  // Every item lies inside the image.
-  for (const auto& it : scene.items)
-    if (it.kind != SceneItem::Kind::kText) {
+  // Every shape lies inside the picture.
+  for (const auto& it : scene.page.items)
+    if (it.kind == SceneItem::Kind::kRect || it.kind == SceneItem::Kind::kHatch ||
+        it.kind == SceneItem::Kind::kColorBar) {
       EXPECT_GE(it.rect.x, 0);
       EXPECT_GE(it.rect.y, 0);
       EXPECT_LE(it.rect.right(), scene.layout.width);
@@ -563,7 +572,7 @@ TEST(ExportSvg, LargeMatricesStayBoundedAndThinTheirLabels) {
     }
 }
 
-TEST(ExportScene, ColourBarHasThreeToFiveDistinctTicksWithinTheRange) {
+TEST(ExportScene, ColourBarTicksAreDistinctAndLabelBothEnds) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> u(-1, 1);
   for (double scale : {0.001, 0.03, 0.7, 1.0, 13.0, 250.0, 9000.0}) {
@@ -577,22 +586,240 @@ TEST(ExportScene, ColourBarHasThreeToFiveDistinctTicksWithinTheRange) {
     for (const char* step : {"scores", "weights", "output", "q"}) {
       HeatmapOptions o;
       o.step = step;
-      HeatmapScene scene;
+      MatrixScene scene;
       std::string error;
       ASSERT_TRUE(build_heatmap_scene(t, o, scene, error)) << error;
-      std::set<std::string> labels;
-      int ticks = 0;
-      for (const auto& it : scene.items) {
+      std::vector<std::string> labels;
+      std::vector<double> ys;
+      for (const auto& it : scene.page.items) {
         if (it.cls != "tick-label") continue;
-        ++ticks;
-        labels.insert(it.text);
+        labels.push_back(it.text);
+        ys.push_back(it.y);
         EXPECT_GE(it.y, scene.layout.colorbar.y) << step << " " << scale;
-        EXPECT_LE(it.y, scene.layout.colorbar.bottom() + it.size) << step << " " << scale;
+        EXPECT_LE(it.y, scene.layout.colorbar.bottom() + it.font.size) << step << " " << scale;
       }
-      EXPECT_GE(ticks, 3) << step << " scale " << scale;
-      EXPECT_LE(ticks, 5) << step << " scale " << scale;
-      EXPECT_EQ(static_cast<int>(labels.size()), ticks) << step << " scale " << scale;
+      EXPECT_GE(labels.size(), 3u) << step << " scale " << scale;
+      EXPECT_LE(labels.size(), 6u) << step << " scale " << scale;
+      EXPECT_EQ(std::set<std::string>(labels.begin(), labels.end()).size(), labels.size())
+          << step << " scale " << scale;
+      // The bottom label is the scale's low end, the top one its high end.
+      const ColorScale& cs = scene.layout.scale;
+      const auto ticks = colorbar_ticks(cs, static_cast<int>(labels.size()));
+      EXPECT_EQ(ticks.front().value, cs.lo);
+      EXPECT_EQ(ticks.back().value, cs.hi);
+      // Ticks do not overlap: at least a line apart.
+      std::sort(ys.begin(), ys.end());
+      for (size_t k = 1; k < ys.size(); ++k)
+        EXPECT_GE(ys[k] - ys[k - 1], 14.0) << step << " scale " << scale;
     }
+  }
+}
+
+// ---- One colour scale for the app and every export ----
+
+TEST(ColorScale, TheRuleForEachKindOfData) {
+  Matrix w(2, 3);
+  w << 0.2f, 0.3f, 0.5f, 0.67f, 0.33f, 0.0f;
+  ColorScale s = color_scale_for("weights", w);
+  EXPECT_EQ(s.map, "viridis");
+  EXPECT_EQ(s.lo, 0.0);
+  EXPECT_EQ(s.hi, 1.0);  // a few keys: 0.67 has the same colour in every example
+  Matrix many = Matrix::Constant(2, 40, 1.0f / 40);
+  many(0, 0) = 0.05f;
+  s = color_scale_for("weights", many);
+  EXPECT_EQ(s.lo, 0.0);
+  EXPECT_NEAR(s.hi, 0.05, 1e-7);  // many keys: every weight is small
+  Matrix signed_m(1, 3);
+  signed_m << -0.2f, 0.5f, -std::numeric_limits<float>::infinity();
+  s = color_scale_for("scores", signed_m, {"magma", "diverging"});
+  EXPECT_EQ(s.map, "diverging");
+  EXPECT_NEAR(s.lo, -0.5, 1e-7);
+  EXPECT_NEAR(s.hi, 0.5, 1e-7);  // symmetric, −∞ ignored
+  Matrix pos(1, 2);
+  pos << 0.25f, 0.75f;
+  s = color_scale_for("output", pos, {"magma", "diverging"});
+  EXPECT_EQ(s.map, "magma");
+  EXPECT_NEAR(s.lo, 0.25, 1e-7);
+  EXPECT_NEAR(s.hi, 0.75, 1e-7);
+  s = color_scale_for("weights", w, ColormapChoice::only("diverging"));
+  EXPECT_EQ(s.lo, -s.hi);  // a diverging map always centres on 0
+  Matrix flat = Matrix::Constant(2, 2, 3.0f);
+  s = color_scale_for("q", flat);
+  EXPECT_LT(s.lo, 3.0);
+  EXPECT_GT(s.hi, 3.0);
+  Matrix none = Matrix::Constant(1, 2, -std::numeric_limits<float>::infinity());
+  s = color_scale_for("masked", none);
+  EXPECT_LT(s.lo, s.hi);
+}
+
+TEST(ColorScale, EveryExportedStageUsesTheRule) {
+  for (const char* name : {"fear-is", "fear-is-the", "cross-attention", "sliding-window", "gqa"}) {
+    AttentionTrace t = trace_of_example(name);
+    for (const TraceStep& st : t.steps) {
+      HeatmapOptions o;
+      o.step = st.id;
+      o.maps = {"cividis", "diverging"};
+      MatrixLayout L;
+      std::string error;
+      ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
+      const ColorScale want = color_scale_for(st.id, st.heads[0], o.maps);
+      EXPECT_EQ(L.scale.map, want.map) << name << " " << st.id;
+      EXPECT_EQ(L.scale.lo, want.lo) << name << " " << st.id;
+      EXPECT_EQ(L.scale.hi, want.hi) << name << " " << st.id;
+    }
+  }
+}
+
+TEST(ColorScale, TickLabelsAreMeaningfulAtAnySize) {
+  auto labels = [](double lo, double hi, int n) {
+    std::vector<std::string> out;
+    for (const auto& t : colorbar_ticks({"viridis", lo, hi}, n)) out.push_back(t.label);
+    return out;
+  };
+  EXPECT_EQ(labels(0, 1, 6), (std::vector<std::string>{"0", "0.2", "0.4", "0.6", "0.8", "1"}));
+  EXPECT_EQ(labels(0, 1, 2), (std::vector<std::string>{"0", "1"}));
+  // A tiny maximum keeps its own precision: never "0.00 / 0.00 / 0.00".
+  EXPECT_EQ(labels(0, 0.0123, 2), (std::vector<std::string>{"0", "0.0123"}));
+  const auto small = labels(0, 0.00312, 4);
+  EXPECT_EQ(small.front(), "0");
+  EXPECT_EQ(small.back(), "0.00312");
+  EXPECT_EQ(labels(-0.54, 0.54, 5),
+            (std::vector<std::string>{"−0.54", "−0.25", "0", "0.25", "0.54"}));
+  EXPECT_EQ(labels(0, 250, 2), (std::vector<std::string>{"0", "250"}));
+  // Ends close together get the decimals that tell them apart.
+  const auto close = labels(0.6541, 0.6547, 2);
+  EXPECT_NE(close.front(), close.back());
+  for (int n = 2; n <= 6; ++n)
+    for (double hi : {1e-5, 0.004, 0.3, 7.0, 1234.0}) {
+      const auto l = labels(0, hi, n);
+      EXPECT_GE(l.size(), 2u);
+      EXPECT_LE(static_cast<int>(l.size()), n);
+      EXPECT_EQ(std::set<std::string>(l.begin(), l.end()).size(), l.size()) << hi << " " << n;
+    }
+}
+
+// ---- PDF ----
+
+TEST(ExportPdf, OneStageHasItsTextAndColours) {
+  std::string out = test::temp_path("fit-weights.pdf");
+  auto r = test::run_cli("export --example fear-is-the --step weights --out '" + out + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(out).rfind("%PDF-", 0), 0u);
+  EXPECT_EQ(test::pdf_pages(out), 1) << "pdfinfo (poppler-utils) is needed";
+  const std::string text = test::pdf_text(out);
+  for (const char* s : {"Attention weights", "softmax", "Fear", "is", "the", "queries", "keys",
+                        "Σ = 1.00", "0.50", "0.34", "0.32", "hidden by the mask"})
+    EXPECT_NE(text.find(s), std::string::npos) << s << " in:\n" << text;
+  // The page is the picture, in points: at 72 dpi its pixels are the layout's.
+  AttentionTrace t = trace_of_example("fear-is-the");
+  HeatmapOptions o;
+  MatrixLayout L;
+  std::string error;
+  ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
+  double pw = 0, ph = 0;
+  ASSERT_TRUE(test::pdf_page_size(out, pw, ph));
+  EXPECT_NEAR(pw, L.width, 0.5);
+  EXPECT_NEAR(ph, L.height, 0.5);
+  Image img = test::pdf_page_pixels(out);
+  ASSERT_EQ(img.w, L.width) << "pdftoppm (poppler-utils) is needed";
+  std::vector<std::vector<bool>> causal = {{1, 0, 0}, {1, 1, 0}, {1, 1, 1}};
+  Table w = masked_softmax(dot_scores(kQ, kK), 3.0, causal);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j <= i; ++j)
+      expect_cell_colour(img, L, i, j, colormap_color("viridis", w[i][j]), "pdf weights");
+}
+
+TEST(ExportPdf, AllStagesPutEveryStageAndHeadOnItsOwnPage) {
+  std::string out = test::temp_path("fit-all.pdf");
+  auto r = test::run_cli("export --example fear-is-the --all-stages --out '" + out + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  AttentionTrace t = trace_of_example("fear-is-the");
+  EXPECT_EQ(test::pdf_pages(out), static_cast<int>(t.steps.size()));
+  double pw = 0, ph = 0;
+  ASSERT_TRUE(test::pdf_page_size(out, pw, ph));
+  EXPECT_EQ(pw, 960);  // a 16:9 slide
+  EXPECT_EQ(ph, 540);
+  const std::string text = test::pdf_text(out);
+  size_t at = 0;
+  for (const TraceStep& st : t.steps) {  // in order, one page each
+    at = text.find(st.title, at);
+    EXPECT_NE(at, std::string::npos) << st.title;
+  }
+  for (const char* s : {"Softmax along each row", "page 1 of 8", "page 8 of 8", "fear-is-the"})
+    EXPECT_NE(text.find(s), std::string::npos) << s;
+
+  // gqa: q and the stages per query head (4), k and v per key/value head (2).
+  r = test::run_cli("export --example gqa --all-stages --paper a4 --out '" + out + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  AttentionTrace g = trace_of_example("gqa");
+  int pages = 0;
+  for (const TraceStep& st : g.steps) pages += static_cast<int>(st.heads.size());
+  EXPECT_EQ(test::pdf_pages(out), pages);
+  ASSERT_TRUE(test::pdf_page_size(out, pw, ph));
+  EXPECT_NEAR(pw, 841.89, 0.5);  // A4 landscape
+  EXPECT_NEAR(ph, 595.28, 0.5);
+  const std::string gt = test::pdf_text(out);
+  for (const char* s : {"kv head 1 (used by head 2)", "head 3 (kv 1)"})
+    EXPECT_NE(gt.find(s), std::string::npos) << s;
+}
+
+// ---- Text in any script: a CJK token is drawn as glyphs in PNG, SVG and PDF ----
+
+const char* kCjkJson = R"({
+  "format": "attention-lab-scenario", "version": 1, "name": "注意-attention",
+  "query_tokens": ["注意", "שלום", "attention"],
+  "q": [[0.2, 0.1], [0.5, 0.2], [0.1, 0.6]], "k": [[0.3, 0.5], [0.1, 0.4], [0.4, 0.2]],
+  "v": [[0.1, 0.7], [0.8, 0.1], [0.3, 0.3]]
+})";
+
+TEST(ExportText, EveryScriptHasGlyphs) {
+  std::string error;
+  auto text = TextEngine::create(error);
+  ASSERT_TRUE(text) << error;
+  for (const char* s : {"注意", "שלום", "مرحبا", "Attention −∞ Σ √ ≈ ␣ …", "😀"})
+    EXPECT_EQ(text->missing_glyphs(s, Font{}), 0) << s << ": install fonts-noto-cjk and "
+                                                  << "fonts-noto-color-emoji";
+  EXPECT_GT(text->missing_glyphs("\U000F0000", Font{}), 0);  // private use: no font has it
+  EXPECT_GT(text->width("注意", Font{}), 0);
+}
+
+TEST(ExportText, ACjkTokenIsDrawnInPngSvgAndPdf) {
+  const std::string scen = write_temp("cjk.json", kCjkJson);
+  std::map<std::string, std::string> out;
+  for (const char* ext : {"png", "svg", "pdf"}) {
+    out[ext] = test::temp_path(std::string("cjk-weights.") + ext);
+    // In the sanitizer build, full allocation stacks let tests/lsan.supp single out cairo 1.16's
+    // own leak while it subsets the CJK font into the PDF (elsewhere the option does nothing).
+    auto r =
+        test::run_cli("export --scenario '" + scen + "' --step weights --out '" + out[ext] + "'",
+                      "ASAN_OPTIONS=\"${ASAN_OPTIONS}:fast_unwind_on_malloc=0\"");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "") << ext << ": no warning about missing glyphs";
+  }
+  // The text is there as text: in the PDF (with a CJK font embedded) and in the SVG's text layer.
+  const std::string& pdf = out["pdf"];
+  const std::string text = test::pdf_text(pdf);
+  EXPECT_NE(text.find("注意"), std::string::npos) << text;
+  EXPECT_NE(text.find("שלום"), std::string::npos) << text;
+  bool cjk_font = false;
+  for (const auto& f : test::pdf_fonts(pdf))
+    cjk_font = cjk_font || f.find("CJK") != std::string::npos;
+  EXPECT_TRUE(cjk_font) << "no CJK font embedded";
+  const auto labels = texts_of(svg_texts(out["svg"]), "label");
+  EXPECT_EQ(std::count(labels.begin(), labels.end(), "注意"), 2);
+  // Drawn: the label's place left of row 0 has dark pixels in the PNG, SVG and PDF.
+  AttentionTrace t = trace_of_file(scen);
+  HeatmapOptions o;
+  MatrixLayout L;
+  std::string error;
+  ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
+  for (const Image& img :
+       {test::load_png_rgb(out["png"]), test::svg_pixels(out["svg"]), test::pdf_page_pixels(pdf)}) {
+    ASSERT_EQ(img.w, L.width);
+    int dark = 0;
+    for (int y = L.grid.y; y < L.grid.y + L.cell; ++y)
+      for (int x = std::max(0, L.grid.x - 60); x < L.grid.x - 4; ++x) dark += img.at(x, y).r < 100;
+    EXPECT_GT(dark, 20) << "the label 注意 is not drawn";
   }
 }
 
@@ -617,6 +844,9 @@ TEST(ExportCli, BadOptionsExitTwoNameTheFlagAndWriteNothing) {
        "annotate"},
       {"--example no-such-example --step weights --out '" + out + "'", "no-such-example"},
       {"--step weights --out '" + out + "'", "--example"},
+      {"--example fear-is-the --all-stages --out '" + out + "'", "--all-stages"},
+      {"--example fear-is-the --all-stages --step weights --out '" + out + ".pdf'", "--step"},
+      {"--example fear-is-the --all-stages --paper poster --out '" + out + ".pdf'", "--paper"},
   };
   for (const auto& [args, flag] : cases) {
     auto r = test::run_cli("export " + args);
@@ -626,6 +856,7 @@ TEST(ExportCli, BadOptionsExitTwoNameTheFlagAndWriteNothing) {
     EXPECT_FALSE(exists(out)) << args;
     EXPECT_FALSE(exists(out + ".jpg")) << args;
     EXPECT_FALSE(exists(out + "_noext")) << args;
+    EXPECT_FALSE(exists(out + ".pdf")) << args;
   }
   auto r = test::run_cli("export --example fear-is-the --step nope --out '" + out + "'");
   for (const char* id : {"scores", "scaled", "masked", "weights", "output"})
@@ -637,6 +868,7 @@ TEST(ExportCli, BadOptionsExitTwoNameTheFlagAndWriteNothing) {
   r = test::run_cli("export --example fear-is-the --step weights --out '" + out + ".jpg'");
   EXPECT_NE(r.err.find(".png"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(".svg"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(".pdf"), std::string::npos) << r.err;
 }
 
 TEST(ExportCli, WritesAtomicallyAndLeavesNoTemporaryFiles) {
@@ -672,27 +904,28 @@ TEST(ExportCli, WritesAtomicallyAndLeavesNoTemporaryFiles) {
 TEST(ExportCli, MissingFontIsARuntimeErrorThatSaysWhatToInstall) {
   std::string out = test::temp_path("nofont.png");
   auto r = test::run_cli("export --example fear-is-the --step weights --out '" + out + "'");
-  ASSERT_EQ(r.status, 0) << r.err;  // the same command works with the system font
+  ASSERT_EQ(r.status, 0) << r.err;  // the same command works with the system's fonts
   std::remove(out.c_str());
-  std::string cmd = std::string("env ATTN_FONT_DIR=/nonexistent-fonts '") + ATTN_CLI_PATH +
-                    "' export --example fear-is-the --step weights --out '" + out + "' 2>&1";
-  std::string output;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  char buf[512];
-  while (std::fgets(buf, sizeof buf, p)) output += buf;
-  int status = ::pclose(p);
-  EXPECT_EQ(WEXITSTATUS(status), 1) << output;
-  EXPECT_EQ(output.rfind("error: ", 0), 0u) << output;
-  EXPECT_NE(output.find("/nonexistent-fonts/DejaVuSans.ttf"), std::string::npos) << output;
-  EXPECT_NE(output.find("fonts-dejavu-core"), std::string::npos) << output;
+  // A fontconfig that knows no fonts at all.
+  const std::string dir = test::temp_path("no-fonts");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  const std::string conf =
+      write_temp("no-fonts.conf", "<?xml version=\"1.0\"?>\n<fontconfig><dir>" + dir +
+                                      "</dir><cachedir>" + dir + "</cachedir></fontconfig>\n");
+  r = test::run_cli("export --example fear-is-the --step weights --out '" + out + "'",
+                    "FONTCONFIG_FILE='" + conf + "'");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("fonts-dejavu-core"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("\n") + 1, r.err.size()) << "one line, nothing from pango: " << r.err;
   EXPECT_FALSE(exists(out));
 }
 
 TEST(ExportApi, ReportsBadOptions) {
   AttentionTrace t = trace_of_example("fear-is-the");
   EXPECT_FALSE(image_format_of("api.gif"));
-  EXPECT_NE(image_format_error("api.gif").find(".png or .svg"), std::string::npos);
+  EXPECT_NE(image_format_error("api.gif").find(".png, .svg or .pdf"), std::string::npos);
+  EXPECT_EQ(image_format_of("handout.PDF"), ImageFormat::kPdf);
   EXPECT_EQ(image_format_of("API.PNG"), ImageFormat::kPng);
   EXPECT_EQ(image_format_of("a.b/api.svg"), ImageFormat::kSvg);
   EXPECT_FALSE(image_format_of("a.png/api"));

@@ -66,11 +66,20 @@ TEST(Seq2SeqCli, TrainTranslateAlignEvalCompare) {
   r = run_cli("seq2seq align --model '" + m + "' --input '22.11.2026' --out '" + svg + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string s = slurp(svg);
-  EXPECT_EQ(s.rfind("<svg", 0), 0u);
+  EXPECT_EQ(s.rfind("<?xml", 0), 0u);
   EXPECT_NE(s.find(">.</text>"), std::string::npos);  // the input's dots label columns
   r = run_cli("seq2seq align --model '" + m + "' --input '22.11.2026' --out '" + png + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(slurp(png).substr(0, 4), "\x89PNG");
+  const std::string pdf = temp_path("align.pdf");
+  r = run_cli("seq2seq align --model '" + m +
+              "' --input '22.11.2026' --colormap grayscale --out '" + pdf + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(pdf).substr(0, 5), "%PDF-");
+  r = run_cli("seq2seq align --model '" + m + "' --input '22.11.2026' --colormap jet --out '" +
+              pdf + "'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--colormap"), std::string::npos) << r.err;
   // Two models on the same input: two titled plots in one image.
   r = run_cli("seq2seq align --model '" + m + "' --model '" + m + "' --input '22.11.2026' --out '" +
               svg + "'");

@@ -2,6 +2,8 @@
 // "error: ..." on stderr with the exit code of cli.md.
 #include "cli/cli.h"
 
+#include <sys/stat.h>
+
 #include <CLI/CLI.hpp>
 #include <exception>
 #include <iostream>
@@ -139,6 +141,7 @@ void configure_app(CLI::App& app, Action& action) {
   register_gui(app, action);
   register_seq2seq(app, action);
   register_bench(app, action);
+  register_worksheet(app, action);
   register_lm(app, action);
 }
 
@@ -171,6 +174,17 @@ int run(int argc, char** argv) {
     std::cerr << "error: " << e.what() << "\n";
     return kExitRuntime;
   }
+}
+
+void check_output_file(const std::string& path, const std::string& flag) {
+  const size_t slash = path.find_last_of('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    throw CliError{kExitUsage, flag + ": folder '" + dir + "' does not exist"};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    throw CliError{kExitUsage, flag + ": '" + path + "' is a folder; give a file name"};
 }
 
 void write_image_or_throw(const std::string& path, const std::string& flag,

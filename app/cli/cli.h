@@ -49,6 +49,7 @@ void register_export(CLI::App& app, Action& action);
 void register_gui(CLI::App& app, Action& action);
 void register_seq2seq(CLI::App& app, Action& action);
 void register_bench(CLI::App& app, Action& action);
+void register_worksheet(CLI::App& app, Action& action);
 void register_lm(CLI::App& app, Action& action);
 // `lm train`, registered on the `lm` subcommand (app/cli/lm_train.cpp).
 void register_lm_train(CLI::App& lm, Action& action);
@@ -78,7 +79,11 @@ Scenario load_model_head_scenario(const ScenarioSource& src);
 // the backend is unavailable).
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device = 0);
 
-// Renders an image and writes it to `path` atomically, choosing PNG or SVG by the extension.
+// The folder a file goes to must exist and the name must not be a folder: exit 2 naming `flag`
+// (a failure to write into an existing folder is a runtime error, found when writing).
+void check_output_file(const std::string& path, const std::string& flag);
+
+// Renders an image and writes it to `path` atomically, choosing PNG, SVG or PDF by the extension.
 // `flag` names the option in errors: an unknown extension is exit 2; a render or write failure
 // exit 1.
 using RenderImage = std::function<bool(ImageFormat format, std::string& bytes, std::string& error)>;

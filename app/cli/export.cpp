@@ -1,7 +1,5 @@
-// `attention-lab export`: draws one stage of a scenario's trace as a heatmap (PNG or SVG) for
-// slides, through the same exporter the app uses.
-#include <sys/stat.h>
-
+// `attention-lab export`: draws one stage of a scenario's trace as a heatmap (PNG, SVG or PDF)
+// for slides, or every stage as the pages of one PDF, through the same exporter the app uses.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -9,7 +7,6 @@
 #include "backends/compute.h"
 #include "cli/cli.h"
 #include "render/heatmap_export.h"
-#include "render/heatmap_layout.h"
 
 namespace attn::cli {
 
@@ -18,48 +15,57 @@ namespace {
 struct ExportArgs {
   ScenarioSource src;
   HeatmapOptions options;
+  std::string colormap;
   std::string out;
-  bool annotate = false, no_annotate = false;
+  std::string paper = "slide";
+  bool annotate = false, no_annotate = false, all_stages = false;
+  ExportArgs() { options.step.clear(); }  // --step or --all-stages is required
 };
-
-// The folder the output goes to must exist; a missing one is the user's mistake (exit 2), while
-// a failure to write into an existing folder is reported as a runtime error.
-void check_output_folder(const std::string& path) {
-  size_t slash = path.find_last_of('/');
-  std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw CliError{kExitUsage, "--out: folder '" + dir + "' does not exist"};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw CliError{kExitUsage, "--out: '" + path + "' is a folder; give an image file name"};
-}
 
 }  // namespace
 
 void register_export(CLI::App& app, Action& action) {
-  auto* cmd = app.add_subcommand("export", "Draw one stage as a heatmap image (PNG or SVG)");
+  auto* cmd = app.add_subcommand(
+      "export", "Draw one stage as a heatmap (PNG, SVG or PDF), or every stage as PDF pages");
   auto a = std::make_shared<ExportArgs>();
   add_scenario_options(*cmd, a->src);
-  cmd->add_option("--step", a->options.step,
-                  "stage to draw: scores, scaled, masked, weights, output, ...")
-      ->required();
+  auto* step = cmd->add_option("--step", a->options.step,
+                               "stage to draw: scores, scaled, masked, weights, output, ...");
+  auto* all = cmd->add_flag("--all-stages", a->all_stages,
+                            "every stage (every head) on its own page of one PDF");
+  step->excludes(all);
+  all->excludes(step);
   cmd->add_option("--head", a->options.head,
                   "query head (default 0); with --model, the model's head");
-  cmd->add_option("--out", a->out, "output image, FILE.png or FILE.svg")->required();
-  cmd->add_option("--colormap", a->options.colormap,
+  cmd->add_option("--out", a->out, "output file: FILE.png, FILE.svg or FILE.pdf")->required();
+  cmd->add_option("--colormap", a->colormap,
                   "viridis, cividis, magma, grayscale or diverging (default: diverging for signed "
-                  "data, viridis otherwise)");
+                  "data, viridis otherwise, as in the app)");
   auto* on = cmd->add_flag("--annotate", a->annotate, "numbers in the cells (default up to 16×16)");
   auto* off = cmd->add_flag("--no-annotate", a->no_annotate, "no numbers in the cells");
   on->excludes(off);
   off->excludes(on);
   cmd->add_option("--width", a->options.width,
-                  "image width in pixels, 200 to 8192 (default: automatic)");
+                  "picture width in pixels (points in a PDF), 200 to 8192 (default: automatic)");
+  cmd->add_option("--paper", a->paper,
+                  "page size with --all-stages: slide (16:9), a4 or letter (landscape)");
   cmd->callback([&action, a] {
     action = [a] {
       HeatmapOptions o = a->options;
+      if (!a->colormap.empty()) o.maps = ColormapChoice::only(a->colormap);
       if (a->annotate) o.annotate = true;
       if (a->no_annotate) o.annotate = false;
+      const std::optional<Paper> paper = paper_of(a->paper);
+      if (!paper)
+        throw CliError{kExitUsage, "--paper: unknown page size '" + a->paper +
+                                       "'; expected slide, a4 or letter"};
+      if (!a->all_stages && o.step.empty())
+        throw CliError{kExitUsage, "--step: give the stage to draw, or --all-stages"};
+      if (a->all_stages && image_format_of(a->out) != ImageFormat::kPdf)
+        throw CliError{kExitUsage,
+                       "--all-stages: every stage goes on a page of one PDF; use an "
+                       "--out name ending in .pdf (got '" +
+                           a->out + "')"};
       // With --model, --head picks the model's head; its scenario has that one head.
       ScenarioSource src = a->src;
       src.head = o.head;
@@ -67,12 +73,16 @@ void register_export(CLI::App& app, Action& action) {
       Scenario s = load_scenario_source(src);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       AttentionTrace trace = compute_scenario_trace(s, *backend);
+      if (a->all_stages) o.step = trace.steps.front().id;
       std::string error = check_heatmap_options(trace, o);
       if (!error.empty()) throw CliError{kExitUsage, error};
-      check_output_folder(a->out);
+      check_output_file(a->out, "--out");
+      std::vector<std::string> warnings;
       write_image_or_throw(a->out, "--out", [&](ImageFormat f, std::string& bytes, std::string& e) {
-        return render_heatmap(trace, o, f, bytes, e);
+        return a->all_stages ? render_stage_pages(trace, o, *paper, bytes, e, &warnings)
+                             : render_heatmap(trace, o, f, bytes, e, &warnings);
       });
+      for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
       return kExitOk;
     };
   });

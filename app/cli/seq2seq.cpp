@@ -16,6 +16,7 @@
 #include "io/atomic_file.h"
 #include "io/shipped.h"
 #include "render/align_plot.h"
+#include "render/colormap.h"
 #include "seq2seq/explain_step.h"
 #include "seq2seq/trainer.h"
 
@@ -63,7 +64,7 @@ ForwardCache<float> run_translate(const Model& m, const std::string& input, std:
 AlignmentPlot make_plot(const Model& m, const ForwardCache<float>& fc, const std::string& input,
                         const std::string& output) {
   AlignmentPlot p;
-  p.title = score_name(m.config.score) + ": \"" + input + "\" -> \"" + output + "\"";
+  p.title = score_name(m.config.score) + ": \"" + input + "\" → \"" + output + "\"";
   for (char ch : input) p.cols.emplace_back(1, ch);
   const int rows = std::min(static_cast<int>(fc.steps.size()), static_cast<int>(output.size()) + 1);
   p.weights = Mat<float>::Zero(rows, static_cast<int>(input.size()));
@@ -77,7 +78,7 @@ AlignmentPlot make_plot(const Model& m, const ForwardCache<float>& fc, const std
     p.weights.row(i) = fc.steps[i].alpha.row(0);
   }
   if (m.config.score == Score::kNone)
-    p.title += "   (no attention: every step sees only h_T, the state after the last character)";
+    p.subtitle = "no attention: every step sees only h_T, the state after the last character";
   if (uses_window(m.config.score)) {
     p.visible.resize(rows, p.weights.cols());
     for (int i = 0; i < rows; ++i) p.visible.row(i) = fc.steps[i].valid.row(0);
@@ -165,7 +166,7 @@ void register_train(CLI::App& parent, Action& action) {
         char name[32];
         std::snprintf(name, sizeof name, "/align-%06ld.png", batches);
         AlignmentPlot p = make_plot(m, fc, o->watch, text);
-        p.title += "   after " + std::to_string(batches) + " batches";
+        p.subtitle = "after " + std::to_string(batches) + " batches";
         std::string bytes, error;
         if (!render_alignment_plots({p}, ImageFormat::kPng, bytes, error) ||
             !write_file_atomically(o->watch_dir + name, bytes, error))
@@ -348,15 +349,22 @@ void register_align(CLI::App& parent, Action& action) {
   auto out = std::make_shared<std::string>();
   cmd->add_option("--model", *models, std::string(kModelHelp) + "; repeat to compare")->required();
   cmd->add_option("--input", *input, "text to translate")->required();
-  cmd->add_option("--out", *out, "FILE.png or FILE.svg")->required();
-  cmd->callback([&action, models, input, out] {
-    action = [models, input, out] {
+  auto colormap = std::make_shared<std::string>("viridis");
+  cmd->add_option("--out", *out, "FILE.png, FILE.svg or FILE.pdf")->required();
+  cmd->add_option("--colormap", *colormap,
+                  "viridis (default), cividis, magma or grayscale (white = 1, as in the paper)");
+  cmd->callback([&action, models, input, out, colormap] {
+    action = [models, input, out, colormap] {
+      if (!is_colormap(*colormap) || is_diverging(*colormap))
+        throw CliError{kExitUsage, "--colormap: unknown colour map '" + *colormap +
+                                       "'; expected viridis, cividis, magma or grayscale"};
       std::vector<AlignmentPlot> plots;
       for (const auto& path : *models) {
         const Model m = load_model_or_throw(path);
         std::string text;
         const ForwardCache<float> fc = run_translate(m, *input, text);
         plots.push_back(make_plot(m, fc, *input, text));
+        plots.back().colormap = *colormap;
         std::cout << score_name(m.config.score) << ": " << *input << " -> " << text << "\n";
       }
       write_image_or_throw(*out, "--out", [&](ImageFormat f, std::string& bytes, std::string& e) {
@@ -410,7 +418,8 @@ void register_compare(CLI::App& parent, Action& action) {
       "compare", "Accuracy by input length for several models side by side (the bottleneck)");
   auto o = std::make_shared<EvalOpts>();
   add_eval_options(cmd, *o, true);
-  cmd->add_option("--plot", o->plot, "also draw accuracy against input length (FILE.png|.svg)");
+  cmd->add_option("--plot", o->plot,
+                  "also draw accuracy against input length (FILE.png, .svg or .pdf)");
   cmd->add_option("--title", o->title, "title of the --plot chart");
   cmd->callback([&action, o] {
     action = [o] {

@@ -10,7 +10,6 @@
 #include "gui/panel_lm_train.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
-#include "render/colormap.h"
 #include "render/heatmap_export.h"
 
 namespace attn {
@@ -41,54 +40,32 @@ void help_marker(const char* text) {
   }
 }
 
+ColormapChoice colormaps(const UiSettings& s) { return {s.colormap, s.signed_colormap}; }
+
 ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m) {
-  // Weights of a few keys use the whole [0, 1] so 0.5 always looks the same; with many keys every
-  // weight is small, and [0, largest weight] keeps the pattern visible.
-  if (step == "weights") {
-    if (m.cols() <= 32) return {s.colormap, 0.0f, 1.0f};
-    const float hi = m.size() ? m.maxCoeff() : 1.0f;
-    return {s.colormap, 0.0f, hi > 0 ? hi : 1.0f};
-  }
-  float lo = INFINITY, hi = -INFINITY;
-  for (Eigen::Index k = 0; k < m.size(); ++k) {
-    const float x = m.data()[k];
-    if (!std::isfinite(x)) continue;
-    lo = std::min(lo, x);
-    hi = std::max(hi, x);
-  }
-  if (!(lo <= hi)) return {s.colormap, 0.0f, 1.0f};
-  if (lo < 0) {
-    // Symmetric around zero so the neutral colour of the diverging map means 0.
-    const float a = std::max(std::max(-lo, hi), 1e-6f);
-    return {s.signed_colormap, -a, a};
-  }
-  if (hi - lo < 1e-6f) return {s.colormap, lo - 0.5f, hi + 0.5f};
-  return {s.colormap, lo, hi};
+  return attn::color_scale_for(step, m, colormaps(s));
 }
 
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
-                      const std::string& ext, std::string& error) {
+                      ImageFormat format, std::string& error) {
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
   if (ec) {
     error = "cannot create folder '" + folder + "': " + ec.message();
     return 0;
   }
+  HeatmapOptions base;
+  base.maps = colormaps(s);
+  base.precision = s.decimals;
   int written = 0;
-  for (const TraceStep& st : trace.steps)
-    for (size_t h = 0; h < st.heads.size(); ++h) {
-      HeatmapOptions o;
-      o.step = st.id;
-      o.head = static_cast<int>(h);
-      o.colormap = color_scale_for(s, st.id, st.heads[h]).map;
-      std::string name = st.id + (st.heads.size() > 1 ? "-h" + std::to_string(h) : "") + "." + ext;
-      std::string bytes;
-      if (!render_heatmap(trace, o, ext == "svg" ? ImageFormat::kSvg : ImageFormat::kPng, bytes,
-                          error) ||
-          !write_file_atomically((std::filesystem::path(folder) / name).string(), bytes, error))
-        return written;
-      ++written;
-    }
+  for (const StageChoice& c : every_stage(trace, base)) {
+    const std::string name = c.stem + "." + image_format_extension(format);
+    std::string bytes;
+    if (!render_heatmap(trace, c.options, format, bytes, error) ||
+        !write_file_atomically((std::filesystem::path(folder) / name).string(), bytes, error))
+      return written;
+    ++written;
+  }
   return written;
 }
 

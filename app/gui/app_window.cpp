@@ -80,8 +80,8 @@ bool save_sidecar(const Ui& ui, const std::string& path, int fb_w, int fb_h, flo
   j["stage"] = st.current_stage().id;
   j["head"] = st.head();
   j["colormap"] = ui.main_scale.map;
-  j["vmin"] = ui.main_scale.vmin;
-  j["vmax"] = ui.main_scale.vmax;
+  j["vmin"] = ui.main_scale.lo;
+  j["vmax"] = ui.main_scale.hi;
   j["theme"] = ui.settings.light_theme ? "light" : "dark";
   auto it = ui.views.find("main");
   if (it != ui.views.end() && it->second.drawn && ui.main_step == st.current_stage().id) {

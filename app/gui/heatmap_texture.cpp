@@ -96,7 +96,8 @@ class GlHeatmapRenderer : public HeatmapRenderer {
     if (!t.id || t.serial != serial || t.rows != m.rows() || t.cols != m.cols() ||
         t.hidden != (hidden != nullptr))
       upload(t, serial, m, hidden);
-    params_.push_back({this, t.id, lut(scale.map), scale.vmin, scale.vmax,
+    params_.push_back({this, t.id, lut(scale.map), static_cast<float>(scale.lo),
+                       static_cast<float>(scale.hi),
                        ImGui::ColorConvertU32ToFloat4(hatch_color(light, 0)),
                        ImGui::ColorConvertU32ToFloat4(hatch_color(light, 1))});
     dl->AddCallback(&GlHeatmapRenderer::bind, &params_.back());

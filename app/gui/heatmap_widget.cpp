@@ -65,7 +65,7 @@ void draw_cells_cpu(ImDrawList* dl, const HeatmapSpec& sp, const HeatmapViewport
   const int step_i = std::max(thin, static_cast<int>(std::ceil(1.0f / v.cell_h)));
   const int step_j = std::max(thin, static_cast<int>(std::ceil(1.0f / v.cell_w)));
   const auto& table = lut(sp.scale.map);
-  const float span = sp.scale.vmax - sp.scale.vmin;
+  const float span = static_cast<float>(sp.scale.hi - sp.scale.lo);
   for (int i = i0; i < i1; i += step_i)
     for (int j = j0; j < j1; j += step_j) {
       ImVec2 a = v.cell_min(i, j);
@@ -77,7 +77,7 @@ void draw_cells_cpu(ImDrawList* dl, const HeatmapSpec& sp, const HeatmapViewport
           dl->AddRectFilled(a, b, hatch_color(light, 0));
         continue;
       }
-      float t = span > 0 ? ((*sp.m)(i, j) - sp.scale.vmin) / span : 0.5f;
+      float t = span > 0 ? ((*sp.m)(i, j) - static_cast<float>(sp.scale.lo)) / span : 0.5f;
       t = std::clamp(t, 0.0f, 1.0f);
       dl->AddRectFilled(a, b, table[static_cast<int>(std::lround(t * 255.0f))]);
     }
@@ -183,7 +183,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     num_w += 6;
   }
   if (v.cell_w >= num_w && v.cell_h >= fs + 2) {
-    const float span = sp.scale.vmax - sp.scale.vmin;
+    const float span = static_cast<float>(sp.scale.hi - sp.scale.lo);
     for (int i = i0; i < i1; ++i)
       for (int j = j0; j < j1; ++j) {
         const bool hid = is_hidden(sp, i, j);
@@ -194,7 +194,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
         if (hid) {
           col = light ? IM_COL32(60, 60, 70, 255) : IM_COL32(200, 200, 210, 255);
         } else {
-          const float t = span > 0 ? (x - sp.scale.vmin) / span : 0.5f;
+          const float t = span > 0 ? (x - static_cast<float>(sp.scale.lo)) / span : 0.5f;
           col = luminance(colormap_u32(sp.scale.map, t)) > 0.55f ? IM_COL32(0, 0, 0, 255)
                                                                  : IM_COL32(255, 255, 255, 255);
         }
@@ -285,18 +285,20 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
                         colormap_u32(sp.scale.map, (k + 0.5f) / n));
     }
     dl->AddRect({vp0.x, by}, {vp0.x + bw, by + bh}, dim_col);
-    auto tick = [&](float t, float value, float align) {
-      std::string s = format_fixed(value, 2, true);
-      ImVec2 ts = ImGui::CalcTextSize(s.c_str());
-      dl->AddText({vp0.x + bw * t - ts.x * align, by + bh + 2}, dim_col, s.c_str());
-    };
-    // As many ticks as the bar has room for.
-    const float tick_w = ImGui::CalcTextSize("−0.00").x + pad;
+    // Ticks from the exporter's rule (render/color_scale.h): both ends with the precision their
+    // size needs, and round values between them, as many as the bar has room for.
+    const float tick_w = ImGui::CalcTextSize("−0.000").x + pad * 2;
+    const int max_ticks = std::clamp(static_cast<int>(bw / tick_w), 2, 6);
     if (bw >= tick_w * 2) {
-      tick(0, sp.scale.vmin, 0);
-      tick(1, sp.scale.vmax, 1);
+      const std::vector<ColorTick> ticks = colorbar_ticks(sp.scale, max_ticks);
+      for (size_t k = 0; k < ticks.size(); ++k) {
+        const ImVec2 ts = ImGui::CalcTextSize(ticks[k].label.c_str());
+        const float align = k == 0 ? 0.0f : k + 1 == ticks.size() ? 1.0f : 0.5f;
+        const float x = vp0.x + bw * static_cast<float>(sp.scale.t(ticks[k].value));
+        dl->AddLine({x, by + bh}, {x, by + bh + 3}, dim_col);
+        dl->AddText({x - ts.x * align, by + bh + 3}, dim_col, ticks[k].label.c_str());
+      }
     }
-    if (bw >= tick_w * 3.5f) tick(0.5f, (sp.scale.vmin + sp.scale.vmax) / 2, 0.5f);
     bool any_hidden = false;
     if (sp.hidden) any_hidden = (sp.hidden->array() != 0).any();
     if (any_hidden) {  // legend for the hatch, right of the bar

@@ -4,17 +4,82 @@
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <future>
 
+#include "attention/scenario.h"
+#include "backends/backend.h"
+#include "backends/compute.h"
+#include "explain/explain.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
 #include "render/heatmap_export.h"
+#include "render/worksheet.h"
 
 namespace attn {
 namespace {
+
+// `path` ending in `ext` (any case), with it added when it does not.
+std::string with_extension(const std::string& path, const std::string& ext) {
+  if (path.size() >= ext.size()) {
+    std::string tail = path.substr(path.size() - ext.size());
+    std::transform(tail.begin(), tail.end(), tail.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (tail == ext) return path;
+  }
+  return path + ext;
+}
+
+// FILE-answers.pdf beside FILE.pdf.
+std::string answers_path(const std::string& pdf) {
+  return pdf.substr(0, pdf.size() - 4) + "-answers.pdf";
+}
+
+// Writes the worksheet (and its key) for the current scenario on a worker thread.
+std::string start_worksheet(Ui& ui, const std::string& path) {
+  AppState& st = ui.state;
+  Scenario s = st.scenario();
+  WorksheetOptions o;
+  o.paper = ui.worksheet_letter ? Paper::kLetter : Paper::kA4;
+  o.head = st.head();
+  if (ui.worksheet_fresh) {
+    s = with_random_inputs(s, static_cast<uint64_t>(ui.worksheet_seed));
+    o.variant = "seed " + std::to_string(ui.worksheet_seed);
+  }
+  std::string error;
+  AttentionTrace trace = st.trace();
+  if (ui.worksheet_fresh) {
+    std::unique_ptr<Backend> cpu = make_backend("cpu", error);
+    if (!cpu) return error;
+    trace = compute_scenario_trace(s, *cpu);
+  }
+  error = check_worksheet(trace, o);
+  if (!error.empty()) return error;
+  const std::string file = with_extension(path, ".pdf");
+  const std::string key = ui.worksheet_answers ? answers_path(file) : "";
+  ui.export_what = key.empty() ? file : file + " and " + key;
+  ui.export_job = std::async(std::launch::async, [trace = std::move(trace), o, file, key] {
+    std::string error, bytes;
+    if (!render_worksheet(trace, o, bytes, error) || !write_file_atomically(file, bytes, error))
+      return error;
+    if (key.empty()) return std::string();
+    const NarrateQuery narrate = [&trace, &o](int query, std::string& e) {
+      ExplainRequest r;
+      r.query = query;
+      r.head = o.head;
+      r.precision = o.precision;
+      return explain(trace, r, e);
+    };
+    if (!render_answer_key(trace, o, narrate, bytes, error) ||
+        !write_file_atomically(key, bytes, error))
+      return error;
+    return std::string();
+  });
+  return "";
+}
 
 // Runs the dialog's action; returns "" on success or the error to show in the dialog.
 std::string run_path_action(Ui& ui, const std::string& kind, const std::string& path) {
@@ -32,37 +97,48 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
   // Exports run on a worker with their own copy of the trace: a 1024-token stage takes a while
   // and the window must keep drawing.
   const UiSettings settings = ui.settings;
-  if (kind == "export-png" || kind == "export-svg") {
-    const std::string ext = kind == "export-png" ? ".png" : ".svg";
-    std::string file = path;
-    if (file.size() < 4 || file.compare(file.size() - 4, 4, ext) != 0) file += ext;
+  if (kind == "worksheet") return start_worksheet(ui, path);
+  const std::string what = kind.substr(kind.rfind('-') + 1);  // png, svg or pdf
+  const ImageFormat format = what == "pdf"   ? ImageFormat::kPdf
+                             : what == "svg" ? ImageFormat::kSvg
+                                             : ImageFormat::kPng;
+  const std::string ext = std::string(".") + image_format_extension(format);
+  if (kind.rfind("export-all-", 0) != 0) {
+    const std::string file = with_extension(path, ext);
     HeatmapOptions o;
     const std::string id = st.current_stage().id;
     o.step = id == "qkv" ? "q" : id;
     const TraceStep* step = st.trace().find(o.step);
     if (!step) return "nothing to export yet";
-    // Inputs K and V are per key/value head; every other stage per query head (or one matrix).
     o.head = st.head();
-    if (o.step == "k" || o.step == "v") o.head = st.trace().kv_head_of[st.head()];
-    if (o.head >= static_cast<int>(step->heads.size())) o.head = 0;
-    o.colormap = color_scale_for(settings, o.step, step->heads[o.head]).map;
+    o.maps = colormaps(settings);
     o.precision = settings.decimals;
     ui.export_what = file;
-    ui.export_job = std::async(std::launch::async, [trace = st.trace(), o, file] {
-      std::string error;
-      std::string bytes;
-      const std::optional<ImageFormat> format = image_format_of(file);
-      if (!format) return image_format_error(file);
-      if (!render_heatmap(trace, o, *format, bytes, error)) return error;
+    ui.export_job = std::async(std::launch::async, [trace = st.trace(), o, file, format] {
+      std::string error, bytes;
+      if (!render_heatmap(trace, o, format, bytes, error)) return error;
       return write_file_atomically(file, bytes, error) ? std::string() : error;
     });
     return "";
   }
-  const std::string ext = kind == "export-all-svg" ? "svg" : "png";
+  if (format == ImageFormat::kPdf) {
+    // Every stage on its own slide-sized page of one PDF.
+    const std::string file = with_extension(path, ext);
+    HeatmapOptions base;
+    base.maps = colormaps(settings);
+    base.precision = settings.decimals;
+    ui.export_what = "every stage into " + file;
+    ui.export_job = std::async(std::launch::async, [trace = st.trace(), base, file] {
+      std::string error, bytes;
+      if (!render_stage_pages(trace, base, Paper::kSlide, bytes, error)) return error;
+      return write_file_atomically(file, bytes, error) ? std::string() : error;
+    });
+    return "";
+  }
   ui.export_what = "every stage into " + path;
-  ui.export_job = std::async(std::launch::async, [trace = st.trace(), settings, path, ext] {
+  ui.export_job = std::async(std::launch::async, [trace = st.trace(), settings, path, format] {
     std::string error;
-    export_all_stages(trace, settings, path, ext, error);
+    export_all_stages(trace, settings, path, format, error);
     return error;
   });
   return "";
@@ -73,10 +149,40 @@ const char* title_of(const std::string& kind) {
   if (kind == "save") return "Save scenario as";
   if (kind == "open-model")
     return "Open model folder (config.json, model.safetensors, vocab.json, merges.txt)";
-  if (kind == "export-png") return "Export this heatmap (PNG)";
-  if (kind == "export-svg") return "Export this heatmap (SVG)";
-  if (kind == "export-all-png") return "Export every stage (PNG) into folder";
-  return "Export every stage (SVG) into folder";
+  if (kind == "export-png") return "Export this heatmap as a PNG image";
+  if (kind == "export-svg") return "Export this heatmap as an SVG image";
+  if (kind == "export-pdf") return "Export this heatmap as a PDF document";
+  if (kind == "export-all-pdf") return "Export every stage as PDF pages (one slide per stage)";
+  if (kind == "export-all-png") return "Export every stage as PNG images into the folder";
+  if (kind == "export-all-svg") return "Export every stage as SVG images into the folder";
+  return "Worksheet to print (PDF)";
+}
+
+// The worksheet's choices under the path field.
+void draw_worksheet_options(Ui& ui) {
+  ImGui::TextDisabled("Q, K, V, blank grids and questions for the current head, by hand.");
+  int paper = ui.worksheet_letter ? 1 : 0;
+  ImGui::RadioButton("A4", &paper, 0);
+  ImGui::SameLine();
+  ImGui::RadioButton("US Letter", &paper, 1);
+  ui.worksheet_letter = paper == 1;
+  const std::string key_label =
+      "Answer key too: " +
+      std::filesystem::path(answers_path(with_extension(ui.path_buffer, ".pdf")))
+          .filename()
+          .string();
+  ImGui::Checkbox(key_label.c_str(), &ui.worksheet_answers);
+  ImGui::Checkbox("Fresh numbers from seed", &ui.worksheet_fresh);
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
+  ImGui::BeginDisabled(!ui.worksheet_fresh);
+  if (ImGui::InputInt("##seed", &ui.worksheet_seed))
+    ui.worksheet_seed = std::max(0, ui.worksheet_seed);
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  help_marker(
+      "Every seed gives its own one-decimal Q, K and V with the same shapes and mask, so each "
+      "student can work their own numbers. The seed is printed on the sheet and its key.");
 }
 
 // ImGui has no file dialog: list the folders and scenario files beside the typed path, so a
@@ -136,14 +242,16 @@ void draw_dialogs(Ui& ui) {
   }
   ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
   ImGui::SetNextWindowSize({ImGui::GetFontSize() * 32, 0});
-  if (ImGui::BeginPopupModal("Path###path-dialog", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::TextUnformatted(title_of(open_kind));
+  // The title says what the dialog does; the ID after ### stays the same for every kind.
+  const std::string dialog_title = std::string(title_of(open_kind)) + "###path-dialog";
+  if (ImGui::BeginPopupModal(dialog_title.c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter =
         ImGui::InputText("##path", &ui.path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
     if (open_kind == "open" || open_kind == "save" || open_kind == "open-model")
       draw_file_list(ui, open_kind == "open-model");
+    if (open_kind == "worksheet") draw_worksheet_options(ui);
     if (!dialog_error.empty()) {
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 31);
       ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "%s", dialog_error.c_str());

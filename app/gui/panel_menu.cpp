@@ -52,21 +52,38 @@ void draw_menu_bar(Ui& ui) {
       ui.path_buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
     }
     ImGui::Separator();
-    if (ImGui::MenuItem("Export this heatmap as PNG…")) {
-      ui.path_dialog = "export-png";
-      ui.path_buffer = st.current_stage().id + ".png";
+    // File names that say what they hold: "fear-is-the-weights.png", not a bare "weights.png".
+    const std::string stage = st.current_stage().id == "qkv" ? "q" : st.current_stage().id;
+    const std::string stem = st.scenario().name + "-" + stage +
+                             (st.trace().num_heads > 1 ? "-h" + std::to_string(st.head()) : "");
+    if (ImGui::BeginMenu("Export this heatmap")) {
+      const char* formats[][2] = {
+          {"png", "PNG image…"}, {"svg", "SVG image…"}, {"pdf", "PDF document…"}};
+      for (const auto& [ext, item] : formats)
+        if (ImGui::MenuItem(item)) {
+          ui.path_dialog = std::string("export-") + ext;
+          ui.path_buffer = stem + "." + ext;
+        }
+      ImGui::EndMenu();
     }
-    if (ImGui::MenuItem("Export this heatmap as SVG…")) {
-      ui.path_dialog = "export-svg";
-      ui.path_buffer = st.current_stage().id + ".svg";
+    if (ImGui::BeginMenu("Export every stage")) {
+      if (ImGui::MenuItem("PDF, one slide per stage…")) {
+        ui.path_dialog = "export-all-pdf";
+        ui.path_buffer = st.scenario().name + "-stages.pdf";
+      }
+      if (ImGui::MenuItem("PNG images into a folder…")) {
+        ui.path_dialog = "export-all-png";
+        ui.path_buffer = st.scenario().name + "-stages";
+      }
+      if (ImGui::MenuItem("SVG images into a folder…")) {
+        ui.path_dialog = "export-all-svg";
+        ui.path_buffer = st.scenario().name + "-stages";
+      }
+      ImGui::EndMenu();
     }
-    if (ImGui::MenuItem("Export every stage (PNG)…")) {
-      ui.path_dialog = "export-all-png";
-      ui.path_buffer = st.scenario().name + "-stages";
-    }
-    if (ImGui::MenuItem("Export every stage (SVG)…")) {
-      ui.path_dialog = "export-all-svg";
-      ui.path_buffer = st.scenario().name + "-stages";
+    if (ImGui::MenuItem("Worksheet to print (PDF)…")) {
+      ui.path_dialog = "worksheet";
+      ui.path_buffer = st.scenario().name + "-worksheet.pdf";
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Quit")) ui.close_requested = true;

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "gui/app_state.h"
+#include "render/color_scale.h"
+#include "render/image_format.h"
 
 namespace attn {
 
@@ -32,12 +34,6 @@ struct HeatmapViewport {
   ImVec2 cell_center(int i, int j) const {
     return {origin.x + (j + 0.5f) * cell_w, origin.y + (i + 0.5f) * cell_h};
   }
-};
-
-// How a matrix's values map to colours.
-struct ColorScale {
-  std::string map;
-  float vmin = 0, vmax = 1;
 };
 
 struct UiSettings {
@@ -89,8 +85,15 @@ struct Ui {
   std::shared_ptr<struct LmTrainPanel> lm_train;
 
   // Dialogs.
-  std::string path_dialog;  // "open", "save", "export-png", "export-svg", "export-all"
+  // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
+  // "export-all-pdf" (one page per stage), "worksheet"
+  std::string path_dialog;
   std::string path_buffer;
+  // The worksheet dialog's choices.
+  bool worksheet_letter = false;  // US Letter instead of A4
+  bool worksheet_answers = true;  // also write FILE-answers.pdf
+  bool worksheet_fresh = false;   // fresh numbers from worksheet_seed
+  int worksheet_seed = 1;
   std::function<void()> after_discard;  // what to do once the user agrees to lose edits
   bool ask_discard = false;
   bool ask_recovery = false;
@@ -124,8 +127,9 @@ struct Ui {
   void run_deferred();
 };
 
-// Scale for a stage's values: weights [0, 1] on the sequential map; signed data symmetric
-// around 0 on the signed map; other data [min, max] on the sequential map.
+// The user's two colour maps, and the scale of a stage's values with them: the same rule as every
+// export (render/color_scale.h), so a slide matches the screen.
+ColormapChoice colormaps(const UiSettings& s);
 ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m);
 
 // The whole app, one frame (menu bar, every panel, dialogs, keyboard shortcuts).
@@ -149,9 +153,10 @@ void handle_shortcuts(Ui& ui);
 // A "(?)" that shows `text` when hovered (as imgui_demo.cpp's HelpMarker).
 void help_marker(const char* text);
 
-// Exports every stage (every head) of the trace as PNG or SVG into `folder`; returns files written.
+// Exports every stage (every head) of the trace as PNG or SVG files into `folder`; returns the
+// files written.
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
-                      const std::string& ext, std::string& error);
+                      ImageFormat format, std::string& error);
 
 // Fonts and themes (app/ui_style.cpp).
 void load_fonts(Ui& ui, float px);

@@ -14,7 +14,7 @@ namespace {
 const char* const kFontDirs[] = {"/usr/share/fonts/truetype/dejavu/", "/usr/share/fonts/dejavu/",
                                  "/usr/local/share/fonts/"};
 
-// The same folders as the exporter (core/raster_text.cpp): $ATTN_FONT_DIR first, then Debian's.
+// $ATTN_FONT_DIR first, then Debian's folders (the exports find fonts through fontconfig).
 std::string find_font(const char* file) {
   std::error_code ec;
   if (const char* env = std::getenv("ATTN_FONT_DIR"); env && *env) {

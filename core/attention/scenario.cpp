@@ -92,4 +92,40 @@ std::string validate_scenario(const Scenario& s) {
   return e;
 }
 
+Scenario with_random_inputs(const Scenario& s, uint64_t seed) {
+  const AttentionProblem p = to_problem(s);
+  bool non_negative = true;
+  for (const HeadStack* stack : {&p.input.q, &p.input.k, &p.input.v})
+    for (const Matrix& m : *stack)
+      non_negative = non_negative && (m.size() == 0 || m.minCoeff() >= 0);
+  // SplitMix64: the same numbers for the same seed on every machine and library.
+  uint64_t state = seed;
+  auto next = [&state] {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  auto draw = [&](const HeadStack& like) {
+    HeadStack out;
+    for (const Matrix& m : like) {
+      Matrix r(m.rows(), m.cols());
+      for (Eigen::Index k = 0; k < r.size(); ++k) {
+        const int tenth =
+            non_negative ? 1 + static_cast<int>(next() % 9) : static_cast<int>(next() % 19) - 9;
+        r.data()[k] = static_cast<float>(tenth / 10.0);
+      }
+      out.push_back(r);
+    }
+    return out;
+  };
+  Scenario r = s;
+  r.use_projection = false;
+  r.projection = ProjectionSpec{};
+  r.qkv.q = draw(p.input.q);
+  r.qkv.k = draw(p.input.k);
+  r.qkv.v = draw(p.input.v);
+  return r;
+}
+
 }  // namespace attn

@@ -3,6 +3,7 @@
 // backend by backends/compute.h.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -42,6 +43,12 @@ std::string validate_scenario(const Scenario& s);
 
 // Q, K, V (projected when use_projection) and the options. The scenario must be valid.
 AttentionProblem to_problem(const Scenario& s);
+
+// The same tokens, shapes, masks, scale and temperature with fresh Q, K and V drawn from `seed`:
+// one decimal each, in [0.1, 0.9] when the scenario's own inputs are never negative, else in
+// [−0.9, 0.9] — numbers a student can work with by hand (a worksheet per student). A scenario
+// with projections becomes a plain one with Q, K and V of the projected shapes.
+Scenario with_random_inputs(const Scenario& s, uint64_t seed);
 
 // With projection: adds the steps x (and x_kv) before q, k, v, and concat, projected
 // (concat·W_O + b_O) and head_contrib (each head's O_h·W_O^(h), whose sum plus b_O is the same

@@ -1,7 +1,7 @@
-// Alignment plots as in Figure 3 of Bahdanau et al.: output characters down the side, input
-// characters along the top, one grey cell per attention weight (white = 1, black = 0), and
-// accuracy-by-length charts as in their Figure 2, written as PNG or SVG. Small and
-// self-contained so the CLI and tests need no GUI.
+// Seq2seq pictures for the CLI: alignment plots as in Figure 3 of Bahdanau et al. (output
+// characters down the side, input characters along the top, one cell per attention weight, a
+// colour bar), drawn as labelled matrices; and accuracy-by-length charts as in their Figure 2.
+// PNG, SVG or PDF bytes through the one drawing path (render/scene.h).
 #pragma once
 
 #include <string>
@@ -14,20 +14,15 @@ namespace attn {
 
 struct AlignmentPlot {
   std::string title;
+  std::string subtitle;           // a grey line under the title, e.g. "after 200 batches"
   std::vector<std::string> rows;  // output characters (</s> last)
   std::vector<std::string> cols;  // input characters
   Matrix weights;                 // (rows, cols), each in [0, 1]
-  Matrix visible;                 // optional (rows, cols): 0 = outside a local window (drawn blue)
+  Matrix visible;                 // optional (rows, cols): 0 = outside a local window (hatched)
+  std::string colormap = "viridis";
 };
 
-std::string alignment_svg(const AlignmentPlot& plot);
-// PNG bytes (text with the exporter's DejaVu Sans, core/raster_text.h); false with error when
-// the font is missing.
-bool alignment_png(const AlignmentPlot& plot, std::string& png, std::string& error);
 // Several plots one above the other (e.g. two score functions on the same input).
-std::string alignment_svg(const std::vector<AlignmentPlot>& plots);
-bool alignment_png(const std::vector<AlignmentPlot>& plots, std::string& png, std::string& error);
-// PNG or SVG file bytes of the plots.
 bool render_alignment_plots(const std::vector<AlignmentPlot>& plots, ImageFormat format,
                             std::string& bytes, std::string& error);
 
@@ -38,8 +33,6 @@ struct AccuracyChart {
   std::vector<std::string> series;            // one name per model
   std::vector<std::vector<double>> accuracy;  // [series][bucket], each in [0, 1]
 };
-std::string accuracy_chart_svg(const AccuracyChart& chart);
-bool accuracy_chart_png(const AccuracyChart& chart, std::string& png, std::string& error);
 bool render_accuracy_chart(const AccuracyChart& chart, ImageFormat format, std::string& bytes,
                            std::string& error);
 

@@ -1,29 +1,68 @@
-// Draws one stage of a trace as a heatmap image (PNG or SVG) for slides: title with formula,
-// query tokens down the side, key tokens along the top, colour bar with its scale, numbers in
-// the cells, masked cells marked −∞. The CLI's `export` and the app's export use this code; they
+// Draws stages of a trace as heatmaps for slides and handouts: title with formula, query tokens
+// down the side, key tokens along the top, colour bar with its scale, numbers in the cells,
+// masked cells marked −∞. One stage as a PNG, SVG or PDF picture, or every stage (every head)
+// as the pages of one PDF. The CLI's `export` and the app's File → Export use this code; they
 // write the bytes with io/atomic_file.h.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attention/attention.h"
+#include "render/color_scale.h"
 #include "render/image_format.h"
+#include "render/labelled_matrix.h"
 
 namespace attn {
 
 struct HeatmapOptions {
   std::string step = "weights";
-  int head = 0;
-  std::string colormap;          // "" = default_colormap_for(step)
+  int head = 0;                  // query head (k and v: the key/value head it reads)
+  ColormapChoice maps;           // --colormap NAME sets both to NAME
   std::optional<bool> annotate;  // numbers in cells; default on up to 16×16
-  int width = 0;                 // image width in pixels; 0 = automatic
+  int width = 0;                 // picture width in pixels (points in a PDF); 0 = automatic
   int precision = 2;             // decimals in the cells
 };
 
-// Encodes the heatmap as PNG or SVG file bytes. Returns false with `error` naming the option
-// (--step, --head, --colormap, --width) when it cannot, or when the fonts are missing.
+// "" when the options suit the trace, else an error naming the flag (--step, --head,
+// --colormap, --width) that lists what is valid.
+std::string check_heatmap_options(const AttentionTrace& trace, const HeatmapOptions& options);
+
+// Lays the stage out (false with `error` for bad options or missing fonts).
+bool build_heatmap_scene(const AttentionTrace& trace, const HeatmapOptions& options,
+                         MatrixScene& scene, std::string& error);
+bool layout_heatmap(const AttentionTrace& trace, const HeatmapOptions& options,
+                    MatrixLayout& layout, std::string& error);
+
+// Encodes one stage as PNG, SVG or PDF file bytes. Returns false with `error` naming the option
+// when it cannot, or when the fonts are missing. Text no installed font can draw is reported in
+// `warnings` when given.
 bool render_heatmap(const AttentionTrace& trace, const HeatmapOptions& options, ImageFormat format,
-                    std::string& bytes, std::string& error);
+                    std::string& bytes, std::string& error,
+                    std::vector<std::string>* warnings = nullptr);
+
+// Every stage of the trace and every head of it, in order: one HeatmapOptions each (based on
+// `base`), with a file-name stem ("weights", "weights-h2", "k-kv1").
+struct StageChoice {
+  HeatmapOptions options;
+  std::string stem;
+};
+std::vector<StageChoice> every_stage(const AttentionTrace& trace, const HeatmapOptions& base);
+
+// Page sizes: a 16:9 slide (960 × 540 pt, 13.33 × 7.5 in), A4 or US Letter.
+enum class Paper { kSlide, kA4, kLetter };
+// "slide", "a4", "letter"; nullopt for anything else.
+std::optional<Paper> paper_of(const std::string& name);
+const char* paper_name(Paper paper);
+// Width and height in points; `landscape` for the slide-like orientation.
+std::pair<double, double> paper_size(Paper paper, bool landscape);
+
+// Every stage (every head) on its own landscape page: title and formula, the heatmap as large as
+// the page allows, a caption saying what the stage computes, and a footer with the scenario's
+// name and the page number. `base` gives the colour maps, numbers and precision.
+bool render_stage_pages(const AttentionTrace& trace, const HeatmapOptions& base, Paper paper,
+                        std::string& bytes, std::string& error,
+                        std::vector<std::string>* warnings = nullptr);
 
 }  // namespace attn

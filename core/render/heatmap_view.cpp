@@ -1,14 +1,10 @@
-// Builds the HeatmapView of a trace stage: picks the head's matrix, labels rows and columns,
-// finds masked cells, formats numbers and row sums, and sets the colour scale.
+// Builds the labelled matrix of a trace stage (see heatmap_view.h).
 #include "render/heatmap_view.h"
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 #include "attention/format.h"
-#include "render/colormap.h"
-#include "render/raster_text.h"
 
 namespace attn {
 namespace {
@@ -30,19 +26,14 @@ std::string shorten(const std::string& raw, size_t max_chars) {
   std::string s = raw;
   for (char& c : s)  // tabs and newlines in a token would break the line of labels
     if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = ' ';
-  std::vector<uint32_t> cps = decode_utf8(s);
-  if (cps.size() <= max_chars) return s;
-  std::string out;
-  size_t i = 0, count = 0;
-  while (i < s.size() && count < max_chars - 1) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : 4;
-    out += s.substr(i, len);
-    i += len;
-    ++count;
-  }
-  return out + "…";
+  std::vector<size_t> starts;  // byte offset of each code point
+  for (size_t k = 0; k < s.size(); ++k)
+    if ((static_cast<unsigned char>(s[k]) & 0xC0) != 0x80) starts.push_back(k);
+  if (starts.size() <= max_chars) return s;
+  return s.substr(0, starts[max_chars - 1]) + "…";
 }
+
+}  // namespace
 
 std::string mask_summary(const MaskSpec& m) {
   std::vector<std::string> parts;
@@ -64,161 +55,136 @@ int matrix_index_for(const AttentionTrace& t, const TraceStep& s, int head) {
   return std::min(head, n - 1);
 }
 
-// Round tick values inside [lo, hi]: the step of 1, 2, 2.5 or 5 × 10^k that gives closest to five.
-std::vector<double> nice_ticks(double lo, double hi, int& decimals) {
-  double mag = std::pow(10.0, std::floor(std::log10((hi - lo) / 4.0)));
-  double best_step = mag;
-  int best_miss = 1 << 30;
-  for (double scale : {0.5, 1.0}) {
-    for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-      double step = m * mag * scale;
-      int count = static_cast<int>(std::floor(hi / step + 1e-9) - std::ceil(lo / step - 1e-9)) + 1;
-      int miss = std::abs(count - 5) * 2 + (m == 2.5 ? 1 : 0);  // 2.5 needs an extra decimal
-      if (count >= 3 && count <= 5 && miss < best_miss) {
-        best_miss = miss;
-        best_step = step;
-      }
-    }
-  }
-  double step = best_step;
-  decimals = 0;
-  while (decimals < 6 && std::fabs(step * std::pow(10.0, decimals) -
-                                   std::round(step * std::pow(10.0, decimals))) > 1e-6)
-    ++decimals;
-  std::vector<double> ticks;
-  for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9 && ticks.size() < 20;
-       ++k)
-    ticks.push_back(std::fabs(k) < 1e-12 ? 0.0 : k * step);
-  return ticks;
+std::string stage_caption(const std::string& id) {
+  if (id == "x") return "The token embeddings: one row per token, the input of the projections.";
+  if (id == "x_kv") return "The embeddings of the tokens the queries attend to.";
+  if (id == "q") return "The queries: one row per token, what that token is looking for.";
+  if (id == "k") return "The keys: one row per token, what that token offers to be found by.";
+  if (id == "v")
+    return "The values: one row per token, what that token passes on when attended to.";
+  if (id == "scores")
+    return "Each query's dot product with every key: large when the two vectors point the same "
+           "way.";
+  if (id == "scaled")
+    return "The scores divided by √d_k, so their spread does not grow with the dimension and the "
+           "softmax stays soft.";
+  if (id == "masked")
+    return "Keys a query may not see are set to −∞ (hatched); the others keep their scaled score.";
+  if (id == "weights")
+    return "Softmax along each row: every weight is positive and each row sums to 1. A weight "
+           "says how much of that key's value the query takes.";
+  if (id == "output")
+    return "Each query's output: the rows of V added up, each times that query's weight for it.";
+  if (id == "concat") return "Every head's output side by side, one block of columns per head.";
+  if (id == "projected") return "The concatenated heads times W_O (plus b_O): the layer's output.";
+  if (id == "head_contrib")
+    return "What one head adds to the output: its O_h times its rows of W_O. The heads' "
+           "contributions sum (with b_O) to the projected output.";
+  return "";
 }
 
-}  // namespace
-
-HeatmapView make_heatmap_view(const AttentionTrace& t, const HeatmapOptions& o) {
-  HeatmapView v;
-  v.step = t.find(o.step);
-  v.index = matrix_index_for(t, *v.step, o.head);
-  v.m = &v.step->heads[static_cast<size_t>(v.index)];
-  const Matrix& m = *v.m;
+LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
+  LabelledMatrix v;
+  const TraceStep& step = *t.find(o.step);
+  const int index = matrix_index_for(t, step, o.head);
+  const Matrix& m = step.heads[static_cast<size_t>(index)];
+  v.values = m;
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
-  const std::string& id = v.step->id;
-  v.attention = is_attention_step(id) && rows == t.n_q && cols == t.n_k;
+  const std::string& id = step.id;
+  const bool attention = is_attention_step(id) && rows == t.n_q && cols == t.n_k;
 
-  int n = static_cast<int>(v.step->heads.size());
+  std::string head_text;
+  const int n = static_cast<int>(step.heads.size());
   if (t.num_heads > 1 && n > 1) {
-    int kv =
-        v.index < static_cast<int>(v.step->kv_head.size()) ? v.step->kv_head[v.index] : v.index;
+    const int kv = index < static_cast<int>(step.kv_head.size()) ? step.kv_head[index] : index;
     if (n == t.num_heads)
-      v.head_text = "head " + std::to_string(o.head) + " (kv " + std::to_string(kv) + ")";
+      head_text = "head " + std::to_string(o.head) + " (kv " + std::to_string(kv) + ")";
     else
-      v.head_text =
-          "kv head " + std::to_string(v.index) + " (used by head " + std::to_string(o.head) + ")";
+      head_text =
+          "kv head " + std::to_string(index) + " (used by head " + std::to_string(o.head) + ")";
   }
 
   // Labels: tokens where the rows or columns are tokens, dimension indices otherwise.
-  bool key_rows = is_key_side_step(id);
+  const bool key_rows = is_key_side_step(id);
   const auto& row_tokens = key_rows ? t.key_tokens : t.query_tokens;
   for (int i = 0; i < rows; ++i)
     v.row_labels.push_back(static_cast<int>(row_tokens.size()) == rows ? shorten(row_tokens[i], 16)
                                                                        : std::to_string(i));
-  bool concat = id == "concat" && t.num_heads > 1 && t.d_v > 0 && cols == t.num_heads * t.d_v;
+  const bool concat = id == "concat" && t.num_heads > 1 && t.d_v > 0 && cols == t.num_heads * t.d_v;
   for (int j = 0; j < cols; ++j)
-    v.col_labels.push_back(concat
-                               ? "h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v)
-                           : v.attention && static_cast<int>(t.key_tokens.size()) == cols
-                               ? shorten(t.key_tokens[j], 16)
-                               : "d" + std::to_string(j));
-  if (v.attention) {
+    v.col_labels.push_back(
+        concat ? "h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v)
+        : attention && static_cast<int>(t.key_tokens.size()) == cols ? shorten(t.key_tokens[j], 16)
+                                                                     : "d" + std::to_string(j));
+  std::string noun_rows, noun_cols;
+  if (attention) {
     v.row_axis = "queries ↓";
     v.col_axis = "keys →";
-    v.noun_rows = "queries";
-    v.noun_cols = "keys";
+    noun_rows = "queries";
+    noun_cols = "keys";
   } else {
     v.row_axis = key_rows ? "keys ↓" : (id == "x" ? "tokens ↓" : "queries ↓");
-    v.noun_rows = key_rows ? "keys" : (id == "x" ? "tokens" : "queries");
+    noun_rows = key_rows ? "keys" : (id == "x" ? "tokens" : "queries");
     v.col_axis = "dimensions →";
-    v.noun_cols = "dimensions";
+    noun_cols = "dimensions";
   }
 
-  // Masked cells: hidden by the mask in the masked and weights stages; any value that is not a
+  // Hidden cells: hidden by the mask in the masked and weights stages; any value that is not a
   // finite number (−∞ from a bias) is drawn the same way.
-  bool show_mask = v.attention && (id == "masked" || id == "weights") &&
-                   o.head < static_cast<int>(t.hidden.size());
+  const bool show_mask = attention && (id == "masked" || id == "weights") &&
+                         o.head < static_cast<int>(t.hidden.size());
   v.hidden.assign(static_cast<size_t>(rows) * cols, 0);
-  double mn = std::numeric_limits<double>::infinity(), mx = -mn;
+  bool any_hidden = false;
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j) {
-      double x = m(i, j);
-      bool hide = !std::isfinite(x) || (show_mask && t.hidden[o.head](i, j) != 0);
+      const bool hide = !std::isfinite(m(i, j)) || (show_mask && t.hidden[o.head](i, j) != 0);
       v.hidden[static_cast<size_t>(i) * cols + j] = hide;
-      v.any_hidden = v.any_hidden || hide;
-      if (!hide) {
-        mn = std::min(mn, x);
-        mx = std::max(mx, x);
-      }
+      any_hidden = any_hidden || hide;
     }
-  bool any_finite = mn <= mx;
-  v.colormap = o.colormap.empty() ? default_colormap_for(id, any_finite ? mn : 0.0) : o.colormap;
-  if (!any_finite) {
-    v.lo = 0;
-    v.hi = 1;
-  } else if (is_diverging(v.colormap)) {
-    double a = std::max(std::fabs(mn), std::fabs(mx));
-    v.lo = a > 0 ? -a : -1;
-    v.hi = a > 0 ? a : 1;
-  } else if (id == "weights") {
-    v.lo = 0;
-    v.hi = mx > 0 ? mx : 1;
-  } else {
-    v.lo = mn;
-    v.hi = mx;
-    if (!(mx > mn)) {
-      v.lo = mn - 1;
-      v.hi = mx + 1;
-    }
-  }
-  v.ticks = nice_ticks(v.lo, v.hi, v.tick_decimals);
+  v.scale = color_scale_for(id, m, o.maps);
 
-  int precision = std::clamp(o.precision, 0, 6);
+  const int precision = std::clamp(o.precision, 0, 6);
   v.numbers.resize(static_cast<size_t>(rows) * cols);
   for (int i = 0; i < rows; ++i)
     for (int j = 0; j < cols; ++j) {
-      size_t k = static_cast<size_t>(i) * cols + j;
-      bool masked_weight = v.hidden[k] && id == "weights" && std::isfinite(m(i, j));
+      const size_t k = static_cast<size_t>(i) * cols + j;
+      const bool masked_weight = v.hidden[k] && id == "weights" && std::isfinite(m(i, j));
       v.numbers[k] = masked_weight ? "0" : format_fixed(m(i, j), precision, true);
     }
-  if (id == "weights" && v.attention) {
+  if (id == "weights" && attention) {
     for (int i = 0; i < rows; ++i) {
-      bool empty = o.head < static_cast<int>(t.empty_row.size()) &&
-                   i < static_cast<int>(t.empty_row[o.head].size()) && t.empty_row[o.head][i];
+      const bool empty = o.head < static_cast<int>(t.empty_row.size()) &&
+                         i < static_cast<int>(t.empty_row[o.head].size()) && t.empty_row[o.head][i];
       double sum = 0;
       for (int j = 0; j < cols; ++j)
         if (!v.hidden[static_cast<size_t>(i) * cols + j]) sum += m(i, j);
-      v.sums.push_back(empty ? "Σ = 0 (all hidden)" : "Σ = " + format_fixed(sum, precision, true));
+      v.row_notes.push_back(empty ? "Σ = 0 (all hidden)"
+                                  : "Σ = " + format_fixed(sum, precision, true));
     }
   }
 
-  v.name = t.name;
   // Scores and scaled scores are computed for every cell; the mask applies from "masked" on.
-  if (v.attention && (id == "masked" || id == "weights")) v.mask_text = mask_summary(t.mask);
-  v.title = v.step->title.empty() ? id : v.step->title;
-  v.formula = v.step->formula;
-  size_t paren = v.formula.find("   (");
+  const std::string mask_text =
+      attention && (id == "masked" || id == "weights") ? mask_summary(t.mask) : "";
+  v.title = step.title.empty() ? id : step.title;
+  v.formula = step.formula;
+  std::string note;
+  const size_t paren = v.formula.find("   (");
   if (paren != std::string::npos) {
-    v.note = v.formula.substr(paren + 4);
-    if (!v.note.empty() && v.note.back() == ')') v.note.pop_back();
+    note = v.formula.substr(paren + 4);
+    if (!note.empty() && note.back() == ')') note.pop_back();
     v.formula = v.formula.substr(0, paren);
   }
-  std::string shape =
-      std::to_string(rows) + " " + v.noun_rows + " × " + std::to_string(cols) + " " + v.noun_cols;
-  v.subtitle = join({v.head_text, v.name, shape, v.mask_text, v.note}, " · ");
-  if (v.any_hidden) {
+  const std::string shape =
+      std::to_string(rows) + " " + noun_rows + " × " + std::to_string(cols) + " " + noun_cols;
+  v.subtitle = join({head_text, t.name, shape, mask_text, note}, " · ");
+  if (any_hidden) {
     if (id == "weights")
-      v.legend = "hidden by the mask: −∞ before the softmax, so weight 0";
+      v.hidden_legend = "hidden by the mask: −∞ before the softmax, so weight 0";
     else if (id == "masked")
-      v.legend = "hidden by the mask: set to −∞, so its weight will be 0";
+      v.hidden_legend = "hidden by the mask: set to −∞, so its weight will be 0";
     else
-      v.legend = "not a finite number (−∞)";
+      v.hidden_legend = "not a finite number (−∞)";
   }
   return v;
 }

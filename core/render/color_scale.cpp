@@ -1,0 +1,92 @@
+// The colour scale of a stage and its colour-bar ticks (see color_scale.h).
+#include "render/color_scale.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "attention/format.h"
+
+namespace attn {
+
+ColorScale color_scale_for(const std::string& step_id, const Matrix& m,
+                           const ColormapChoice& maps) {
+  double mn = std::numeric_limits<double>::infinity(), mx = -mn;
+  for (Eigen::Index k = 0; k < m.size(); ++k) {
+    const double x = m.data()[k];
+    if (!std::isfinite(x)) continue;
+    mn = std::min(mn, x);
+    mx = std::max(mx, x);
+  }
+  if (!(mn <= mx)) return {maps.sequential, 0.0, 1.0};
+  if (mn < 0 || is_diverging(maps.sequential)) {
+    const std::string& map = mn < 0 ? maps.diverging : maps.sequential;
+    const double a = std::max(std::fabs(mn), std::fabs(mx));
+    return {map, a > 0 ? -a : -1.0, a > 0 ? a : 1.0};
+  }
+  if (step_id == "weights") return {maps.sequential, 0.0, m.cols() <= 32 || !(mx > 0) ? 1.0 : mx};
+  if (mx - mn < 1e-9 * std::max(1.0, std::fabs(mx))) return {maps.sequential, mn - 0.5, mx + 0.5};
+  return {maps.sequential, mn, mx};
+}
+
+namespace {
+
+// Decimals for three significant digits of the larger end (at least 0, at most 6).
+int end_decimals(double lo, double hi) {
+  const double a = std::max(std::fabs(lo), std::fabs(hi));
+  if (!(a > 0)) return 0;
+  return std::clamp(2 - static_cast<int>(std::floor(std::log10(a))), 0, 6);
+}
+
+std::string trimmed(double v, int decimals) {
+  std::string s = format_fixed(v, decimals, true);
+  if (s.find('.') != std::string::npos) {
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
+  }
+  return s == "−0" ? "0" : s;
+}
+
+}  // namespace
+
+std::vector<ColorTick> colorbar_ticks(const ColorScale& scale, int max_ticks) {
+  const double lo = scale.lo, hi = scale.hi, span = hi - lo;
+  int d_end = end_decimals(lo, hi);
+  // Ends that round to the same text need more decimals (e.g. 0.6541 .. 0.6547).
+  while (d_end < 9 && trimmed(lo, d_end) == trimmed(hi, d_end)) ++d_end;
+  std::vector<ColorTick> ticks{{lo, trimmed(lo, d_end)}};
+  const int inner_max = std::max(0, max_ticks - 2);
+  if (inner_max > 0 && span > 0) {
+    // The largest round step (1, 2, 2.5 or 5 × 10^k) with at most inner_max values inside the
+    // range, each at least 12% of the range away from the ends.
+    const double mag = std::pow(10.0, std::floor(std::log10(span)));
+    std::vector<double> best;
+    double best_step = 0;
+    for (double scale_k : {0.01, 0.1, 1.0})
+      for (double f : {1.0, 2.0, 2.5, 5.0}) {
+        const double step = f * mag * scale_k;
+        std::vector<double> inner;
+        for (double k = std::ceil(lo / step); k * step < hi && inner.size() <= 20; ++k) {
+          const double v = std::fabs(k) < 1e-12 ? 0.0 : k * step;
+          if (v - lo > 0.12 * span && hi - v > 0.12 * span) inner.push_back(v);
+        }
+        if (inner.empty() || static_cast<int>(inner.size()) > inner_max) continue;
+        // Prefer more ticks, then steps that need no extra decimal (2.5).
+        const bool better = best.empty() || inner.size() > best.size() ||
+                            (inner.size() == best.size() && f != 2.5 && step > best_step);
+        if (better) {
+          best = inner;
+          best_step = step;
+        }
+      }
+    int d = 0;
+    while (d < 9 && std::fabs(best_step * std::pow(10.0, d) -
+                              std::round(best_step * std::pow(10.0, d))) > 1e-6)
+      ++d;
+    for (double v : best) ticks.push_back({v, trimmed(v, d)});
+  }
+  ticks.push_back({hi, trimmed(hi, d_end)});
+  return ticks;
+}
+
+}  // namespace attn

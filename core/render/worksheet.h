@@ -1,0 +1,42 @@
+// Printable worksheets: attention by hand for one head of a small scenario. The handout gives
+// Q, K and V, the formulas, blank grids to fill in (scores, scaled, weights, output; hidden cells
+// hatched) and questions; the answer key fills every grid, lists each output vector, answers the
+// questions and works every query's arithmetic out line by line. PDF pages, A4 or US Letter.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "attention/attention.h"
+#include "render/heatmap_export.h"
+
+namespace attn {
+
+struct WorksheetOptions {
+  Paper paper = Paper::kA4;  // portrait; kSlide is refused
+  int head = 0;              // query head worked by hand
+  int precision = 4;         // decimals in the answer key
+  std::string variant;       // printed on handout and key so they can be matched, e.g. "seed 7"
+};
+
+// The narration of query row `query` (every stage's arithmetic with the trace's numbers), for
+// the key's worked solutions. core/explain writes it; render does not depend on explain, so the
+// caller passes it in. Returns "" and sets error when it cannot.
+using NarrateQuery = std::function<std::string(int query, std::string& error)>;
+
+// "" when a worksheet can be made from the trace, else what is wrong (naming --head, or saying
+// the scenario is too large to work by hand).
+std::string check_worksheet(const AttentionTrace& trace, const WorksheetOptions& options);
+
+// The handout's PDF bytes.
+bool render_worksheet(const AttentionTrace& trace, const WorksheetOptions& options,
+                      std::string& bytes, std::string& error);
+// The answer key's PDF bytes.
+bool render_answer_key(const AttentionTrace& trace, const WorksheetOptions& options,
+                       const NarrateQuery& narrate, std::string& bytes, std::string& error);
+
+// The largest shapes a worksheet takes: rows, keys and dimensions each at most this.
+constexpr int kWorksheetMaxSize = 8;
+
+}  // namespace attn
