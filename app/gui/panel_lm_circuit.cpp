@@ -107,13 +107,19 @@ void draw_step_previous(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k) 
     wrapped("The key that wins in step 2 is the first token, which has no token before it.");
   } else {
     const float* a = r.acts.att_at(c, l, 0, h) + static_cast<size_t>(w) * r.acts.T;
-    wrapped("At " + quoted(r.tokens, w) + " (position " + std::to_string(w) +
-            ", the key that wins in step 2) it gives " + quoted(r.tokens, w - 1) + " (position " +
-            std::to_string(w - 1) + ") " + fmt("%.0f", 100 * a[w - 1]) +
-            " % of its attention. So what this head writes into position " + std::to_string(w) +
-            " is mostly the value of " + quoted(r.tokens, w - 1) + ": position " +
-            std::to_string(w) + " now also carries “the token before me was " +
-            r.tokens[static_cast<size_t>(w - 1)] + "”.");
+    const std::string at = "At " + quoted(r.tokens, w) + " (position " + std::to_string(w) +
+                           ", the key that wins in step 2) it gives " + quoted(r.tokens, w - 1) +
+                           " (position " + std::to_string(w - 1) + ") " +
+                           fmt("%.0f", 100 * a[w - 1]) + " % of its attention.";
+    if (a[w - 1] >= 0.5f)
+      wrapped(at + " So what this head writes into position " + std::to_string(w) +
+              " is mostly the value of " + quoted(r.tokens, w - 1) + ": position " +
+              std::to_string(w) + " now also carries “the token before me was " +
+              r.tokens[static_cast<size_t>(w - 1)] + "”.");
+    else
+      wrapped(at +
+              " That is not a previous-token head (yet): this model has not learned the "
+              "first half of the circuit, so what follows shows it failing, not copying.");
   }
   ImGui::Spacing();
   if (ImGui::Button("Step through this head in the stepper")) open_lm_head_in_stepper(ui, l, h);
@@ -327,9 +333,15 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   const std::string qlabel = "“" + r->tokens[static_cast<size_t>(q0)] + "” @" + std::to_string(q0);
   if (ImGui::SliderInt("##query", &qi, 0, static_cast<int>(targets.size()) - 1, qlabel.c_str()))
     p.circuit_query = targets[static_cast<size_t>(qi)].first;
+  // Each combo on the same line when it fits, else on the next.
+  const float combo_w = fs * 9 + ImGui::GetStyle().ItemInnerSpacing.x + fs;
   ImGui::SameLine(0, fs);
+  if (ImGui::GetContentRegionAvail().x < combo_w + ImGui::CalcTextSize("previous-token head").x)
+    ImGui::NewLine();
   if (head_combo("previous-token head", c, prev, 0, ind / c.n_head - 1)) p.circuit_prev = prev;
   ImGui::SameLine(0, fs);
+  if (ImGui::GetContentRegionAvail().x < combo_w + ImGui::CalcTextSize("induction head").x)
+    ImGui::NewLine();
   if (head_combo("induction head", c, ind, 1, c.n_layer - 1)) {
     p.circuit_ind = ind;
     if (prev / c.n_head >= ind / c.n_head) p.circuit_prev = -1;
