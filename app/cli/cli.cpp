@@ -99,8 +99,9 @@ void register_gui(CLI::App& app, Action& action) {
   cmd->add_flag("--presentation", opts->presentation, "start in presentation mode");
   cmd->add_option("--tab", opts->tab,
                   "left panel tab: inputs or variants; seq2seq opens the seq2seq window, "
-                  "seq2seq-live its live training; lm-heads, lm-next, lm-roles or lm-kv the "
-                  "language model window on that tab (with --model)")
+                  "seq2seq-live its live training; lm-heads, lm-next, lm-roles, lm-circuit or "
+                  "lm-kv the language model window on that tab (with --model); lm-train the "
+                  "window that trains a transformer live (training starts at once)")
       ->check(non_empty());
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto")
       ->check(non_empty());

@@ -53,6 +53,8 @@ void register_seq2seq(CLI::App& app, Action& action);
 void register_bench(CLI::App& app, Action& action);
 void register_worksheet(CLI::App& app, Action& action);
 void register_lm(CLI::App& app, Action& action);
+// `lm train`, registered on the `lm` subcommand (app/cli/lm_train.cpp).
+void register_lm_train(CLI::App& lm, Action& action);
 // The action when no subcommand is given: the desktop app on the default example.
 Action default_action();
 

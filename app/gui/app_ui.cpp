@@ -9,6 +9,7 @@
 
 #include "gui/layout.h"
 #include "gui/panel_lm.h"
+#include "gui/panel_lm_train.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
 #include "render/heatmap_export.h"
@@ -390,6 +391,7 @@ void draw_app(Ui& ui) {
   else
     ui.seq2seq_busy = false;
   draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
+  if (ui.show_lm_train) draw_lm_train_panel(ui);
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);

@@ -166,6 +166,8 @@ void draw_menu_bar(Ui& ui) {
     ImGui::Separator();
     ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.show_seq2seq);
     ImGui::MenuItem("Language model: attention inside GPT-2", nullptr, &ui.show_lm);
+    ImGui::MenuItem("Train a transformer: watch an induction head form", nullptr,
+                    &ui.show_lm_train);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Compute")) {

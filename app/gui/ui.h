@@ -127,6 +127,10 @@ struct Ui {
   bool show_lm = false;
   std::shared_ptr<struct LmPanel> lm;
   bool lm_busy = false;  // loading or running a model in the background (set by the panel)
+  // The window that trains a transformer live (View menu, gui --tab lm-train) and its state
+  // (panel_lm_train.h).
+  bool show_lm_train = false;
+  std::shared_ptr<struct LmTrainPanel> lm_train;
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
