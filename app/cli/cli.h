@@ -15,6 +15,7 @@ class App;
 namespace attn {
 class Backend;
 struct Scenario;
+struct Lesson;
 }  // namespace attn
 
 namespace attn::cli {
@@ -51,6 +52,7 @@ void register_seq2seq(CLI::App& app, Action& action);
 void register_bench(CLI::App& app, Action& action);
 void register_worksheet(CLI::App& app, Action& action);
 void register_lm(CLI::App& app, Action& action);
+void register_lessons(CLI::App& app, Action& action);
 // The action when no subcommand is given: the desktop app on the default example.
 Action default_action();
 
@@ -73,6 +75,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioSource& src, bool required = tr
 Scenario load_scenario_source(const ScenarioSource& src);
 // The scenario of --model's head on --text, or throws CliError (app/cli/lm.cpp).
 Scenario load_model_head_scenario(const ScenarioSource& src);
+// A lesson file, or a built-in lesson by name ("03-softmax"), read and checked; throws CliError
+// (exit 2) naming the file, the step and the field (app/cli/worksheet.cpp).
+Lesson load_lesson_or_throw(const std::string& name_or_path, const std::string& flag);
 // Creates the backend named by --backend or throws CliError (exit 2 for a bad name, 1 when
 // the backend is unavailable).
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device = 0);

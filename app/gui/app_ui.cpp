@@ -117,6 +117,7 @@ void handle_shortcuts(Ui& ui) {
     });
   }
   if (io.KeyCtrl || io.KeyAlt) return;
+  lesson_shortcuts(ui);
   if (named_key_pressed(ImGuiKey_RightArrow, true)) st.next_stage();
   if (named_key_pressed(ImGuiKey_LeftArrow, true)) st.prev_stage();
   if (named_key_pressed(ImGuiKey_Home)) st.first_stage();
@@ -173,7 +174,10 @@ void draw_app(Ui& ui) {
 
   const float narr_h = std::round(body_h * 0.6f);
   place(ui, {vp->Pos.x + left_w + mid_w, body_y}, {right_w, narr_h});
-  draw_narration_panel(ui);
+  if (ui.lesson)
+    draw_lesson_window(ui);
+  else
+    draw_narration_panel(ui);
   place(ui, {vp->Pos.x + left_w + mid_w, body_y + narr_h}, {right_w, body_h - narr_h});
   draw_heads_panel(ui);
 

@@ -180,6 +180,7 @@ void draw_heatmap_panel(Ui& ui) {
   sp.selected_col = scores ? sel.key : -1;
   sp.row_stats = stage.id == "weights";
   HeatmapEvent ev = draw_heatmap(ui, sp);
+  draw_lesson_highlights(ui, stage.id);
   handle_click(ui, stage.id, ev);
   ui.main_scale = sp.scale;
   ui.main_step = stage.id;

@@ -54,11 +54,13 @@ std::string wrap_monospace(const std::string& text, size_t cols) {
 }  // namespace
 
 void draw_narration_panel(Ui& ui) {
+  if (ImGui::Begin("Narration###narration", nullptr, ImGuiWindowFlags_NoCollapse))
+    draw_narration_contents(ui);
+  ImGui::End();
+}
+
+void draw_narration_contents(Ui& ui) {
   AppState& st = ui.state;
-  if (!ImGui::Begin("Narration###narration", nullptr, ImGuiWindowFlags_NoCollapse)) {
-    ImGui::End();
-    return;
-  }
   const AttentionTrace& t = st.trace();
   const Selection sel = st.selection();
   if (!sel.active()) {
@@ -68,7 +70,6 @@ void draw_narration_panel(Ui& ui) {
         "numbers, or click a query token (left of the heatmap) for its whole row.");
     ImGui::TextDisabled("Hover any cell for its value; the mouse wheel zooms and dragging pans.");
     ImGui::PopTextWrapPos();
-    ImGui::End();
     return;
   }
   auto token = [](const std::vector<std::string>& v, int i) {
@@ -129,7 +130,6 @@ void draw_narration_panel(Ui& ui) {
     ImGui::PopFont();
   }
   ImGui::EndChild();
-  ImGui::End();
 }
 
 }  // namespace attn

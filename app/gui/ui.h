@@ -18,6 +18,7 @@
 namespace attn {
 
 class HeatmapRenderer;
+class LessonPlayer;
 
 // Pan and zoom of one heatmap, and where its cells were drawn last frame (tests, screenshots).
 struct HeatmapViewport {
@@ -79,10 +80,16 @@ struct Ui {
   // (panel_lm.h).
   bool show_lm = false;
   std::shared_ptr<struct LmPanel> lm;
+  // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
+  // place by panel_lesson.cpp; null when none is open.
+  std::shared_ptr<LessonPlayer> lesson;
+  bool select_lesson_tab = false;      // bring the Lesson tab forward once
+  bool lesson_opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
+  ImVec4 lesson_rect{0, 0, 0, 0};      // where the lesson window was drawn (x, y, w, h)
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
-  // "export-all-pdf" (one page per stage), "worksheet"
+  // "export-all-pdf" (one page per stage), "worksheet", "open-lesson", "record-step"
   std::string path_dialog;
   std::string path_buffer;
   // The worksheet dialog's choices.
@@ -142,6 +149,23 @@ void draw_heads_panel(Ui& ui);
 void draw_status_bar(Ui& ui);
 void draw_dialogs(Ui& ui);
 void draw_seq2seq_panel(Ui& ui);
+// The narration without its window (also a tab of the lesson window).
+void draw_narration_contents(Ui& ui);
+// Lessons (panel_lesson.cpp): the player in the narration's place, with the narration as its
+// second tab; the step's highlighted cells on the main heatmap (called by the heatmap panel).
+void draw_lesson_window(Ui& ui);
+void draw_lesson_highlights(Ui& ui, const std::string& stage);
+// Opens a lesson file or built-in lesson name and shows its first step; false with `error`.
+bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error);
+void close_lesson(Ui& ui);
+// Puts the lesson's current step on the screen: scenario, stage, head, selection, seq2seq window.
+bool apply_lesson_step(Ui& ui);
+// Page Down / Page Up step through an open lesson; true when the step changed.
+bool lesson_shortcuts(Ui& ui);
+// Appends the current view as a step of the lesson file `path` (atomically); "" or the error.
+std::string record_lesson_step(Ui& ui, const std::string& path);
+// The file "Record current view as a step" suggests: the open lesson when it is the teacher's.
+std::string suggested_lesson_path(const Ui& ui);
 // Picks up a finished export and reports it in the status bar.
 void poll_export(Ui& ui);
 void handle_shortcuts(Ui& ui);
