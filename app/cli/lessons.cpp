@@ -34,9 +34,9 @@ void register_lessons(CLI::App& app, Action& action) {
         const Lesson lesson = load_lesson_or_throw(name, "--check");
         int questions = 0;
         for (const LessonStep& s : lesson.steps) questions += s.question ? 1 : 0;
-        std::cout << lesson.path << ": “" << lesson.title << "”, " << lesson.steps.size()
+        std::cout << lesson.path << ": " << lesson.title << " (" << lesson.steps.size()
                   << (lesson.steps.size() == 1 ? " step, " : " steps, ") << questions
-                  << (questions == 1 ? " question" : " questions") << '\n';
+                  << (questions == 1 ? " question)" : " questions)") << '\n';
         if (!*answers) continue;
         for (size_t i = 0; i < lesson.steps.size(); ++i) {
           const LessonStep& s = lesson.steps[i];

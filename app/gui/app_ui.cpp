@@ -132,6 +132,7 @@ void handle_shortcuts(Ui& ui) {
 }
 
 void draw_app(Ui& ui) {
+  AppState& st = ui.state;
   handle_shortcuts(ui);
   draw_menu_bar(ui);
 
@@ -148,6 +149,14 @@ void draw_app(Ui& ui) {
 
   place(ui, {vp->Pos.x, top}, {W, pipe_h});
   draw_pipeline_panel(ui);
+  // Opening or closing a lesson, or a step with another number of heads, re-lays the column out.
+  const std::string column = !ui.lesson                                   ? ""
+                             : st.has_trace() && st.trace().num_heads > 1 ? "L+H"
+                                                                          : "L";
+  if (column != ui.lesson_column) {
+    ui.lesson_column = column;
+    ui.reset_layout = true;
+  }
 
   place(ui, {vp->Pos.x, body_y}, {left_w, body_h});
   if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
@@ -172,14 +181,18 @@ void draw_app(Ui& ui) {
   place(ui, {vp->Pos.x + left_w, body_y}, {mid_w, body_h});
   draw_heatmap_panel(ui);
 
-  const float narr_h = std::round(body_h * 0.6f);
+  // A lesson's text and question take the whole column unless there are heads to compare.
+  const bool heads_shown = !ui.lesson || (st.has_trace() && st.trace().num_heads > 1);
+  const float narr_h = std::round(body_h * (heads_shown ? 0.6f : 1.0f));
   place(ui, {vp->Pos.x + left_w + mid_w, body_y}, {right_w, narr_h});
   if (ui.lesson)
     draw_lesson_window(ui);
   else
     draw_narration_panel(ui);
-  place(ui, {vp->Pos.x + left_w + mid_w, body_y + narr_h}, {right_w, body_h - narr_h});
-  draw_heads_panel(ui);
+  if (heads_shown) {
+    place(ui, {vp->Pos.x + left_w + mid_w, body_y + narr_h}, {right_w, body_h - narr_h});
+    draw_heads_panel(ui);
+  }
 
   draw_status_bar(ui);
   if (ui.show_seq2seq) draw_seq2seq_panel(ui);

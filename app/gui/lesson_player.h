@@ -51,6 +51,8 @@ class LessonPlayer {
   int correct_count() const;
   int question_count() const;
 
+  std::string next_lesson;  // in the built-in course: the lesson after this one ("" = none)
+
  private:
   std::optional<Lesson> lesson_;
   std::vector<StepAnswer> answers_;

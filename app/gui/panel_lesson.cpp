@@ -115,12 +115,18 @@ bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error) {
     return false;
   }
   ui.lesson = player;
+  // In the built-in course, the last step leads on to the next lesson.
+  player->next_lesson.clear();
+  std::string ignored;
+  const std::vector<LessonInfo> course = list_course(ignored);
+  for (size_t i = 0; i + 1 < course.size(); ++i)
+    if (course[i].path == player->lesson().path) player->next_lesson = course[i + 1].path;
   if (!apply_lesson_step(ui)) {
     error = ui.state.message();
     return false;
   }
   ui.select_lesson_tab = true;
-  ui.state.set_message("Opened the lesson “" + player->lesson().title + "”", false);
+  ui.state.set_message("Opened the lesson: " + player->lesson().title, false);
   return true;
 }
 
@@ -229,6 +235,13 @@ void draw_lesson_contents(Ui& ui) {
     if (ImGui::Button("Next ▶", {bw, 0}))
       ui.defer([&ui] {
         if (ui.lesson && ui.lesson->next()) apply_lesson_step(ui);
+      });
+  } else if (!p.next_lesson.empty()) {
+    if (ImGui::Button("Next lesson ▶", {bw, 0}))
+      ui.defer([&ui] {
+        std::string error;
+        const std::string next = ui.lesson->next_lesson;
+        if (!open_lesson(ui, next, error)) ui.state.set_message(error, true);
       });
   } else if (ImGui::Button("Finish", {bw, 0})) {
     ui.defer([&ui] { close_lesson(ui); });

@@ -86,6 +86,7 @@ struct Ui {
   bool select_lesson_tab = false;      // bring the Lesson tab forward once
   bool lesson_opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
   ImVec4 lesson_rect{0, 0, 0, 0};      // where the lesson window was drawn (x, y, w, h)
+  std::string lesson_column;           // the right column's layout: "", "L" or "L+H"
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
