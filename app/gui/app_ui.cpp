@@ -183,7 +183,7 @@ void draw_app(Ui& ui) {
 
   // A lesson's text and question take the whole column unless there are heads to compare.
   const bool heads_shown = !ui.lesson || (st.has_trace() && st.trace().num_heads > 1);
-  const float narr_h = std::round(body_h * (heads_shown ? 0.6f : 1.0f));
+  const float narr_h = std::round(body_h * (!heads_shown ? 1.0f : ui.lesson ? 0.7f : 0.6f));
   place(ui, {vp->Pos.x + left_w + mid_w, body_y}, {right_w, narr_h});
   if (ui.lesson)
     draw_lesson_window(ui);

@@ -197,14 +197,21 @@ void draw_lesson_contents(Ui& ui) {
   }
   ImGui::PopTextWrapPos();
   if (!s.formula.empty()) {
+    // In a box, in monospace, in the text colour: it reads on a projector in either theme.
     ImGui::PushFont(ui.font_mono);
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram));
-    ImGui::Indent(fs);
-    ImGui::PushTextWrapPos(0);
+    const ImVec2 pad{fs * 0.5f, fs * 0.35f};
+    const float wrap = ImGui::GetContentRegionAvail().x - 2 * pad.x;
+    const ImVec2 size = ImGui::CalcTextSize(s.formula.c_str(), nullptr, false, wrap);
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(at,
+                                              {at.x + wrap + 2 * pad.x, at.y + size.y + 2 * pad.y},
+                                              ImGui::GetColorU32(ImGuiCol_FrameBg), fs * 0.2f);
+    ImGui::SetCursorScreenPos({at.x + pad.x, at.y + pad.y});
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
     ImGui::TextUnformatted(s.formula.c_str());
     ImGui::PopTextWrapPos();
-    ImGui::Unindent(fs);
-    ImGui::PopStyleColor();
+    ImGui::SetCursorScreenPos({at.x, at.y + size.y + 2 * pad.y});
+    ImGui::Dummy({0, fs * 0.3f});
     ImGui::PopFont();
   }
   if (s.question) draw_question(ui, p, *s.question);
@@ -218,19 +225,18 @@ void draw_lesson_contents(Ui& ui) {
       if (ui.lesson && ui.lesson->previous()) apply_lesson_step(ui);
     });
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  // The score between the buttons, when there is room for it.
   const int q = p.question_count();
-  if (q > 0) {
-    const std::string score =
-        std::to_string(p.correct_count()) + " of " + std::to_string(q) + " right";
-    const float tw = ImGui::CalcTextSize(score.c_str()).x;
-    ImGui::SetCursorPosX(ImGui::GetCursorPosX() + std::max(0.0f, (bw - tw) / 2));
+  const std::string score =
+      q > 0 ? std::to_string(p.correct_count()) + " of " + std::to_string(q) + " right" : "";
+  const float gap = ImGui::GetContentRegionAvail().x - 2 * bw;
+  const float tw = ImGui::CalcTextSize(score.c_str()).x;
+  if (q > 0 && tw + 2 * ImGui::GetStyle().ItemSpacing.x <= gap) {
+    ImGui::SameLine(0, (gap - tw) / 2);
     ImGui::AlignTextToFramePadding();
     ImGui::TextDisabled("%s", score.c_str());
-    ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - bw);
-  } else {
-    ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - bw);
   }
+  ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - bw);
   if (k + 1 < n) {
     if (ImGui::Button("Next ▶", {bw, 0}))
       ui.defer([&ui] {
