@@ -198,6 +198,8 @@ TEST(LessonParse, NotJsonNamesTheFile) {
   std::string error;
   EXPECT_FALSE(parse_lesson("{\"title\": ", "broken.json", error));
   EXPECT_EQ(error.rfind("broken.json: not valid JSON", 0), 0u) << error;
+  EXPECT_FALSE(parse_lesson("{\"title\": 1e999}", "huge.json", error));
+  EXPECT_EQ(error.rfind("huge.json: not valid JSON", 0), 0u) << error;
   EXPECT_FALSE(load_lesson_file(test::temp_path("absent.json"), error));
   EXPECT_NE(error.find("absent.json"), std::string::npos) << error;
 }

@@ -144,39 +144,45 @@ void draw_app(Ui& ui) {
   const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
   const float pipe_h = fs * 5.0f;
   const float body_y = top + pipe_h, body_h = vp->Size.y - (top - vp->Pos.y) - pipe_h - status_h;
-  const float left_w = std::round(W * 0.25f), right_w = std::round(W * 0.31f);
+  // Presenting a lesson: the heatmap and the lesson share the room; the inputs fold away.
+  const bool presenting_lesson = ui.presentation && ui.lesson;
+  const float left_w = presenting_lesson ? 0.0f : std::round(W * 0.25f);
+  const float right_w = std::round(W * (presenting_lesson ? 0.4f : 0.31f));
   const float mid_w = W - left_w - right_w;
 
   place(ui, {vp->Pos.x, top}, {W, pipe_h});
   draw_pipeline_panel(ui);
   // Opening or closing a lesson, or a step with another number of heads, re-lays the column out.
-  const std::string column = !ui.lesson                                   ? ""
-                             : st.has_trace() && st.trace().num_heads > 1 ? "L+H"
-                                                                          : "L";
+  const std::string column = std::string(presenting_lesson ? "P" : "") +
+                             (!ui.lesson                                   ? ""
+                              : st.has_trace() && st.trace().num_heads > 1 ? "L+H"
+                                                                           : "L");
   if (column != ui.lesson_column) {
     ui.lesson_column = column;
     ui.reset_layout = true;
   }
 
-  place(ui, {vp->Pos.x, body_y}, {left_w, body_h});
-  if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
-    if (ImGui::BeginTabBar("left-tabs")) {
-      auto flags = [&ui](const char* tab) {
-        return ui.select_tab == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
-      };
-      if (ImGui::BeginTabItem("Inputs", nullptr, flags("inputs"))) {
-        draw_editor_panel(ui);
-        ImGui::EndTabItem();
+  if (!presenting_lesson) {
+    place(ui, {vp->Pos.x, body_y}, {left_w, body_h});
+    if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
+      if (ImGui::BeginTabBar("left-tabs")) {
+        auto flags = [&ui](const char* tab) {
+          return ui.select_tab == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+        };
+        if (ImGui::BeginTabItem("Inputs", nullptr, flags("inputs"))) {
+          draw_editor_panel(ui);
+          ImGui::EndTabItem();
+        }
+        if (ImGui::BeginTabItem("Variants", nullptr, flags("variants"))) {
+          draw_variants_panel(ui);
+          ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+        ui.select_tab.clear();
       }
-      if (ImGui::BeginTabItem("Variants", nullptr, flags("variants"))) {
-        draw_variants_panel(ui);
-        ImGui::EndTabItem();
-      }
-      ImGui::EndTabBar();
-      ui.select_tab.clear();
     }
+    ImGui::End();
   }
-  ImGui::End();
 
   place(ui, {vp->Pos.x + left_w, body_y}, {mid_w, body_h});
   draw_heatmap_panel(ui);

@@ -401,8 +401,10 @@ std::optional<Lesson> parse_lesson(const std::string& text, const std::string& p
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    error = path + ": not valid JSON: " + e.what();
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for numbers like 1e999
+    const std::string what = e.what();
+    const size_t pos = what.find("] ");
+    error = path + ": not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2));
     return std::nullopt;
   }
   Lesson lesson;
