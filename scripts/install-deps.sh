@@ -12,7 +12,8 @@ pkgs=(build-essential cmake pkg-config
   libcairo2-dev libpango1.0-dev
   fonts-dejavu-core fonts-noto-cjk fonts-noto-color-emoji
   poppler-utils librsvg2-bin
-  xvfb xauth clang-format desktop-file-utils)
+  xvfb xauth clang-format desktop-file-utils
+  clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

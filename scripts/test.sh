@@ -10,10 +10,16 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DATTN_WERROR=ON
 cmake --build build -j"$jobs"
 xvfb-run -a -s "-screen 0 1600x1000x24" ctest --test-dir build --output-on-failure -j"$jobs"
 
-cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON -DATTN_WERROR=ON
+# The sanitizer build uses clang so the same build also makes the libFuzzer targets (tests/fuzz).
+CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON \
+  -DATTN_FUZZ=ON -DATTN_WERROR=ON
 cmake --build build-sanitize -j"$jobs"
 # The sanitizer run covers the engine, the CLI and the loaders (label "core"); OpenCL runtimes
 # and GL drivers are not built with sanitizers and report their own allocations, so the tests that
 # touch OpenCL skip themselves there (ATTN_SKIP_OPENCL); the release run above executes them on PoCL.
 ATTN_SKIP_OPENCL=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-sanitize --output-on-failure -j"$jobs" -L core
+
+# Every parser fuzzed for 5 s (about 40 s in all); any crash fails CI.
+# Longer runs are for a developer changing a parser: scripts/fuzz.sh build-sanitize 300.
+scripts/fuzz.sh build-sanitize 5

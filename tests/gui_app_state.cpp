@@ -9,6 +9,7 @@
 
 #include "gui/app_state.h"
 #include "io/atomic_file.h"
+#include "npy_fixture.h"
 #include "reference.h"
 
 namespace attn {
@@ -308,6 +309,58 @@ TEST(AppState, RecoveryFileKeepsUnsavedEdits) {
   EXPECT_TRUE(st.dirty());
   st.discard_recovery();
   EXPECT_FALSE(st.recovery_available());
+}
+
+// Closing the window while "Recover?" is showing used to delete recovery.json: the unanswered
+// question now keeps it, and nothing overwrites it meanwhile.
+TEST(AppState, AnUnansweredRecoveryQuestionKeepsTheFile) {
+  const std::string rec = test::temp_path("pending-recovery.json");
+  {
+    AppState st;
+    st.recovery_path = rec;
+    ASSERT_TRUE(st.load_example("fear-is-the"));
+    st.set_value_text(Tensor::kQ, 0, 1, 1, "0.55");
+    ASSERT_TRUE(st.write_recovery());
+  }
+  const std::string saved = test::read_bytes(rec);
+  AppState st;
+  st.recovery_path = rec;
+  ASSERT_TRUE(st.load_example("fear-is-the"));
+  ASSERT_TRUE(st.check_recovery_at_start());
+  EXPECT_TRUE(st.recovery_pending());
+  EXPECT_FALSE(st.recovery_removable_at_exit());  // the window closes with the question open
+  st.set_value_text(Tensor::kQ, 0, 0, 0, "0.1");  // and edits made meanwhile do not overwrite it
+  EXPECT_TRUE(st.write_recovery());
+  EXPECT_EQ(test::read_bytes(rec), saved);
+  st.discard_recovery();  // answered: now it may go
+  EXPECT_FALSE(st.recovery_pending());
+  EXPECT_FALSE(std::filesystem::exists(rec));
+}
+
+// A recovery file that cannot be loaded (here nested 150,000 levels deep, which used to crash the
+// app at "Restore" and so at every start) is reported and moved aside, never deleted.
+TEST(AppState, AnUnreadableRecoveryFileIsReportedAndKeptAside) {
+  const std::string dir = test::temp_path("recovery-dir");
+  ASSERT_TRUE(std::filesystem::create_directory(dir));
+  const std::string rec = dir + "/recovery.json";
+  const std::string deep = "{\"q\": [[1]], \"k\": [[1]], \"v\": [[1]], \"mask\": {\"custom\": " +
+                           std::string(150000, '[') + std::string(150000, ']') + "}}";
+  std::string e;
+  ASSERT_TRUE(write_file_atomically(rec, deep, e)) << e;
+  AppState st;
+  st.recovery_path = rec;
+  ASSERT_TRUE(st.load_example("fear-is-the"));
+  ASSERT_TRUE(st.check_recovery_at_start());
+  EXPECT_FALSE(st.restore_recovery());
+  EXPECT_TRUE(st.message_is_error());
+  EXPECT_NE(st.message().find("nested"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("was kept as recovery-unreadable-"), std::string::npos)
+      << st.message();
+  EXPECT_FALSE(std::filesystem::exists(rec));  // not offered again at the next start
+  ASSERT_FALSE(st.recovery_kept_aside().empty());
+  EXPECT_EQ(test::read_bytes(st.recovery_kept_aside()), deep);
+  EXPECT_EQ(st.scenario().name, "fear-is-the");
+  EXPECT_FALSE(st.recovery_pending());
 }
 
 TEST(AppState, LargeProblemsComputeOffTheUiThread) {

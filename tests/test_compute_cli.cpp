@@ -574,7 +574,8 @@ TEST(ComputeCliErrors, AnErrorLeavesAnExistingOutputUntouched) {
 }
 
 // When the second file cannot be written, the first must not appear either, and no temporary
-// files may be left beside it.
+// files may be left beside it. The path is checked before any work: exit 2, as in every command
+// (docs/robustness.md).
 TEST(ComputeCliErrors, UnwritableWeightsWritesNoOutput) {
   Files f;
   const std::string dir = temp_path("outdir");
@@ -582,8 +583,10 @@ TEST(ComputeCliErrors, UnwritableWeightsWritesNoOutput) {
   const std::string out = dir + "/o.npy";
   const test::CliResult r = run_cli("compute --q " + f.q + " --k " + f.k + " --v " + f.v +
                                     " --out " + out + " --weights /no/such/dir/w.npy");
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_EQ(r.err.rfind("error: --weights /no/such/dir/w.npy: cannot write: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err,
+            "error: --weights: cannot write '/no/such/dir/w.npy': folder '/no/such/dir' "
+            "does not exist\n");
   DIR* d = ::opendir(dir.c_str());
   ASSERT_NE(d, nullptr);
   std::vector<std::string> left;

@@ -197,9 +197,12 @@ TEST(LessonParse, EveryMalformedFieldIsNamedWithFileAndStep) {
 TEST(LessonParse, NotJsonNamesTheFile) {
   std::string error;
   EXPECT_FALSE(parse_lesson("{\"title\": ", "broken.json", error));
-  EXPECT_EQ(error.rfind("broken.json: not valid JSON", 0), 0u) << error;
+  EXPECT_EQ(error.rfind("broken.json: invalid JSON", 0), 0u) << error;
   EXPECT_FALSE(parse_lesson("{\"title\": 1e999}", "huge.json", error));
-  EXPECT_EQ(error.rfind("huge.json: not valid JSON", 0), 0u) << error;
+  EXPECT_EQ(error.rfind("huge.json: invalid JSON", 0), 0u) << error;
+  EXPECT_FALSE(
+      parse_lesson(std::string(100000, '[') + std::string(100000, ']'), "deep.json", error));
+  EXPECT_EQ(error.rfind("deep.json: ", 0), 0u) << error;
   EXPECT_FALSE(load_lesson_file(test::temp_path("absent.json"), error));
   EXPECT_NE(error.find("absent.json"), std::string::npos) << error;
 }

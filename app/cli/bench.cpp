@@ -178,6 +178,25 @@ int run_bench(BenchArgs a) {
   if (a.heads % a.kv_heads != 0)
     throw CliError{kExitUsage, "--kv-heads: " + std::to_string(a.kv_heads) +
                                    " does not divide --heads " + std::to_string(a.heads)};
+  // What the runs hold (Q, K, V and the output, float32), checked against this machine's memory
+  // before anything is allocated, so an impossible size is a clear exit 2, not a failure after
+  // minutes of timing.
+  const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGE_SIZE);
+  auto check_fits = [ram](const char* flags, double heads, double kv_heads, double n_q, double n_k,
+                          int d) {
+    const double bytes = 4.0 * d * (2 * heads * n_q + 2 * kv_heads * n_k);
+    if (ram > 0 && bytes > 0.8 * ram)
+      throw CliError{kExitUsage, std::string(flags) + ": the inputs and output alone need " +
+                                     fixed(bytes / 1e9, 1) + " GB; this machine has " +
+                                     fixed(ram / 1e9, 1) + " GB"};
+  };
+  if (!a.trace_only) check_fits("--n/--heads/--d", a.heads, a.kv_heads, a.n, a.n_k, a.d);
+  if (a.memory_n > 0) {
+    const int kv = a.kv_heads == a.heads
+                       ? a.memory_heads
+                       : (a.memory_heads % a.kv_heads == 0 ? a.kv_heads : a.memory_heads);
+    check_fits("--memory-n/--memory-heads", a.memory_heads, kv, a.memory_n, a.memory_n, a.d);
+  }
   if (a.peak_child) return run_peak_child(a);
 
   std::vector<std::string> backends;
@@ -303,7 +322,9 @@ int run_bench(BenchArgs a) {
                                  {"peak_mb", peak / 1024.0},
                                  {"inputs_mb", inputs / 1024.0}};
       } else {
-        text << "peak memory: could not be measured\n";
+        throw CliError{kExitRuntime,
+                       "--memory-n: the peak-memory run (H=" + std::to_string(mem_heads) +
+                           ", n=" + std::to_string(mem_n) + ") failed; nothing was measured"};
       }
     }
   }

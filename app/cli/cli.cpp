@@ -8,8 +8,11 @@
 #include <exception>
 #include <iostream>
 
+#include "attention/engine.h"
+#include "attention/format.h"
 #include "attention/scenario.h"
 #include "backends/backend.h"
+#include "cli/options.h"
 #include "gui/gui.h"
 #include "io/atomic_file.h"
 #include "io/examples.h"
@@ -18,10 +21,13 @@
 namespace attn::cli {
 
 void add_scenario_options(CLI::App& cmd, ScenarioSource& src, bool required, bool add_head) {
-  auto* ex = cmd.add_option("--example", src.example, "built-in example (see 'examples')");
-  auto* sc = cmd.add_option("--scenario", src.scenario_file, "JSON scenario file");
+  auto* ex = cmd.add_option("--example", src.example, "built-in example (see 'examples')")
+                 ->check(non_empty());
+  auto* sc =
+      cmd.add_option("--scenario", src.scenario_file, "JSON scenario file")->check(non_empty());
   auto* md = cmd.add_option("--model", src.model,
-                            "GPT-2-format model folder (or a shipped model's name): a real head");
+                            "GPT-2-format model folder (or a shipped model's name): a real head")
+                 ->check(non_empty());
   ex->excludes(sc);
   sc->excludes(ex);
   md->excludes(ex)->excludes(sc);
@@ -52,6 +58,11 @@ Scenario load_scenario_source(const ScenarioSource& src) {
   return std::move(*s);
 }
 
+void check_traceable(const Scenario& s) {
+  const std::string error = check_trace_size(to_problem(s));
+  if (!error.empty()) throw CliError{kExitUsage, "the scenario is too large to trace: " + error};
+}
+
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device) {
   if (name != "cpu" && name != "opencl" && name != "auto")
     throw CliError{kExitUsage,
@@ -68,30 +79,38 @@ void register_gui(CLI::App& app, Action& action) {
   auto src = std::make_shared<ScenarioSource>();
   add_scenario_options(*cmd, *src, false);
   auto size = std::make_shared<std::string>();
-  cmd->add_option("--step", opts->step, "stage to open on (e.g. weights)");
+  cmd->add_option("--step", opts->step, "stage to open on (e.g. weights)")->check(non_empty());
   cmd->add_option("--size", *size, "window size WxH, e.g. 1600x1000");
-  cmd->add_option("--screenshot", opts->screenshot, "render frames, save the window as PNG, exit");
+  cmd->add_option("--screenshot", opts->screenshot, "render frames, save the window as PNG, exit")
+      ->check(non_empty());
   cmd->add_option("--frames", opts->frames, "frames to render before the screenshot")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--head", opts->head, "query head to show");
-  cmd->add_option("--select", opts->select, "select query row I or cell I,J (narration)");
+  cmd->add_option("--select", opts->select, "select query row I or cell I,J (narration)")
+      ->check(non_empty());
   cmd->add_option(
       "--edit", opts->edits,
       "edit a cell first, TENSOR:HEAD:ROW:COL=VALUE (tensors q k v x x_kv w_q w_k w_v w_o)");
-  cmd->add_option("--theme", opts->theme, "light or dark");
-  cmd->add_option("--colormap", opts->colormap, "viridis, cividis, magma, grayscale or diverging");
-  cmd->add_option("--font-size", opts->font_px, "base font size in pixels (12..48)");
+  cmd->add_option("--theme", opts->theme, "light or dark")->check(non_empty());
+  cmd->add_option("--colormap", opts->colormap, "viridis, cividis, magma, grayscale or diverging")
+      ->check(non_empty());
+  cmd->add_option("--font-size", opts->font_px, "base font size in pixels (12..48)")
+      ->check(finite_in(12, 48));
   cmd->add_flag("--presentation", opts->presentation, "start in presentation mode");
   cmd->add_option("--tab", opts->tab,
                   "left panel tab: inputs or variants; seq2seq opens the seq2seq window, "
                   "seq2seq-live its live training; lm-heads, lm-next, lm-roles or lm-kv the "
-                  "language model window on that tab (with --model)");
-  cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto");
+                  "language model window on that tab (with --model)")
+      ->check(non_empty());
+  cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto")
+      ->check(non_empty());
   cmd->add_option("--seq2seq-model", opts->seq2seq_model,
                   "open the seq2seq window on this model: a file or a shipped name ('seq2seq "
-                  "models')");
+                  "models')")
+      ->check(non_empty());
   cmd->add_option("--lesson", opts->lesson,
-                  "open a lesson: a file or a built-in lesson's name ('lessons')");
+                  "open a lesson: a file or a built-in lesson's name ('lessons')")
+      ->check(non_empty());
   cmd->add_option("--lesson-step", opts->lesson_step,
                   "with --lesson: the step to open on (1-based)")
       ->check(CLI::Range(1, 100000));
@@ -164,41 +183,88 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
-      std::cerr << "error: " << e.what() << "\n";
+      print_error(e.what());
       return kExitUsage;
     }
     if (!action) action = default_action();
     return action();
   } catch (const CliError& e) {
-    std::cerr << "error: " << e.message << "\n";
+    print_error(e.message);
     return e.code;
   } catch (const std::bad_alloc&) {
-    std::cerr << "error: out of memory\n";
+    print_error("out of memory");
     return kExitRuntime;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    print_error(e.what());
     return kExitRuntime;
   }
 }
 
-void check_output_file(const std::string& path, const std::string& flag) {
-  const size_t slash = path.find_last_of('/');
-  const std::string dir =
-      slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    throw CliError{kExitUsage, flag + ": folder '" + dir + "' does not exist"};
-  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw CliError{kExitUsage, flag + ": '" + path + "' is a folder; give a file name"};
+int OutputFiles::add(const std::string& flag, const std::string& path) {
+  std::string error;
+  const int index = files_.add(path, error);
+  if (index < 0) {
+    // Name the other flag when two outputs are the same file.
+    for (size_t i = 0; i < flags_.size(); ++i) {
+      const std::string other = "'" + files_.path(static_cast<int>(i)) + "', another output";
+      const size_t at = error.find(other);
+      if (at != std::string::npos)
+        error.replace(at, other.size(),
+                      "the " + flags_[i] + " file '" + files_.path(static_cast<int>(i)) + "'");
+    }
+    throw CliError{kExitUsage, flag + ": " + error};
+  }
+  flags_.push_back(flag);
+  return index;
+}
+
+void OutputFiles::write(int index, const void* data, size_t size) {
+  std::string error;
+  if (!files_.write(index, data, size, error))
+    throw CliError{kExitRuntime, flags_[static_cast<size_t>(index)] + ": " + error};
+}
+
+void OutputFiles::write(int index, const std::string& bytes) {
+  write(index, bytes.data(), bytes.size());
+}
+
+void OutputFiles::commit() {
+  std::string error;
+  if (files_.commit(error)) return;
+  // The error names the file; put its flag in front.
+  for (size_t i = 0; i < flags_.size(); ++i)
+    if (error.find("'" + files_.path(static_cast<int>(i)) + "'") != std::string::npos)
+      throw CliError{kExitRuntime, flags_[i] + ": " + error};
+  throw CliError{kExitRuntime, error};
+}
+
+ImageFormat image_format_or_throw(const std::string& path, const std::string& flag) {
+  const std::optional<ImageFormat> format = image_format_of(path);
+  if (!format) throw CliError{kExitUsage, flag + ": " + image_format_error(path)};
+  return *format;
+}
+
+void render_image_or_throw(OutputFiles& out, int index, const std::string& path,
+                           const std::string& flag, const RenderImage& render) {
+  std::string bytes, error;
+  if (!render(image_format_or_throw(path, flag), bytes, error))
+    throw CliError{kExitRuntime, flag + ": " + error};
+  out.write(index, bytes);
 }
 
 void write_image_or_throw(const std::string& path, const std::string& flag,
                           const RenderImage& render) {
-  const std::optional<ImageFormat> format = image_format_of(path);
-  if (!format) throw CliError{kExitUsage, flag + ": " + image_format_error(path)};
-  std::string bytes, error;
-  if (!render(*format, bytes, error)) throw CliError{kExitRuntime, error};
-  if (!write_file_atomically(path, bytes, error)) throw CliError{kExitRuntime, flag + ": " + error};
+  image_format_or_throw(path, flag);
+  OutputFiles out;
+  const int index = out.add(flag, path);
+  render_image_or_throw(out, index, path, flag, render);
+  out.commit();
+}
+
+void print_error(const std::string& message) {
+  // One line: a newline inside a message can only come from a file name, token or alphabet, and
+  // is escaped with the other control characters.
+  std::cerr << "error: " << printable_text(message) << "\n";
 }
 
 }  // namespace attn::cli

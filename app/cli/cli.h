@@ -5,7 +5,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "io/atomic_file.h"
 #include "render/image_format.h"
 
 namespace CLI {
@@ -75,6 +77,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioSource& src, bool required = tr
 Scenario load_scenario_source(const ScenarioSource& src);
 // The scenario of --model's head on --text, or throws CliError (app/cli/lm.cpp).
 Scenario load_model_head_scenario(const ScenarioSource& src);
+// Throws exit 2 when the scenario's full trace would exceed kMaxTraceCells (attention/engine.h):
+// for the commands that build the whole trace (trace, export).
+void check_traceable(const Scenario& s);
 // A lesson file, or a built-in lesson by name ("03-softmax"), read and checked; throws CliError
 // (exit 2) naming the file, the step and the field (app/cli/worksheet.cpp).
 Lesson load_lesson_or_throw(const std::string& name_or_path, const std::string& flag);
@@ -82,15 +87,40 @@ Lesson load_lesson_or_throw(const std::string& name_or_path, const std::string& 
 // the backend is unavailable).
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device = 0);
 
-// The folder a file goes to must exist and the name must not be a folder: exit 2 naming `flag`
-// (a failure to write into an existing folder is a runtime error, found when writing).
-void check_output_file(const std::string& path, const std::string& flag);
+// The files one command writes, all of them or none (io/atomic_file.h). Every output is added
+// before the work starts, so a path that cannot be written (no such folder; a directory, device
+// or FIFO; a read-only file; the same file as another output) is exit 2 naming the flag before
+// anything is computed. commit() puts every file in place at the end; a failure while writing or
+// committing (disk full, I/O error) is exit 1. Either way nothing is replaced or left behind on
+// failure, in every command alike.
+class OutputFiles {
+ public:
+  // Returns the output's index; throws CliError.
+  int add(const std::string& flag, const std::string& path);
+  void write(int index, const std::string& bytes);
+  void write(int index, const void* data, size_t size);
+  void commit();
+
+ private:
+  std::vector<std::string> flags_;
+  AtomicOutputs files_;
+};
 
 // Renders an image and writes it to `path` atomically, choosing PNG, SVG or PDF by the extension.
-// `flag` names the option in errors: an unknown extension is exit 2; a render or write failure
-// exit 1.
+// `flag` names the option in errors: an unknown extension or a path that cannot be written is
+// exit 2; a render or write failure exit 1.
 using RenderImage = std::function<bool(ImageFormat format, std::string& bytes, std::string& error)>;
 void write_image_or_throw(const std::string& path, const std::string& flag,
                           const RenderImage& render);
+// The same into an OutputFiles set: the image becomes output `index` (added by the caller).
+void render_image_or_throw(OutputFiles& out, int index, const std::string& path,
+                           const std::string& flag, const RenderImage& render);
+// Checks the extension of an image path for `flag` (exit 2 when unknown).
+ImageFormat image_format_or_throw(const std::string& path, const std::string& flag);
+
+// Prints an error the way cli.md asks: one line starting with "error: ", with control characters
+// (newlines included, from file names, tokens, alphabets) escaped so nothing reaches the terminal
+// raw.
+void print_error(const std::string& message);
 
 }  // namespace attn::cli

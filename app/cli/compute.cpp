@@ -2,14 +2,9 @@
 // weights) written as float32 .npy; every input is checked before anything is written.
 #include "backends/compute.h"
 
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <sstream>
 
 #include "attention/engine.h"
@@ -17,6 +12,7 @@
 #include "backends/backend.h"
 #include "cli/cli.h"
 #include "cli/mask_flags.h"
+#include "cli/options.h"
 #include "io/atomic_file.h"
 #include "io/npy.h"
 
@@ -79,51 +75,42 @@ std::string with_flag(const ComputeOptions& o, const std::string& message) {
 
 // The last guard: inputs passed every check, but the float computation still produced a NaN or
 // infinity (float32 arithmetic breaking down on huge logits). Not the user's input: exit 1.
+// `first_row` places a block of rows in the whole result.
+void check_result(const Matrix& m, int head, int first_row, int rank, const std::string& backend,
+                  const char* what) {
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < m.cols(); ++j)
+      if (!std::isfinite(m(i, j))) {
+        std::ostringstream s;
+        s << "the " << backend << " backend computed " << what << "[";
+        if (rank == 3) s << head << ", ";
+        s << first_row + i << ", " << j << "] = " << format_value(m(i, j))
+          << " from finite inputs, so nothing was written; the logits (scale·q·k + bias) / T "
+             "are too large for float32: scale the inputs down or raise --temperature";
+        throw CliError{kExitRuntime, s.str()};
+      }
+}
+
 void check_result(const HeadStack& heads, int rank, const std::string& backend, const char* what) {
   for (size_t h = 0; h < heads.size(); ++h)
-    for (Eigen::Index i = 0; i < heads[h].rows(); ++i)
-      for (Eigen::Index j = 0; j < heads[h].cols(); ++j)
-        if (!std::isfinite(heads[h](i, j))) {
-          std::ostringstream s;
-          s << "the " << backend << " backend computed " << what << "[";
-          if (rank == 3) s << h << ", ";
-          s << i << ", " << j << "] = " << format_value(heads[h](i, j))
-            << " from finite inputs, so nothing was written; the logits (scale·q·k + bias) / T "
-               "are too large for float32: scale the inputs down or raise --temperature";
-          throw CliError{kExitRuntime, s.str()};
-        }
+    check_result(heads[h], static_cast<int>(h), 0, rank, backend, what);
 }
 
-struct OutputFile {
-  std::string flag, path, bytes;
-};
+// The most bytes a --weights file may hold (docs/robustness.md): 4 GiB, e.g. one head of
+// 32,000 × 32,000. Its rows are streamed to the file as they are computed, so memory stays small;
+// the limit is on the file itself.
+constexpr uint64_t kMaxWeightsFileBytes = uint64_t{4} << 30;
 
-// Writes every file or none: each is first written atomically beside its target, and only
-// renamed into place once all of them exist.
-void write_all(const std::vector<OutputFile>& files) {
-  std::vector<std::string> staged;
-  auto fail = [&](const OutputFile& f, const std::string& tmp, std::string why) {
-    for (const std::string& s : staged) std::remove(s.c_str());
-    // write_file_atomically says "cannot write '<tmp>': <reason>"; name the user's path instead.
-    const std::string prefix = "cannot write '" + tmp + "': ";
-    if (why.compare(0, prefix.size(), prefix) == 0) why = why.substr(prefix.size());
-    throw CliError{kExitRuntime, f.flag + " " + f.path + ": cannot write: " + why};
-  };
-  for (const OutputFile& f : files) {
-    const std::string tmp =
-        files.size() == 1 ? f.path : f.path + ".staged-" + std::to_string(::getpid());
-    std::string error;
-    if (!write_file_atomically(tmp, f.bytes, error)) fail(f, tmp, error);
-    if (tmp != f.path) staged.push_back(tmp);
-  }
-  for (size_t i = 0; i < staged.size(); ++i)
-    if (std::rename(staged[i].c_str(), files[i].path.c_str()) != 0)
-      fail(files[i], staged[i], std::strerror(errno));
-}
+// Rows per block when the weights are streamed: about 4 million cells (16 MB) per stage.
+int weight_block_rows(int n_k) { return std::max(1, (1 << 22) / std::max(1, n_k)); }
 
 int run_compute(const ComputeOptions& o) {
-  if (!o.weights.empty() && o.weights == o.out)
-    usage_error("--weights: '" + o.weights + "' is also the --out file; give two different paths");
+  // The outputs are checked, and their temporary files created, before any input is read: a
+  // path that cannot be written fails at once, and --weights naming the --out file (by any
+  // name) is refused.
+  OutputFiles files;
+  const int out_index = files.add("--out", o.out);
+  const int weights_index = o.weights.empty() ? -1 : files.add("--weights", o.weights);
   NpyTensor q = read_npy_input("--q", o.q, NpyContent::kFloat);
   NpyTensor k = read_npy_input("--k", o.k, NpyContent::kFloat);
   NpyTensor v = read_npy_input("--v", o.v, NpyContent::kFloat);
@@ -140,6 +127,16 @@ int run_compute(const ComputeOptions& o) {
   const float temperature = static_cast<float>(o.temperature);
   if (!(temperature > 0) || !std::isfinite(temperature))
     usage_error("--temperature: expected a finite number > 0, got " + format_value(o.temperature));
+  const int rank = q.rank;
+  if (weights_index >= 0) {
+    const uint64_t bytes =
+        npy_header(rank, static_cast<size_t>(H), n_q, n_k).size() + uint64_t{4} * H * n_q * n_k;
+    if (bytes > kMaxWeightsFileBytes)
+      usage_error("--weights: the weights of H·n_q·n_k = " + std::to_string(H) + "·" +
+                  std::to_string(n_q) + "·" + std::to_string(n_k) + " cells would be a file of " +
+                  byte_size_text(bytes) + "; at most " + byte_size_text(kMaxWeightsFileBytes) +
+                  " are written (docs/robustness.md); --out alone has no such limit");
+  }
 
   AttentionProblem p;
   p.input.q = std::move(q.heads);
@@ -159,22 +156,25 @@ int run_compute(const ComputeOptions& o) {
     backend = make_cpu_backend();
   }
 
-  const int rank = q.rank;
-  std::vector<OutputFile> files;
-  if (o.weights.empty()) {
+  if (weights_index < 0) {
     HeadStack out = backend->run_output(p);
     check_result(out, rank, backend->name(), "output");
-    files.push_back({"--out", o.out, npy_bytes(out, rank)});
+    files.write(out_index, npy_bytes(out, rank));
   } else {
-    AttentionTrace t = compute_trace(p, *backend);
-    const HeadStack& out = t.step("output").heads;
-    const HeadStack& weights = t.step("weights").heads;
+    // The weights go to their file block by block as they are computed: memory holds a block of
+    // rows, never the whole (H, n_q, n_k).
+    files.write(weights_index, npy_header(rank, static_cast<size_t>(H), n_q, n_k));
+    HeadStack out(static_cast<size_t>(H), Matrix(n_q, p.input.d_v()));
+    compute_weights_by_rows(p, *backend, weight_block_rows(n_k),
+                            [&](int h, int first, const Matrix& weights, const Matrix& output) {
+                              check_result(weights, h, first, rank, backend->name(), "weights");
+                              files.write(weights_index, npy_data(weights));
+                              out[static_cast<size_t>(h)].middleRows(first, output.rows()) = output;
+                            });
     check_result(out, rank, backend->name(), "output");
-    check_result(weights, rank, backend->name(), "weights");
-    files.push_back({"--out", o.out, npy_bytes(out, rank)});
-    files.push_back({"--weights", o.weights, npy_bytes(weights, rank)});
+    files.write(out_index, npy_bytes(out, rank));
   }
-  write_all(files);
+  files.commit();
   return kExitOk;
 }
 
@@ -187,8 +187,10 @@ void register_compute(CLI::App& app, Action& action) {
   cmd->add_option("--k", o->k, "keys .npy: (n_k, d_k) or (H_kv, n_k, d_k)")->required();
   cmd->add_option("--v", o->v, "values .npy: (n_k, d_v) or (H_kv, n_k, d_v)")->required();
   add_mask_flags(*cmd, o->mask);
-  cmd->add_option("--scale", o->scale, "score scale (default 1/sqrt(d_k))");
-  cmd->add_option("--temperature", o->temperature, "softmax temperature T > 0 (default 1)");
+  cmd->add_option("--scale", o->scale, "score scale (default 1/sqrt(d_k))")
+      ->check(finite_in(-3.4e38, 3.4e38));
+  cmd->add_option("--temperature", o->temperature, "softmax temperature T > 0 (default 1)")
+      ->check(finite_positive());
   cmd->add_option("--backend", o->backend, "cpu, opencl or auto (default cpu)");
   cmd->add_option("--device", o->device, "OpenCL device index (bench --backend opencl lists it)")
       ->check(CLI::NonNegativeNumber);

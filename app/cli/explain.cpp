@@ -3,6 +3,7 @@
 #include "explain/explain.h"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -48,7 +49,12 @@ void register_explain(CLI::App& app, Action& action) {
       source.head = opts->head;
       Scenario scenario = load_scenario_source(source);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
-      AttentionTrace trace = compute_scenario_trace(scenario, *backend);
+      // Only the asked row's stages are computed, so one query of a long sequence costs one row
+      // (n_k cells per stage), not n_q × n_k. An out-of-range row is named by explain() below.
+      const int n_q = static_cast<int>(scenario.use_projection ? scenario.projection.x.rows()
+                                                               : scenario.qkv.n_q());
+      const int row = std::clamp(opts->query, 0, n_q - 1);
+      AttentionTrace trace = compute_scenario_trace_rows(scenario, *backend, row, row + 1);
       ExplainRequest request;
       request.query = opts->query;
       request.head = source.model.empty() ? opts->head : 0;

@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "attention/format.h"
 #include "attention/scenario.h"
 #include "backends/compute.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "render/heatmap_export.h"
 
 namespace attn::cli {
@@ -33,6 +35,7 @@ void register_export(CLI::App& app, Action& action) {
                                "stage to draw: scores, scaled, masked, weights, output, ...");
   auto* all = cmd->add_flag("--all-stages", a->all_stages,
                             "every stage (every head) on its own page of one PDF");
+  step->check(non_empty());
   step->excludes(all);
   all->excludes(step);
   cmd->add_option("--head", a->options.head,
@@ -40,13 +43,15 @@ void register_export(CLI::App& app, Action& action) {
   cmd->add_option("--out", a->out, "output file: FILE.png, FILE.svg or FILE.pdf")->required();
   cmd->add_option("--colormap", a->colormap,
                   "viridis, cividis, magma, grayscale or diverging (default: diverging for signed "
-                  "data, viridis otherwise, as in the app)");
+                  "data, viridis otherwise, as in the app)")
+      ->check(non_empty());
   auto* on = cmd->add_flag("--annotate", a->annotate, "numbers in the cells (default up to 16×16)");
   auto* off = cmd->add_flag("--no-annotate", a->no_annotate, "no numbers in the cells");
   on->excludes(off);
   off->excludes(on);
   cmd->add_option("--width", a->options.width,
-                  "picture width in pixels (points in a PDF), 200 to 8192 (default: automatic)");
+                  "picture width in pixels (points in a PDF), 200 to 8192 (default: automatic)")
+      ->check(CLI::Range(200, 8192));
   cmd->add_option("--paper", a->paper,
                   "page size with --all-stages: slide (16:9), a4 or letter (landscape)");
   cmd->callback([&action, a] {
@@ -66,23 +71,28 @@ void register_export(CLI::App& app, Action& action) {
                        "--all-stages: every stage goes on a page of one PDF; use an "
                        "--out name ending in .pdf (got '" +
                            a->out + "')"};
+      image_format_or_throw(a->out, "--out");
+      OutputFiles files;  // checked before any work (cli.h)
+      const int index = files.add("--out", a->out);
       // With --model, --head picks the model's head; its scenario has that one head.
       ScenarioSource src = a->src;
       src.head = o.head;
       if (!src.model.empty()) o.head = 0;
       Scenario s = load_scenario_source(src);
+      check_traceable(s);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       AttentionTrace trace = compute_scenario_trace(s, *backend);
       if (a->all_stages) o.step = trace.steps.front().id;
       std::string error = check_heatmap_options(trace, o);
       if (!error.empty()) throw CliError{kExitUsage, error};
-      check_output_file(a->out, "--out");
       std::vector<std::string> warnings;
-      write_image_or_throw(a->out, "--out", [&](ImageFormat f, std::string& bytes, std::string& e) {
-        return a->all_stages ? render_stage_pages(trace, o, *paper, bytes, e, &warnings)
-                             : render_heatmap(trace, o, f, bytes, e, &warnings);
-      });
-      for (const auto& w : warnings) std::cerr << "warning: " << w << "\n";
+      render_image_or_throw(
+          files, index, a->out, "--out", [&](ImageFormat f, std::string& bytes, std::string& e) {
+            return a->all_stages ? render_stage_pages(trace, o, *paper, bytes, e, &warnings)
+                                 : render_heatmap(trace, o, f, bytes, e, &warnings);
+          });
+      files.commit();
+      for (const auto& w : warnings) std::cerr << "warning: " << printable_text(w) << "\n";
       return kExitOk;
     };
   });

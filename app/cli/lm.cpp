@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "attention/scenario.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "io/mapped_file.h"
 #include "io/npy.h"
 #include "lm/forward.h"
@@ -73,7 +75,8 @@ struct LmArgs {
 
 void add_model_text(CLI::App& cmd, LmArgs& a) {
   cmd.add_option("--model", a.model, "GPT-2-format model folder or a shipped model's name")
-      ->required();
+      ->required()
+      ->check(non_empty());
   cmd.add_option("--text", a.text, "the text (UTF-8)")->required();
 }
 
@@ -99,15 +102,16 @@ void register_attention(CLI::App& parent, Action& action) {
   cmd->add_option("--out", a->out, "output .npy file")->required();
   cmd->callback([&action, a] {
     action = [a] {
+      OutputFiles files;  // checked before the model runs (cli.h)
+      const int index = files.add("--out", a->out);
       const auto r = run_model(a->model, a->text, false);
       const lm::Config& c = r->model.config;
       const auto n = static_cast<size_t>(r->acts.T);
-      std::string error;
       // B = 1, so att (L, 1, NH, T, T) is already the (L, NH, T, T) the contract asks for.
-      if (!write_npy_array(a->out,
-                           {static_cast<size_t>(c.n_layer), static_cast<size_t>(c.n_head), n, n},
-                           r->acts.att.data(), error))
-        throw CliError{kExitUsage, "--out: " + error};
+      files.write(index, npy_array_bytes(
+                             {static_cast<size_t>(c.n_layer), static_cast<size_t>(c.n_head), n, n},
+                             r->acts.att.data()));
+      files.commit();
       return kExitOk;
     };
   });
@@ -121,18 +125,19 @@ void register_next(CLI::App& parent, Action& action) {
   cmd->add_option("--top", a->top, "how many tokens (default 10)")->check(CLI::Range(1, 1 << 22));
   cmd->add_option("--temperature", a->temperature,
                   "divide the logits by T before the softmax (default 1)")
-      ->check(CLI::Range(1e-3, 1e3));
+      ->check(finite_in(1e-3, 1e3));
   cmd->add_option("--logits", a->logits, "also write the last position's logits (vocab_size,)");
   cmd->callback([&action, a] {
     action = [a] {
+      OutputFiles files;  // checked before the model runs (cli.h)
+      const int index = a->logits.empty() ? -1 : files.add("--logits", a->logits);
       const auto r = run_model(a->model, a->text, false);
       const lm::Config& c = r->model.config;
       // The logits file first: if it cannot be written, nothing has been printed either.
-      if (!a->logits.empty()) {
-        std::string error;
-        if (!write_npy_array(a->logits, {static_cast<size_t>(c.vocab_size)}, r->acts.logits.data(),
-                             error))
-          throw CliError{kExitUsage, "--logits: " + error};
+      if (index >= 0) {
+        files.write(index,
+                    npy_array_bytes({static_cast<size_t>(c.vocab_size)}, r->acts.logits.data()));
+        files.commit();
       }
       std::string out;
       char prob[32];
@@ -298,6 +303,14 @@ int run_init(const InitArgs& a) {
                                    " is not divisible by --heads " + std::to_string(a.heads)};
   if (a.dtype != "F32" && a.dtype != "F16" && a.dtype != "BF16")
     throw CliError{kExitUsage, "--dtype: expected F32, F16 or BF16, got '" + a.dtype + "'"};
+  {  // A folder that cannot be made is the user's path, found before any work (exit 2).
+    std::error_code ec;
+    std::filesystem::create_directories(a.out, ec);
+    struct stat st {};
+    if (::stat(a.out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      throw CliError{kExitUsage, "--out: cannot create folder '" + a.out + "': " +
+                                     (ec ? ec.message() : std::string("a file has that name"))};
+  }
   std::string corpus, error;
   if (!a.corpus.empty()) {
     if (!read_regular_file(a.corpus, 256u << 20, corpus, error))
@@ -339,11 +352,11 @@ void register_init(CLI::App& parent, Action& action) {
   cmd->add_option("--embd", a->embd, "n_embd (default 64)")->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--positions", a->positions, "n_positions (default 128)")
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--seed", a->seed, "random seed (default 1)");
+  cmd->add_option("--seed", a->seed, "random seed (default 1)")->check(unsigned_integer());
   cmd->add_option("--std", a->std,
                   "standard deviation of the weights (default 0.02, GPT-2's; larger values give "
                   "sharper, more varied attention)")
-      ->check(CLI::Range(0.0, 10.0));
+      ->check(finite_in(0.0, 10.0));
   cmd->add_option("--dtype", a->dtype, "F32, F16 or BF16 (default F32)");
   cmd->callback([&action, a] { action = [a] { return run_init(*a); }; });
 }

@@ -13,7 +13,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "attention/format.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "io/atomic_file.h"
 #include "io/shipped.h"
 #include "render/align_plot.h"
@@ -28,11 +30,13 @@ namespace {
 using namespace attn::s2s;
 
 std::atomic<bool> g_interrupted{false};
-// The first Ctrl+C asks training to stop after the current batch; a second one (default action
-// restored here) ends the program at once, still leaving the last checkpoint intact.
+void (*g_sigint_before_training)(int) = SIG_DFL;
+// The first Ctrl+C asks training to stop after the current batch; a second one (the action from
+// before training restored here: the default, or the handler that removes temporary files) ends
+// the program at once, still leaving the last checkpoint intact.
 extern "C" void on_sigint(int) {
   g_interrupted.store(true);
-  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGINT, g_sigint_before_training);
 }
 
 constexpr const char* kModelHelp =
@@ -45,6 +49,16 @@ Model load_model_or_throw(const std::string& name_or_path) {
   if (!path) throw CliError{kExitUsage, "--model: " + error};
   Model m;
   if (!load_model(*path, m, error)) throw CliError{kExitUsage, "--model: " + error};
+  return m;
+}
+
+// eval and compare score a model on the held-out dates: one whose alphabets cannot read or write
+// them is refused rather than scored 0%.
+Model load_date_model_or_throw(const std::string& path) {
+  Model m = load_model_or_throw(path);
+  std::string error;
+  if (!check_date_alphabets(m, error))
+    throw CliError{kExitUsage, "--model: '" + path + "': " + error};
   return m;
 }
 
@@ -122,8 +136,9 @@ void register_train(CLI::App& parent, Action& action) {
   cmd->add_option("--heldout-size", o->train.heldout_size,
                   "held-out examples for the per-epoch accuracy")
       ->check(CLI::Range(1, 1000000));
-  cmd->add_option("--lr", o->train.lr, "Adam learning rate")->check(CLI::Range(1e-7, 1.0));
-  cmd->add_option("--seed", o->train.seed, "seed of the data, the initialisation and the order");
+  cmd->add_option("--lr", o->train.lr, "Adam learning rate")->check(finite_in(1e-7, 1.0));
+  cmd->add_option("--seed", o->train.seed, "seed of the data, the initialisation and the order")
+      ->check(unsigned_integer());
   cmd->add_option("--threads", o->train.threads, "threads per batch (results depend on it)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--min-length", o->train.min_length, "shortest training input")
@@ -145,14 +160,10 @@ void register_train(CLI::App& parent, Action& action) {
       if (o->hidden % 2 != 0)
         throw CliError{kExitUsage, "--hidden: must be even (each encoder direction has H/2), got " +
                                        std::to_string(o->hidden)};
-      {  // Fail now, not after the first epoch, when the output cannot be written.
-        struct stat st {};
-        if (::stat(o->out.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-          throw CliError{kExitUsage, "--out: '" + o->out + "' is a directory; expected a file"};
-        std::string error;
-        const std::string probe = o->out + ".probe";
-        if (!write_file_atomically(probe, "", error)) throw CliError{kExitUsage, "--out: " + error};
-        std::remove(probe.c_str());
+      {  // Fail now, not after the first epoch, when the output cannot be written: the check
+         // (and temporary file) every command's outputs get, discarded again here.
+        OutputFiles probe;
+        probe.add("--out", o->out);
       }
       Model model = new_date_model(score, o->hidden, o->embed, o->window, o->train.seed);
       if (!o->watch_dir.empty() && o->watch.empty())
@@ -199,7 +210,7 @@ void register_train(CLI::App& parent, Action& action) {
       g_interrupted.store(false);
       // Restores the previous SIGINT action however training ends (errors included).
       struct SigintGuard {
-        void (*previous)(int) = std::signal(SIGINT, on_sigint);
+        void (*previous)(int) = g_sigint_before_training = std::signal(SIGINT, on_sigint);
         ~SigintGuard() { std::signal(SIGINT, previous); }
       } sigint_guard;
       TrainCallbacks cb;
@@ -251,7 +262,7 @@ void register_train(CLI::App& parent, Action& action) {
                   << "\n";
         return 130;
       }
-      std::cout << "wrote " << o->out << "\n";
+      std::cout << "wrote " << printable_text(o->out) << "\n";
       return kExitOk;
     };
   });
@@ -261,7 +272,7 @@ void register_train(CLI::App& parent, Action& action) {
 void print_step(const Model& m, const ForwardCache<float>& fc, const std::string& input, int t) {
   const StepCache<float>& st = fc.steps[static_cast<size_t>(t)];
   const Score sc = m.config.score;
-  std::cout << "\nstep " << t << ": emits '" << m.out_vocab.label(st.out[0])
+  std::cout << "\nstep " << t << ": emits '" << printable_text(m.out_vocab.label(st.out[0]))
             << "' (p = " << std::fixed << std::setprecision(4) << st.probs(0, st.out[0]) << ")\n";
   if (sc == Score::kNone) {
     std::cout << "no attention: the context is the last encoder state h_T at every step\n";
@@ -271,10 +282,9 @@ void print_step(const Model& m, const ForwardCache<float>& fc, const std::string
       std::cout << "p_t = " << st.pos(0, 0) << ", window |j - p_t| <= " << m.config.window << "\n";
     std::cout << "   j  char        e_tj      a_tj\n";
     for (int j = 0; j < fc.src_len; ++j) {
+      const char c = input[static_cast<size_t>(j)];
       std::cout << std::setw(4) << j << "  " << std::setw(4)
-                << (input[static_cast<size_t>(j)] == ' '
-                        ? std::string("_")
-                        : std::string(1, input[static_cast<size_t>(j)]));
+                << (c == ' ' ? std::string("_") : char_text(c));
       if (st.valid(0, j) == 0.0f)
         std::cout << std::setw(12) << "-inf" << std::setw(10) << "0"
                   << "  (outside the window)\n";
@@ -312,8 +322,9 @@ void register_translate(CLI::App& parent, Action& action) {
       if (*step >= steps)
         throw CliError{kExitUsage, "--step: " + std::to_string(*step) + " is past the last step (" +
                                        std::to_string(steps - 1) + ")"};
-      std::cout << "input:  " << *input << "\noutput: " << out << "\nmodel:  " << describe(m)
-                << "\nscore:  " << score_formula(m.config.score) << "\n";
+      std::cout << "input:  " << printable_text(*input) << "\noutput: " << printable_text(out)
+                << "\nmodel:  " << describe(m) << "\nscore:  " << score_formula(m.config.score)
+                << "\n";
       if (*position >= 0 && *step < 0) throw CliError{kExitUsage, "--position: needs --step"};
       if (*position >= static_cast<int>(input->size()))
         throw CliError{kExitUsage, "--position: " + std::to_string(*position) +
@@ -324,7 +335,7 @@ void register_translate(CLI::App& parent, Action& action) {
         if (*position >= 0) {
           std::cout << "\n";
           for (const auto& line : explain_attention_step(m, fc, *step, *position))
-            std::cout << line << "\n";
+            std::cout << printable_text(line) << "\n";
         }
         return kExitOk;
       }
@@ -335,10 +346,10 @@ void register_translate(CLI::App& parent, Action& action) {
       const AlignmentPlot p = make_plot(m, fc, *input, out);
       std::cout << "\nalignment (rows: output characters; columns: input characters; weights "
                    "in percent, '.' below 5%):\n     ";
-      for (const auto& c : p.cols) std::cout << std::setw(3) << (c == " " ? "_" : c);
+      for (const auto& c : p.cols) std::cout << std::setw(3) << (c == " " ? "_" : char_text(c[0]));
       std::cout << "\n";
       for (int i = 0; i < p.weights.rows(); ++i) {
-        std::cout << std::setw(5) << p.rows[i];
+        std::cout << std::setw(5) << printable_text(p.rows[i]);
         for (int j = 0; j < p.weights.cols(); ++j) {
           const int w = static_cast<int>(std::lround(100.0 * p.weights(i, j)));
           if (w < 5)
@@ -370,6 +381,9 @@ void register_align(CLI::App& parent, Action& action) {
       if (!is_colormap(*colormap) || is_diverging(*colormap))
         throw CliError{kExitUsage, "--colormap: unknown colour map '" + *colormap +
                                        "'; expected viridis, cividis, magma or grayscale"};
+      image_format_or_throw(*out, "--out");
+      OutputFiles files;  // checked before any work (cli.h)
+      const int index = files.add("--out", *out);
       std::vector<AlignmentPlot> plots;
       for (const auto& path : *models) {
         const Model m = load_model_or_throw(path);
@@ -377,12 +391,15 @@ void register_align(CLI::App& parent, Action& action) {
         const ForwardCache<float> fc = run_translate(m, *input, text);
         plots.push_back(make_plot(m, fc, *input, text));
         plots.back().colormap = *colormap;
-        std::cout << score_name(m.config.score) << ": " << *input << " -> " << text << "\n";
+        std::cout << score_name(m.config.score) << ": " << printable_text(*input) << " -> "
+                  << printable_text(text) << "\n";
       }
-      write_image_or_throw(*out, "--out", [&](ImageFormat f, std::string& bytes, std::string& e) {
-        return render_alignment_plots(plots, f, bytes, e);
-      });
-      std::cout << "wrote " << *out << "\n";
+      render_image_or_throw(files, index, *out, "--out",
+                            [&](ImageFormat f, std::string& bytes, std::string& e) {
+                              return render_alignment_plots(plots, f, bytes, e);
+                            });
+      files.commit();
+      std::cout << "wrote " << printable_text(*out) << "\n";
       return kExitOk;
     };
   });
@@ -411,9 +428,9 @@ void register_eval(CLI::App& parent, Action& action) {
   add_eval_options(cmd, *o, false);
   cmd->callback([&action, o] {
     action = [o] {
-      const Model m = load_model_or_throw(o->models[0]);
+      const Model m = load_date_model_or_throw(o->models[0]);
       const auto rows = accuracy_by_length(m, heldout_dates(o->count), o->threads);
-      std::cout << "model: " << o->models[0] << " (" << describe(m) << ")\n"
+      std::cout << "model: " << printable_text(o->models[0]) << " (" << describe(m) << ")\n"
                 << "held-out dates: " << o->count << " (seed " << kHeldOutSeed
                 << "; no date also in training)\n\n"
                 << "input length   count   exact match\n";
@@ -435,8 +452,14 @@ void register_compare(CLI::App& parent, Action& action) {
   cmd->add_option("--title", o->title, "title of the --plot chart");
   cmd->callback([&action, o] {
     action = [o] {
+      OutputFiles files;
+      int plot_index = -1;
+      if (!o->plot.empty()) {
+        image_format_or_throw(o->plot, "--plot");
+        plot_index = files.add("--plot", o->plot);
+      }
       std::vector<Model> models;
-      for (const auto& path : o->models) models.push_back(load_model_or_throw(path));
+      for (const auto& path : o->models) models.push_back(load_date_model_or_throw(path));
       const auto data = heldout_dates(o->count);
       std::vector<std::vector<LengthBucket>> tables;
       for (const auto& m : models) tables.push_back(accuracy_by_length(m, data, o->threads));
@@ -466,11 +489,12 @@ void register_compare(CLI::App& parent, Action& action) {
           for (size_t r = 0; r + 1 < tables[k].size(); ++r)
             chart.accuracy.back().push_back(tables[k][r].accuracy());
         }
-        write_image_or_throw(o->plot, "--plot",
-                             [&](ImageFormat f, std::string& bytes, std::string& e) {
-                               return render_accuracy_chart(chart, f, bytes, e);
-                             });
-        std::cout << "wrote " << o->plot << "\n";
+        render_image_or_throw(files, plot_index, o->plot, "--plot",
+                              [&](ImageFormat f, std::string& bytes, std::string& e) {
+                                return render_accuracy_chart(chart, f, bytes, e);
+                              });
+        files.commit();
+        std::cout << "wrote " << printable_text(o->plot) << "\n";
       }
       return kExitOk;
     };
@@ -485,7 +509,7 @@ void register_dates(CLI::App& parent, Action& action) {
   cmd->add_option("--count", o->count, "how many")->check(CLI::Range(1, 10000000));
   cmd->add_option("--split", *split, "train or heldout (never the same dates)")
       ->check(CLI::IsMember({"train", "heldout"}));
-  cmd->add_option("--seed", o->seed, "seed");
+  cmd->add_option("--seed", o->seed, "seed")->check(unsigned_integer());
   cmd->add_option("--min-length", o->min_length, "shortest input")->check(CLI::Range(1, 200));
   cmd->add_option("--max-length", o->max_length, "longest input")->check(CLI::Range(1, 200));
   cmd->callback([&action, o, split] {

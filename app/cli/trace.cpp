@@ -6,7 +6,7 @@
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "cli/cli.h"
-#include "io/atomic_file.h"
+#include "cli/options.h"
 #include "io/trace_json.h"
 
 namespace attn::cli {
@@ -20,18 +20,21 @@ void register_trace(CLI::App& app, Action& action) {
   add_scenario_options(*cmd, *src, true, true);
   cmd->add_option("--backend", *backend, "cpu, opencl or auto")->capture_default_str();
   cmd->add_option("--device", *device, "OpenCL device index")->check(CLI::NonNegativeNumber);
-  cmd->add_option("-o,--out", *out, "write to FILE instead of standard output");
+  cmd->add_option("-o,--out", *out, "write to FILE instead of standard output")->check(non_empty());
   cmd->callback([&action, src, backend, out, device] {
     action = [src, backend, out, device] {
+      OutputFiles files;
+      const int index = out->empty() ? -1 : files.add("--out", *out);
       Scenario s = load_scenario_source(*src);
+      check_traceable(s);
       std::unique_ptr<Backend> b = make_backend_or_throw(*backend, *device);
       std::string text = trace_to_json(compute_scenario_trace(s, *b));
-      if (out->empty()) {
+      if (index < 0) {
         std::cout << text;
         return kExitOk;
       }
-      std::string error;
-      if (!write_file_atomically(*out, text, error)) throw CliError{kExitUsage, "-o: " + error};
+      files.write(index, text);
+      files.commit();
       return kExitOk;
     };
   });

@@ -10,6 +10,7 @@
 #include "attention/scenario.h"
 #include "backends/compute.h"
 #include "cli/cli.h"
+#include "cli/options.h"
 #include "explain/explain.h"
 #include "io/shipped.h"
 #include "lessons/lesson.h"
@@ -33,7 +34,6 @@ void require_pdf(const std::string& path, const std::string& flag) {
   if (image_format_of(path) != ImageFormat::kPdf)
     throw CliError{kExitUsage,
                    flag + ": a worksheet is a PDF; use a name ending in .pdf (got '" + path + "')"};
-  check_output_file(path, flag);
 }
 
 // Which scenario a question is asked on, in words: the example or file, and the settings that
@@ -106,7 +106,8 @@ void register_worksheet(CLI::App& app, Action& action) {
                   "a lesson file or built-in lesson name ('lessons'): its questions, with the "
                   "answers in the key");
   cmd->add_option("--seed", a->seed,
-                  "fresh one-decimal Q, K and V from this seed (same shapes and masks)");
+                  "fresh one-decimal Q, K and V from this seed (same shapes and masks)")
+      ->check(unsigned_integer());
   cmd->add_option("--head", a->head, "query head to work by hand (default 0)");
   cmd->add_option("--precision", a->precision, "decimals in the answer key (1..6, default 4)")
       ->check(CLI::Range(1, 6));
@@ -132,29 +133,34 @@ void register_worksheet(CLI::App& app, Action& action) {
                        "--paper: unknown paper '" + a->paper + "'; expected a4 or letter"};
       o.paper = *paper;
       require_pdf(a->out, "--out");
-      if (!a->answers.empty()) {
-        require_pdf(a->answers, "--answers");
-        if (a->answers == a->out)
-          throw CliError{kExitUsage, "--answers: must not be the same file as --out"};
-      }
+      if (!a->answers.empty()) require_pdf(a->answers, "--answers");
+      // The handout and its key are written together or not at all; a path that cannot be
+      // written, or the key naming the handout's file by any name, is refused before any work.
+      OutputFiles files;
+      const int out_index = files.add("--out", a->out);
+      const int answers_index = a->answers.empty() ? -1 : files.add("--answers", a->answers);
       if (!a->lesson.empty()) {
         const Lesson lesson = load_lesson_or_throw(a->lesson, "--lesson");
         std::vector<AttentionTrace> traces;
         const LessonSheet sheet = lesson_sheet(lesson, traces, o.precision);
-        for (const bool key : {false, true}) {
-          const std::string& path = key ? a->answers : a->out;
-          if (path.empty()) continue;
-          write_image_or_throw(path, key ? "--answers" : "--out",
-                               [&](ImageFormat, std::string& bytes, std::string& e) {
-                                 return render_lesson_sheet(sheet, o, key, bytes, e);
-                               });
-          std::cout << "wrote " << path << "\n";
-        }
+        render_image_or_throw(files, out_index, a->out, "--out",
+                              [&](ImageFormat, std::string& bytes, std::string& e) {
+                                return render_lesson_sheet(sheet, o, false, bytes, e);
+                              });
+        if (answers_index >= 0)
+          render_image_or_throw(files, answers_index, a->answers, "--answers",
+                                [&](ImageFormat, std::string& bytes, std::string& e) {
+                                  return render_lesson_sheet(sheet, o, true, bytes, e);
+                                });
+        files.commit();
+        std::cout << "wrote " << printable_text(a->out) << "\n";
+        if (answers_index >= 0) std::cout << "wrote " << printable_text(a->answers) << "\n";
         return kExitOk;
       }
       if (!scenario_given)
         throw CliError{kExitUsage, "give one of --example NAME, --scenario FILE or --lesson FILE"};
       Scenario s = load_scenario_source(a->src);
+      check_traceable(s);
       if (a->seed) {
         s = with_random_inputs(s, *a->seed);
         o.variant = "seed " + std::to_string(*a->seed);
@@ -163,11 +169,11 @@ void register_worksheet(CLI::App& app, Action& action) {
       const AttentionTrace trace = compute_scenario_trace(s, *backend);
       std::string error = check_worksheet(trace, o);
       if (!error.empty()) throw CliError{kExitUsage, error};
-      write_image_or_throw(a->out, "--out", [&](ImageFormat, std::string& bytes, std::string& e) {
-        return render_worksheet(trace, o, bytes, e);
-      });
-      std::cout << "wrote " << a->out << "\n";
-      if (!a->answers.empty()) {
+      render_image_or_throw(files, out_index, a->out, "--out",
+                            [&](ImageFormat, std::string& bytes, std::string& e) {
+                              return render_worksheet(trace, o, bytes, e);
+                            });
+      if (answers_index >= 0) {
         const NarrateQuery narrate = [&](int query, std::string& e) {
           ExplainRequest r;
           r.query = query;
@@ -175,12 +181,14 @@ void register_worksheet(CLI::App& app, Action& action) {
           r.precision = o.precision;
           return explain(trace, r, e);
         };
-        write_image_or_throw(a->answers, "--answers",
-                             [&](ImageFormat, std::string& bytes, std::string& e) {
-                               return render_answer_key(trace, o, narrate, bytes, e);
-                             });
-        std::cout << "wrote " << a->answers << "\n";
+        render_image_or_throw(files, answers_index, a->answers, "--answers",
+                              [&](ImageFormat, std::string& bytes, std::string& e) {
+                                return render_answer_key(trace, o, narrate, bytes, e);
+                              });
       }
+      files.commit();
+      std::cout << "wrote " << printable_text(a->out) << "\n";
+      if (answers_index >= 0) std::cout << "wrote " << printable_text(a->answers) << "\n";
       return kExitOk;
     };
   });

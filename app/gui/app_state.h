@@ -145,10 +145,22 @@ class AppState {
   // ---- recovery file: written shortly after edits, removed on save or clean exit ----
   std::string recovery_path;  // empty = no recovery file
   // Writes the recovery file when there are unsaved edits not yet written; returns false on error.
+  // Never overwrites a recovery file the user has not answered about yet (recovery_pending).
   bool write_recovery();
   bool recovery_available() const;
+  // At start: whether the last session left a recovery file; if so it stays pending (kept on
+  // disk, whatever happens) until restore_recovery() or discard_recovery() answers it.
+  bool check_recovery_at_start();
+  bool recovery_pending() const { return recovery_pending_; }
+  // Loads the recovery file. One that cannot be loaded is reported and renamed aside (see
+  // recovery_kept_aside), never deleted and never tried again at the next start.
   bool restore_recovery();
   void discard_recovery();
+  // Where an unreadable recovery file was moved ("" when none was).
+  const std::string& recovery_kept_aside() const { return recovery_kept_aside_; }
+  // Whether the app may remove the recovery file when it exits: no unsaved edits, and no
+  // question about it left unanswered.
+  bool recovery_removable_at_exit() const { return !dirty_ && !recovery_pending_; }
 
  private:
   bool apply(Scenario next, const std::string& what, const std::string& gesture = "");
@@ -161,6 +173,8 @@ class AppState {
   std::string origin_, file_path_;
   bool dirty_ = false;
   bool recovery_written_ = true;
+  bool recovery_pending_ = false;
+  std::string recovery_kept_aside_;
   AttentionTrace trace_;
   uint64_t trace_serial_ = 0;
   std::string backend_request_ = "cpu", backend_name_ = "cpu";

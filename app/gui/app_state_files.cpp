@@ -1,8 +1,10 @@
 // AppState's files: opening examples and scenario files, saving, and the recovery file that keeps
 // unsaved edits across a crash, in the per-user configuration folder.
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 
+#include "attention/engine.h"
 #include "gui/app_state.h"
 #include "io/atomic_file.h"
 #include "io/examples.h"
@@ -50,7 +52,9 @@ bool AppState::load_file(const std::string& path) {
 }
 
 bool AppState::load_scenario(Scenario s, const std::string& origin) {
-  if (std::string e = validate_scenario(s); !e.empty()) {
+  std::string e = validate_scenario(s);
+  if (e.empty()) e = check_trace_size(to_problem(s));  // the app keeps the whole trace
+  if (!e.empty()) {
     set_message(origin + ": " + e + " (kept the current scenario)", true);
     return false;
   }
@@ -85,7 +89,7 @@ bool AppState::save_file(const std::string& path) {
 // ---------------------------------------------------------------- recovery
 
 bool AppState::write_recovery() {
-  if (recovery_path.empty() || recovery_written_ || !dirty_) return true;
+  if (recovery_path.empty() || recovery_written_ || !dirty_ || recovery_pending_) return true;
   std::string error;
   if (!write_file_atomically(recovery_path, scenario_to_json(scenario_), error)) {
     set_message("recovery file: " + error, true);
@@ -100,11 +104,33 @@ bool AppState::recovery_available() const {
   return !recovery_path.empty() && std::filesystem::exists(recovery_path, ec);
 }
 
+bool AppState::check_recovery_at_start() {
+  recovery_pending_ = recovery_available();
+  return recovery_pending_;
+}
+
 bool AppState::restore_recovery() {
+  recovery_pending_ = false;
   std::string error;
   std::optional<Scenario> s = load_scenario_file(recovery_path, error);
-  if (!s) {
-    set_message("recovery file: " + error, true);
+  if (s) {
+    error = validate_scenario(*s);
+    if (error.empty()) error = check_trace_size(to_problem(*s));
+  }
+  if (!s || !error.empty()) {
+    // Kept for the user under a name of its own, so it is neither lost nor offered again.
+    std::string stem = recovery_path;
+    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".json") == 0)
+      stem.resize(stem.size() - 5);
+    const std::string aside = stem + "-unreadable-" + std::to_string(std::time(nullptr)) + ".json";
+    std::error_code ec;
+    std::filesystem::rename(recovery_path, aside, ec);
+    recovery_kept_aside_ = ec ? "" : aside;
+    // What happened to the file first: the reason can be long and the status bar cuts it.
+    const std::string kept = ec ? "could not be moved aside (" + ec.message() + ")"
+                                : "was kept as " + std::filesystem::path(aside).filename().string();
+    set_message("Could not restore the last session; the recovery file " + kept + ". " + error,
+                true);
     return false;
   }
   if (!load_scenario(std::move(*s), "recovered edits")) return false;
@@ -115,6 +141,7 @@ bool AppState::restore_recovery() {
 }
 
 void AppState::discard_recovery() {
+  recovery_pending_ = false;
   if (recovery_path.empty()) return;
   std::error_code ec;
   std::filesystem::remove(recovery_path, ec);

@@ -53,19 +53,22 @@ int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const st
     error = "cannot create folder '" + folder + "': " + ec.message();
     return 0;
   }
+  // Every image or none: all are rendered and written to temporary files first, then put in
+  // place together (io/atomic_file.h).
   HeatmapOptions base;
   base.maps = colormaps(s);
   base.precision = s.decimals;
-  int written = 0;
+  AtomicOutputs files;
   for (const StageChoice& c : every_stage(trace, base)) {
     const std::string name = c.stem + "." + image_format_extension(format);
     std::string bytes;
-    if (!render_heatmap(trace, c.options, format, bytes, error) ||
-        !write_file_atomically((std::filesystem::path(folder) / name).string(), bytes, error))
-      return written;
-    ++written;
+    const int index = files.add((std::filesystem::path(folder) / name).string(), error);
+    if (index < 0 || !render_heatmap(trace, c.options, format, bytes, error) ||
+        !files.write(index, bytes, error))
+      return 0;
   }
-  return written;
+  const int count = static_cast<int>(files.size());
+  return files.commit(error) ? count : 0;
 }
 
 namespace {

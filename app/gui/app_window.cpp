@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "attention/format.h"
 #include "gui/gui.h"
 #include "gui/gui_setup.h"
 #include "gui/heatmap_texture.h"
@@ -53,8 +54,9 @@ void png_to_string(void* ctx, void* data, int size) {
   static_cast<std::string*>(ctx)->append(static_cast<const char*>(data), size);
 }
 
-// Reads the back buffer just rendered, flips it (GL's origin is bottom-left) and saves it as PNG.
-bool save_screenshot(const std::string& path, int w, int h, std::string& error) {
+// Reads the back buffer just rendered, flips it (GL's origin is bottom-left) and encodes it as
+// PNG into `png`.
+bool screenshot_png(int w, int h, std::string& png, std::string& error) {
   std::vector<unsigned char> px(static_cast<size_t>(w) * h * 3), flipped(px.size());
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadBuffer(GL_BACK);
@@ -62,18 +64,17 @@ bool save_screenshot(const std::string& path, int w, int h, std::string& error) 
   for (int y = 0; y < h; ++y)
     std::copy_n(&px[static_cast<size_t>(h - 1 - y) * w * 3], static_cast<size_t>(w) * 3,
                 &flipped[static_cast<size_t>(y) * w * 3]);
-  std::string png;
+  png.clear();
   if (!stbi_write_png_to_func(png_to_string, &png, w, h, 3, flipped.data(), w * 3)) {
     error = "--screenshot: PNG encoding failed";
     return false;
   }
-  return write_file_atomically(path, png, error);
+  return true;
 }
 
 // Beside the PNG: where the main heatmap's cells are and what they hold, so tests can check the
 // pixels against the colour map of known values.
-bool save_sidecar(const Ui& ui, const std::string& path, int fb_w, int fb_h, float scale_x,
-                  float scale_y, std::string& error) {
+std::string sidecar_json(const Ui& ui, int fb_w, int fb_h, float scale_x, float scale_y) {
   nlohmann::json j;
   const AppState& st = ui.state;
   j["framebuffer"] = {fb_w, fb_h};
@@ -93,7 +94,7 @@ bool save_sidecar(const Ui& ui, const std::string& path, int fb_w, int fb_h, flo
     j["origin"] = {v.origin.x * scale_x, v.origin.y * scale_y};
     j["clip"] = {v.clip.x * scale_x, v.clip.y * scale_y, v.clip.z * scale_x, v.clip.w * scale_y};
   }
-  return write_file_atomically(path, j.dump(2) + "\n", error);
+  return j.dump(2) + "\n";
 }
 
 void set_fullscreen(GLFWwindow* w, bool on, int& saved_x, int& saved_y, int& saved_w,
@@ -124,13 +125,22 @@ int run_gui(const GuiOptions& o) {
   std::string error;
   int code = 2;
   if (!setup_from_options(ui, o, error, &code)) {
-    std::cerr << "error: " << error << "\n";
+    std::cerr << "error: " << printable_text(error) << "\n";
     return code;
   }
+  // The screenshot and its companion .json are written together or not at all; both paths are
+  // checked (and their temporary files created) before the window opens.
+  AtomicOutputs shots;
+  int png_index = -1, json_index = -1;
   if (!o.screenshot.empty()) {
     const std::string& p = o.screenshot;
     if (p.size() < 5 || p.compare(p.size() - 4, 4, ".png") != 0) {
-      std::cerr << "error: --screenshot: expected a .png file name, got '" << p << "'\n";
+      std::cerr << "error: --screenshot: expected a .png file name, got '" << printable_text(p)
+                << "'\n";
+      return 2;
+    }
+    if ((png_index = shots.add(p, error)) < 0 || (json_index = shots.add(p + ".json", error)) < 0) {
+      std::cerr << "error: --screenshot: " << printable_text(error) << "\n";
       return 2;
     }
   }
@@ -182,7 +192,7 @@ int run_gui(const GuiOptions& o) {
 
   if (!cfg.empty()) {
     state.recovery_path = cfg + "/recovery.json";
-    ui.ask_recovery = state.recovery_available();
+    ui.ask_recovery = state.check_recovery_at_start();
   }
 
   float built_px = 0;
@@ -277,9 +287,11 @@ int run_gui(const GuiOptions& o) {
       const auto s0 = std::chrono::steady_clock::now();
       const float sx = io.DisplaySize.x > 0 ? fb_w / io.DisplaySize.x : 1;
       const float sy = io.DisplaySize.y > 0 ? fb_h / io.DisplaySize.y : 1;
-      if (!save_screenshot(o.screenshot, fb_w, fb_h, error) ||
-          !save_sidecar(ui, o.screenshot + ".json", fb_w, fb_h, sx, sy, error)) {
-        std::cerr << "error: " << error << "\n";
+      std::string png;
+      if (!screenshot_png(fb_w, fb_h, png, error) || !shots.write(png_index, png, error) ||
+          !shots.write(json_index, sidecar_json(ui, fb_w, fb_h, sx, sy), error) ||
+          !shots.commit(error)) {
+        std::cerr << "error: --screenshot: " << printable_text(error) << "\n";
         exit_code = 1;
       }
       saving = std::chrono::steady_clock::now() - s0;
@@ -320,7 +332,8 @@ int run_gui(const GuiOptions& o) {
   if (!cfg.empty()) {
     std::string e;
     write_file_atomically(cfg + "/settings.ini", settings_text(ui.settings), e);
-    if (!state.dirty()) state.discard_recovery();
+    // Closing the window while "Recover?" is still asked keeps the file for the next start.
+    if (state.recovery_removable_at_exit()) state.discard_recovery();
   }
   renderer.reset();
   ImGui_ImplOpenGL3_Shutdown();

@@ -3,13 +3,13 @@
 #include "gui/gui_setup.h"
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "gui/gui.h"
 #include "gui/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_seq2seq.h"
+#include "io/input_file.h"
 #include "io/shipped.h"
 #include "render/colormap.h"
 #include "seq2seq/model_io.h"
@@ -38,7 +38,10 @@ std::string settings_path() {
 }
 
 void load_settings(UiSettings& s, const std::string& path) {
-  std::ifstream in(path);
+  // Through the one input reader: a settings.ini that is a FIFO or huge must not stop the app.
+  std::string text, error;
+  if (!read_input_file(path, kMaxSettingsFileBytes, text, error)) return;
+  std::istringstream in(text);
   std::string line;
   while (std::getline(in, line)) {
     const size_t eq = line.find('=');
@@ -155,8 +158,8 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     else
       ui.settings.colormap = o.colormap;
   }
-  if (o.font_px != 0) {
-    if (o.font_px < 12 || o.font_px > 48) {
+  if (o.font_px != 0) {  // 0: not given; NaN is not 0 and fails the range, as it must
+    if (!(o.font_px >= 12 && o.font_px <= 48)) {
       error = "--font-size: expected 12..48 pixels";
       return false;
     }

@@ -62,21 +62,26 @@ std::string start_worksheet(Ui& ui, const std::string& path) {
   const std::string key = ui.worksheet_answers ? answers_path(file) : "";
   ui.export_what = key.empty() ? file : file + " and " + key;
   ui.export_job = std::async(std::launch::async, [trace = std::move(trace), o, file, key] {
+    // The handout and its key are written together or not at all (io/atomic_file.h).
     std::string error, bytes;
-    if (!render_worksheet(trace, o, bytes, error) || !write_file_atomically(file, bytes, error))
+    AtomicOutputs files;
+    const int sheet = files.add(file, error);
+    if (sheet < 0 || !render_worksheet(trace, o, bytes, error) || !files.write(sheet, bytes, error))
       return error;
-    if (key.empty()) return std::string();
-    const NarrateQuery narrate = [&trace, &o](int query, std::string& e) {
-      ExplainRequest r;
-      r.query = query;
-      r.head = o.head;
-      r.precision = o.precision;
-      return explain(trace, r, e);
-    };
-    if (!render_answer_key(trace, o, narrate, bytes, error) ||
-        !write_file_atomically(key, bytes, error))
-      return error;
-    return std::string();
+    if (!key.empty()) {
+      const NarrateQuery narrate = [&trace, &o](int query, std::string& e) {
+        ExplainRequest r;
+        r.query = query;
+        r.head = o.head;
+        r.precision = o.precision;
+        return explain(trace, r, e);
+      };
+      const int answers = files.add(key, error);
+      if (answers < 0 || !render_answer_key(trace, o, narrate, bytes, error) ||
+          !files.write(answers, bytes, error))
+        return error;
+    }
+    return files.commit(error) ? std::string() : error;
   });
   return "";
 }

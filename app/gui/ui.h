@@ -174,8 +174,8 @@ void handle_shortcuts(Ui& ui);
 // A "(?)" that shows `text` when hovered (as imgui_demo.cpp's HelpMarker).
 void help_marker(const char* text);
 
-// Exports every stage (every head) of the trace as PNG or SVG files into `folder`; returns the
-// files written.
+// Exports every stage (every head) of the trace as files of `format` into `folder`, every file or
+// none; returns the files written (0 with `error` on failure).
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
                       ImageFormat format, std::string& error);
 

@@ -50,7 +50,15 @@ struct AttentionInput {
 struct AttentionProblem {
   AttentionInput input;
   AttentionOptions options;
+  // A problem can be query rows [first_query_row, first_query_row + n_q) of a larger one with
+  // total_query_rows rows (attention/row_slice.h): masks then place each query where it sits in
+  // the larger problem. Both 0 (the default): the problem is whole.
+  int first_query_row = 0;
+  int total_query_rows = 0;
+
   float effective_scale() const;  // options.scale or 1/sqrt(d_k)
+  // The query count of the whole problem, the n_q of cli.md's position formulas.
+  int full_n_q() const { return total_query_rows > 0 ? total_query_rows : input.n_q(); }
 };
 
 // Why a cell is hidden: a bit set of these reasons (0 = visible).
@@ -87,6 +95,10 @@ struct AttentionTrace {
   std::vector<ReasonMatrix> hidden;          // per head (n_q, n_k): MaskReason bits
   std::vector<std::vector<bool>> empty_row;  // per head, per query: every key hidden
   std::vector<TraceStep> steps;              // in order; ids are unique
+  // The stages (scores … output, and concat, projected, head_contrib) hold every query row, or,
+  // for a trace of a few rows (compute_trace_rows), rows [first_row, first_row + their rows) of
+  // the n_q: n_q, the tokens, the input steps and the masks are always whole.
+  int first_row = 0;
   // With an output projection: max |concat·W_O + b_O − (Σ_h O_h·W_O^(h) + b_O)|, the check that
   // the two formulations agree.
   std::optional<float> projection_form_gap;

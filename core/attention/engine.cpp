@@ -3,6 +3,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <iomanip>
 #include <sstream>
 
 #include "attention/format.h"
@@ -130,7 +131,14 @@ std::string validate_problem(const AttentionProblem& p) {
   for (auto e : {check_finite(in.q, "Q"), check_finite(in.k, "K"), check_finite(in.v, "V")})
     if (!e.empty()) return e;
   const MaskSpec& m = p.options.mask;
-  const int n_q = in.n_q(), n_k = in.n_k();
+  const int n_q = p.full_n_q(), n_k = in.n_k();
+  if (p.first_query_row < 0 || p.total_query_rows < 0 ||
+      (p.total_query_rows > 0 &&
+       static_cast<long long>(p.first_query_row) + in.n_q() > p.total_query_rows)) {
+    s << "query rows " << p.first_query_row << ".." << p.first_query_row + in.n_q() - 1
+      << " are not rows of a problem of " << p.total_query_rows << " queries";
+    return s.str();
+  }
   if (m.window && *m.window < 0) return "window must be >= 0";
   if (m.key_length && (*m.key_length < 0 || *m.key_length > n_k)) {
     s << "key length " << *m.key_length << " is outside 0.." << n_k << " (n_k)";
@@ -142,8 +150,8 @@ std::string validate_problem(const AttentionProblem& p) {
         << std::max(n_q, n_k) - 1;
       return s.str();
     }
-  for (auto e : {check_mask_stack(m.custom, "mask", in.num_heads(), n_q, n_k),
-                 check_mask_stack(m.bias, "bias", in.num_heads(), n_q, n_k),
+  for (auto e : {check_mask_stack(m.custom, "mask", in.num_heads(), in.n_q(), n_k),
+                 check_mask_stack(m.bias, "bias", in.num_heads(), in.n_q(), n_k),
                  check_finite(m.custom, "mask"), check_finite(m.bias, "bias", true)})
     if (!e.empty()) return e;
   if (p.options.scale && !std::isfinite(*p.options.scale)) return "scale must be a finite number";
@@ -152,8 +160,23 @@ std::string validate_problem(const AttentionProblem& p) {
   return check_logits_fit_float(p);
 }
 
+std::string check_trace_size(const AttentionProblem& p) {
+  const long long cells =
+      static_cast<long long>(p.input.num_heads()) * p.input.n_q() * p.input.n_k();
+  if (cells <= kMaxTraceCells) return "";
+  std::ostringstream s;
+  s << "its trace would hold H·n_q·n_k = " << p.input.num_heads() << "·" << p.input.n_q() << "·"
+    << p.input.n_k() << " = " << cells << " cells per stage (about " << std::fixed
+    << std::setprecision(1) << static_cast<double>(cells) * 17 / 1e9 << " GB); at most "
+    << kMaxTraceCells << " are traced (docs/robustness.md)";
+  return s.str();
+}
+
 AttentionTrace begin_trace(const AttentionProblem& p) {
   assert(validate_problem(p).empty());
+  assert(p.first_query_row == 0 && p.total_query_rows == 0 &&
+         "a trace starts from the whole "
+         "problem; compute_trace_rows runs the stages of a slice");
   const AttentionInput& in = p.input;
   AttentionTrace t;
   t.num_heads = in.num_heads();

@@ -13,8 +13,18 @@ namespace attn {
 // (bias may hold -inf). Returns "" when valid, else a message naming the tensor and index.
 std::string validate_problem(const AttentionProblem& p);
 
+// A full trace keeps four (H, n_q, n_k) float stages and a byte of mask reasons per cell, 17
+// bytes per cell. What builds one for a user's input (trace, export, the app) refuses problems
+// above this many cells (docs/robustness.md): 2^26 is one head of 8192 × 8192, about 1.1 GB.
+// Narrating one row (compute_trace_rows) and compute's outputs have no such limit.
+constexpr long long kMaxTraceCells = 1LL << 26;
+// "" when the full trace of `p` fits kMaxTraceCells, else a message naming its size and the
+// limit.
+std::string check_trace_size(const AttentionProblem& p);
+
 // A trace holding the problem's metadata (shapes, scale, mask, numbered tokens) and the input
-// steps q, k, v; a backend then appends the stages. The problem must be valid (asserted).
+// steps q, k, v; a backend then appends the stages. The problem must be valid and whole, not a
+// slice of rows (asserted).
 AttentionTrace begin_trace(const AttentionProblem& p);
 
 // The staged CPU computation (Eigen, head by head, every stage kept): appends scores, scaled,

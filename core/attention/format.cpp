@@ -1,7 +1,8 @@
-// Number formatting for narration, CLI and exports.
+// Number formatting for narration, CLI and exports, and text made safe for a terminal.
 #include "attention/format.h"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 
 namespace attn {
@@ -24,6 +25,52 @@ std::string format_fixed(double x, int decimals, bool unicode) {
   if (s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
   if (unicode && !s.empty() && s[0] == '-') s.replace(0, 1, "−");
   return s;
+}
+
+std::string printable_text(const std::string& s) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  };
+  const size_t n = s.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      if (c < 0x20 || c == 0x7f)
+        escape(c);
+      else
+        out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, then continuation bytes, no overlong
+    // forms, no surrogates, nothing past U+10FFFF.
+    const size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
+    uint32_t cp = len == 4 ? c & 0x07u : len == 3 ? c & 0x0Fu : c & 0x1Fu;
+    bool valid = len != 0 && i + len <= n && c <= 0xF4;
+    for (size_t k = 1; valid && k < len; ++k) {
+      const unsigned char cc = static_cast<unsigned char>(s[i + k]);
+      valid = (cc & 0xC0) == 0x80;
+      cp = (cp << 6) | (cc & 0x3Fu);
+    }
+    const uint32_t min_cp = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+    valid = valid && cp >= min_cp && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    if (!valid) {
+      escape(c);
+      ++i;
+    } else if (cp <= 0x9F) {  // C1 controls, e.g. U+009B (CSI)
+      for (size_t k = 0; k < len; ++k) escape(static_cast<unsigned char>(s[i + k]));
+      i += len;
+    } else {
+      out.append(s, i, len);
+      i += len;
+    }
+  }
+  return out;
 }
 
 }  // namespace attn

@@ -10,4 +10,9 @@ std::string format_value(double x);
 // Fixed number of decimals, with −∞ written as "-inf" (or "−∞" when unicode is true).
 std::string format_fixed(double x, int decimals, bool unicode = false);
 
+// Text from a file or the command line (a token, a name, an alphabet) made safe to print on a
+// terminal: control characters (C0 including newline, DEL, and U+0080..U+009F) and bytes that are
+// not UTF-8 become "\xHH"; printable UTF-8 is kept as it is.
+std::string printable_text(const std::string& s);
+
 }  // namespace attn

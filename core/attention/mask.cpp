@@ -4,22 +4,33 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 namespace attn {
 
-MaskGeometry::MaskGeometry(const MaskSpec& spec, int n_q, int n_k)
+MaskGeometry::MaskGeometry(const MaskSpec& spec, int n_q, int n_k, int first_row)
     : causal_(spec.causal != CausalAlign::kNone),
       lower_right_(spec.causal == CausalAlign::kLowerRight),
-      window_(spec.window ? *spec.window : -1),
+      // Positions lie in [-(n_q - 1), max(n_q, n_k) - 1] and keys in [0, n_k - 1], so a window
+      // of n_q + n_k already sees everything; a larger one (up to INT_MAX) means the same and
+      // would overflow p + W.
+      window_(spec.window ? static_cast<int>(std::min<long long>(std::max(*spec.window, 0),
+                                                                 static_cast<long long>(n_q) + n_k))
+                          : -1),
       key_length_(spec.key_length ? *spec.key_length : -1),
       n_q_(n_q),
-      n_k_(n_k) {
+      n_k_(n_k),
+      first_row_(first_row) {
   // Window alignment follows the causal alignment; without causal it is top-left.
-  int span = std::max(n_q, n_k) + 1;
+  const int span = std::max(n_q, n_k) + 1;
   global_.assign(span, false);
   for (int g : spec.global)
-    if (g >= 0 && g < span) global_[g] = true;
+    if (g >= 0 && g < span) global_[g] = any_global_ = true;
+}
+
+MaskGeometry MaskGeometry::of(const AttentionProblem& p) {
+  return MaskGeometry(p.options.mask, p.full_n_q(), p.input.n_k(), p.first_query_row);
 }
 
 bool MaskGeometry::is_global(int pos) const {
@@ -31,7 +42,8 @@ uint8_t MaskGeometry::reason(int i, int j) const {
   int p = position(i);
   if (causal_ && j > p) r |= kHiddenCausal;
   if (window_ >= 0) {
-    bool in_window = causal_ ? (j >= p - window_ && j <= p) : std::abs(p - j) <= window_;
+    const long long d = static_cast<long long>(p) - j;  // |p - j| in 64 bits
+    bool in_window = causal_ ? (d >= 0 && d <= window_) : std::llabs(d) <= window_;
     // Global queries see every key and every query sees global keys: this relaxes the window only.
     // A query is global when its position p (not its row index) is listed.
     if (!in_window && !is_global(p) && !is_global(j)) r |= kHiddenWindow;
@@ -41,18 +53,18 @@ uint8_t MaskGeometry::reason(int i, int j) const {
 }
 
 std::pair<int, int> MaskGeometry::key_range(int i) const {
-  int lo = 0, hi = n_k_;
-  int p = position(i);
+  // In 64 bits: p + W + 1 must not wrap for any window an int can hold.
+  long long lo = 0, hi = n_k_;
+  const long long p = position(i);
   if (causal_) hi = std::min(hi, p + 1);
-  if (key_length_ >= 0) hi = std::min(hi, key_length_);
-  bool any_global = std::find(global_.begin(), global_.end(), true) != global_.end();
-  if (window_ >= 0 && !any_global) {
+  if (key_length_ >= 0) hi = std::min<long long>(hi, key_length_);
+  if (window_ >= 0 && !any_global_) {
     lo = std::max(lo, p - window_);
     if (!causal_) hi = std::min(hi, p + window_ + 1);
   }
-  lo = std::max(lo, 0);
+  lo = std::max(lo, 0LL);
   hi = std::max(hi, lo);
-  return {lo, hi};
+  return {static_cast<int>(lo), static_cast<int>(hi)};
 }
 
 const Matrix* mask_for_head(const HeadStack& stack, int h) {
@@ -62,7 +74,7 @@ const Matrix* mask_for_head(const HeadStack& stack, int h) {
 
 ReasonMatrix build_reasons(const AttentionProblem& p, int h) {
   const int n_q = p.input.n_q(), n_k = p.input.n_k();
-  MaskGeometry geo(p.options.mask, n_q, n_k);
+  const MaskGeometry geo = MaskGeometry::of(p);
   const Matrix* custom = mask_for_head(p.options.mask.custom, h);
   const Matrix* bias = mask_for_head(p.options.mask.bias, h);
   ReasonMatrix out(n_q, n_k);
@@ -85,11 +97,10 @@ std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j
     sep = "; ";
   }
   if (reason & kHiddenWindow) {
-    s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j)
-      << " > W = " << (spec.window ? *spec.window : 0);
+    const long long W = spec.window ? *spec.window : 0;
+    s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j) << " > W = " << W;
     if (spec.causal != CausalAlign::kNone && j <= pos)
-      s << " (causal window keeps keys " << pos - (spec.window ? *spec.window : 0) << ".." << pos
-        << ")";
+      s << " (causal window keeps keys " << pos - W << ".." << pos << ")";
     sep = "; ";
   }
   if (reason & kHiddenPadding) {

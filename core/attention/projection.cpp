@@ -39,7 +39,7 @@ void add_scenario_steps(const Scenario& s, AttentionTrace& t) {
 
   const HeadStack& out = t.step("output").heads;
   const int d_v = t.d_v;
-  Matrix concat(t.n_q, H * d_v);  // (n_q, H·d_v)
+  Matrix concat(out[0].rows(), H * d_v);  // (n_q, H·d_v), or the trace's rows (first_row)
   for (int h = 0; h < H; ++h) concat.middleCols(h * d_v, d_v) = out[h];
   t.steps.push_back(
       {"concat", "Heads concatenated", "concat = [O_1 | O_2 | … | O_H]", {concat}, {0}});

@@ -2,9 +2,11 @@
 // stages, the engine labels them; a scenario adds its tokens and projection steps.
 #include "backends/compute.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "attention/engine.h"
+#include "attention/row_slice.h"
 
 namespace attn {
 
@@ -13,6 +15,58 @@ AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   t.backend = backend.name();
   backend.run_stages(p, t);
   label_stages(p, t);
+  return t;
+}
+
+AttentionTrace compute_trace_rows(const AttentionProblem& p, Backend& backend, int first,
+                                  int last) {
+  AttentionTrace t = begin_trace(p);
+  const AttentionProblem slice = slice_query_rows(p, first, last);
+  std::unique_ptr<Backend> cpu;
+  Backend* run = &backend;
+  if (!backend.supports(slice)) {
+    cpu = make_cpu_backend();
+    run = cpu.get();
+  }
+  t.backend = run->name();
+  AttentionTrace stages;
+  run->run_stages(slice, stages);
+  for (TraceStep& st : stages.steps) t.steps.push_back(std::move(st));
+  t.hidden = std::move(stages.hidden);
+  t.empty_row = std::move(stages.empty_row);
+  t.first_row = first;
+  label_stages(p, t);
+  return t;
+}
+
+void compute_weights_by_rows(const AttentionProblem& p, Backend& backend, int block_rows,
+                             const RowBlockSink& sink) {
+  const int H = p.input.num_heads(), n_q = p.input.n_q();
+  std::unique_ptr<Backend> cpu;
+  for (int h = 0; h < H; ++h) {
+    // Head h as a problem of its own, so its rows come out contiguous, as a (H, n_q, n_k) file
+    // stores them.
+    const AttentionProblem one = select_head(p, h);
+    for (int a = 0; a < n_q; a += block_rows) {
+      const int b = std::min(n_q, a + block_rows);
+      const AttentionProblem slice = slice_query_rows(one, a, b);
+      Backend* run = &backend;
+      if (!backend.supports(slice)) {
+        if (!cpu) cpu = make_cpu_backend();
+        run = cpu.get();
+      }
+      AttentionTrace t;
+      run->run_stages(slice, t);
+      sink(h, a, t.step("weights").heads[0], t.step("output").heads[0]);
+    }
+  }
+}
+
+AttentionTrace compute_scenario_trace_rows(const Scenario& s, Backend& backend, int first,
+                                           int last) {
+  assert(validate_scenario(s).empty());
+  AttentionTrace t = compute_trace_rows(to_problem(s), backend, first, last);
+  add_scenario_steps(s, t);
   return t;
 }
 

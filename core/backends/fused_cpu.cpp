@@ -14,8 +14,8 @@ namespace attn {
 
 KeyRanges key_ranges(const AttentionProblem& p) {
   const MaskSpec& m = p.options.mask;
-  const int n_q = p.input.n_q(), n_k = p.input.n_k();
-  MaskGeometry geo(m, n_q, n_k);
+  const int n_q = p.input.n_q();
+  const MaskGeometry geo = MaskGeometry::of(p);
   KeyRanges r;
   r.rows.resize(static_cast<size_t>(n_q));
   for (int i = 0; i < n_q; ++i) r.rows[static_cast<size_t>(i)] = geo.key_range(i);
@@ -26,8 +26,8 @@ KeyRanges key_ranges(const AttentionProblem& p) {
 
 long long visible_pairs(const AttentionProblem& p) {
   const MaskSpec& m = p.options.mask;
-  const int n_q = p.input.n_q(), n_k = p.input.n_k();
-  MaskGeometry geo(m, n_q, n_k);
+  const int n_q = p.input.n_q();
+  const MaskGeometry geo = MaskGeometry::of(p);
   long long total = 0;
   const bool exact = !(m.window && !m.global.empty());
   for (int i = 0; i < n_q; ++i) {
@@ -175,7 +175,7 @@ HeadStack fused_attention_cpu(const AttentionProblem& p, const FusedCpuConfig& c
   const int bq = std::max(1, std::min(config.block_q, n_q));
   const int bk = std::max(1, std::min(config.block_k, n_k));
   const KeyRanges ranges = key_ranges(p);
-  const MaskGeometry geo(p.options.mask, n_q, n_k);
+  const MaskGeometry geo = MaskGeometry::of(p);
   HeadStack out(static_cast<size_t>(H), Matrix(n_q, d_v));
   const float inv_t = 1.0f / p.options.temperature;
   const FusedJob job{p, ranges, geo, bq, bk, p.effective_scale() * inv_t, inv_t, out};

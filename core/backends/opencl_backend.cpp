@@ -93,6 +93,9 @@ class OpenClBackend : public Backend {
   // staged buffers itself and throws when they do not fit.
   bool supports(const AttentionProblem& p) const override {
     const AttentionInput& in = p.input;
+    // The kernels place query i at row i of the whole problem; a slice of rows
+    // (attention/row_slice.h) runs on the CPU.
+    if (p.first_query_row != 0 || p.total_query_rows != 0) return false;
     const size_t f = sizeof(float);
     const size_t q = size_t(in.num_heads()) * in.n_q() * std::max(in.d_k(), in.d_v()) * f;
     const size_t kv = size_t(in.num_kv_heads()) * in.n_k() * (in.d_k() + in.d_v()) * f;
@@ -341,7 +344,7 @@ class OpenClBackend : public Backend {
     MaskArgs a;
     a.mp.s[0] = m.causal != CausalAlign::kNone;
     a.mp.s[1] = m.causal == CausalAlign::kLowerRight;
-    a.mp.s[2] = m.window ? *m.window : -1;
+    a.mp.s[2] = MaskGeometry::of(p).window();  // clamped, so p ± W cannot overflow
     a.mp.s[3] = m.key_length ? *m.key_length : -1;
     a.mp.s[4] = !m.global.empty();
     a.mp.s[5] = static_cast<cl_int>(m.custom.size());

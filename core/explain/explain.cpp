@@ -104,6 +104,15 @@ std::string explain(const AttentionTrace& trace, const ExplainRequest& request,
       error = std::string("the trace has no '") + id + "' step to explain";
       return "";
     }
+  // A trace of a few rows (compute_trace_rows) narrates only those.
+  const Eigen::Index rows =
+      trace.step("weights").heads.empty() ? 0 : trace.step("weights").heads[0].rows();
+  if (request.query < trace.first_row || request.query >= trace.first_row + rows) {
+    error = "--query: " + std::to_string(request.query) +
+            " is not among the rows this trace holds (" +
+            range_text(trace.first_row, trace.first_row + static_cast<int>(rows) - 1) + ")";
+    return "";
+  }
   std::vector<Stage> stages = stages_for(trace, request.step, error);
   if (stages.empty()) return "";
   return Narrator(trace, request).run(stages);

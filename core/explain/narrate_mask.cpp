@@ -31,16 +31,20 @@ void Narrator::mask_rules() {
          ";\n   key j is visible only when j " + s_.le + " " + pos + ".");
   if (m.window) {
     const int W = *m.window;
+    // In 64 bits: p ± W overflows an int for windows near INT_MAX.
+    const int lo = static_cast<int>(std::max<long long>(0, static_cast<long long>(p) - W));
+    const int hi_right =
+        static_cast<int>(std::min<long long>(static_cast<long long>(p) + W, t_.n_k - 1));
     if (m.causal == CausalAlign::kNone)
       line("Query " + std::to_string(i_) + " sits at position p = " + pos + ".");
     if (m.causal != CausalAlign::kNone)
       line("Sliding window W = " + std::to_string(W) + " (with causal): keys p " + s_.minus +
            " W " + s_.le + " j " + s_.le + " p are visible, i.e. keys " +
-           range_text(std::max(0, p - W), std::min(p, t_.n_k - 1)) + ".");
+           range_text(lo, std::min(p, t_.n_k - 1)) + ".");
     else
       line("Sliding window W = " + std::to_string(W) + ": key j is visible only when |p " +
            s_.minus + " j| " + s_.le + " " + std::to_string(W) + ", i.e. keys " +
-           range_text(std::max(0, p - W), std::min(p + W, t_.n_k - 1)) + ".");
+           range_text(lo, hi_right) + ".");
     if (!m.global.empty()) {
       std::string list;
       for (int gpos : m.global) list += (list.empty() ? "" : ", ") + std::to_string(gpos);
@@ -66,14 +70,14 @@ bool Narrator::relaxed_by_global(int j) const {
   const MaskSpec& m = t_.mask;
   if (!m.window || m.global.empty() || hidden(j)) return false;
   MaskGeometry geo(m, t_.n_q, t_.n_k);
-  const int p = geo.position(i_), W = *m.window;
-  bool inside = m.causal != CausalAlign::kNone ? (j >= p - W && j <= p) : std::abs(p - j) <= W;
+  const long long d = static_cast<long long>(geo.position(i_)) - j, W = *m.window;
+  bool inside = m.causal != CausalAlign::kNone ? (d >= 0 && d <= W) : std::llabs(d) <= W;
   return !inside;
 }
 
 std::string Narrator::masked_value_text(int j) const {
   const Matrix* bias = mask_for_head(t_.mask.bias, h_);
-  const double sc = (*scaled_)(i_, j), mk = (*masked_)(i_, j);
+  const double sc = (*scaled_)(row_, j), mk = (*masked_)(row_, j);
   if (hidden(j)) return s_.neg_inf;
   if (!bias) return num(mk);
   const double b = (*bias)(i_, j);

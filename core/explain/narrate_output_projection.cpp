@@ -16,10 +16,10 @@ void Narrator::output_projection() {
   if (H <= 4 && dv <= 4) {
     for (int hh = 0; hh < H; ++hh)
       for (int c = 0; c < dv; ++c)
-        bars += std::string(c == 0 ? (hh == 0 ? "[" : " | ") : ", ") + num(C(i_, hh * dv + c));
+        bars += std::string(c == 0 ? (hh == 0 ? "[" : " | ") : ", ") + num(C(row_, hh * dv + c));
     bars += "]";
   } else {
-    bars = row_text(C, i_);
+    bars = row_text(C, row_);
   }
   std::string parts = "O_0";
   for (int hh = 1; hh < H; ++hh)
@@ -34,8 +34,8 @@ void Narrator::output_projection() {
   }
   const Matrix& P = projected->heads[0];
   line("projected_" + qn() + " = concat_" + qn() + " " + s_.dot +
-       " W_O + b_O = " + row_text(P, i_) + "   (W_O is " + std::to_string(H * dv) + " " + s_.times +
-       " " + std::to_string(P.cols()) + ")");
+       " W_O + b_O = " + row_text(P, row_) + "   (W_O is " + std::to_string(H * dv) + " " +
+       s_.times + " " + std::to_string(P.cols()) + ")");
   const TraceStep* contrib = t_.find("head_contrib");
   if (!contrib) return;
   line("The same result head by head: rows h" + std::string(s_.times) + "d_v.." + "(h+1)" +
@@ -43,12 +43,12 @@ void Narrator::output_projection() {
   Matrix sum = Matrix::Zero(1, P.cols());
   for (int hh = 0; hh < H; ++hh) {
     const Matrix& Ch = contrib->heads[static_cast<size_t>(hh)];
-    sum += Ch.row(i_);
+    sum += Ch.row(row_);
     line("  head " + std::to_string(hh) + ": O_" + std::to_string(hh) + " " + s_.dot +
-         " W_O[rows " + range_text(hh * dv, hh * dv + dv - 1) + "] = " + row_text(Ch, i_) +
+         " W_O[rows " + range_text(hh * dv, hh * dv + dv - 1) + "] = " + row_text(Ch, row_) +
          (hh == h_ ? "   " + std::string(s_.arrow) + " this head" : ""));
   }
-  Matrix b = P.row(i_) - sum;
+  Matrix b = P.row(row_) - sum;
   line("  b_O = " + row_text(b, 0) + "   (projected " + s_.minus + " the heads' sum)");
 }
 

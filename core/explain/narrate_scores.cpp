@@ -34,7 +34,7 @@ std::vector<Segment> Narrator::dot_segments(int j) const {
   if (d > kMaxDims) prods[3] = "[" + std::to_string(d - 5) + " more: " + num(middle) + "]";
   std::vector<Segment> segs{terms};
   if (d > 1) segs.push_back(prods);
-  segs.push_back({num((*scores_)(i_, j))});
+  segs.push_back({num((*scores_)(row_, j))});
   return segs;
 }
 
@@ -56,8 +56,8 @@ void Narrator::scores() {
     double lo = INFINITY, hi = -INFINITY;
     for (int j = 0; j < t_.n_k; ++j)
       if (!is_detail(j)) {
-        lo = std::min<double>(lo, (*scores_)(i_, j));
-        hi = std::max<double>(hi, (*scores_)(i_, j));
+        lo = std::min<double>(lo, (*scores_)(row_, j));
+        hi = std::max<double>(hi, (*scores_)(row_, j));
       }
     line("The other " + std::to_string(rest_count()) +
          " keys are computed the same way; their scores run from " + num(lo) + " to " + num(hi) +
@@ -76,15 +76,15 @@ void Narrator::scaling() {
          "d_k. Dividing keeps the scores in a range");
     line("where the softmax stays soft instead of putting almost all weight on one key.");
     for (int j : detail_)
-      line(pad_right(kn(j) + ":", w) + " " + num((*scores_)(i_, j)) + " " + s_.divide + " " +
-           num(root) + " = " + num((*scaled_)(i_, j)));
+      line(pad_right(kn(j) + ":", w) + " " + num((*scores_)(row_, j)) + " " + s_.divide + " " +
+           num(root) + " = " + num((*scaled_)(row_, j)));
   } else {
     heading(2, std::string("Scaling: multiply by the chosen scale s = ") + num(t_.scale) +
                    " (instead of 1/" + s_.sqrt +
                    "d_k = " + num(1.0 / std::sqrt(static_cast<double>(t_.d_k))) + ")");
     for (int j : detail_)
-      line(pad_right(kn(j) + ":", w) + " " + product(num((*scores_)(i_, j)), num(t_.scale), s_) +
-           " = " + num((*scaled_)(i_, j)));
+      line(pad_right(kn(j) + ":", w) + " " + product(num((*scores_)(row_, j)), num(t_.scale), s_) +
+           " = " + num((*scaled_)(row_, j)));
   }
   if (!cell_ && rest_count() > 0)
     line("(the other " + std::to_string(rest_count()) + " keys are scaled the same way)");

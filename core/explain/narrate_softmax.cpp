@@ -20,7 +20,7 @@ void Narrator::softmax() {
   double m = -INFINITY;
   for (int j = 0; j < t_.n_k; ++j)
     if (!hidden(j)) {
-      y[static_cast<size_t>(j)] = (*masked_)(i_, j) / T;
+      y[static_cast<size_t>(j)] = (*masked_)(row_, j) / T;
       m = std::max(m, y[static_cast<size_t>(j)]);
     }
   const size_t w = key_label_width();
@@ -32,7 +32,7 @@ void Narrator::softmax() {
         "score.");
     for (int j : detail_)
       if (!hidden(j))
-        line(pad_right("x_" + kn(j), w + 2) + " = " + num((*masked_)(i_, j)) + " " + s_.divide +
+        line(pad_right("x_" + kn(j), w + 2) + " = " + num((*masked_)(row_, j)) + " " + s_.divide +
              " " + num(T) + " = " + num(y[static_cast<size_t>(j)]));
   }
   line("w_j = e_j / " + std::string(s_.sum) + ", where e_j = exp(x_j " + s_.minus +
@@ -81,7 +81,7 @@ void Narrator::softmax() {
   for (int j : detail_) {
     const size_t uj = static_cast<size_t>(j);
     std::string lhs = pad_right("w_" + kn(j), w + 2);
-    const double wt = (*weights_)(i_, j);
+    const double wt = (*weights_)(row_, j);
     if (!hidden(j)) ws.push_back(num(wt));
     if (hidden(j))
       line(lhs + " = 0   (hidden)");
@@ -91,8 +91,8 @@ void Narrator::softmax() {
   if (cell_) return;
   double total = 0.0, rest = 0.0;
   for (int j = 0; j < t_.n_k; ++j) {
-    total += (*weights_)(i_, j);
-    if (!is_detail(j)) rest += (*weights_)(i_, j);
+    total += (*weights_)(row_, j);
+    if (!is_detail(j)) rest += (*weights_)(row_, j);
   }
   if (rest_visible() > 0)
     ws.push_back("[" + std::to_string(rest_visible()) + " more keys: " + num(rest) + "]");

@@ -25,6 +25,7 @@ Narrator::Narrator(const AttentionTrace& t, const ExplainRequest& r)
       s_(symbols(r.unicode)),
       p_(std::clamp(r.precision, 0, 10)),
       i_(r.query),
+      row_(r.query - t.first_row),
       h_(r.head),
       g_(t.kv_head_of.empty() ? 0 : t.kv_head_of[static_cast<size_t>(r.head)]),
       cell_(r.key.has_value()) {
@@ -61,20 +62,20 @@ std::string Narrator::row_text(const Matrix& m, int row) const {
 
 bool Narrator::hidden(int j) const {
   if (static_cast<size_t>(h_) < t_.hidden.size() && t_.hidden[static_cast<size_t>(h_)].size())
-    return t_.hidden[static_cast<size_t>(h_)](i_, j) != 0;
-  return std::isinf((*masked_)(i_, j));  // a backend without reasons: −∞ means hidden
+    return t_.hidden[static_cast<size_t>(h_)](row_, j) != 0;
+  return std::isinf((*masked_)(row_, j));  // a backend without reasons: −∞ means hidden
 }
 
 uint8_t Narrator::reason(int j) const {
   if (static_cast<size_t>(h_) < t_.hidden.size() && t_.hidden[static_cast<size_t>(h_)].size())
-    return t_.hidden[static_cast<size_t>(h_)](i_, j);
+    return t_.hidden[static_cast<size_t>(h_)](row_, j);
   return hidden(j) ? kHiddenBias : kVisible;
 }
 
 bool Narrator::empty_row() const {
   if (static_cast<size_t>(h_) < t_.empty_row.size() &&
-      static_cast<size_t>(i_) < t_.empty_row[static_cast<size_t>(h_)].size())
-    return t_.empty_row[static_cast<size_t>(h_)][static_cast<size_t>(i_)];
+      static_cast<size_t>(row_) < t_.empty_row[static_cast<size_t>(h_)].size())
+    return t_.empty_row[static_cast<size_t>(h_)][static_cast<size_t>(row_)];
   for (int j = 0; j < t_.n_k; ++j)
     if (!hidden(j)) return false;
   return true;
@@ -97,7 +98,7 @@ void Narrator::choose_detail_keys() {
   if (t_.n_k > kMaxDetailKeys) {
     std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) {
       if (hidden(a) != hidden(b)) return !hidden(a);
-      return (*weights_)(i_, a) > (*weights_)(i_, b);
+      return (*weights_)(row_, a) > (*weights_)(row_, b);
     });
     idx.resize(kMaxDetailKeys);
     std::sort(idx.begin(), idx.end());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/format.h"
 #include "explain/explain.h"
 #include "explain/explain_text.h"
 
@@ -47,7 +48,10 @@ class Narrator {
   // ---- numbers and names (narrator.cpp) ----------------------------------------------------
 
   std::string num(double x) const { return compact(x, p_, r_.unicode); }
-  std::string tok(const std::string& s) const { return r_.unicode ? s : ascii_only(s); }
+  // Tokens and names come from files: control characters are escaped (attention/format.h).
+  std::string tok(const std::string& s) const {
+    return printable_text(r_.unicode ? s : ascii_only(s));
+  }
 
   std::string label(const std::vector<std::string>& tokens, int idx) const;
   std::string qn() const { return label(t_.query_tokens, i_); }
@@ -114,8 +118,10 @@ class Narrator {
   const AttentionTrace& t_;
   const ExplainRequest& r_;
   const Symbols& s_;
-  const int p_, i_, h_, g_;  // precision, query row, query head, its key/value head
-  const bool cell_;          // one cell (i, j) rather than the whole row
+  // Precision, query row, its row in the trace's stages (i_ − t_.first_row), query head, its
+  // key/value head. q, k, v, x and the masks are whole: they are read at i_.
+  const int p_, i_, row_, h_, g_;
+  const bool cell_;  // one cell (i, j) rather than the whole row
   const Matrix *q_, *k_, *v_, *scores_, *scaled_, *masked_, *weights_, *output_;
   std::vector<int> detail_;  // keys narrated in full
   std::ostringstream out_;

@@ -1,14 +1,69 @@
-// Whole-file reads and atomic writes (temporary file + rename), so no output is ever half written.
+// Output files written whole or not at all, and the input reader (io/input_file.h) beside them.
+//
+// How an output is written (docs/robustness.md, "Outputs"):
+// - Its bytes go to a temporary file in the target's folder: an unnamed one (O_TMPFILE) that
+//   disappears by itself if the process dies, or, on file systems without O_TMPFILE, a file named
+//   ".NAME.attn-tmp-<16 random hex digits>" created with O_CREAT|O_EXCL|O_NOFOLLOW, so a planted
+//   file or symbolic link can never be written through. Named temporary files are removed on
+//   SIGINT, SIGTERM and SIGHUP; SIGKILL cannot be caught, so a leftover can only come from it,
+//   is recognisable by its name and is never reused.
+// - Only regular files are replaced. A directory, FIFO, device or socket is refused; a symbolic
+//   link is followed (the file it points to is replaced, the link stays).
+// - The replacement keeps the target's permission bits and, where the process may set them, its
+//   owner and group; a new file gets 0666 minus the umask. A read-only target is refused.
+// - The target is replaced by rename(2): readers see the old file or the new one, never a mix.
+//   Other hard links to the old file keep the old contents (they are not the target any more).
+// - Several outputs of one command are committed together: all are written and flushed first,
+//   then renamed into place with SIGINT/SIGTERM/SIGHUP blocked; if one rename fails, the targets
+//   already replaced are put back from hard-linked backups, so the command writes all or none.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include "io/input_file.h"
 
 namespace attn {
 
-// Reads the whole file; on failure sets error to "cannot read '<path>': <reason>".
-bool read_text_file(const std::string& path, std::string& out, std::string& error);
-// Writes `data` to a temporary file in the same folder, flushes it, and renames it over `path`.
-// On failure nothing at `path` changes and error says why.
+class AtomicOutputs {
+ public:
+  AtomicOutputs();
+  ~AtomicOutputs();  // discards the temporary files of a set that was not committed
+  AtomicOutputs(const AtomicOutputs&) = delete;
+  AtomicOutputs& operator=(const AtomicOutputs&) = delete;
+
+  // Checks `path` and creates its temporary file now, so a path that cannot be written fails
+  // before any work is done. Refuses a target that is not a regular file, a read-only one, a
+  // missing folder, and a target this set already holds under another name. Returns the output's
+  // index, or -1 with error = "cannot write '<path>': <reason>".
+  int add(const std::string& path, std::string& error);
+  // Appends bytes to output `index`.
+  bool write(int index, const void* data, size_t size, std::string& error);
+  bool write(int index, const std::string& data, std::string& error);
+  // Flushes every output and puts all of them in place, or none of them.
+  bool commit(std::string& error);
+  // Removes every temporary file; nothing at the targets changes.
+  void discard();
+
+  size_t size() const { return outputs_.size(); }
+  const std::string& path(int index) const;
+
+ private:
+  struct Output;
+  bool fail(Output& o, const std::string& why, std::string& error);
+  std::vector<std::unique_ptr<Output>> outputs_;
+};
+
+// One output written whole or not at all (an AtomicOutputs of one file).
 bool write_file_atomically(const std::string& path, const std::string& data, std::string& error);
+
+// For tests: use named temporary files even where O_TMPFILE works, to exercise the fallback and
+// its clean-up on signals.
+void use_named_temp_files_for_testing(bool on);
+
+// The pattern of a named temporary file left by SIGKILL, for docs and tests: ".NAME.attn-tmp-".
+inline constexpr const char* kTempFileMarker = ".attn-tmp-";
 
 }  // namespace attn

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "io/json_input.h"
 #include "io/mapped_file.h"
 
 namespace attn {
@@ -19,6 +20,11 @@ constexpr int64_t kMaxLayers = 1024, kMaxEmbd = 1 << 16, kMaxPositions = 1 << 20
 std::optional<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string& path,
                                             std::string& error) {
   nlohmann::json j;
+  std::string deep;
+  if (!check_json_depth(text, kMaxJsonDepth, deep)) {  // io/json_input.h
+    error = path + ": not valid JSON: " + deep;
+    return std::nullopt;
+  }
   try {
     j = nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {

@@ -9,31 +9,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "io/input_file.h"
+
 namespace attn {
-namespace {
-
-// Opens a regular file for reading. O_NONBLOCK keeps a FIFO from blocking the open; it is then
-// refused as not regular.
-int open_regular(const std::string& path, struct stat& st, std::string& error) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    error = path + ": " + (errno == ENOENT ? std::string("no such file") : std::strerror(errno));
-    return -1;
-  }
-  if (::fstat(fd, &st) != 0) {
-    error = path + ": " + std::strerror(errno);
-    ::close(fd);
-    return -1;
-  }
-  if (!S_ISREG(st.st_mode)) {
-    error = path + ": not a regular file";
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-}  // namespace
 
 MappedFile::~MappedFile() { close(); }
 
@@ -64,10 +42,14 @@ void MappedFile::close() {
 bool MappedFile::open(const std::string& path, std::string& error) {
   close();
   path_ = path;
-  struct stat st {};
-  const int fd = open_regular(path, st, error);
-  if (fd < 0) return false;
-  size_ = static_cast<size_t>(st.st_size);
+  uint64_t size = 0;
+  std::string why;
+  const int fd = open_input_file(path, size, why);  // the one opener (io/input_file.h)
+  if (fd < 0) {
+    error = path + ": " + why;
+    return false;
+  }
+  size_ = static_cast<size_t>(size);
   if (size_ > 0) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
     if (p == MAP_FAILED) {
@@ -78,36 +60,6 @@ bool MappedFile::open(const std::string& path, std::string& error) {
     }
     data_ = static_cast<const uint8_t*>(p);
   }
-  ::close(fd);
-  return true;
-}
-
-bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out,
-                       std::string& error) {
-  struct stat st {};
-  const int fd = open_regular(path, st, error);
-  if (fd < 0) return false;
-  const auto size = static_cast<unsigned long long>(st.st_size);
-  if (size > max_bytes) {
-    error = path + ": " + std::to_string(size) + " bytes is larger than the " +
-            std::to_string(max_bytes) + " bytes such a file may have";
-    ::close(fd);
-    return false;
-  }
-  out.assign(static_cast<size_t>(size), '\0');
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::read(fd, &out[done], out.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      error = path + ": " + std::strerror(errno);
-      ::close(fd);
-      return false;
-    }
-    if (n == 0) break;  // the file shrank while being read
-    done += static_cast<size_t>(n);
-  }
-  out.resize(done);
   ::close(fd);
   return true;
 }

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "io/input_file.h"  // read_regular_file
+
 namespace attn {
 
 // A read-only memory map of a whole regular file. Move-only; unmapped on destruction.
@@ -31,10 +33,5 @@ class MappedFile {
   size_t size_ = 0;
   std::string path_;
 };
-
-// Reads a whole regular file of at most `max_bytes` bytes (a larger one is refused before it is
-// read). Errors start with the path.
-bool read_regular_file(const std::string& path, size_t max_bytes, std::string& out,
-                       std::string& error);
 
 }  // namespace attn

@@ -430,6 +430,12 @@ bool parse_impl(const std::string& bytes, NpyContent content, NpyTensor& out, st
             std::to_string(expected) + ")";
     return false;
   }
+  // Each head is a matrix of its own: a (2^28, 1, 1) file of 1 GB would become 2^28 allocations.
+  if (dims.size() == 3 && dims[0] > static_cast<uint64_t>(kMaxNpyHeads)) {
+    error = "shape " + shape_text(dims) + " has " + std::to_string(dims[0]) + " heads; at most " +
+            std::to_string(kMaxNpyHeads) + " are supported";
+    return false;
+  }
 
   const size_t heads = dims.size() == 3 ? static_cast<size_t>(dims[0]) : 1;
   const Eigen::Index rows = static_cast<Eigen::Index>(dims[dims.size() - 2]);
@@ -475,7 +481,7 @@ std::optional<NpyTensor> parse_npy(const std::string& bytes, const std::string& 
 
 std::optional<NpyTensor> read_npy(const std::string& path, NpyContent content, std::string& error) {
   std::string bytes, why;
-  if (!read_text_file(path, bytes, why)) {
+  if (!read_input_file(path, kMaxNpyFileBytes, bytes, why)) {
     // read_text_file says "cannot read '<path>': <reason>"; keep the path first like every
     // other error of this reader.
     const std::string prefix = "cannot read '" + path + "': ";
@@ -486,15 +492,12 @@ std::optional<NpyTensor> read_npy(const std::string& path, NpyContent content, s
   return parse_npy(bytes, path, content, error);
 }
 
-std::string npy_bytes(const HeadStack& heads, int rank) {
-  assert((rank == 2 && heads.size() == 1) || (rank == 3 && !heads.empty()));
-  const Eigen::Index rows = heads.empty() ? 0 : heads[0].rows();
-  const Eigen::Index cols = heads.empty() ? 0 : heads[0].cols();
-  std::ostringstream dict;
-  dict << "{'descr': '<f4', 'fortran_order': False, 'shape': (";
-  if (rank == 3) dict << heads.size() << ", ";
-  dict << rows << ", " << cols << "), }";
-  std::string header = dict.str();
+std::string npy_header(const std::vector<size_t>& shape) {
+  // numpy writes (n,) for rank 1 and (a, b, ...) otherwise.
+  std::string dims;
+  for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + std::to_string(shape[i]);
+  if (shape.size() == 1) dims += ",";
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
   // Pad with spaces so magic (6) + version (2) + length (2) + header ends on a 64-byte boundary,
   // the last byte being '\n' as numpy writes it.
   const size_t unpadded = 10 + header.size() + 1;
@@ -507,16 +510,37 @@ std::string npy_bytes(const HeadStack& heads, int rank) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
+  return out;
+}
+
+std::string npy_header(int rank, size_t heads, Eigen::Index rows, Eigen::Index cols) {
+  assert((rank == 2 && heads == 1) || (rank == 3 && heads >= 1));
+  const auto r = static_cast<size_t>(rows), c = static_cast<size_t>(cols);
+  return npy_header(rank == 3 ? std::vector<size_t>{heads, r, c} : std::vector<size_t>{r, c});
+}
+
+std::string npy_data(const Matrix& m) {
+  std::string out;
+  out.reserve(static_cast<size_t>(m.size()) * 4);
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < m.cols(); ++j) {
+      uint32_t bits;
+      const float x = m(i, j);
+      std::memcpy(&bits, &x, 4);
+      append_le32(out, bits);
+    }
+  return out;
+}
+
+std::string npy_bytes(const HeadStack& heads, int rank) {
+  assert((rank == 2 && heads.size() == 1) || (rank == 3 && !heads.empty()));
+  const Eigen::Index rows = heads.empty() ? 0 : heads[0].rows();
+  const Eigen::Index cols = heads.empty() ? 0 : heads[0].cols();
+  std::string out = npy_header(rank, heads.size(), rows, cols);
   out.reserve(out.size() + heads.size() * static_cast<size_t>(rows * cols) * 4);
   for (const Matrix& m : heads) {
     assert(m.rows() == rows && m.cols() == cols);
-    for (Eigen::Index i = 0; i < rows; ++i)
-      for (Eigen::Index j = 0; j < cols; ++j) {
-        uint32_t bits;
-        const float x = m(i, j);
-        std::memcpy(&bits, &x, 4);
-        append_le32(out, bits);
-      }
+    out += npy_data(m);
   }
   return out;
 }
@@ -536,25 +560,9 @@ bool write_npy(const std::string& path, const HeadStack& heads, int rank, std::s
 }
 
 std::string npy_array_bytes(const std::vector<size_t>& shape, const float* data) {
-  std::string dims;
   size_t count = 1;
-  for (size_t d : shape) {
-    dims += std::to_string(d) + ", ";
-    count *= d;
-  }
-  // numpy writes (n,) for rank 1 and (a, b) otherwise.
-  if (shape.size() > 1) dims.resize(dims.size() - 2);
-  if (shape.size() == 1) dims.pop_back();
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
-  const size_t unpadded = 10 + header.size() + 1;
-  header.append((64 - unpadded % 64) % 64, ' ');
-  header += '\n';
-  std::string out(kMagic, kMagicLen);
-  out += '\x01';
-  out += '\x00';
-  out += static_cast<char>(header.size() & 0xff);
-  out += static_cast<char>((header.size() >> 8) & 0xff);
-  out += header;
+  for (size_t d : shape) count *= d;
+  std::string out = npy_header(shape);
   out.reserve(out.size() + count * 4);
   for (size_t i = 0; i < count; ++i) {
     uint32_t bits;

@@ -19,19 +19,31 @@ struct NpyTensor {
 // and integer types (a custom mask, where nonzero means "may attend"); values are cast to float.
 enum class NpyContent { kFloat, kMask };
 
+// The most heads (the first dimension of a rank-3 file) a tensor may have.
+constexpr int kMaxNpyHeads = 4096;
+
 // Parses the bytes of a .npy file: versions 1.0, 2.0 and 3.0, C order, rank 2 or 3, no zero
 // dimension. Float64 values must fit in float32. `name` (usually the path) starts every error,
 // e.g. "q.npy: truncated data: expected 96 bytes after the header, found 40".
 std::optional<NpyTensor> parse_npy(const std::string& bytes, const std::string& name,
                                    NpyContent content, std::string& error);
 
-// Reads and parses a .npy file; errors start with the path.
+// Reads and parses a .npy file (a regular file of at most kMaxNpyFileBytes, io/input_file.h);
+// errors start with the path.
 std::optional<NpyTensor> read_npy(const std::string& path, NpyContent content, std::string& error);
 
 // The bytes of a float32 ('<f4') version 1.0 .npy file holding `heads` with the given rank
 // (2: exactly one head). Every head must have the same shape. The header is padded with spaces
 // and a final '\n' so the data starts at a multiple of 64 bytes.
 std::string npy_bytes(const HeadStack& heads, int rank);
+
+// npy_bytes in pieces, for data written as it is computed: the header of a float32 file of shape
+// (rows, cols) (rank 2, heads = 1) or (heads, rows, cols) (rank 3), then the data of each matrix
+// in C order.
+std::string npy_header(int rank, size_t heads, Eigen::Index rows, Eigen::Index cols);
+// The same for a shape of any rank, e.g. (n_layer, n_head, n, n).
+std::string npy_header(const std::vector<size_t>& shape);
+std::string npy_data(const Matrix& m);
 
 // Writes npy_bytes(heads, rank) atomically (nothing at `path` changes on failure).
 bool write_npy(const std::string& path, const HeadStack& heads, int rank, std::string& error);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/atomic_file.h"
+#include "io/json_input.h"
 
 namespace attn {
 namespace {
@@ -83,6 +84,10 @@ bool SafetensorsFile::open(const std::string& path, std::string& error) {
   const uint64_t data_size = size - data_start_;
 
   nlohmann::json header;
+  std::string deep;
+  if (!check_json_depth(reinterpret_cast<const char*>(file_.data()) + 8,
+                        static_cast<size_t>(header_len), kMaxJsonDepth, deep))
+    return fail("the header is not valid JSON: " + deep);
   try {
     header = nlohmann::json::parse(file_.data() + 8, file_.data() + data_start_);
   } catch (const nlohmann::json::exception& e) {

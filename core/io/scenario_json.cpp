@@ -13,6 +13,7 @@
 #include "attention/engine.h"
 #include "attention/format.h"
 #include "io/atomic_file.h"
+#include "io/json_input.h"
 
 namespace attn {
 namespace {
@@ -56,13 +57,18 @@ Matrix read_matrix(const json& j, const std::string& field, bool allow_neg_inf) 
   if (!j[0].is_array() || j[0].empty())
     fail(field + "[0]", "expected a non-empty array of numbers, got " + type_name(j[0]));
   const size_t cols = j[0].size();
-  Matrix m(rows, cols);
+  // Every row's length is checked before the matrix is allocated: rows × cols is only bounded by
+  // the file's size once each row really holds cols values.
   for (size_t i = 0; i < rows; ++i) {
     std::string fi = field + "[" + std::to_string(i) + "]";
     if (!j[i].is_array()) fail(fi, "expected an array of numbers, got " + type_name(j[i]));
     if (j[i].size() != cols)
       fail(fi, "has " + std::to_string(j[i].size()) + " values but row 0 has " +
                    std::to_string(cols) + " (ragged rows)");
+  }
+  Matrix m(rows, cols);
+  for (size_t i = 0; i < rows; ++i) {
+    std::string fi = field + "[" + std::to_string(i) + "]";
     for (size_t c = 0; c < cols; ++c)
       m(i, c) = read_number(j[i][c], fi + "[" + std::to_string(c) + "]", allow_neg_inf);
   }
@@ -255,17 +261,10 @@ json heads_json(const HeadStack& s) {
 
 std::optional<Scenario> parse_scenario_json(const std::string& text, const std::string& source,
                                             std::string& error) {
-  json j;
+  std::optional<json> j = parse_json_input(text, source, error);
+  if (!j) return std::nullopt;
   try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for numbers like 1e999
-    std::string what = e.what();
-    size_t pos = what.find("] ");
-    error = source + ": invalid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2));
-    return std::nullopt;
-  }
-  try {
-    Scenario s = read_scenario(j);
+    Scenario s = read_scenario(*j);
     std::string v = validate_scenario(s);
     if (!v.empty()) {
       error = source + ": " + v;
@@ -289,7 +288,7 @@ std::optional<Scenario> parse_scenario_json(const std::string& text, const std::
 
 std::optional<Scenario> load_scenario_file(const std::string& path, std::string& error) {
   std::string text;
-  if (!read_text_file(path, text, error)) return std::nullopt;
+  if (!read_input_file(path, kMaxScenarioFileBytes, text, error)) return std::nullopt;
   return parse_scenario_json(text, path, error);
 }
 

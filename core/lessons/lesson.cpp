@@ -12,6 +12,8 @@
 #include "attention/format.h"
 #include "io/atomic_file.h"
 #include "io/examples.h"
+#include "io/input_file.h"
+#include "io/json_input.h"
 #include "io/scenario_json.h"
 #include "io/shipped.h"
 
@@ -398,15 +400,10 @@ double property_value(const AnswerRef& a, const AttentionTrace& t) {
 
 std::optional<Lesson> parse_lesson(const std::string& text, const std::string& path,
                                    std::string& error) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range for numbers like 1e999
-    const std::string what = e.what();
-    const size_t pos = what.find("] ");
-    error = path + ": not valid JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2));
-    return std::nullopt;
-  }
+  // Depth-bounded: a file of nested brackets must not overflow the stack (io/json_input.h).
+  std::optional<json> parsed = parse_json_input(text, path, error);
+  if (!parsed) return std::nullopt;
+  const json& j = *parsed;
   Lesson lesson;
   lesson.path = path;
   std::string where;  // "step 3 (“Softmax”): " once inside a step
@@ -626,8 +623,10 @@ bool append_step_to_file(const std::string& path, const std::string& title,
   if (fs::exists(path, ec)) {
     std::string text;
     if (!read_text_file(path, text, error)) return false;
-    lesson = ordered::parse(text, nullptr, false);
-    if (lesson.is_discarded() || !lesson.is_object() ||
+    std::string ignored;
+    if (check_json_depth(text, kMaxJsonDepth, ignored))
+      lesson = ordered::parse(text, nullptr, false);
+    if (lesson.is_null() || lesson.is_discarded() || !lesson.is_object() ||
         (lesson.contains("steps") && !lesson["steps"].is_array())) {
       error = path + ": not a lesson file (expected a JSON object with \"steps\"); not changed";
       return false;

@@ -206,10 +206,19 @@ bool save_model(const Model& m, const std::string& folder, std::string& error,
       tensors.push_back({prefix + param_name(p, l), dtype, param_file_shape(p, m.config),
                          param_is_per_layer(p) ? m.params.ptr(p, l) : m.params.ptr(p)});
   }
-  return write_file_atomically(folder + "/config.json", gpt2_config_json(m.config), error) &&
-         write_safetensors(folder + "/model.safetensors", tensors, {{"format", "pt"}}, error) &&
-         write_file_atomically(folder + "/vocab.json", m.tokenizer.vocab_json(), error) &&
-         write_file_atomically(folder + "/merges.txt", m.tokenizer.merges_txt(), error);
+  // The four files together or none of them (io/atomic_file.h): a folder is never left with a
+  // new config.json beside an old model.safetensors.
+  AtomicOutputs files;
+  const std::pair<const char*, std::string> parts[] = {
+      {"config.json", gpt2_config_json(m.config)},
+      {"model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})},
+      {"vocab.json", m.tokenizer.vocab_json()},
+      {"merges.txt", m.tokenizer.merges_txt()}};
+  for (const auto& [name, bytes] : parts) {
+    const int index = files.add(folder + "/" + name, error);
+    if (index < 0 || !files.write(index, bytes, error)) return false;
+  }
+  return files.commit(error);
 }
 
 void init_random(Model& m, const Config& c, uint64_t seed, float std) {

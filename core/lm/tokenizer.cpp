@@ -9,6 +9,7 @@
 #include <climits>
 #include <nlohmann/json.hpp>
 
+#include "io/json_input.h"
 #include "io/mapped_file.h"
 
 namespace attn::lm {
@@ -142,6 +143,11 @@ bool Tokenizer::parse(const std::string& vocab_json, const std::string& merges_t
                       const std::string& vocab_name, const std::string& merges_name, int vocab_size,
                       std::string& error) {
   nlohmann::json j;
+  std::string deep;
+  if (!check_json_depth(vocab_json, kMaxJsonDepth, deep)) {  // io/json_input.h
+    error = vocab_name + ": not valid JSON: " + deep;
+    return false;
+  }
   try {
     j = nlohmann::json::parse(vocab_json);
   } catch (const nlohmann::json::exception& e) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "seq2seq/vocab.h"
@@ -202,42 +203,40 @@ void attend_backward(const ModelConfig& c, const Params<T>& p, const ForwardCach
 
 }  // namespace
 
-template <typename T>
-Params<T> make_params(const ModelConfig& c) {
-  const int H = c.hidden, E = c.embed;
+std::vector<ParamShape> param_shapes(const ModelConfig& c) {
+  const int64_t H = c.hidden, E = c.embed, V_in = c.in_vocab, V_out = c.out_vocab;
   // The baseline reads its input with one forward GRU of size H (Cho et al.'s RNNencdec).
   const bool bi = c.score != Score::kNone;
-  const int h = bi ? H / 2 : H;
-  auto z = [](int r, int k) { return Mat<T>::Zero(r, k).eval(); };
-  auto gru = [&z](int in, int hs) {
-    GruParams<T> g;
-    g.wx = z(in, 3 * hs);
-    g.wh = z(hs, 3 * hs);
-    g.b = z(1, 3 * hs);
-    return g;
-  };
+  const int64_t h = bi ? H / 2 : H;
+  std::vector<ParamShape> s = {
+      {"emb_in", V_in, E}, {"enc_f.wx", E, 3 * h}, {"enc_f.wh", h, 3 * h}, {"enc_f.b", 1, 3 * h}};
+  if (bi)
+    s.insert(s.end(), {{"enc_b.wx", E, 3 * h}, {"enc_b.wh", h, 3 * h}, {"enc_b.b", 1, 3 * h}});
+  s.insert(s.end(), {{"w_init", H, H},
+                     {"b_init", 1, H},
+                     {"emb_out", V_out, E},
+                     {"dec.wx", E + H, 3 * H},
+                     {"dec.wh", H, 3 * H},
+                     {"dec.b", 1, 3 * H}});
+  if (is_additive(c.score)) s.insert(s.end(), {{"att_w", H, H}, {"att_u", H, H}, {"att_v", 1, H}});
+  if (is_general(c.score)) s.push_back({"att_g", H, H});
+  if (c.score == Score::kLocalP) s.insert(s.end(), {{"pos_w", H, H}, {"pos_v", 1, H}});
+  s.insert(s.end(), {{"w_c", 2 * H, H}, {"b_c", 1, H}, {"w_s", H, V_out}, {"b_s", 1, V_out}});
+  return s;
+}
+
+template <typename T>
+Params<T> make_params(const ModelConfig& c) {
+  const std::vector<ParamShape> shapes = param_shapes(c);
   Params<T> p;
-  p.emb_in = z(c.in_vocab, E);
-  p.emb_out = z(c.out_vocab, E);
-  p.enc_f = gru(E, h);
-  if (bi) p.enc_b = gru(E, h);
-  p.dec = gru(E + H, H);
-  p.w_init = z(H, H);
-  p.b_init = z(1, H);
-  if (is_additive(c.score)) {
-    p.att_w = z(H, H);
-    p.att_u = z(H, H);
-    p.att_v = z(1, H);
-  }
-  if (is_general(c.score)) p.att_g = z(H, H);
-  if (c.score == Score::kLocalP) {
-    p.pos_w = z(H, H);
-    p.pos_v = z(1, H);
-  }
-  p.w_c = z(2 * H, H);
-  p.b_c = z(1, H);
-  p.w_s = z(H, c.out_vocab);
-  p.b_s = z(1, c.out_vocab);
+  size_t next = 0;  // shapes come in member order
+  p.visit_members([&](const char* name, Mat<T>& m) {
+    if (next < shapes.size() && std::strcmp(shapes[next].name, name) == 0) {
+      m = Mat<T>::Zero(shapes[next].rows, shapes[next].cols);
+      ++next;
+    }
+  });
+  assert(next == shapes.size() && "param_shapes lists members out of order");
   return p;
 }
 

@@ -69,6 +69,11 @@ struct Params {
   void visit(F&& f) const {
     visit_all(*this, f);
   }
+  // Calls f(name, matrix) for every member, used by the variant or not (empty), in that order.
+  template <typename F>
+  void visit_members(F&& f) {
+    visit_members_of(*this, f);
+  }
   // Same-shaped zeros.
   Params zeros_like() const;
   template <typename U>
@@ -77,9 +82,12 @@ struct Params {
  private:
   template <typename Self, typename F>
   static void visit_all(Self& s, F& f) {
-    auto g = [&f](const char* name, auto& m) {
+    visit_members_of(s, [&f](const char* name, auto& m) {
       if (m.size() > 0) f(name, m);
-    };
+    });
+  }
+  template <typename Self, typename F>
+  static void visit_members_of(Self& s, F&& g) {
     g("emb_in", s.emb_in);
     g("enc_f.wx", s.enc_f.wx);
     g("enc_f.wh", s.enc_f.wh);
@@ -106,7 +114,16 @@ struct Params {
   }
 };
 
-// Allocates every parameter the variant uses with the given shapes (zeros).
+// The name and shape of every parameter the variant uses, in visit() order (the model file's
+// order). Sizes are 64-bit so a loader can check a file's declared configuration against its
+// real size before allocating anything.
+struct ParamShape {
+  const char* name;
+  int64_t rows, cols;
+};
+std::vector<ParamShape> param_shapes(const ModelConfig& c);
+
+// Allocates every parameter of param_shapes(c) (zeros).
 template <typename T>
 Params<T> make_params(const ModelConfig& c);
 // Seeded uniform initialisation in ±1/√fan_in, biases zero.

@@ -131,6 +131,18 @@ bool parse_model(const std::string& bytes, const std::string& source, Model& out
   if (version != kModelFormatVersion)
     return fail("model format version " + std::to_string(version) + " is not supported (this " +
                 "build reads version " + std::to_string(kModelFormatVersion) + ")");
+  // The checksum covers every byte, so nothing the file declares (sizes, shapes, alphabets) is
+  // trusted, or allocated for, before it matches.
+  uint32_t lo = 0, hi = 0;
+  {
+    Reader tail{bytes, bytes.size() - 8, bytes.size(), {}};
+    tail.u32(lo, "checksum");
+    tail.u32(hi, "checksum");
+  }
+  const uint64_t stored = (static_cast<uint64_t>(hi) << 32) | lo;
+  if (stored != fnv1a(bytes.data(), bytes.size() - 8))
+    return fail("checksum mismatch (the file is corrupted or truncated)");
+
   uint32_t f[6];
   const char* names[6] = {"score", "in_vocab", "out_vocab", "embed", "hidden", "window"};
   for (int i = 0; i < 6; ++i)
@@ -139,67 +151,71 @@ bool parse_model(const std::string& bytes, const std::string& source, Model& out
   if (!r.str(m.in_vocab.chars, "input alphabet") || !r.str(m.out_vocab.chars, "output alphabet") ||
       !r.str(m.info, "info"))
     return fail(r.error);
-  // The checksum covers everything, so check it before trusting any count or shape.
-  uint32_t lo = 0, hi = 0;
-  {
-    Reader tail{bytes, bytes.size() - 8, bytes.size(), {}};
-    tail.u32(lo, "checksum");
-    tail.u32(hi, "checksum");
-  }
-  const uint64_t stored = (static_cast<uint64_t>(hi) << 32) | lo;
-  const bool checksum_ok = stored == fnv1a(bytes.data(), bytes.size() - 8);
-
   if (f[0] >= score_names().size())
     return fail("field score: unknown score id " + std::to_string(f[0]));
   m.config.score = static_cast<Score>(f[0]);
   m.in_vocab.specials = 1;
   m.out_vocab.specials = 2;
+  if (f[1] != static_cast<uint32_t>(m.in_vocab.size()) ||
+      f[2] != static_cast<uint32_t>(m.out_vocab.size()))
+    return fail("field in_vocab/out_vocab does not match the stored alphabets");
+  for (const Vocab* v : {&m.in_vocab, &m.out_vocab}) {
+    std::string why;
+    if (!check_alphabet(*v, why))
+      return fail(std::string(v == &m.in_vocab ? "input" : "output") + " alphabet: " + why);
+  }
   m.config.in_vocab = static_cast<int>(f[1]);
   m.config.out_vocab = static_cast<int>(f[2]);
+  if (f[3] < 1 || f[3] > 4096 || f[4] < 2 || f[4] > 4096 || f[4] % 2 != 0 || f[5] > 1000 ||
+      (uses_window(m.config.score) && f[5] < 1))
+    return fail("fields embed/hidden/window out of range (embed " + std::to_string(f[3]) +
+                ", hidden " + std::to_string(f[4]) + ", window " + std::to_string(f[5]) + ")");
   m.config.embed = static_cast<int>(f[3]);
   m.config.hidden = static_cast<int>(f[4]);
   m.config.window = static_cast<int>(f[5]);
-  if (m.config.in_vocab != m.in_vocab.size() || m.config.out_vocab != m.out_vocab.size())
-    return fail(checksum_ok ? "field in_vocab/out_vocab does not match the stored alphabets"
-                            : "checksum mismatch (the file is corrupted or truncated)");
-  if (f[3] < 1 || f[3] > 4096 || f[4] < 2 || f[4] > 4096 || f[4] % 2 != 0 || f[5] > 1000 ||
-      (uses_window(m.config.score) && f[5] < 1))
-    return fail(checksum_ok ? "fields embed/hidden/window out of range (embed " +
-                                  std::to_string(f[3]) + ", hidden " + std::to_string(f[4]) +
-                                  ", window " + std::to_string(f[5]) + ")"
-                            : "checksum mismatch (the file is corrupted or truncated)");
-  m.params = make_params<float>(m.config);
-  uint32_t count = 0, expected = 0;
-  m.params.visit([&expected](const char*, const Mat<float>&) { ++expected; });
+
+  // The tensors the configuration implies, checked against the bytes really present before any
+  // is allocated: a small file cannot make this allocate gigabytes.
+  const std::vector<ParamShape> shapes = param_shapes(m.config);
+  uint64_t needed = 4;  // tensor count
+  for (const ParamShape& t : shapes)
+    needed += 4 + std::strlen(t.name) + 8 + static_cast<uint64_t>(t.rows * t.cols) * sizeof(float);
+  const uint64_t present = r.end - r.pos;
+  if (needed != present) {
+    const std::string what = "a " + score_name(m.config.score) + " model of hidden " +
+                             std::to_string(m.config.hidden) + ", embed " +
+                             std::to_string(m.config.embed) + " needs " + std::to_string(needed) +
+                             " bytes of tensors";
+    return fail(present > needed
+                    ? std::to_string(present - needed) + " unexpected bytes after the tensors (" +
+                          what + ")"
+                    : "truncated: " + what + " but the file holds " + std::to_string(present));
+  }
+  uint32_t count = 0;
   if (!r.u32(count, "tensor count")) return fail(r.error);
-  if (count != expected)
-    return fail(checksum_ok
-                    ? "holds " + std::to_string(count) + " tensors; a " +
-                          score_name(m.config.score) + " model has " + std::to_string(expected)
-                    : "checksum mismatch (the file is corrupted or truncated)");
+  if (count != shapes.size())
+    return fail("holds " + std::to_string(count) + " tensors; a " + score_name(m.config.score) +
+                " model has " + std::to_string(shapes.size()));
+  for (const ParamShape& t : shapes) {
+    std::string got;
+    uint32_t rows = 0, cols = 0;
+    if (!r.str(got, "tensor name") || !r.u32(rows, "tensor rows") || !r.u32(cols, "tensor cols"))
+      return fail(r.error);
+    if (got != t.name || rows != t.rows || cols != t.cols)
+      return fail("tensor '" + got + "' (" + std::to_string(rows) + "x" + std::to_string(cols) +
+                  ") where '" + t.name + "' (" + std::to_string(t.rows) + "x" +
+                  std::to_string(t.cols) + ") was expected");
+    r.pos += static_cast<size_t>(t.rows * t.cols) * sizeof(float);  // sizes checked above
+  }
+  // Every header matched: now allocate and copy.
+  m.params = make_params<float>(m.config);
+  r.pos = r.end - (needed - 4);
   bool ok = true;
   m.params.visit([&](const char* name, Mat<float>& t) {
     if (!ok) return;
-    std::string got;
-    uint32_t rows = 0, cols = 0;
-    if (!r.str(got, "tensor name") || !r.u32(rows, "tensor rows") || !r.u32(cols, "tensor cols")) {
-      ok = fail(r.error);
-      return;
-    }
-    if (got != name || rows != t.rows() || cols != t.cols()) {
-      ok = fail(checksum_ok
-                    ? "tensor '" + got + "' (" + std::to_string(rows) + "x" + std::to_string(cols) +
-                          ") where '" + name + "' (" + std::to_string(t.rows()) + "x" +
-                          std::to_string(t.cols()) + ") was expected"
-                    : "checksum mismatch (the file is corrupted or truncated)");
-      return;
-    }
+    r.pos += 4 + std::strlen(name) + 8;
     const size_t n = static_cast<size_t>(t.size()) * sizeof(float);
-    if (!r.need(n, name)) {
-      ok = fail(r.error);
-      return;
-    }
-    std::memcpy(t.data(), bytes.data() + r.pos, n);
+    std::memcpy(t.data(), bytes.data() + r.pos, n);  // x86 and ARM Linux are little-endian
     r.pos += n;
     for (Eigen::Index i = 0; i < t.size(); ++i)
       if (!std::isfinite(t.data()[i])) {
@@ -209,12 +225,15 @@ bool parse_model(const std::string& bytes, const std::string& source, Model& out
       }
   });
   if (!ok) return false;
-  if (r.pos != r.end)
-    return fail(checksum_ok ? std::to_string(r.end - r.pos) + " unexpected bytes after the tensors"
-                            : "checksum mismatch (the file is corrupted or truncated)");
-  if (!checksum_ok) return fail("checksum mismatch (the file is corrupted)");
   out = std::move(m);
   return true;
+}
+
+void reseal_model_bytes(std::string& bytes) {
+  if (bytes.size() < 8) return;
+  const uint64_t h = fnv1a(bytes.data(), bytes.size() - 8);
+  for (int i = 0; i < 8; ++i)
+    bytes[bytes.size() - 8 + i] = static_cast<char>((h >> (8 * i)) & 0xFF);
 }
 
 bool save_model(const Model& m, const std::string& path, std::string& error) {
@@ -223,7 +242,7 @@ bool save_model(const Model& m, const std::string& path, std::string& error) {
 
 bool load_model(const std::string& path, Model& out, std::string& error) {
   std::string bytes;
-  if (!read_text_file(path, bytes, error)) return false;
+  if (!read_input_file(path, kMaxSeq2seqModelBytes, bytes, error)) return false;
   return parse_model(bytes, path, out, error);
 }
 

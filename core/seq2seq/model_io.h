@@ -29,6 +29,9 @@ std::string serialize_model(const Model& m);
 bool parse_model(const std::string& bytes, const std::string& source, Model& out,
                  std::string& error);
 bool save_model(const Model& m, const std::string& path, std::string& error);
+// Rewrites the checksum at the end of model bytes to match the rest, for tools and tests that
+// edit a file on purpose (a fuzzer mutating what is behind the checksum).
+void reseal_model_bytes(std::string& bytes);
 bool load_model(const std::string& path, Model& out, std::string& error);
 
 }  // namespace attn::s2s

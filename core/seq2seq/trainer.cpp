@@ -99,21 +99,25 @@ std::vector<std::string> predict(const Model& model, const std::vector<std::stri
   constexpr size_t kChunk = 256;
   for (size_t from = 0; from < inputs.size(); from += kChunk) {
     const size_t to = std::min(inputs.size(), from + kChunk);
+    // Only inputs the alphabet can encode are decoded; any other stays "" (never a match).
     Batch b;
+    std::vector<size_t> index;  // batch row -> input
     std::string unused;
     for (size_t i = from; i < to; ++i) {
       std::vector<int> ids;
-      encode(model.in_vocab, inputs[i], ids, unused);
+      if (inputs[i].empty() || !encode(model.in_vocab, inputs[i], ids, unused)) continue;
       b.src.push_back(std::move(ids));
+      index.push_back(i);
     }
-    run_shards(static_cast<int>(to - from), threads, [&](int, int lo, int hi) {
+    run_shards(static_cast<int>(b.src.size()), threads, [&](int, int lo, int hi) {
+      if (lo == hi) return;
       ForwardCache<float> fc;
       forward(model.config, model.params, slice(b, lo, hi), fc, 12);
       const auto ids = decoded(fc);
       for (int r = lo; r < hi; ++r) {
         std::string s;
         for (int id : ids[static_cast<size_t>(r - lo)]) s += model.out_vocab.label(id);
-        out[from + static_cast<size_t>(r)] = s;
+        out[index[static_cast<size_t>(r)]] = s;
       }
     });
   }
@@ -142,6 +146,29 @@ std::vector<LengthBucket> accuracy_by_length(const Model& model,
                             [](const LengthBucket& r) { return r.count == 0; }),
              rows.end() - 1);
   return rows;
+}
+
+bool check_date_alphabets(const Model& model, std::string& error) {
+  const struct {
+    const Vocab& has;
+    Vocab needs;
+    const char* which;
+  } pairs[] = {{model.in_vocab, default_input_vocab(), "input"},
+               {model.out_vocab, default_output_vocab(), "output"}};
+  for (const auto& p : pairs) {
+    std::string why;
+    if (!check_alphabet(p.has, why)) {
+      error = std::string("its ") + p.which + " alphabet is unusable: " + why;
+      return false;
+    }
+    for (char c : p.needs.chars)
+      if (p.has.id(c) < 0) {
+        error = std::string("its ") + p.which + " alphabet lacks '" + char_text(c) +
+                "', which the dates of the task use";
+        return false;
+      }
+  }
+  return true;
 }
 
 bool translate(const Model& model, const std::string& input, ForwardCache<float>& trace,

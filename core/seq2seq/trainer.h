@@ -56,9 +56,15 @@ int train_model(Model& model, const TrainOptions& options, const TrainCallbacks&
 // Mean loss per output character and gradient (same scale) of one batch, on `threads` shards.
 double batch_gradient(const Model& model, const Batch& batch, int threads, Params<float>& grad);
 
-// Greedy translations of many inputs (they must be encodable: use encode() first).
+// Greedy translations of many inputs; an input the model's alphabet cannot encode (or an empty
+// one) gives "".
 std::vector<std::string> predict(const Model& model, const std::vector<std::string>& inputs,
                                  int threads = 1);
+
+// Whether the model's alphabets can read and write the dates of the task (every character of
+// default_input_vocab() and default_output_vocab(), none twice); evaluating a model that cannot
+// would only measure its alphabet. Error names the missing character.
+bool check_date_alphabets(const Model& model, std::string& error);
 
 // Exact-match accuracy by input-length bucket; the last row is "all".
 struct LengthBucket {

@@ -19,15 +19,40 @@ std::string Vocab::label(int i) const {
 Vocab default_input_vocab() { return Vocab{" abcdefghijklmnopqrstuvwxyz0123456789,./-':()", 1}; }
 Vocab default_output_vocab() { return Vocab{"0123456789-", 2}; }
 
+std::string char_text(char c) {
+  const unsigned char u = static_cast<unsigned char>(c);
+  if (u >= 32 && u < 127) return std::string(1, c);
+  static const char kHex[] = "0123456789abcdef";
+  return std::string("\\x") + kHex[u >> 4] + kHex[u & 15];
+}
+
+bool check_alphabet(const Vocab& v, std::string& error) {
+  if (v.chars.empty()) {
+    error = "it is empty";
+    return false;
+  }
+  bool seen[256] = {};
+  for (size_t i = 0; i < v.chars.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(v.chars[i]);
+    if (seen[c]) {
+      error = "character '" + char_text(v.chars[i]) + "' appears twice (again at index " +
+              std::to_string(i) + ")";
+      return false;
+    }
+    seen[c] = true;
+  }
+  return true;
+}
+
 bool encode(const Vocab& v, const std::string& text, std::vector<int>& ids, std::string& error) {
   ids.clear();
   for (size_t i = 0; i < text.size(); ++i) {
     const int id = v.id(text[i]);
     if (id < 0) {
-      const unsigned char c = static_cast<unsigned char>(text[i]);
-      error = "character " + std::to_string(i) + " ('" +
-              (c >= 32 && c < 127 ? std::string(1, text[i]) : "\\x" + std::to_string(c)) +
-              "') is not in the model's alphabet \"" + v.chars + "\"";
+      std::string alphabet;
+      for (char a : v.chars) alphabet += char_text(a);
+      error = "character " + std::to_string(i) + " ('" + char_text(text[i]) +
+              "') is not in the model's alphabet \"" + alphabet + "\"";
       return false;
     }
     ids.push_back(id);

@@ -25,6 +25,13 @@ struct Vocab {
 Vocab default_input_vocab();   // " abcdefghijklmnopqrstuvwxyz0123456789,./-':()"
 Vocab default_output_vocab();  // "0123456789-"
 
+// Checks an alphabet read from a file: at least one character and none twice (ids must be
+// unambiguous). On failure names the character.
+bool check_alphabet(const Vocab& v, std::string& error);
+
+// A character as it may be printed: itself when printable ASCII, else "\xHH".
+std::string char_text(char c);
+
 // Encodes text; on an unknown character returns false and names it and its index in `error`.
 bool encode(const Vocab& v, const std::string& text, std::vector<int>& ids, std::string& error);
 

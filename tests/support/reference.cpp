@@ -2,9 +2,12 @@
 // again here from cli.md, independently of core/mask.cpp, so a mistake in one shows in the other.
 #include "reference.h"
 
+#include <dirent.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -27,9 +30,8 @@ bool visible(const AttentionProblem& p, int h, int i, int j) {
   };
   if (m.causal != CausalAlign::kNone && j > pos) return false;
   if (m.window) {
-    const int w = *m.window;
-    bool inside = (m.causal != CausalAlign::kNone) ? (pos - w <= j && j <= pos)
-                                                   : (pos - j <= w && j - pos <= w);
+    const long long w = *m.window, d = static_cast<long long>(pos) - j;  // no int overflow
+    bool inside = (m.causal != CausalAlign::kNone) ? (d <= w && j <= pos) : (d <= w && -d <= w);
     if (!inside && !is_global(pos) && !is_global(j)) return false;  // global = listed position
   }
   if (m.key_length && j >= *m.key_length) return false;
@@ -149,6 +151,23 @@ std::string temp_path(const std::string& name) {
   std::ostringstream s;
   s << dir << "/" << counter++ << "_" << name;
   return s.str();
+}
+
+std::string temp_dir(const std::string& name) {
+  const std::string dir = temp_path(name);
+  if (::mkdir(dir.c_str(), 0755) != 0) std::abort();
+  return dir;
+}
+
+std::vector<std::string> dir_entries(const std::string& dir) {
+  std::vector<std::string> out;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d))
+      if (std::string(e->d_name) != "." && std::string(e->d_name) != "..") out.push_back(e->d_name);
+    ::closedir(d);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 static std::string slurp(const std::string& path) {

@@ -45,5 +45,9 @@ CliResult run_cli(const std::string& args, const std::string& env = "");
 
 // A fresh path under the test temp folder.
 std::string temp_path(const std::string& name);
+// A fresh empty folder under the test temp folder.
+std::string temp_dir(const std::string& name);
+// The names in a folder (without "." and ".."), sorted.
+std::vector<std::string> dir_entries(const std::string& dir);
 
 }  // namespace attn::test

@@ -1,0 +1,35 @@
+// The fuzz targets: one function per parser a user can feed, each taking arbitrary bytes. The
+// same functions run under libFuzzer (fuzz_main.cpp, built with -DATTN_FUZZ=ON) and, on every
+// file of tests/fuzz/corpus/NAME and tests/fuzz/regressions/NAME, in the normal test suite
+// (tests/test_fuzz_regressions.cpp). See tests/fuzz/README.md to add one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace attn::fuzz {
+
+// Returns 0 (libFuzzer's convention); a broken invariant aborts.
+using TargetFn = int (*)(const uint8_t* data, size_t size);
+
+struct Target {
+  const char* name;  // the folder names under tests/fuzz/corpus and tests/fuzz/regressions
+  TargetFn run;
+};
+
+// Every target, in the order .ci/run fuzzes them.
+const std::vector<Target>& targets();
+
+int scenario_json(const uint8_t* data, size_t size);
+int npy(const uint8_t* data, size_t size);
+int seq2seq_model(const uint8_t* data, size_t size);
+int safetensors(const uint8_t* data, size_t size);
+int gpt2_config(const uint8_t* data, size_t size);
+// vocab.json, a NUL byte, merges.txt.
+int gpt2_tokenizer(const uint8_t* data, size_t size);
+// A whole model folder: four parts (config.json, model.safetensors, vocab.json, merges.txt),
+// each a 4-byte little-endian length and its bytes (tests/fuzz/README.md).
+int gpt2_folder(const uint8_t* data, size_t size);
+
+}  // namespace attn::fuzz
