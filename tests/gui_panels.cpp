@@ -5,9 +5,11 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "gui/gui_setup.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
 #include "io/atomic_file.h"
@@ -461,6 +463,59 @@ TEST_F(Headless, TypingIntoTablesGoesThroughValidationAndUndo) {
   press(ImGui::GetKeyIndex(ImGuiKey_Z), true);
   EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(1, 2), 0.3f);
   EXPECT_EQ(state.trace().query_tokens[2], "the");
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// The small defects, each where a test can see it.
+
+// The mouse wheel zooms even a 3×3 heatmap (about the cursor), and the panel does not scroll.
+TEST_F(Headless, TheWheelZoomsASmallHeatmap) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.set_stage("weights");
+  frames(4);
+  HeatmapViewport& v = ui.views["main"];
+  ASSERT_TRUE(v.drawn);
+  ASSERT_EQ(v.rows, 3);
+  EXPECT_EQ(v.zoom, 1.0f);
+  ImGuiIO& io = ImGui::GetIO();
+  io.MousePos = v.cell_center(1, 1);
+  frame();
+  io.MouseWheel = 2;
+  frame();
+  io.MouseWheel = 0;
+  frames(2);
+  EXPECT_GT(v.zoom, 1.3f);
+  io.MousePos = {-FLT_MAX, -FLT_MAX};
+}
+
+// An export is suggested as a full path named after the example, the stage and the head, not a
+// bare "weights.png" in whatever the working folder is.
+TEST_F(Headless, ExportSuggestsAFullPathNamedAfterWhatItShows) {
+  ASSERT_TRUE(state.load_example("gqa"));
+  state.set_stage("weights");
+  state.set_head(2);
+  const std::string p = suggested_export_path(state, "png");
+  EXPECT_TRUE(std::filesystem::path(p).is_absolute()) << p;
+  EXPECT_EQ(std::filesystem::path(p).filename().string(), "gqa-weights-h2.png");
+  EXPECT_EQ(std::filesystem::path(suggested_export_path(state, "")).filename().string(),
+            "gqa-stages");
+}
+
+// The Debug menu (ImGui demo, metrics) is for developers: a flag or ATTN_DEBUG, never by default.
+TEST(DebugMenu, OnlyWithTheFlagOrTheEnvironmentVariable) {
+  EXPECT_FALSE(debug_menu_wanted(false, nullptr));
+  EXPECT_FALSE(debug_menu_wanted(false, ""));
+  EXPECT_FALSE(debug_menu_wanted(false, "0"));
+  EXPECT_TRUE(debug_menu_wanted(false, "1"));
+  EXPECT_TRUE(debug_menu_wanted(true, nullptr));
+  AppState st;
+  Ui ui(st);
+  EXPECT_FALSE(ui.debug_menu);
 }
 
 }  // namespace

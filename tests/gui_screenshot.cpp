@@ -7,9 +7,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <regex>
+#include <tuple>
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
@@ -139,6 +141,100 @@ TEST_F(UnderXvfb, GqaHeadAndAnEditShowTheNewWeights) {
   ASSERT_TRUE(s) << error;
   s->qkv.q[3](4, 0) = 2.5f;
   EXPECT_EQ(check_weights_pixels(png, to_problem(*s), 3), 25);
+}
+
+// The box of the "ink" inside cell (i, j) of a screenshot's main heatmap: pixels far from the
+// cell's most common colour (its fill), i.e. the number drawn in it. Empty when nothing is drawn.
+struct Ink {
+  int x0 = 1 << 30, y0 = 1 << 30, x1 = -1, y1 = -1, pixels = 0;
+  int height() const { return y1 >= y0 ? y1 - y0 + 1 : 0; }
+  int width() const { return x1 >= x0 ? x1 - x0 + 1 : 0; }
+};
+Ink cell_ink(const Image& img, const json& side, int i, int j) {
+  const double ox = side["origin"][0], oy = side["origin"][1];
+  const double cw = side["cell_w"], ch = side["cell_h"];
+  // Inside the cell, clear of its grid lines and selection frame.
+  const int x0 = static_cast<int>(ox + j * cw) + 4, x1 = static_cast<int>(ox + (j + 1) * cw) - 4;
+  const int y0 = static_cast<int>(oy + i * ch) + 4, y1 = static_cast<int>(oy + (i + 1) * ch) - 4;
+  std::map<std::tuple<int, int, int>, int> count;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const Rgb c = img.at(x, y);
+      ++count[{c.r, c.g, c.b}];
+    }
+  std::tuple<int, int, int> fill{0, 0, 0};
+  int most = 0;
+  for (const auto& [c, n] : count)
+    if (n > most) most = n, fill = c;
+  Ink ink;
+  for (int y = y0; y < y1; ++y)
+    for (int x = x0; x < x1; ++x) {
+      const Rgb c = img.at(x, y);
+      const int d = std::max({std::abs(c.r - std::get<0>(fill)), std::abs(c.g - std::get<1>(fill)),
+                              std::abs(c.b - std::get<2>(fill))});
+      if (d < 90) continue;
+      ++ink.pixels;
+      ink.x0 = std::min(ink.x0, x);
+      ink.x1 = std::max(ink.x1, x);
+      ink.y0 = std::min(ink.y0, y);
+      ink.y1 = std::max(ink.y1, y);
+    }
+  return ink;
+}
+
+// In presentation mode the heatmap fills the room: large cells, and in every cell a number as
+// tall as the sidecar says it was drawn (digits are about 0.73 of the font size tall).
+void check_presentation(const std::string& png, int rows, int cols, double min_cell,
+                        double min_number_px) {
+  Image img = test::load_png_rgb(png);
+  ASSERT_FALSE(img.empty()) << png;
+  json side = load_json(png + ".json");
+  ASSERT_TRUE(side.is_object());
+  EXPECT_EQ(side["presentation"], true);
+  ASSERT_EQ(side["rows"].get<int>(), rows);
+  ASSERT_EQ(side["cols"].get<int>(), cols);
+  EXPECT_GE(side["cell_w"].get<double>(), min_cell);
+  EXPECT_GE(side["cell_h"].get<double>(), min_cell);
+  EXPECT_TRUE(side["numbers_shown"].get<bool>());
+  const double number_px = side["number_px"];
+  EXPECT_GE(number_px, min_number_px);
+  EXPECT_EQ(side["labels_dropped"].get<int>(), 0);
+  EXPECT_EQ(side["labels_abbreviated"].get<int>(), 0);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) {
+      const Ink ink = cell_ink(img, side, i, j);
+      EXPECT_GE(ink.height(), 0.6 * number_px) << "cell " << i << "," << j << " of " << png;
+      EXPECT_LE(ink.height(), 1.1 * number_px) << "cell " << i << "," << j << " of " << png;
+      EXPECT_GE(ink.width(), 0.3 * number_px) << "cell " << i << "," << j << " of " << png;
+    }
+}
+
+TEST_F(UnderXvfb, PresentationAt1280x720FillsTheScreenWithReadableNumbers) {
+  const std::string png = test::temp_path("presentation-1280.png");
+  test::CliResult r = test::run_cli(
+      "gui --presentation --size 1280x720 --example fear-is-the --step weights --screenshot '" +
+      png + "' --frames 5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // 3 × 3 weights on a 1280 × 720 projector: cells of at least 90 px, numbers of 28 px.
+  check_presentation(png, 3, 3, 90, 28);
+  std::string error;
+  std::optional<Scenario> s = load_example("fear-is-the", error);
+  ASSERT_TRUE(s) << error;
+  EXPECT_EQ(check_weights_pixels(png, to_problem(*s), 0), 9);
+}
+
+TEST_F(UnderXvfb, PresentationAt1920x1080WithLargeFontsKeepsEveryLabelAndNumber) {
+  const std::string png = test::temp_path("presentation-1920.png");
+  test::CliResult r = test::run_cli(
+      "gui --presentation --size 1920x1080 --font-size 28 --example sliding-window --step "
+      "weights --screenshot '" +
+      png + "' --frames 5");
+  ASSERT_EQ(r.status, 0) << r.err;
+  check_presentation(png, 8, 8, 50, 20);
+  std::string error;
+  std::optional<Scenario> s = load_example("sliding-window", error);
+  ASSERT_TRUE(s) << error;
+  EXPECT_EQ(check_weights_pixels(png, to_problem(*s), 0), 64);
 }
 
 TEST_F(UnderXvfb, EveryExampleAndStageRenders) {

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <random>
+#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -197,12 +199,15 @@ TEST(Explain, PrecisionControlsDecimals) {
     EXPECT_HAS(text, "w_Fear = " + fmt(r.exps[0], p) + " / " + fmt(r.sum, p) + " = " +
                          fmt(r.weights[0], p) + "\n");
   }
-  // Precision 0 rounds every weight here to 0 or 1; a nonzero value is never shown as a bare 0.
+  // Precision 0 would round these weights (0.46, 0.54) to 0 and 1, so "1 / 2 = 1"; values below 1
+  // keep their first digit: e_Fear = exp(−0.155) = 0.856, Σ = 1.856, w = 0.461 and 0.539.
   ExplainRequest zero;
   zero.precision = 0;
   const std::string z = narrate(t, zero);
-  EXPECT_HAS(z, "w_Fear = 1 / 2 = ≈0\n");
-  EXPECT_HAS(z, "w_is   = 1 / 2 = 1\n");
+  EXPECT_HAS(z, "w_Fear = 0.9 / 2 = 0.5\n");
+  EXPECT_HAS(z, "w_is   = 1 / 2 = 0.5\n");
+  EXPECT_LACKS(z, "≈0");
+  EXPECT_HAS(z, "values below 1 keep their first digit");
   ExplainRequest two;
   two.precision = 2;
   const std::string text = narrate(t, two);
@@ -463,6 +468,136 @@ TEST(ExplainCli, BadArgumentsExitTwo) {
     EXPECT_HAS(r.err, c.needle);
     EXPECT_EQ(r.out, "");
   }
+}
+
+}  // namespace
+}  // namespace attn
+
+namespace attn {
+namespace {
+
+// Every reason the narration gives for a hidden key, and every key range it names, is a true
+// statement: the numbers are parsed back out of the text and the inequality checked, for every
+// combination of causal alignment, window, global position and padding, on square, wide and tall
+// score matrices, for every query row.
+struct ReasonCheck {
+  int checked = 0;
+  // Compiled once: std::regex is slow to build.
+  const std::regex causal{"causal: key (\\d+) comes after query position (-?\\d+)"};
+  const std::regex window_abs{"window: \\|(-?\\d+) − (\\d+)\\| = (\\d+) > W = (\\d+)"};
+  const std::regex window_diff{"window: (-?\\d+) − (\\d+) = (-?\\d+) > W = (\\d+)"};
+  const std::regex window_later{"window: key (\\d+) > p = (-?\\d+)"};
+  const std::regex padding{"padding: key (\\d+) ≥ key length (\\d+)"};
+  const std::regex range{"keys (-?\\d+)\\.\\.(-?\\d+)"};
+  const std::regex only{"key (-?\\d+) only"};
+  const std::regex any_window{"window: [^;\\n(]*"};
+
+  void text(const std::string& t, const std::string& where) {
+    auto each = [&](const std::regex& re, auto&& check) {
+      for (std::sregex_iterator it(t.begin(), t.end(), re), end; it != end; ++it) {
+        check(*it);
+        ++checked;
+      }
+    };
+    auto num = [](const std::ssub_match& m) { return std::stoi(m.str()); };
+    each(causal, [&](const std::smatch& m) {
+      EXPECT_GT(num(m[1]), num(m[2])) << m.str() << "\n" << where;
+    });
+    each(window_abs, [&](const std::smatch& m) {
+      EXPECT_EQ(std::abs(num(m[1]) - num(m[2])), num(m[3])) << m.str() << "\n" << where;
+      EXPECT_GT(num(m[3]), num(m[4])) << m.str() << "\n" << where;
+    });
+    each(window_diff, [&](const std::smatch& m) {
+      EXPECT_EQ(num(m[1]) - num(m[2]), num(m[3])) << m.str() << "\n" << where;
+      EXPECT_GT(num(m[3]), num(m[4])) << m.str() << "\n" << where;
+    });
+    each(window_later, [&](const std::smatch& m) {
+      EXPECT_GT(num(m[1]), num(m[2])) << m.str() << "\n" << where;
+    });
+    each(padding, [&](const std::smatch& m) {
+      EXPECT_GE(num(m[1]), num(m[2])) << m.str() << "\n" << where;
+    });
+    // A range names at least two keys in order, and no negative key ("keys 0..-2").
+    each(range, [&](const std::smatch& m) {
+      EXPECT_GE(num(m[1]), 0) << m.str() << "\n" << where;
+      EXPECT_LT(num(m[1]), num(m[2])) << m.str() << "\n" << where;
+    });
+    each(only, [&](const std::smatch& m) { EXPECT_GE(num(m[1]), 0) << m.str() << "\n" << where; });
+    // Every window clause is one of the forms above (nothing unchecked slips through).
+    each(any_window, [&](const std::smatch& m) {
+      const std::string s = m.str();
+      const bool known = std::regex_search(s, window_abs) || std::regex_search(s, window_diff) ||
+                         std::regex_search(s, window_later);
+      EXPECT_TRUE(known) << s << "\n" << where;
+    });
+  }
+};
+
+TEST(Explain, EveryMaskReasonIsATrueInequality) {
+  std::mt19937 rng(3);
+  ReasonCheck check;
+  for (auto [n_q, n_k] : {std::pair{4, 4}, {3, 6}, {6, 3}})
+    for (CausalAlign causal : {CausalAlign::kNone, CausalAlign::kTopLeft, CausalAlign::kLowerRight})
+      for (int window : {-1, 0, 1, 2})
+        for (bool global : {false, true})
+          for (int key_length : {-1, 0, 2}) {
+            Scenario s;
+            s.name = "reasons";
+            s.qkv.q = {test::random_matrix(n_q, 2, rng)};
+            s.qkv.k = {test::random_matrix(n_k, 2, rng)};
+            s.qkv.v = {test::random_matrix(n_k, 2, rng)};
+            for (int i = 0; i < n_q; ++i) s.query_tokens.push_back("q" + std::to_string(i));
+            if (n_q != n_k)
+              for (int j = 0; j < n_k; ++j) s.key_tokens.push_back("k" + std::to_string(j));
+            MaskSpec& m = s.options.mask;
+            m.causal = causal;
+            if (window >= 0) m.window = window;
+            if (global) m.global = {0};
+            if (key_length >= 0) m.key_length = key_length;
+            ASSERT_EQ(validate_scenario(s), "");
+            const AttentionTrace t = trace_of(s);
+            for (int i = 0; i < n_q; ++i) {
+              ExplainRequest r;
+              r.query = i;
+              std::string error;
+              const std::string text = explain(t, r, error);
+              ASSERT_EQ(error, "");
+              const std::string where = std::to_string(n_q) + "×" + std::to_string(n_k) +
+                                        " causal " + std::to_string(static_cast<int>(causal)) +
+                                        " window " + std::to_string(window) + " global " +
+                                        std::to_string(global) + " L " +
+                                        std::to_string(key_length) + " query " + std::to_string(i);
+              check.text(text, where);
+              // One cell at a time (the mask stage) says the same things.
+              r.step = "masked";
+              for (int j = 0; j < n_k; ++j) {
+                r.key = j;
+                check.text(explain(t, r, error), where + " key " + std::to_string(j));
+              }
+            }
+          }
+  EXPECT_GT(check.checked, 1000);  // the patterns matched the text: the test checked something
+}
+
+// The issue's cases by hand: a causal window W = 1 hides key 1 from query 0 because it comes
+// later (|0 − 1| = 1 is not > 1); a query whose window holds no key says so.
+TEST(Explain, CausalWindowReasonsByHand) {
+  const AttentionTrace t = json_trace(R"({"query_tokens": ["a", "b", "c"],
+      "q": [[1, 0], [0, 1], [1, 1]], "k": [[1, 0], [0, 1], [1, 1]], "v": [[1, 0], [0, 1], [1, 1]],
+      "mask": {"causal": true, "window": 1}})");
+  const std::string text = narrate(t, 0);
+  EXPECT_LACKS(text, "|0 − 1| = 1 > W = 1");
+  EXPECT_HAS(text, "window: key 1 > p = 0, and a causal window only looks back");
+  EXPECT_HAS(text, "(the causal window keeps key 0 only)");
+  EXPECT_HAS(narrate(t, 2), "window: 2 − 0 = 2 > W = 1 (the causal window keeps keys 1..2)");
+  // Lower-right with more queries than keys: query 0 sits at position 0 + 2 − 3 = −1.
+  const AttentionTrace lr =
+      json_trace(R"({"query_tokens": ["a", "b", "c"], "key_tokens": ["x", "y"],
+      "q": [[1, 0], [0, 1], [1, 1]], "k": [[1, 0], [0, 1]], "v": [[1, 0], [0, 1]],
+      "mask": {"causal": "lower-right", "window": 0}})");
+  const std::string empty = narrate(lr, 0);
+  EXPECT_LACKS(empty, "..-");
+  EXPECT_HAS(empty, "i.e. no key");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -192,6 +193,58 @@ TEST(Seq2SeqCli, InterruptKeepsTheLastCompleteCheckpoint) {
   std::string error;
   ASSERT_TRUE(load_model(out, m, error)) << error;
   EXPECT_NE(m.info.find("epoch "), std::string::npos);
+}
+
+}  // namespace
+}  // namespace attn::s2s
+
+namespace attn::s2s {
+namespace {
+
+// The translate table agrees with each step's weights (printed to 4 decimals by --step): a cell is
+// '.' exactly when the weight is below 5% (4.85% too), and otherwise its percentage rounded to a
+// whole number, 100 included (never capped at 99).
+TEST(Seq2SeqCli, TranslateTableRoundsTheWeightsItShows) {
+  const std::string model = std::string(ATTN_SOURCE_DIR) + "/assets/models/bahdanau.s2s";
+  const std::string input = "22 nov 2026";
+  const auto table = run_cli("seq2seq translate --model '" + model + "' --input '" + input + "'");
+  ASSERT_EQ(table.status, 0) << table.err;
+  std::istringstream lines(table.out.substr(table.out.find("'.' below 5%")));
+  std::string line;
+  std::getline(lines, line);  // the legend
+  std::getline(lines, line);  // the input characters
+  int checked = 0;
+  for (int step = 0; std::getline(lines, line) && line.size() > 5; ++step) {
+    std::vector<std::string> cells;
+    for (size_t at = 5; at + 4 <= line.size(); at += 4) {
+      std::string c = line.substr(at, 4);
+      c.erase(0, c.find_first_not_of(' '));
+      cells.push_back(c);
+    }
+    ASSERT_EQ(cells.size(), input.size()) << line;
+    const auto r = run_cli("seq2seq translate --model '" + model + "' --input '" + input +
+                           "' --step " + std::to_string(step));
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::istringstream rows(r.out.substr(r.out.find("e_tj      a_tj")));
+    std::string row;
+    std::getline(rows, row);
+    for (size_t j = 0; j < input.size(); ++j) {
+      ASSERT_TRUE(std::getline(rows, row));
+      std::istringstream f(row);
+      int index = 0;
+      std::string ch;
+      double e = 0, a = 0;
+      f >> index >> ch >> e >> a;
+      ASSERT_EQ(index, static_cast<int>(j)) << row;
+      const double pct = 100 * a;
+      // Too close to a boundary to tell from 4 decimals: skip.
+      if (std::fabs(pct - 5) < 0.01 || std::fabs(pct - std::floor(pct) - 0.5) < 0.01) continue;
+      const std::string want = pct < 5 ? "." : std::to_string(std::lround(pct));
+      EXPECT_EQ(cells[j], want) << "step " << step << " position " << j << " weight " << a;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 50);
 }
 
 }  // namespace

@@ -118,6 +118,20 @@ void register_gui(CLI::App& app, Action& action) {
                 "render --frames frames, print the mean and max frame time, exit");
   cmd->add_flag("--animate", opts->animate,
                 "zoom and pan the heatmap every frame (with --frame-stats)");
+  cmd->add_flag("--debug", opts->debug,
+                "show the Debug menu (ImGui demo and metrics windows); so does ATTN_DEBUG=1");
+  cmd->add_flag("--no-animation", opts->no_animation,
+                "stage changes and edits do not animate (View menu: Animate changes)");
+  cmd->add_option("--predict", opts->predict,
+                  "start with a question on the stage: value (type the number of the selected "
+                  "cell) or pick (the key with the most weight in the selected row)");
+  cmd->add_option("--predict-scope", opts->predict_scope,
+                  "what the question hides: cell, row or stage (default cell)");
+  cmd->add_option("--guess", opts->guess,
+                  "answer the --predict question and reveal it (a number, or a key's index)");
+  cmd->add_option("--transition", opts->transition,
+                  "show the change into --step from stage FROM frozen at progress P, FROM:P "
+                  "(screenshots of the animation)");
   cmd->callback([&action, opts, src, size] {
     action = [opts, src, size] {
       GuiOptions o = *opts;

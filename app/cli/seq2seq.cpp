@@ -68,6 +68,17 @@ std::string percent(double x) {
   return s.str();
 }
 
+// One cell of the translate table, 4 columns wide: the weight in percent rounded to a whole
+// number ("100", "5"), or "." when it is below 5% (the threshold applies to the exact value, so
+// 4.85% is "." and never "5").
+std::string percent_cell(double w) {
+  const double pct = 100.0 * w;
+  if (pct < 5.0) return "   .";
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%4ld", std::lround(pct));
+  return buf;
+}
+
 std::string describe(const Model& m) {
   std::string s = score_name(m.config.score) + ", hidden " + std::to_string(m.config.hidden) +
                   ", embed " + std::to_string(m.config.embed);
@@ -345,18 +356,12 @@ void register_translate(CLI::App& parent, Action& action) {
       }
       const AlignmentPlot p = make_plot(m, fc, *input, out);
       std::cout << "\nalignment (rows: output characters; columns: input characters; weights "
-                   "in percent, '.' below 5%):\n     ";
-      for (const auto& c : p.cols) std::cout << std::setw(3) << (c == " " ? "_" : char_text(c[0]));
+                   "in percent, rounded; '.' below 5%):\n     ";
+      for (const auto& c : p.cols) std::cout << std::setw(4) << (c == " " ? "_" : char_text(c[0]));
       std::cout << "\n";
       for (int i = 0; i < p.weights.rows(); ++i) {
         std::cout << std::setw(5) << printable_text(p.rows[i]);
-        for (int j = 0; j < p.weights.cols(); ++j) {
-          const int w = static_cast<int>(std::lround(100.0 * p.weights(i, j)));
-          if (w < 5)
-            std::cout << "  .";
-          else
-            std::cout << std::setw(3) << std::min(w, 99);
-        }
+        for (int j = 0; j < p.weights.cols(); ++j) std::cout << percent_cell(p.weights(i, j));
         std::cout << "\n";
       }
       return kExitOk;

@@ -56,6 +56,8 @@ class AppState {
   const std::string& file_path() const { return file_path_; }
   const std::string& origin() const { return origin_; }
   bool dirty() const { return dirty_; }
+  // Changes whenever another scenario is opened (not on edits), so views can tell the two apart.
+  uint64_t load_serial() const { return load_serial_; }
 
   // ---- the trace (recomputed after every edit; large ones off the UI thread) ----
   const AttentionTrace& trace() const { return trace_; }
@@ -63,9 +65,11 @@ class AppState {
   // Changes whenever the trace does, so views can cache what they derive from it (textures).
   uint64_t trace_serial() const { return trace_serial_; }
   bool computing() const { return pending_.valid(); }
+  // Seconds the background computation has run, as of this frame's poll(): every panel that
+  // shows it in one frame shows the same number.
   double computing_seconds() const;
-  // Picks up a finished background computation; call once per frame. Returns true when the
-  // trace changed.
+  // Picks up a finished background computation and reads the frame's clock; call once per frame.
+  // Returns true when the trace changed.
   bool poll();
   void wait_for_trace();  // blocks until no computation is pending (tests, screenshots)
   // Problems larger than this many score cells (H·n_q·n_k) are computed on a worker thread.
@@ -179,7 +183,8 @@ class AppState {
   uint64_t trace_serial_ = 0;
   std::string backend_request_ = "cpu", backend_name_ = "cpu";
   std::future<AttentionTrace> pending_;
-  std::chrono::steady_clock::time_point pending_start_;
+  std::chrono::steady_clock::time_point pending_start_, frame_time_;
+  uint64_t load_serial_ = 0;
   bool recompute_again_ = false;
 
   int stage_ = 0;

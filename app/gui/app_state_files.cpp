@@ -61,6 +61,7 @@ bool AppState::load_scenario(Scenario s, const std::string& origin) {
   scenario_ = std::move(s);
   origin_scenario_ = scenario_;
   origin_ = origin;
+  ++load_serial_;
   undo_.clear();
   redo_.clear();
   gesture_key_.clear();

@@ -1,5 +1,6 @@
 // AppState's trace: recomputed after every edit on the chosen backend, on a worker thread when
 // the problem is large so the window keeps drawing.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <future>
@@ -47,7 +48,7 @@ void AppState::recompute() {
     return;
   }
   // Large problems run on a worker so the window keeps drawing; the old trace stays on screen.
-  pending_start_ = std::chrono::steady_clock::now();
+  pending_start_ = frame_time_ = std::chrono::steady_clock::now();
   pending_ = std::async(std::launch::async, [s = scenario_, name = backend_request_] {
     std::string used;
     std::unique_ptr<Backend> b = backend_or_cpu(name, used);
@@ -57,10 +58,11 @@ void AppState::recompute() {
 
 double AppState::computing_seconds() const {
   if (!pending_.valid()) return 0;
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - pending_start_).count();
+  return std::max(0.0, std::chrono::duration<double>(frame_time_ - pending_start_).count());
 }
 
 bool AppState::poll() {
+  frame_time_ = std::chrono::steady_clock::now();
   if (!pending_.valid()) return false;
   if (pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
   trace_ = pending_.get();

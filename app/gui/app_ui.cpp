@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
+#include "gui/layout.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
@@ -28,6 +30,33 @@ void Ui::run_deferred() {
   for (auto& f : now) f();
 }
 
+void text_wrapped_at_spaces(const std::string& text) {
+  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string paragraph = text.substr(start, end - start);
+    std::string line;
+    size_t k = 0;
+    while (k <= paragraph.size()) {
+      size_t sp = paragraph.find(' ', k);
+      if (sp == std::string::npos) sp = paragraph.size();
+      const std::string word = paragraph.substr(k, sp - k);
+      const std::string longer = line.empty() ? word : line + " " + word;
+      if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
+        ImGui::TextUnformatted(line.c_str());
+        line = word;
+      } else {
+        line = longer;
+      }
+      k = sp + 1;
+    }
+    ImGui::TextUnformatted(line.c_str());
+    start = end + 1;
+  }
+}
+
 void help_marker(const char* text) {
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) {
@@ -37,6 +66,42 @@ void help_marker(const char* text) {
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }
+}
+
+void same_line_if_fits(float width) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right)
+    ImGui::SameLine();
+}
+
+float radio_width(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+         ImGui::CalcTextSize(label).x;
+}
+
+float button_width(const char* label) {
+  return ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
+}
+
+bool slider_float_beside(const char* id, const char* label, float* v, float lo, float hi,
+                         const char* format, float width, ImGuiSliderFlags flags) {
+  ImGui::SetNextItemWidth(width);
+  const bool changed = ImGui::SliderFloat(id, v, lo, hi, "", flags | ImGuiSliderFlags_AlwaysClamp);
+  char value[48];
+  std::snprintf(value, sizeof value, format, *v);
+  const std::string text = std::string(label) + value;
+  same_line_if_fits(ImGui::CalcTextSize(text.c_str()).x);
+  ImGui::TextUnformatted(text.c_str());
+  return changed;
+}
+
+bool slider_int_beside(const char* id, const char* label, int* v, int lo, int hi, float width) {
+  ImGui::SetNextItemWidth(width);
+  const bool changed = ImGui::SliderInt(id, v, lo, hi, "", ImGuiSliderFlags_AlwaysClamp);
+  const std::string text = std::string(label) + std::to_string(*v);
+  same_line_if_fits(ImGui::CalcTextSize(text.c_str()).x);
+  ImGui::TextUnformatted(text.c_str());
+  return changed;
 }
 
 ColormapChoice colormaps(const UiSettings& s) { return {s.colormap, s.signed_colormap}; }
@@ -78,15 +143,85 @@ bool named_key_pressed(ImGuiKey k, bool repeat = false) {
   return ImGui::IsKeyPressed(ImGui::GetKeyIndex(k), repeat);
 }
 
-// Places a window as a fraction of the work area (below the menu and pipeline, above the status
-// bar), once (then the user's layout, saved in imgui.ini, wins) or always after "Reset layout".
-void place(const Ui& ui, ImVec2 pos, ImVec2 size) {
-  const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
-  ImGui::SetNextWindowPos(pos, cond);
-  ImGui::SetNextWindowSize(size, cond);
+// Places the next window at `r`: always when the layout changed (F11, Ctrl+=, a resize, another
+// stage strip height), else only the first time, so a panel the user moved stays put until then.
+void place(bool relayout, const LayoutRect& r) {
+  const ImGuiCond cond = relayout ? ImGuiCond_Always : ImGuiCond_FirstUseEver;
+  ImGui::SetNextWindowPos({r.x, r.y}, cond);
+  ImGui::SetNextWindowSize({r.w, r.h}, cond);
+}
+
+std::string signature(const PanelLayout& L) {
+  std::string s = L.tabbed ? "T" : "W";
+  char buf[64];
+  for (const LayoutRect* r : {&L.pipeline, &L.scenario, &L.heatmap, &L.narration, &L.heads}) {
+    std::snprintf(buf, sizeof buf, "|%d,%.0f,%.0f,%.0f,%.0f", r->shown ? 1 : 0, r->x, r->y, r->w,
+                  r->h);
+    s += buf;
+  }
+  return s;
+}
+
+// The scenario panel's two tabs, or the same two among the tabbed column's.
+bool tab(Ui& ui, const char* label, const char* id) {
+  const ImGuiTabItemFlags f =
+      ui.select_tab == id ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+  return ImGui::BeginTabItem(label, nullptr, f);
 }
 
 }  // namespace
+
+bool Ui::wants_frames() const {
+  return frames_wanted > 0 || state.playing || state.computing() || export_job.valid() ||
+         transition.active(now) || changes.active(now) || seq2seq_busy || lm_busy;
+}
+
+float Ui::font_px(float window_w, float window_h) const {
+  return presentation ? presentation_font(settings.font_px, window_w, window_h) : settings.font_px;
+}
+
+void start_prediction(Ui& ui, int row, int col) {
+  AppState& st = ui.state;
+  if (!st.has_trace()) return;
+  std::string stage = st.current_stage().id;
+  if (stage == "qkv") {  // the inputs are given: predict the first thing computed from them
+    st.set_stage("scores");
+    stage = "scores";
+  }
+  PredictKind kind = ui.predict_kind;
+  if (!stage_supports(stage, kind)) kind = PredictKind::kValue;
+  const TraceStep* step = st.trace().find(stage);
+  const int index = step && step->heads.size() == 1 ? 0 : st.head();
+  const Selection sel = st.selection();
+  const bool attention =
+      stage == "scores" || stage == "scaled" || stage == "masked" || stage == "weights";
+  if (row < 0) {  // the selection: a cell of an attention stage, else its row
+    row = sel.query;
+    col = attention ? sel.key : -1;
+  }
+  std::string why;
+  if (!ui.predict.start(st.trace(), stage, index, row, col, kind, ui.predict_scope, why)) {
+    st.set_message(why, true);
+    return;
+  }
+  ui.predict_buffer.clear();
+  ui.predict_error.clear();
+  st.playing = false;
+  st.clear_selection();  // the narration of a selected cell would give the answer away
+}
+
+void reveal_prediction(Ui& ui) {
+  AppState& st = ui.state;
+  Prediction& p = ui.predict;
+  p.reveal(st.trace(), ui.settings.decimals);
+  const PredictQuestion& q = p.question();
+  const bool cells =
+      q.stage == "scores" || q.stage == "scaled" || q.stage == "masked" || q.stage == "weights";
+  if (cells && q.kind == PredictKind::kValue)
+    st.select_cell(q.row, q.col);
+  else
+    st.select_row(q.row);
+}
 
 void handle_shortcuts(Ui& ui) {
   ImGuiIO& io = ImGui::GetIO();
@@ -108,7 +243,7 @@ void handle_shortcuts(Ui& ui) {
   if (io.KeyCtrl && key_pressed(kKeyS)) {
     if (st.file_path().empty()) {
       ui.path_dialog = "save";
-      ui.path_buffer = "scenario.json";
+      ui.path_buffer = st.scenario().name + ".json";
     } else {
       st.save_file(st.file_path());
     }
@@ -121,6 +256,8 @@ void handle_shortcuts(Ui& ui) {
   }
   if (io.KeyCtrl || io.KeyAlt) return;
   lesson_shortcuts(ui);
+  if (named_key_pressed(ImGuiKey_Tab) && ui.presentation) ui.panels_shown = !ui.panels_shown;
+  if (key_pressed(kKeyP) && !ui.predict.active()) start_prediction(ui);
   if (named_key_pressed(ImGuiKey_RightArrow, true)) st.next_stage();
   if (named_key_pressed(ImGuiKey_LeftArrow, true)) st.prev_stage();
   if (named_key_pressed(ImGuiKey_Home)) st.first_stage();
@@ -131,52 +268,74 @@ void handle_shortcuts(Ui& ui) {
       st.first_stage();
     st.playing = !st.playing;
   }
-  if (named_key_pressed(ImGuiKey_Escape)) ui.state.clear_selection();
+  if (named_key_pressed(ImGuiKey_Escape)) {
+    // One step back at a time: an open question, then the selection, then presentation mode.
+    if (ui.predict.active())
+      ui.predict.cancel();
+    else if (st.selection().active())
+      st.clear_selection();
+    else if (ui.presentation)
+      ui.presentation = false;
+  }
 }
 
 void draw_app(Ui& ui) {
   AppState& st = ui.state;
+  ui.now = ImGui::GetTime();
   handle_shortcuts(ui);
   draw_menu_bar(ui);
 
+  // What moves: a stage change starts its animation; an edit lights up the cells it changed; a
+  // question about a stage the class has left is dropped.
+  const std::string stage = st.has_trace() ? st.current_stage().id : "";
+  if (stage != ui.shown_stage) {
+    if (ui.settings.animate && stage_change_animates(ui.shown_stage, stage))
+      ui.transition = {ui.shown_stage, stage, ui.now, stage_change_seconds(ui.shown_stage, stage)};
+    else
+      ui.transition = {};
+    ui.shown_stage = stage;
+  }
+  if (ui.predict.active() && ui.predict.question().stage != stage) ui.predict.cancel();
+  if (st.has_trace())
+    ui.changes.update(st.trace(), st.trace_serial(),
+                      ui.settings.animate && st.load_serial() == ui.loads_seen, ui.now);
+  ui.loads_seen = st.load_serial();
+
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float fs = ImGui::GetFontSize();
+  LayoutInput in;
+  in.x = vp->Pos.x;
+  in.y = vp->Pos.y;
+  in.width = vp->Size.x;
+  in.height = vp->Size.y;
+  in.font = fs;
   // From Pos, not WorkPos: the menu bar reserves its height only from the next frame on, and the
   // first frame is the one that places the windows.
-  const float top = vp->Pos.y + ImGui::GetFrameHeight(), W = vp->Size.x;
-  const float status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
-  const float pipe_h = fs * 5.0f;
-  const float body_y = top + pipe_h, body_h = vp->Size.y - (top - vp->Pos.y) - pipe_h - status_h;
-  // Presenting a lesson: the heatmap and the lesson share the room; the inputs fold away.
-  const bool presenting_lesson = ui.presentation && ui.lesson;
-  const float left_w = presenting_lesson ? 0.0f : std::round(W * 0.25f);
-  const float right_w = std::round(W * (presenting_lesson ? 0.4f : 0.31f));
-  const float mid_w = W - left_w - right_w;
+  in.menu_h = ImGui::GetFrameHeight();
+  in.status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+  in.pipeline_h = ui.pipeline_h > 0 ? ui.pipeline_h : std::round(fs * 5.2f);
+  in.heads_h = ui.heads_h > 0 ? ui.heads_h : std::round(fs * 7);  // until the panel measures
+  // A lesson's text and question take the whole column unless there are heads to compare.
+  if (ui.lesson && !(st.has_trace() && st.trace().num_heads > 1)) in.heads_h = 0;
+  in.presentation = ui.presentation;
+  in.panels_shown = ui.panels_shown;
+  const PanelLayout L = compute_layout(in);
+  const std::string sig = signature(L);
+  const bool relayout = ui.reset_layout || sig != ui.layout_applied;
+  ui.layout_applied = sig;
 
-  place(ui, {vp->Pos.x, top}, {W, pipe_h});
+  place(relayout, L.pipeline);
   draw_pipeline_panel(ui);
-  // Opening or closing a lesson, or a step with another number of heads, re-lays the column out.
-  const std::string column = std::string(presenting_lesson ? "P" : "") +
-                             (!ui.lesson                                   ? ""
-                              : st.has_trace() && st.trace().num_heads > 1 ? "L+H"
-                                                                           : "L");
-  if (column != ui.lesson_column) {
-    ui.lesson_column = column;
-    ui.reset_layout = true;
-  }
 
-  if (!presenting_lesson) {
-    place(ui, {vp->Pos.x, body_y}, {left_w, body_h});
+  if (L.scenario.shown) {
+    place(relayout, L.scenario);
     if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
       if (ImGui::BeginTabBar("left-tabs")) {
-        auto flags = [&ui](const char* tab) {
-          return ui.select_tab == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
-        };
-        if (ImGui::BeginTabItem("Inputs", nullptr, flags("inputs"))) {
+        if (tab(ui, "Inputs", "inputs")) {
           draw_editor_panel(ui);
           ImGui::EndTabItem();
         }
-        if (ImGui::BeginTabItem("Variants", nullptr, flags("variants"))) {
+        if (tab(ui, "Variants", "variants")) {
           draw_variants_panel(ui);
           ImGui::EndTabItem();
         }
@@ -187,24 +346,62 @@ void draw_app(Ui& ui) {
     ImGui::End();
   }
 
-  place(ui, {vp->Pos.x + left_w, body_y}, {mid_w, body_h});
+  place(relayout, L.heatmap);
   draw_heatmap_panel(ui);
 
-  // A lesson's text and question take the whole column unless there are heads to compare.
-  const bool heads_shown = !ui.lesson || (st.has_trace() && st.trace().num_heads > 1);
-  const float narr_h = std::round(body_h * (!heads_shown ? 1.0f : ui.lesson ? 0.7f : 0.6f));
-  place(ui, {vp->Pos.x + left_w + mid_w, body_y}, {right_w, narr_h});
-  if (ui.lesson)
-    draw_lesson_window(ui);
-  else
-    draw_narration_panel(ui);
-  if (heads_shown) {
-    place(ui, {vp->Pos.x + left_w + mid_w, body_y + narr_h}, {right_w, body_h - narr_h});
-    draw_heads_panel(ui);
+  if (L.tabbed) {
+    // One column of tabs beside the heatmap: the window is too narrow for three columns.
+    place(relayout, L.narration);
+    // Its scrollbar always shows: tabs whose content height depends on the width (wrapped text,
+    // thumbnails) would otherwise make it come and go every other frame.
+    if (ImGui::Begin("Panels###side", nullptr,
+                     ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
+      if (ImGui::BeginTabBar("side-tabs")) {
+        if (ui.lesson && ImGui::BeginTabItem("Lesson", nullptr,
+                                             ui.select_lesson_tab ? ImGuiTabItemFlags_SetSelected
+                                                                  : ImGuiTabItemFlags_None)) {
+          draw_lesson_contents(ui);
+          ImGui::EndTabItem();
+        }
+        ui.select_lesson_tab = false;
+        if (tab(ui, ui.predict.active() ? "Predict" : "Narration", "narration")) {
+          draw_narration_contents(ui);
+          ImGui::EndTabItem();
+        }
+        if (st.has_trace() && st.trace().num_heads > 1 && tab(ui, "Heads", "heads")) {
+          draw_heads_contents(ui);
+          ImGui::EndTabItem();
+        }
+        if (tab(ui, "Inputs", "inputs")) {
+          draw_editor_panel(ui);
+          ImGui::EndTabItem();
+        }
+        if (tab(ui, "Variants", "variants")) {
+          draw_variants_panel(ui);
+          ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+        ui.select_tab.clear();
+      }
+    }
+    ImGui::End();
+  } else {
+    place(relayout, L.narration);
+    if (ui.lesson)
+      draw_lesson_window(ui);
+    else
+      draw_narration_panel(ui);
+    if (L.heads.shown) {
+      place(relayout, L.heads);
+      draw_heads_panel(ui);
+    }
   }
 
   draw_status_bar(ui);
-  if (ui.show_seq2seq) draw_seq2seq_panel(ui);
+  if (ui.show_seq2seq)
+    draw_seq2seq_panel(ui);
+  else
+    ui.seq2seq_busy = false;
   draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);

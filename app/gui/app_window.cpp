@@ -84,6 +84,8 @@ std::string sidecar_json(const Ui& ui, int fb_w, int fb_h, float scale_x, float 
   j["vmin"] = ui.main_scale.lo;
   j["vmax"] = ui.main_scale.hi;
   j["theme"] = ui.settings.light_theme ? "light" : "dark";
+  j["presentation"] = ui.presentation;
+  j["font_px"] = ui.font_built_px;
   auto it = ui.views.find("main");
   if (it != ui.views.end() && it->second.drawn && ui.main_step == st.current_stage().id) {
     const HeatmapViewport& v = it->second;
@@ -93,6 +95,12 @@ std::string sidecar_json(const Ui& ui, int fb_w, int fb_h, float scale_x, float 
     j["cell_h"] = v.cell_h * scale_y;
     j["origin"] = {v.origin.x * scale_x, v.origin.y * scale_y};
     j["clip"] = {v.clip.x * scale_x, v.clip.y * scale_y, v.clip.z * scale_x, v.clip.w * scale_y};
+    // How the labels and numbers were laid out (tests check none were left out while room).
+    j["numbers_shown"] = v.numbers_shown;
+    j["number_px"] = v.number_px * scale_y;
+    j["labels_dropped"] = v.labels_dropped;
+    j["labels_abbreviated"] = v.labels_abbreviated;
+    j["col_labels_vertical"] = v.col_labels_vertical;
   }
   return j.dump(2) + "\n";
 }
@@ -116,6 +124,7 @@ int run_gui(const GuiOptions& o) {
   // Everything about the input is checked before a window opens, so bad input is exit 2 anywhere.
   AppState state;
   Ui ui(state);
+  ui.debug_menu = debug_menu_wanted(o.debug, std::getenv("ATTN_DEBUG"));
   const bool scripted = !o.screenshot.empty() || o.frame_stats;
   // Read the saved settings without creating anything: a run that fails early leaves no folder.
   if (!scripted) {
@@ -195,21 +204,40 @@ int run_gui(const GuiOptions& o) {
     ui.ask_recovery = state.check_recovery_at_start();
   }
 
-  float built_px = 0;
   bool built_light = !ui.settings.light_theme;
+  float built_theme_px = 0;
   bool fullscreen = false;
   int saved_x = 100, saved_y = 100, saved_w = o.width, saved_h = o.height;
-  float px_before_presentation = ui.settings.font_px;
-  bool was_presentation = false;
   std::vector<double> frame_ms;
   auto last = std::chrono::steady_clock::now();
   double since_recovery = 0;
   std::string window_title;
   int exit_code = 0;
+  auto frame_start = std::chrono::steady_clock::now();
 
   for (int frame = 0;; ++frame) {
     const auto t0 = std::chrono::steady_clock::now();
-    glfwPollEvents();
+    // Quiet when idle: with nothing moving the window sleeps until an event (or the next thing
+    // due, such as the recovery file or a text cursor's blink); a few frames follow every wake-up
+    // because ImGui settles hover and clicks over two or three frames.
+    if (scripted || frame == 0) {
+      glfwPollEvents();
+    } else if (ui.wants_frames()) {
+      // Moving: about 60 frames a second, whatever the display's vsync does (Xvfb has none).
+      const double since = std::chrono::duration<double>(t0 - frame_start).count();
+      if (since < 1.0 / 60)
+        glfwWaitEventsTimeout(1.0 / 60 - since);
+      else
+        glfwPollEvents();
+    } else {
+      double timeout = 30.0;
+      if (io.WantTextInput) timeout = 0.5;                  // the cursor blinks
+      if (state.dirty()) timeout = std::min(timeout, 1.0);  // the recovery file is due
+      glfwWaitEventsTimeout(timeout);
+      ui.frames_wanted = std::max(ui.frames_wanted, 3);
+    }
+    frame_start = t0;
+    if (ui.frames_wanted > 0) --ui.frames_wanted;
     if (glfwWindowShouldClose(window) && !ui.quit_requested) {
       glfwSetWindowShouldClose(window, GLFW_FALSE);
       ui.close_requested = true;
@@ -220,29 +248,24 @@ int run_gui(const GuiOptions& o) {
     }
     if (ui.quit_requested) break;
 
-    // Presentation mode: full screen and larger text; leaving it restores both.
-    if (ui.presentation != was_presentation) {
-      was_presentation = ui.presentation;
-      if (ui.presentation) {
-        px_before_presentation = ui.settings.font_px;
-        ui.settings.font_px = std::min(48.0f, std::round(ui.settings.font_px * 1.4f));
-      } else {
-        ui.settings.font_px = px_before_presentation;
-      }
-      if (!scripted && ui.presentation != fullscreen) {
-        fullscreen = ui.presentation;
-        set_fullscreen(window, fullscreen, saved_x, saved_y, saved_w, saved_h);
-      }
+    // Presentation mode goes full screen (the layout follows the new size at once).
+    if (!scripted && ui.presentation != fullscreen) {
+      fullscreen = ui.presentation;
+      set_fullscreen(window, fullscreen, saved_x, saved_y, saved_w, saved_h);
     }
-    // Fonts are rebuilt at the new size (not scaled) so text stays crisp on a projector.
-    if (built_px != ui.settings.font_px || built_light != ui.settings.light_theme) {
-      if (built_px != ui.settings.font_px) {
-        ImGui_ImplOpenGL3_DestroyFontsTexture();
-        load_fonts(ui, ui.settings.font_px);
-        ImGui_ImplOpenGL3_CreateFontsTexture();
-      }
-      apply_theme(ui.settings.light_theme, ui.settings.font_px / 20.0f);
-      built_px = ui.settings.font_px;
+    // Fonts are rebuilt at the new size (not scaled) so text stays crisp on a projector;
+    // presentation mode's size grows with the screen.
+    int win_w = 0, win_h = 0;
+    glfwGetWindowSize(window, &win_w, &win_h);
+    const float want_px = ui.font_px(static_cast<float>(win_w), static_cast<float>(win_h));
+    if (ui.font_built_px != want_px) {
+      ImGui_ImplOpenGL3_DestroyFontsTexture();
+      load_fonts(ui, want_px);
+      ImGui_ImplOpenGL3_CreateFontsTexture();
+    }
+    if (built_theme_px != want_px || built_light != ui.settings.light_theme) {
+      apply_theme(ui.settings.light_theme, want_px / 20.0f);
+      built_theme_px = want_px;
       built_light = ui.settings.light_theme;
     }
 

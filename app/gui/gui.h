@@ -22,13 +22,19 @@ struct GuiOptions {
   std::vector<std::string> edits;  // "q[H][I][J]=VALUE" style cell edits, see cli --help
   bool frame_stats = false;        // print mean/max frame time when exiting
   bool animate = false;            // zoom and pan the main heatmap every frame (measurement)
-  bool presentation = false;       // start in presentation mode (full screen, larger text)
+  bool presentation = false;  // start in presentation mode (full screen, larger text)
   std::string tab;      // left panel tab ("inputs", "variants") or a window ("seq2seq", "lm-…")
   std::string backend;  // "cpu", "opencl" or "auto"; "" = cpu
   // A GPT-2-format model (folder or shipped name): opens the language-model window on `text`
   // with head (layer, model_head) picked; with `step` too, that head opens in the stepper.
   std::string model, text;
   int layer = 0, model_head = 0;
+  bool debug = false;         // the Debug menu (ImGui demo and metrics windows)
+  bool no_animation = false;  // stage changes and edits do not animate
+  std::string predict;        // start with a question: "value" or "pick" (with --step, --select)
+  std::string predict_scope;  // "cell", "row" or "stage"
+  std::string guess;          // a guess to type in (and reveal) for screenshots
+  std::string transition;     // "FROM:P": the stage change into --step, held at progress P
   // A seq2seq model (file or shipped name, io/shipped.h): opens the seq2seq window on it.
   std::string seq2seq_model;
   // A lesson (file or built-in name, `attention-lab lessons`) opened on step `lesson_step`

@@ -9,6 +9,7 @@
 #include "gui/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_seq2seq.h"
+#include "gui/stage_motion.h"
 #include "io/input_file.h"
 #include "io/shipped.h"
 #include "render/colormap.h"
@@ -54,6 +55,7 @@ void load_settings(UiSettings& s, const std::string& path) {
       float px = 0;
       if (std::sscanf(v.c_str(), "%f", &px) == 1 && px >= 12 && px <= 48) s.font_px = px;
     }
+    if (k == "animate") s.animate = v != "0";
     if (k == "decimals") {
       int d = 0;
       if (std::sscanf(v.c_str(), "%d", &d) == 1 && d >= 1 && d <= 4) s.decimals = d;
@@ -65,8 +67,12 @@ std::string settings_text(const UiSettings& s) {
   std::ostringstream os;
   os << "theme=" << (s.light_theme ? "light" : "dark") << "\ncolormap=" << s.colormap
      << "\nsigned_colormap=" << s.signed_colormap << "\nfont_px=" << s.font_px
-     << "\ndecimals=" << s.decimals << "\n";
+     << "\ndecimals=" << s.decimals << "\nanimate=" << (s.animate ? 1 : 0) << "\n";
   return os.str();
+}
+
+bool debug_menu_wanted(bool debug_flag, const char* env) {
+  return debug_flag || (env && *env && std::string(env) != "0");
 }
 
 bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* exit_code) {
@@ -166,6 +172,61 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     ui.settings.font_px = o.font_px;
   }
   ui.presentation = o.presentation;
+  ui.settings.animate = !o.no_animation && ui.settings.animate;
+  if (!o.transition.empty()) {
+    const size_t colon = o.transition.rfind(':');
+    float p = -1;
+    char extra = 0;
+    const std::string from = colon == std::string::npos ? "" : o.transition.substr(0, colon);
+    if (colon == std::string::npos ||
+        std::sscanf(o.transition.c_str() + colon + 1, "%f%c", &p, &extra) != 1 || !(p >= 0) ||
+        p > 1 || !stage_change_animates(from, st.current_stage().id)) {
+      error =
+          "--transition: expected FROM:P with FROM the stage before --step and P in 0..1, "
+          "got '" +
+          o.transition + "'";
+      return false;
+    }
+    ui.transition = {from, st.current_stage().id, 0, 1, p};
+    ui.shown_stage = st.current_stage().id;
+  }
+  if (!o.predict.empty() || !o.predict_scope.empty() || !o.guess.empty()) {
+    if (o.predict != "value" && o.predict != "pick") {
+      error = "--predict: expected value or pick, got '" + o.predict + "'";
+      return false;
+    }
+    ui.predict_kind = o.predict == "pick" ? PredictKind::kPick : PredictKind::kValue;
+    const std::string& sc = o.predict_scope.empty() ? std::string("cell") : o.predict_scope;
+    if (sc != "cell" && sc != "row" && sc != "stage") {
+      error = "--predict-scope: expected cell, row or stage, got '" + sc + "'";
+      return false;
+    }
+    ui.predict_scope = sc == "cell"  ? PredictScope::kCell
+                       : sc == "row" ? PredictScope::kRow
+                                     : PredictScope::kStage;
+    start_prediction(ui);
+    if (!ui.predict.active()) {
+      error = "--predict: " + st.message();
+      return false;
+    }
+    ui.shown_stage = st.current_stage().id;
+    if (!o.guess.empty()) {
+      if (ui.predict_kind == PredictKind::kPick) {
+        int j = -1;
+        char extra = 0;
+        if (std::sscanf(o.guess.c_str(), "%d%c", &j, &extra) != 1 || j < 0 || j >= st.trace().n_k) {
+          error = "--guess: expected a key index 0.." + std::to_string(st.trace().n_k - 1) +
+                  ", got '" + o.guess + "'";
+          return false;
+        }
+        ui.predict.guess_pick(j);
+      } else if (!ui.predict.guess_text(o.guess, error)) {
+        error = "--guess: " + error;
+        return false;
+      }
+      reveal_prediction(ui);
+    }
+  }
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
       o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
       o.tab != "lm-kv") {

@@ -19,6 +19,10 @@ bool setup_from_options(Ui& ui, const GuiOptions& options, std::string& error,
 // the head in the stepper instead (panel_lm.cpp). False with an error naming the flag.
 bool setup_lm_from_options(Ui& ui, const GuiOptions& options, std::string& error);
 
+// Whether the Debug menu (ImGui demo and metrics) shows: gui --debug, or ATTN_DEBUG set to
+// anything but "" or "0" (`env` is its value, or null when unset). A student never sees it.
+bool debug_menu_wanted(bool debug_flag, const char* env);
+
 // settings.ini in the per-user config folder: theme, colour maps, font size, decimals.
 std::string settings_path();
 void load_settings(UiSettings& s, const std::string& path);

@@ -1,6 +1,9 @@
-// The heatmap widget: layout, labels, numbers, selection, hover and zoom/pan. The cells themselves
-// go through the GL renderer when there is one, else through ImGui rectangles (headless tests).
+// The heatmap widget: layout, labels, numbers, selection, hover and zoom/pan, and the lesson's
+// overlays. The cells themselves go through the GL renderer when there is one, else through ImGui
+// rectangles (headless tests, animations).
 #include "gui/heatmap_widget.h"
+
+#include <imgui_internal.h>  // ImTextCharFromUtf8 (text turned upright), the window for tests
 
 #include <algorithm>
 #include <array>
@@ -9,6 +12,7 @@
 
 #include "attention/format.h"
 #include "gui/heatmap_texture.h"
+#include "gui/stage_motion.h"
 #include "render/colormap.h"
 
 namespace attn {
@@ -32,56 +36,123 @@ float luminance(ImU32 c) {
   return (0.299f * r + 0.587f * g + 0.114f * b) / 255.0f;
 }
 
+ImU32 mix(ImU32 a, ImU32 b, float t) {
+  t = std::clamp(t, 0.0f, 1.0f);
+  auto ch = [&](int shift) {
+    const float x = (a >> shift) & 255, y = (b >> shift) & 255;
+    return static_cast<ImU32>(std::lround(x + (y - x) * t)) << shift;
+  };
+  return ch(IM_COL32_R_SHIFT) | ch(IM_COL32_G_SHIFT) | ch(IM_COL32_B_SHIFT) |
+         (255u << IM_COL32_A_SHIFT);
+}
+
 std::string label_or_index(const std::vector<std::string>& labels, int i) {
   return i < static_cast<int>(labels.size()) ? labels[i] : std::to_string(i);
 }
 
-void draw_hatch(ImDrawList* dl, ImVec2 a, ImVec2 b, bool light) {
-  dl->AddRectFilled(a, b, hatch_color(light, 0));
+void draw_hatch(ImDrawList* dl, ImVec2 a, ImVec2 b, bool light, float alpha = 1.0f,
+                ImU32 under = 0) {
+  const ImU32 back = under ? mix(under, hatch_color(light, 0), alpha) : hatch_color(light, 0);
+  dl->AddRectFilled(a, b, back);
+  const ImU32 line = hatch_color(light, 1);
+  const ImU32 faded = (line & ~IM_COL32_A_MASK) |
+                      (static_cast<ImU32>(std::lround(255 * alpha)) << IM_COL32_A_SHIFT);
   const float step = 7.0f;
   dl->PushClipRect(a, b, true);
   for (float x = a.x - (b.y - a.y); x < b.x; x += step)
-    dl->AddLine({x, b.y}, {x + (b.y - a.y), a.y}, hatch_color(light, 1), 1.5f);
+    dl->AddLine({x, b.y}, {x + (b.y - a.y), a.y}, faded, 1.5f);
   dl->PopClipRect();
 }
 
-bool is_hidden(const HeatmapSpec& sp, int i, int j) {
+bool is_hidden(const HeatmapSpec& sp, const Matrix& m, int i, int j) {
   if (sp.hidden && i < sp.hidden->rows() && j < sp.hidden->cols() && (*sp.hidden)(i, j))
     return true;
-  const float x = (*sp.m)(i, j);
+  const float x = m(i, j);
   return std::isinf(x) && x < 0;
 }
 
 // Rectangles for the visible cells; large views are sampled so a frame stays bounded.
-void draw_cells_cpu(ImDrawList* dl, const HeatmapSpec& sp, const HeatmapViewport& v, bool light) {
-  const int rows = v.rows, cols = v.cols;
-  const int i0 = std::max(0, static_cast<int>((v.clip.y - v.origin.y) / v.cell_h));
-  const int i1 = std::min(rows, static_cast<int>(std::ceil((v.clip.w - v.origin.y) / v.cell_h)));
-  const int j0 = std::max(0, static_cast<int>((v.clip.x - v.origin.x) / v.cell_w));
-  const int j1 = std::min(cols, static_cast<int>(std::ceil((v.clip.z - v.origin.x) / v.cell_w)));
+void draw_cells_cpu(ImDrawList* dl, const HeatmapSpec& sp, const Matrix& m,
+                    const HeatmapViewport& v, bool light, int i0, int i1, int j0, int j1) {
   // At most ~8k rectangles (within 16-bit draw indices even headless): sample when zoomed out.
   const double visible = static_cast<double>(std::max(0, i1 - i0)) * std::max(0, j1 - j0);
   const int thin = std::max(1, static_cast<int>(std::ceil(std::sqrt(visible / 8000.0))));
   const int step_i = std::max(thin, static_cast<int>(std::ceil(1.0f / v.cell_h)));
   const int step_j = std::max(thin, static_cast<int>(std::ceil(1.0f / v.cell_w)));
   const auto& table = lut(sp.scale.map);
-  const float span = static_cast<float>(sp.scale.hi - sp.scale.lo);
   for (int i = i0; i < i1; i += step_i)
     for (int j = j0; j < j1; j += step_j) {
       ImVec2 a = v.cell_min(i, j);
       ImVec2 b{a.x + v.cell_w * step_j, a.y + v.cell_h * step_i};
-      if (is_hidden(sp, i, j)) {
+      if (is_hidden(sp, m, i, j)) {
         if (v.cell_w >= 4)
           draw_hatch(dl, a, b, light);
         else
           dl->AddRectFilled(a, b, hatch_color(light, 0));
         continue;
       }
-      float t = span > 0 ? ((*sp.m)(i, j) - static_cast<float>(sp.scale.lo)) / span : 0.5f;
-      t = std::clamp(t, 0.0f, 1.0f);
+      const float t = scale_position(sp.scale, m(i, j));
       dl->AddRectFilled(a, b, table[static_cast<int>(std::lround(t * 255.0f))]);
     }
 }
+
+// A stage change in progress: each cell's colour moves from its old stage's to its new one.
+void draw_cells_animated(ImDrawList* dl, const HeatmapSpec& sp, const HeatmapViewport& v,
+                         bool light, ImU32 background, int i0, int i1, int j0, int j1,
+                         std::vector<ImU32>& fills) {
+  const AnimatedFrame& a = *sp.anim;
+  const int cols = static_cast<int>(a.to.cols());
+  const ColorScale& from_scale = a.from_on_own_scale ? sp.anim_from_scale : sp.scale;
+  for (int i = i0; i < i1; ++i)
+    for (int j = j0; j < j1; ++j) {
+      const ImVec2 p0 = v.cell_min(i, j), p1{p0.x + v.cell_w, p0.y + v.cell_h};
+      const float r = i < static_cast<int>(a.row_progress.size()) ? a.row_progress[i] : 1.0f;
+      const float from_x = a.from(i, j), to_x = a.to(i, j);
+      const ImU32 from_c = a.from_is_background || !std::isfinite(from_x)
+                               ? background
+                               : colormap_u32(from_scale.map, scale_position(from_scale, from_x));
+      const ImU32 to_c = std::isfinite(to_x)
+                             ? colormap_u32(sp.scale.map, scale_position(sp.scale, to_x))
+                             : hatch_color(light, 0);
+      const ImU32 c = mix(from_c, to_c, r);
+      const size_t k = static_cast<size_t>(i) * cols + j;
+      const float h = k < a.hatch.size() ? a.hatch[k] : 0.0f;
+      if (h > 0)
+        draw_hatch(dl, p0, p1, light, h, c);
+      else
+        dl->AddRectFilled(p0, p1, c);
+      fills[k] = h >= 0.5f ? hatch_color(light, 0) : c;
+    }
+}
+
+void vertical_glyphs(ImDrawList* dl, ImFont* font, float size, ImVec2 origin, ImU32 col,
+                     const std::string& text) {
+  const float scale = size / font->FontSize;
+  const char* s = text.c_str();
+  const char* e = s + text.size();
+  float x = 0;  // along the text, which reads upwards
+  while (s < e) {
+    unsigned int c = 0;
+    const int n = ImTextCharFromUtf8(&c, s, e);
+    s += n > 0 ? n : 1;
+    if (c < 0x20) continue;
+    const ImFontGlyph* g = font->FindGlyph(static_cast<ImWchar>(c));
+    if (!g) continue;
+    if (g->Visible) {
+      // Text space (x right, y down) to screen, turned 90° anticlockwise: (x, y) → (y, −x).
+      const float x0 = x + g->X0 * scale, x1 = x + g->X1 * scale;
+      const float y0 = g->Y0 * scale, y1 = g->Y1 * scale;
+      dl->PrimReserve(6, 4);
+      dl->PrimQuadUV({origin.x + y0, origin.y - x0}, {origin.x + y0, origin.y - x1},
+                     {origin.x + y1, origin.y - x1}, {origin.x + y1, origin.y - x0}, {g->U0, g->V0},
+                     {g->U1, g->V0}, {g->U1, g->V1}, {g->U0, g->V1}, col);
+    }
+    x += g->AdvanceX * scale;
+  }
+}
+
+// Tick values for a colour bar: both ends and the middle when they fit.
+std::string tick_text(float x) { return format_fixed(x, std::fabs(x) >= 100 ? 0 : 2, true); }
 
 }  // namespace
 
@@ -90,19 +161,122 @@ ImU32 colormap_u32(const std::string& map, float t) {
   return lut(map)[static_cast<int>(std::lround(t * 255.0f))];
 }
 
+float scale_position(const ColorScale& s, float x) {
+  return std::clamp(static_cast<float>(s.t(x)), 0.0f, 1.0f);
+}
+
 ImU32 hatch_color(bool light, int which) {
   if (light) return which == 0 ? IM_COL32(226, 226, 230, 255) : IM_COL32(190, 190, 198, 255);
   return which == 0 ? IM_COL32(48, 48, 54, 255) : IM_COL32(78, 78, 88, 255);
 }
 
+float text_width(ImFont* font, float size, const std::string& text) {
+  return font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;
+}
+
+std::string abbreviate(ImFont* font, float size, const std::string& text, float width) {
+  if (text_width(font, size, text) <= width) return text;
+  // Cut at code point boundaries, keeping as much as fits with the ellipsis.
+  std::string best = "…";
+  for (size_t k = 1; k <= text.size(); ++k) {
+    if (k < text.size() && (static_cast<unsigned char>(text[k]) & 0xC0) == 0x80) continue;
+    const std::string candidate = text.substr(0, k) + "…";
+    if (text_width(font, size, candidate) > width) break;
+    best = candidate;
+  }
+  return best;
+}
+
+void draw_text(Ui& ui, ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU32 col,
+               const std::string& text, bool vertical) {
+  const float w = text_width(font, size, text);
+  ImVec2 a = pos, b{pos.x + w, pos.y + size};
+  if (vertical) {
+    vertical_glyphs(dl, font, size, pos, col, text);
+    a = {pos.x, pos.y - w};
+    b = {pos.x + size, pos.y};
+  } else {
+    dl->AddText(font, size, pos, col, text.c_str());
+  }
+  if (ui.text_log) {
+    const ImGuiWindow* w = ImGui::GetCurrentWindow();
+    ui.text_log->push_back({a, b, dl->GetClipRectMin(), dl->GetClipRectMax(), w->InnerClipRect.Min,
+                            w->InnerClipRect.Max, w->ScrollMax.x > 0.5f, w->ScrollMax.y > 0.5f,
+                            text});
+  }
+}
+
+float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorScale& scale) {
+  const float fs = ImGui::GetFontSize();
+  const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float bh = fs * 0.8f;
+  const int n = 96;
+  for (int k = 0; k < n; ++k) {
+    const float x0 = pos.x + bw * k / n, x1 = pos.x + bw * (k + 1) / n + 1;
+    dl->AddRectFilled({x0, pos.y}, {std::min(x1, pos.x + bw), pos.y + bh},
+                      colormap_u32(scale.map, (k + 0.5f) / n));
+  }
+  dl->AddRect({pos.x, pos.y}, {pos.x + bw, pos.y + bh}, dim);
+  ImFont* font = ImGui::GetFont();
+  const std::string lo = tick_text(static_cast<float>(scale.lo)),
+                    hi = tick_text(static_cast<float>(scale.hi)),
+                    mid = tick_text((static_cast<float>(scale.lo) + static_cast<float>(scale.hi)) /
+                                    2);
+  const float lo_w = text_width(font, fs, lo), hi_w = text_width(font, fs, hi),
+              mid_w = text_width(font, fs, mid);
+  const float y = pos.y + bh + 2;
+  if (lo_w + hi_w + fs * 0.5f <= bw) {
+    draw_text(ui, dl, font, fs, {pos.x, y}, dim, lo);
+    draw_text(ui, dl, font, fs, {pos.x + bw - hi_w, y}, dim, hi);
+    if (lo_w + hi_w + mid_w + fs * 1.5f <= bw)
+      draw_text(ui, dl, font, fs, {pos.x + (bw - mid_w) / 2, y}, dim, mid);
+  }
+  return bh + 2 + fs;
+}
+
+// A colour bar standing up right of a grid (vmax at the top), its ticks on its right; `width`
+// is what it takes (see vertical_bar_width).
+float vertical_bar_width(const ColorScale& scale) {
+  const float fs = ImGui::GetFontSize();
+  ImFont* font = ImGui::GetFont();
+  float w = 0;
+  for (float x : {static_cast<float>(scale.lo), static_cast<float>(scale.hi),
+                  (static_cast<float>(scale.lo) + static_cast<float>(scale.hi)) / 2})
+    w = std::max(w, text_width(font, fs, tick_text(x)));
+  return fs * 0.8f + fs * 0.4f + w;
+}
+
+void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const ColorScale& scale) {
+  const float fs = ImGui::GetFontSize();
+  ImFont* font = ImGui::GetFont();
+  const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
+  const float bw = fs * 0.8f;
+  const int n = 96;
+  for (int k = 0; k < n; ++k) {
+    const float y0 = pos.y + height * k / n, y1 = pos.y + height * (k + 1) / n + 1;
+    dl->AddRectFilled({pos.x, y0}, {pos.x + bw, std::min(y1, pos.y + height)},
+                      colormap_u32(scale.map, 1.0f - (k + 0.5f) / n));
+  }
+  dl->AddRect(pos, {pos.x + bw, pos.y + height}, dim);
+  const float x = pos.x + bw + fs * 0.4f;
+  draw_text(ui, dl, font, fs, {x, pos.y}, dim, tick_text(static_cast<float>(scale.hi)));
+  draw_text(ui, dl, font, fs, {x, pos.y + height - fs}, dim,
+            tick_text(static_cast<float>(scale.lo)));
+  if (height >= fs * 3.5f)
+    draw_text(ui, dl, font, fs, {x, pos.y + (height - fs) / 2}, dim,
+              tick_text((static_cast<float>(scale.lo) + static_cast<float>(scale.hi)) / 2));
+}
+
 HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   HeatmapEvent ev;
   HeatmapViewport& v = ui.views[sp.id];
-  const Matrix& m = *sp.m;
+  const Matrix& m = sp.anim ? sp.anim->value : *sp.m;
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
   const bool light = ui.settings.light_theme;
   const float fs = ImGui::GetFontSize();
+  ImFont* font = ImGui::GetFont();
   const float pad = fs * 0.5f;
+  const int decimals = sp.decimals >= 0 ? sp.decimals : ui.settings.decimals;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 pos = ImGui::GetCursorScreenPos();
   ImVec2 avail = sp.size;
@@ -118,32 +292,155 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   v.rows = rows;
   v.cols = cols;
 
-  // Margins: row labels on the left, key labels on top, row statistics right, colour bar below.
+  // Widths that depend only on the trace, the font and the precision: measured once.
+  // (An animation's numbers change every frame: measured every frame, on small matrices only.)
+  const uint64_t serial = sp.serial ? sp.serial : ui.state.trace_serial();
+  const std::string measure_key = (sp.texture_key.empty() ? sp.id : sp.texture_key) + "#" +
+                                  std::to_string(serial) + "#" + std::to_string(fs) + "#" +
+                                  std::to_string(decimals) +
+                                  (sp.anim ? "#anim" + std::to_string(ImGui::GetFrameCount()) : "");
+  if (v.measured_for != measure_key) {
+    v.measured_for = measure_key;
+    v.row_label_w = v.col_label_w = v.number_w = 0;
+    if (sp.labels) {
+      for (int i = 0; i < std::min(rows, 4096); ++i)
+        v.row_label_w =
+            std::max(v.row_label_w, text_width(font, fs, label_or_index(sp.row_labels, i)));
+      for (int j = 0; j < std::min(cols, 4096); ++j)
+        v.col_label_w =
+            std::max(v.col_label_w, text_width(font, fs, label_or_index(sp.col_labels, j)));
+    }
+    if (static_cast<double>(rows) * cols <= 4096)
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j)
+          v.number_w =
+              std::max(v.number_w, text_width(font, fs, format_fixed(m(i, j), decimals, true)));
+    else
+      v.number_w = text_width(font, fs, "−0.00");
+    v.any_hidden = sp.hidden && (sp.hidden->array() != 0).any();
+  }
+  const bool any_hidden = v.any_hidden;
+
+  // ---- layout: every size from the room, in the order the eye reads ----
+  const float min_lf = std::max(fs * 0.72f, 10.0f);  // labels shrink to this before anything else
+  const bool row_names = sp.labels && sp.row_labels_shown;
+  const float axis_size = fs * 0.85f;
+  const float row_axis_w =
+      sp.labels && !sp.row_axis.empty() ? text_width(font, axis_size, sp.row_axis) : 0;
+  const float row_cap = sp.cell > 0 ? 1e9f : avail.x * 0.28f;
   float label_w = 0;
-  for (int i = 0; i < std::min(rows, 4096); ++i)
-    label_w = std::max(label_w, ImGui::CalcTextSize(label_or_index(sp.row_labels, i).c_str()).x);
-  if (sp.cell <= 0) label_w = std::min(label_w, avail.x * 0.25f);
-  label_w = sp.labels && sp.row_labels_shown ? label_w + pad * 2 : sp.labels ? pad : 0;
-  const float top_h = sp.labels ? fs * 1.5f : 0;
-  // Row statistics only when each row is tall enough to carry its line of text.
-  const bool stats_fit = avail.y / std::max(rows, 1) >= fs * 0.9f;
-  const float stats_w = sp.row_stats && sp.labels && stats_fit
-                            ? ImGui::CalcTextSize("Σ 1.000   H 10.00 bits").x + pad * 3
-                            : 0;
-  const float bar_h = sp.color_bar ? fs * 3.2f : 0;
-  const float grid_w = std::max(avail.x - label_w - stats_w, fs * 2);
-  const float grid_h = std::max(avail.y - top_h - bar_h, fs * 2);
-  const float max_cell = sp.max_cell * fs / 20.0f;
-  float base_w = std::min(grid_w / cols, max_cell), base_h = std::min(grid_h / rows, max_cell);
-  base_w = std::min(base_w, base_h * 2.5f);  // wide but not ribbon-like
-  base_h = std::min(base_h, base_w);         // never taller than wide
-  if (sp.cell > 0) base_w = base_h = sp.cell;
-  v.cell_w = base_w * v.zoom;
-  v.cell_h = base_h * v.zoom;
-  const ImVec2 vp0{pos.x + label_w, pos.y + top_h};
-  const ImVec2 vp_size =
-      sp.cell > 0 ? ImVec2{base_w * cols, base_h * rows}
-                  : ImVec2{std::min(grid_w, base_w * cols), std::min(grid_h, base_h * rows)};
+  if (row_names)
+    label_w = std::min(std::max(v.row_label_w, row_axis_w), row_cap) + pad * 2;
+  else if (sp.labels)
+    label_w = pad;
+  const float cap_h = sp.labels && (!sp.col_axis.empty() || !sp.row_axis.empty()) ? fs * 1.15f : 0;
+  const std::string stats_sample = "Σ 1.00  H 10.00";
+  const float stats_w =
+      sp.row_stats && sp.labels ? text_width(font, fs, stats_sample) + pad * 2 : 0;
+  const std::string legend = !any_hidden ? ""
+                             : std::string(sp.matrix_name) == "weights"
+                                 ? "hidden by the mask: weight 0"
+                                 : "hidden by the mask (−∞)";
+  const float legend_w = legend.empty() ? 0 : fs * 1.3f + pad + text_width(font, fs, legend);
+  const float bar_block = sp.color_bar ? fs * 0.6f + fs * 0.8f + 2 + fs + fs * 0.2f : 0;
+  const float max_cell = sp.max_cell > 0 ? sp.max_cell * fs / 20.0f : 1e9f;
+
+  auto fit = [&](float band, float bottom, float right) {
+    const float grid_w = std::max(avail.x - label_w - right, fs * 2);
+    const float grid_h = std::max(avail.y - cap_h - band - bottom, fs * 2);
+    float bw = std::min(grid_w / cols, max_cell), bh = std::min(grid_h / rows, max_cell);
+    bw = std::min(bw, bh * 2.5f);  // wide but not ribbon-like
+    bh = std::min(bh, bw);         // never taller than wide
+    return ImVec2{std::max(bw, 0.25f), std::max(bh, 0.25f)};
+  };
+  float band = sp.labels ? fs * 1.3f : 0;  // key labels above the grid (upright at first)
+  bool legend_below = false;
+  float bottom = bar_block;
+  ImVec2 base = sp.cell > 0 ? ImVec2{sp.cell, sp.cell} : fit(band, bottom, 0);
+  // Key labels: full size upright; smaller upright; turned upright; turned and thinned.
+  float col_lf = fs;
+  bool vertical = false;
+  int col_every = 1;
+  auto choose_columns = [&](float cw) {
+    vertical = false;
+    col_lf = fs;
+    if (!sp.labels || v.col_label_w <= 0) return;
+    if (v.col_label_w + pad <= cw) return;
+    const float shrunk = fs * (cw - pad) / v.col_label_w;
+    if (shrunk >= min_lf) {
+      col_lf = shrunk;
+      return;
+    }
+    vertical = true;
+    col_lf = std::clamp((cw - 2) / 1.15f, min_lf, fs);
+  };
+  // Chooses the key labels for the cells' width; when they have to turn, the band above the grid
+  // grows to hold them standing and the cells are fitted again (with `right` taken beside them).
+  auto settle_columns = [&](float right) {
+    choose_columns(base.x);
+    if (!vertical) return;
+    const float want = std::min(v.col_label_w * col_lf / fs, fs * 7) + pad;
+    if (band >= want - 0.5f) return;
+    band = want;
+    if (sp.cell <= 0) base = fit(band, bottom, right);
+    choose_columns(base.x);
+  };
+  settle_columns(0);
+  // Row statistics take spare width, or width the cells can spare without losing their numbers
+  // or their labels; otherwise the tooltip carries them.
+  bool show_stats = false;
+  if (stats_w > 0 && sp.cell <= 0) {
+    const float spare = avail.x - label_w - base.x * cols;
+    if (spare >= stats_w) {
+      show_stats = true;
+    } else {
+      const ImVec2 with = fit(band, bottom, stats_w);
+      const float need =
+          std::max(v.number_w * 0.6f + 6, vertical ? min_lf * 1.15f : v.col_label_w + pad);
+      if (with.x >= need && with.y >= base.y * 0.999f) {
+        show_stats = true;
+        base = with;
+      }
+    }
+  }
+  // The colour bar stands right of the grid when that leaves larger cells (a wide panel), else
+  // lies under it; the hidden-cell legend sits right of a lying bar when it fits, else on a line
+  // of its own.
+  const float vbar_w = sp.color_bar && sp.cell <= 0 ? vertical_bar_width(sp.scale) + pad * 2 : 0;
+  bool bar_right = false;
+  if (vbar_w > 0) {
+    const float legend_line = legend.empty() ? 0 : fs * 1.4f;
+    const ImVec2 side = fit(band, legend_line, (show_stats ? stats_w : 0) + vbar_w);
+    if (side.y > base.y * 1.05f && side.x >= base.x * 0.6f) {
+      bar_right = true;
+      bottom = legend_line;
+      legend_below = !legend.empty();
+      base = side;
+      settle_columns((show_stats ? stats_w : 0) + vbar_w);
+    }
+  }
+  if (!bar_right && !legend.empty() && sp.color_bar) {
+    const float grid_w = base.x * cols;
+    const float bw = std::min(std::max(grid_w, fs * 10), avail.x - label_w);
+    if (label_w + bw + pad * 2 + legend_w > avail.x) {
+      legend_below = true;
+      bottom += fs * 1.4f;
+      if (sp.cell <= 0) {
+        base = fit(band, bottom, show_stats ? stats_w : 0);
+        settle_columns(show_stats ? stats_w : 0);
+      }
+    }
+  }
+  v.cell_w = base.x * v.zoom;
+  v.cell_h = base.y * v.zoom;
+  v.col_labels_vertical = vertical;
+  v.row_stats_shown = show_stats;
+  const float stats_used = show_stats ? stats_w : 0;
+  const ImVec2 vp0{pos.x + label_w, pos.y + cap_h + band};
+  const ImVec2 vp_size = sp.cell > 0
+                             ? ImVec2{base.x * cols, base.y * rows}
+                             : ImVec2{std::min(avail.x - label_w - stats_used, base.x * cols),
+                                      std::min(avail.y - cap_h - band - bottom, base.y * rows)};
   const ImVec2 vp1{vp0.x + vp_size.x, vp0.y + vp_size.y};
   // Keep the matrix covering the viewport.
   v.pan.x = std::clamp(v.pan.x, vp_size.x - v.cell_w * cols, 0.0f);
@@ -151,19 +448,36 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   v.origin = {vp0.x + v.pan.x, vp0.y + v.pan.y};
   v.clip = {vp0.x, vp0.y, vp1.x, vp1.y};
   v.drawn = true;
-
-  // Cells.
-  dl->PushClipRect(vp0, vp1, true);
-  const ImVec2 full1{v.origin.x + v.cell_w * cols, v.origin.y + v.cell_h * rows};
-  if (!ui.renderer || !ui.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key,
-                                         sp.serial ? sp.serial : ui.state.trace_serial(), m,
-                                         sp.hidden, sp.scale, light, v.origin, full1))
-    draw_cells_cpu(dl, sp, v, light);
+  v.labels_abbreviated = v.labels_dropped = 0;
 
   const int i0 = std::max(0, static_cast<int>((vp0.y - v.origin.y) / v.cell_h));
   const int i1 = std::min(rows, static_cast<int>(std::ceil((vp1.y - v.origin.y) / v.cell_h)));
   const int j0 = std::max(0, static_cast<int>((vp0.x - v.origin.x) / v.cell_w));
   const int j1 = std::min(cols, static_cast<int>(std::ceil((vp1.x - v.origin.x) / v.cell_w)));
+  const bool small = static_cast<double>(i1 - i0) * (j1 - j0) <= 4096;
+  auto concealed = [&](int i, int j) { return sp.concealed && sp.concealed(i, j); };
+  const ImU32 background = ImGui::GetColorU32(ImGuiCol_WindowBg);
+
+  // ---- cells ----
+  dl->PushClipRect(vp0, vp1, true);
+  std::vector<ImU32> anim_fills;
+  if (sp.anim && small) {
+    anim_fills.assign(static_cast<size_t>(rows) * cols, background);
+    draw_cells_animated(dl, sp, v, light, background, i0, i1, j0, j1, anim_fills);
+  } else {
+    const ImVec2 full1{v.origin.x + v.cell_w * cols, v.origin.y + v.cell_h * rows};
+    if (!ui.renderer || !ui.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key,
+                                           serial, m, sp.hidden, sp.scale, light, v.origin, full1))
+      draw_cells_cpu(dl, sp, m, v, light, i0, i1, j0, j1);
+  }
+  const ImU32 conceal_fill = light ? IM_COL32(214, 218, 228, 255) : IM_COL32(58, 62, 76, 255);
+  if (sp.concealed && small)
+    for (int i = i0; i < i1; ++i)
+      for (int j = j0; j < j1; ++j)
+        if (concealed(i, j)) {
+          const ImVec2 a = v.cell_min(i, j);
+          dl->AddRectFilled(a, {a.x + v.cell_w, a.y + v.cell_h}, conceal_fill);
+        }
   const ImU32 grid_col = light ? IM_COL32(255, 255, 255, 200) : IM_COL32(20, 20, 24, 200);
   if (v.cell_w >= 10 && v.cell_h >= 10) {
     for (int j = j0; j <= j1; ++j)
@@ -171,36 +485,58 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     for (int i = i0; i <= i1; ++i)
       dl->AddLine({vp0.x, v.origin.y + i * v.cell_h}, {vp1.x, v.origin.y + i * v.cell_h}, grid_col);
   }
-  // Numbers when they fit.
-  const int decimals = ui.settings.decimals;
-  float num_w = 1e9f;
-  if ((i1 - i0) * (j1 - j0) <= 4096) {  // the widest number on screen decides whether they fit
-    num_w = 0;
-    for (int i = i0; i < i1; ++i)
-      for (int j = j0; j < j1; ++j)
-        num_w =
-            std::max(num_w, ImGui::CalcTextSize(format_fixed(m(i, j), decimals, true).c_str()).x);
-    num_w += 6;
-  }
-  if (v.cell_w >= num_w && v.cell_h >= fs + 2) {
-    const float span = static_cast<float>(sp.scale.hi - sp.scale.lo);
+  // Numbers, as large as the cells allow: a projector needs them big, a crowded grid small.
+  const float em = v.number_w / fs;  // width of the widest number per pixel of font size
+  const bool big_numbers = sp.max_cell <= 0;
+  const float number_cap = big_numbers ? fs * 2.2f : fs;
+  const float nf = em > 0 ? std::min({v.cell_h * 0.5f, (v.cell_w * 0.8f - 4) / em, number_cap}) : 0;
+  const float min_nf = std::max(10.0f, fs * 0.55f);
+  v.numbers_shown = small && nf >= min_nf;
+  v.number_px = v.numbers_shown ? nf : 0;
+  ImFont* number_font = nf > fs * 1.05f && ui.font_cells ? ui.font_cells : font;
+  if (v.numbers_shown) {
     for (int i = i0; i < i1; ++i)
       for (int j = j0; j < j1; ++j) {
-        const bool hid = is_hidden(sp, i, j);
+        const ImVec2 c = v.cell_center(i, j);
+        if (concealed(i, j)) {
+          const float qs = std::min(v.cell_h * 0.5f, std::max(nf, fs));
+          const float qw = text_width(number_font, qs, "?");
+          draw_text(ui, dl, number_font, qs, {std::floor(c.x - qw / 2), std::floor(c.y - qs / 2)},
+                    ImGui::GetColorU32(ImGuiCol_Text), "?");
+          continue;
+        }
+        const size_t k = static_cast<size_t>(i) * cols + j;
+        const bool hid = sp.anim ? k < sp.anim->hatch.size() && sp.anim->hatch[k] >= 0.5f
+                                 : is_hidden(sp, m, i, j);
         const float x = m(i, j);
         // A hidden weight is exactly 0 (written as the exporter writes it); a masked score −∞.
-        std::string text = hid && std::isfinite(x) ? "0" : format_fixed(x, decimals, true);
+        std::string text =
+            hid && std::isfinite(x) && !sp.anim ? "0" : format_fixed(x, decimals, true);
         ImU32 col;
         if (hid) {
           col = light ? IM_COL32(60, 60, 70, 255) : IM_COL32(200, 200, 210, 255);
         } else {
-          const float t = span > 0 ? (x - static_cast<float>(sp.scale.lo)) / span : 0.5f;
-          col = luminance(colormap_u32(sp.scale.map, t)) > 0.55f ? IM_COL32(0, 0, 0, 255)
-                                                                 : IM_COL32(255, 255, 255, 255);
+          const ImU32 fill =
+              sp.anim ? anim_fills[k] : colormap_u32(sp.scale.map, scale_position(sp.scale, x));
+          col = luminance(fill) > 0.55f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
         }
-        const ImVec2 ts = ImGui::CalcTextSize(text.c_str());
-        const ImVec2 c = v.cell_center(i, j);
-        dl->AddText({std::floor(c.x - ts.x / 2), std::floor(c.y - ts.y / 2)}, col, text.c_str());
+        const float tw = text_width(number_font, nf, text);
+        draw_text(ui, dl, number_font, nf, {std::floor(c.x - tw / 2), std::floor(c.y - nf / 2)},
+                  col, text);
+      }
+  }
+  // Cells an edit just changed: a bright frame that fades.
+  if (sp.flash && small) {
+    const float thick = std::max(2.0f, fs * 0.14f);
+    for (int i = i0; i < i1; ++i)
+      for (int j = j0; j < j1; ++j) {
+        const float s = sp.flash(i, j);
+        if (s <= 0) continue;
+        const ImVec2 a = v.cell_min(i, j);
+        const ImU32 c = light ? IM_COL32(255, 0, 150, static_cast<int>(255 * s))
+                              : IM_COL32(255, 80, 200, static_cast<int>(255 * s));
+        dl->AddRect({a.x + thick / 2, a.y + thick / 2},
+                    {a.x + v.cell_w - thick / 2, a.y + v.cell_h - thick / 2}, c, 0, 0, thick);
       }
   }
   // Selection.
@@ -220,96 +556,120 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   }
   dl->PopClipRect();
 
-  // Labels: query tokens left, key tokens on top (thinned out when they would overlap).
+  // ---- labels: axis titles, query tokens left, key tokens on top ----
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
-  if (sp.labels && sp.row_labels_shown) {
+  if (sp.labels && cap_h > 0) {
+    dl->PushClipRect(pos, {pos.x + avail.x, pos.y + cap_h}, true);
+    if (!sp.row_axis.empty() && row_names)
+      draw_text(ui, dl, font, axis_size,
+                {std::max(pos.x, vp0.x - pad - row_axis_w), pos.y + (cap_h - axis_size) / 2},
+                dim_col, sp.row_axis);
+    if (!sp.col_axis.empty())
+      draw_text(ui, dl, font, axis_size, {vp0.x, pos.y + (cap_h - axis_size) / 2}, dim_col,
+                abbreviate(font, axis_size, sp.col_axis, avail.x - label_w));
+    dl->PopClipRect();
+  }
+  if (row_names) {
     dl->PushClipRect({pos.x, vp0.y - fs * 0.5f}, {vp0.x, vp1.y + fs * 0.5f}, true);
-    const int every = std::max(1, static_cast<int>(std::ceil(fs / v.cell_h)));
-    for (int i = i0 - i0 % every; i < i1; i += every) {
+    const float row_lf = std::clamp(v.cell_h / 1.05f, min_lf, fs);
+    const int every = std::max(1, static_cast<int>(std::ceil(row_lf * 1.02f / v.cell_h)));
+    const float room = label_w - pad * 2;
+    for (int i = i0; i < i1; ++i) {
+      if (i % every != 0) {
+        ++v.labels_dropped;
+        continue;
+      }
       // A row scrolled half out of view keeps no label: a clipped token reads as another word.
       const float centre = v.origin.y + (i + 0.5f) * v.cell_h;
       if (centre < vp0.y || centre > vp1.y) continue;
       std::string t = label_or_index(sp.row_labels, i);
-      ImVec2 ts = ImGui::CalcTextSize(t.c_str());
-      const float y = centre - ts.y / 2;
-      dl->AddText({vp0.x - pad - ts.x, y}, i == sp.selected_row ? sel_col : text_col, t.c_str());
+      const std::string shown = abbreviate(font, row_lf, t, room);
+      if (shown != t) ++v.labels_abbreviated;
+      const float tw = text_width(font, row_lf, shown);
+      draw_text(ui, dl, font, row_lf, {vp0.x - pad - tw, centre - row_lf / 2},
+                i == sp.selected_row ? sel_col : text_col, shown);
     }
     dl->PopClipRect();
   }
-  if (sp.labels) {
-    dl->PushClipRect({pos.x + label_w * 0.5f, pos.y}, {vp1.x + std::max(stats_w, pad), vp0.y},
-                     true);
-    float widest = 0;
-    for (int j = j0; j < std::min(j1, j0 + 512); ++j)
-      widest = std::max(widest, ImGui::CalcTextSize(label_or_index(sp.col_labels, j).c_str()).x);
-    const int every = std::max(1, static_cast<int>(std::ceil((widest + pad) / v.cell_w)));
-    for (int j = j0 - j0 % every; j < j1; j += every) {
+  if (sp.labels && band > 0) {
+    const ImVec2 b0{vp0.x, pos.y + cap_h}, b1{vp1.x, vp0.y};
+    dl->PushClipRect({b0.x - pad, b0.y}, {b1.x + pad, b1.y}, true);
+    col_every = vertical ? std::max(1, static_cast<int>(std::ceil(col_lf * 1.1f / v.cell_w)))
+                         : std::max(1, static_cast<int>(std::ceil(
+                                           (v.col_label_w * col_lf / fs + pad * 0.5f) / v.cell_w)));
+    const float room = vertical ? band - pad : v.cell_w * col_every - pad * 0.5f;
+    for (int j = j0; j < j1; ++j) {
+      if (j % col_every != 0) {
+        ++v.labels_dropped;
+        continue;
+      }
       const float centre = v.origin.x + (j + 0.5f) * v.cell_w;
       if (centre < vp0.x || centre > vp1.x) continue;
-      std::string t = label_or_index(sp.col_labels, j);
-      ImVec2 ts = ImGui::CalcTextSize(t.c_str());
-      const float x = centre - ts.x / 2;
-      dl->AddText({x, pos.y + (top_h - ts.y) / 2}, j == sp.selected_col ? sel_col : text_col,
-                  t.c_str());
+      const std::string t = label_or_index(sp.col_labels, j);
+      const std::string shown = abbreviate(font, col_lf, t, room);
+      if (shown != t) ++v.labels_abbreviated;
+      const ImU32 c = j == sp.selected_col ? sel_col : text_col;
+      if (vertical) {
+        draw_text(ui, dl, font, col_lf, {std::floor(centre - col_lf / 2), vp0.y - pad * 0.5f}, c,
+                  shown, true);
+      } else {
+        // A label wider than its column stays over the grid at either end.
+        const float tw = text_width(font, col_lf, shown);
+        const float x = std::clamp(centre - tw / 2, b0.x - pad, b1.x + pad - tw);
+        draw_text(ui, dl, font, col_lf, {x, b1.y - band + (band - col_lf) / 2}, c, shown);
+      }
     }
     dl->PopClipRect();
   }
   // Row sums and entropy beside weights: students see each row sum to 1 and sharpen or flatten.
-  if (sp.row_stats && sp.labels && stats_w > 0 && v.cell_h >= fs * 0.9f) {
-    // Only the rows on screen: a 1024-key row costs 1024 logs.
-    dl->PushClipRect({vp1.x, vp0.y}, {vp1.x + stats_w, vp1.y}, true);
-    for (int i = i0; i < i1; ++i) {
-      const double sum = m.row(i).cast<double>().sum();
-      const double ent = row_entropy_bits(m.row(i))[0];
-      char buf[96];
-      std::snprintf(buf, sizeof buf, "Σ %.3f   H %.2f bits", sum, ent);
-      const float y = v.origin.y + (i + 0.5f) * v.cell_h - fs / 2;
-      dl->AddText({vp1.x + pad * 1.5f, y}, dim_col, buf);
+  if (show_stats) {
+    dl->PushClipRect({vp1.x, pos.y + cap_h}, {vp1.x + stats_w, vp1.y}, true);
+    const float sf = std::min(fs, std::max(min_lf, v.cell_h / 1.05f));
+    if (v.cell_h >= sf * 0.98f) {
+      draw_text(ui, dl, font, sf, {vp1.x + pad, vp0.y - band + (band - sf) / 2}, dim_col,
+                abbreviate(font, sf, "Σ  ·  H bits", stats_w - pad));
+      for (int i = i0; i < i1; ++i) {  // only the rows on screen: a 1024-key row costs 1024 logs
+        bool hide = false;
+        for (int j = 0; j < cols && sp.concealed && !hide; ++j) hide = concealed(i, j);
+        const float y = v.origin.y + (i + 0.5f) * v.cell_h - sf / 2;
+        if (y < vp0.y - 1 || y + sf > vp1.y + 1) continue;
+        char buf[96];
+        if (hide) {
+          std::snprintf(buf, sizeof buf, "Σ ?  H ?");
+        } else {
+          const double sum = m.row(i).cast<double>().sum();
+          const double ent = row_entropy_bits(m.row(i))[0];
+          std::snprintf(buf, sizeof buf, "Σ %.2f  H %.2f", sum, ent);
+        }
+        draw_text(ui, dl, font, sf, {vp1.x + pad, y}, dim_col, buf);
+      }
     }
     dl->PopClipRect();
   }
-  if (sp.row_stats && sp.labels && stats_w > 0) {
-    dl->AddText({vp1.x + pad * 1.5f, pos.y + (top_h - fs) / 2}, dim_col, "row sum · entropy");
-  }
 
-  // Colour bar with its scale, and the hatch swatch when something is hidden.
+  // ---- colour bar with its scale, and the hatch legend when something is hidden ----
   if (sp.color_bar) {
-    const float bw =
-        sp.cell > 0 ? vp_size.x : std::min(std::max(vp_size.x, fs * 14), avail.x - label_w);
-    const float by = vp1.y + fs * 0.6f, bh = fs * 0.8f;
-    const int n = 96;
-    for (int k = 0; k < n; ++k) {
-      const float x0 = vp0.x + bw * k / n, x1 = vp0.x + bw * (k + 1) / n + 1;
-      dl->AddRectFilled({x0, by}, {std::min(x1, vp0.x + bw), by + bh},
-                        colormap_u32(sp.scale.map, (k + 0.5f) / n));
+    float bw = 0, used = 0, by = vp1.y + fs * 0.6f;
+    if (bar_right) {
+      draw_vertical_bar(ui, dl, {vp1.x + stats_used + pad * 1.5f, vp0.y}, vp_size.y, sp.scale);
+      by = vp1.y + fs * 0.4f;
+    } else {
+      bw = sp.cell > 0 ? vp_size.x : std::min(std::max(vp_size.x, fs * 10), avail.x - label_w);
+      used = draw_color_bar(ui, dl, {vp0.x, by}, bw, sp.scale);
     }
-    dl->AddRect({vp0.x, by}, {vp0.x + bw, by + bh}, dim_col);
-    // Ticks from the exporter's rule (render/color_scale.h): both ends with the precision their
-    // size needs, and round values between them, as many as the bar has room for.
-    const float tick_w = ImGui::CalcTextSize("−0.000").x + pad * 2;
-    const int max_ticks = std::clamp(static_cast<int>(bw / tick_w), 2, 6);
-    if (bw >= tick_w * 2) {
-      const std::vector<ColorTick> ticks = colorbar_ticks(sp.scale, max_ticks);
-      for (size_t k = 0; k < ticks.size(); ++k) {
-        const ImVec2 ts = ImGui::CalcTextSize(ticks[k].label.c_str());
-        const float align = k == 0 ? 0.0f : k + 1 == ticks.size() ? 1.0f : 0.5f;
-        const float x = vp0.x + bw * static_cast<float>(sp.scale.t(ticks[k].value));
-        dl->AddLine({x, by + bh}, {x, by + bh + 3}, dim_col);
-        dl->AddText({x - ts.x * align, by + bh + 3}, dim_col, ticks[k].label.c_str());
-      }
-    }
-    bool any_hidden = false;
-    if (sp.hidden) any_hidden = (sp.hidden->array() != 0).any();
-    if (any_hidden) {  // legend for the hatch, right of the bar
-      const float sx = vp0.x + bw + pad * 2;
-      draw_hatch(dl, {sx, by}, {sx + bh * 1.6f, by + bh}, light);
-      dl->AddText({sx + bh * 1.6f + pad * 0.6f, by + (bh - fs) / 2}, dim_col,
-                  "hidden by the mask (−∞)");
+    if (!legend.empty()) {
+      const float sw = fs * 1.3f, sh = fs * 0.8f;
+      const ImVec2 at = bar_right      ? ImVec2{vp0.x, by + (fs - sh) / 2}
+                        : legend_below ? ImVec2{vp0.x, by + used + fs * 0.3f}
+                                       : ImVec2{vp0.x + bw + pad * 2, by};
+      draw_hatch(dl, at, {at.x + sw, at.y + sh}, light);
+      draw_text(ui, dl, font, fs, {at.x + sw + pad * 0.6f, at.y + (sh - fs) / 2}, dim_col,
+                abbreviate(font, fs, legend, avail.x - (at.x - pos.x) - sw - pad * 0.6f));
     }
   }
 
-  // Interaction: one invisible button over the cells, one over the row labels.
+  // ---- interaction: one invisible button over the cells, one over each label band ----
   ImGuiIO& io = ImGui::GetIO();
   if (!sp.interactive) {
     ImGui::SetCursorScreenPos(pos);
@@ -335,13 +695,14 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   if (hovered) {
     const int i = static_cast<int>(std::floor((io.MousePos.y - v.origin.y) / v.cell_h));
     const int j = static_cast<int>(std::floor((io.MousePos.x - v.origin.x) / v.cell_w));
-    if (io.MouseWheel != 0) {  // zoom about the cursor
+    if (io.MouseWheel != 0) {  // zoom about the cursor; even a small heatmap zooms 4×
       const float old = v.zoom;
-      const float max_zoom = std::max(1.0f, (fs * 4) / std::min(base_w, base_h));
+      const float max_zoom = std::max(4.0f, (fs * 4) / std::min(base.x, base.y));
       v.zoom = std::clamp(v.zoom * std::pow(1.2f, io.MouseWheel), 1.0f, max_zoom);
       const float k = v.zoom / old;
       v.pan.x = (io.MousePos.x - vp0.x) - (io.MousePos.x - vp0.x - v.pan.x) * k;
       v.pan.y = (io.MousePos.y - vp0.y) - (io.MousePos.y - vp0.y - v.pan.y) * k;
+      io.MouseWheel = 0;  // the heatmap used it: the window must not scroll as well
     }
     if (i >= 0 && i < rows && j >= 0 && j < cols && !ImGui::IsItemActive()) {
       // A thin outline on the cell under the pointer, so the tooltip's indices are easy to place.
@@ -351,18 +712,25 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
                   light ? IM_COL32(0, 0, 0, 140) : IM_COL32(255, 255, 255, 160));
       dl->PopClipRect();
       ImGui::BeginTooltip();
-      const std::string value = is_hidden(sp, i, j) && !(std::isinf(m(i, j)))
-                                    ? format_fixed(m(i, j), 4, true) + "  (hidden by the mask)"
-                                    : format_fixed(m(i, j), 4, true);
+      std::string value = format_fixed(m(i, j), 4, true);
+      if (concealed(i, j))
+        value = "?  (hidden until the reveal)";
+      else if (is_hidden(sp, m, i, j) && !std::isinf(m(i, j)))
+        value += "  (hidden by the mask)";
       ImGui::Text("%s[%d, %d] = %s", sp.matrix_name, i, j, value.c_str());
       ImGui::TextDisabled("row %d: %s    column %d: %s", i,
                           label_or_index(sp.row_labels, i).c_str(), j,
                           label_or_index(sp.col_labels, j).c_str());
+      if (sp.row_stats && !show_stats && !concealed(i, j))
+        ImGui::TextDisabled("row sum %.4f · entropy %.2f bits", m.row(i).cast<double>().sum(),
+                            row_entropy_bits(m.row(i))[0]);
       ImGui::EndTooltip();
     }
     if (ImGui::IsMouseReleased(ImGuiMouseButton_Left) && !dragged && i >= 0 && i < rows && j >= 0 &&
         j < cols) {
-      ev = {i, j, true};
+      ev.row = i;
+      ev.col = j;
+      ev.clicked = true;
     }
     if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Right)) {
       v.zoom = 1;
@@ -370,12 +738,27 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     }
   }
   // Row labels: click selects the whole row.
-  ImGui::SetCursorScreenPos({pos.x, vp0.y});
-  ImGui::InvisibleButton((sp.id + "##rows").c_str(),
-                         {std::max(label_w, 1.0f), std::max(vp_size.y, 1.0f)});
-  if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
-    const int i = static_cast<int>(std::floor((io.MousePos.y - v.origin.y) / v.cell_h));
-    if (i >= 0 && i < rows) ev = {i, -1, true};
+  if (label_w > 0) {
+    ImGui::SetCursorScreenPos({pos.x, vp0.y});
+    ImGui::InvisibleButton((sp.id + "##rows").c_str(),
+                           {std::max(label_w, 1.0f), std::max(vp_size.y, 1.0f)});
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
+      const int i = static_cast<int>(std::floor((io.MousePos.y - v.origin.y) / v.cell_h));
+      if (i >= 0 && i < rows) {
+        ev.row = i;
+        ev.col = -1;
+        ev.clicked = true;
+      }
+    }
+  }
+  // Key labels: a click picks that key (predict the key with the most weight).
+  if (sp.labels && band > 0) {
+    ImGui::SetCursorScreenPos({vp0.x, pos.y + cap_h});
+    ImGui::InvisibleButton((sp.id + "##keys").c_str(), {std::max(vp_size.x, 1.0f), band});
+    if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
+      const int j = static_cast<int>(std::floor((io.MousePos.x - v.origin.x) / v.cell_w));
+      if (j >= 0 && j < cols) ev.picked_col = j;
+    }
   }
   ImGui::SetCursorScreenPos(pos);
   ImGui::Dummy(avail);

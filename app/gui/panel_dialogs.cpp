@@ -217,7 +217,14 @@ void draw_file_list(Ui& ui, bool folders_only) {
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second : a.first < b.first;
   });
-  ImGui::TextDisabled("in %s", dir.string().c_str());
+  // The folder by its full name: "in ." tells nobody where the files are.
+  fs::path shown = fs::absolute(dir, ec).lexically_normal();
+  if (ec || shown.empty()) shown = dir;
+  std::string where = shown.string();
+  if (where.size() > 1 && where.back() == '/') where.pop_back();
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped("in %s", where.c_str());
+  ImGui::PopStyleColor();
   ImGui::BeginChild("files", {0, ImGui::GetFontSize() * 10}, true);
   if (ImGui::Selectable("../")) ui.path_buffer = (dir / "..").lexically_normal().string() + "/";
   for (const auto& [name, folder] : entries) {

@@ -140,6 +140,32 @@ void token_table(Ui& ui, Side side, const char* title) {
 
 // An integer field that applies on Enter or its +/- buttons (not on every keystroke, so typing
 // "16" never passes through a 1-column state).
+float dim_input_width(const char* label) {
+  return ImGui::GetFontSize() * 5.5f + ImGui::GetStyle().ItemInnerSpacing.x +
+         ImGui::CalcTextSize(label).x;
+}
+
+// The W matrices still only copy blocks of X (as switching to projection mode made them).
+bool selector_projection(const ProjectionSpec& p) {
+  auto selector = [](const Matrix& w) {
+    for (Eigen::Index c = 0; c < w.cols(); ++c) {
+      int ones = 0;
+      for (Eigen::Index r = 0; r < w.rows(); ++r) {
+        if (w(r, c) == 1.0f)
+          ++ones;
+        else if (w(r, c) != 0.0f)
+          return false;
+      }
+      if (ones != 1) return false;
+    }
+    return true;
+  };
+  for (const auto* set : {&p.w_q, &p.w_k, &p.w_v})
+    for (const Matrix& w : *set)
+      if (!selector(w)) return false;
+  return !p.w_q.empty();
+}
+
 void dim_input(const char* label, int value, const std::function<void(int)>& apply) {
   int v = value;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
@@ -159,18 +185,34 @@ void draw_editor_panel(Ui& ui) {
 
   int mode = s.use_projection ? 1 : 0;
   if (ImGui::RadioButton("Q, K, V", &mode, 0)) ui.defer([&st] { st.set_projection_mode(false); });
-  ImGui::SameLine();
+  same_line_if_fits(radio_width("X and W (projection)"));
   if (ImGui::RadioButton("X and W (projection)", &mode, 1))
     ui.defer([&st] { st.set_projection_mode(true); });
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Projection mode: each token is an embedding row of X; Q = X·W_Q, K = X·W_K, "
-      "V = X·W_V are derived, one W per head. Switching keeps every value: X starts as "
-      "[Q | K | V] and each W selects its block.");
+      "V = X·W_V are derived, one W per head.");
+  if (s.use_projection && selector_projection(s.projection)) {
+    // Said on screen, not in a tooltip: these blocks are a bookkeeping device, not what a
+    // trained model's projections look like.
+    const int H = static_cast<int>(s.projection.w_q.size());
+    const int G = static_cast<int>(s.projection.w_k.size());
+    ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.55f, 0.32f, 0.02f, 1));
+    if (!ui.settings.light_theme)
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.98f, 0.72f, 0.35f, 1));
+    ImGui::TextWrapped(
+        "What these X and W are: to keep every number, X was built as the Q, K and V tables side "
+        "by side, X = [Q | K | V] (d_model = %d = %d + %d + %d), and each W is a block of 0s and "
+        "1s that copies its own columns back out, so Q = X·W_Q is the Q you had. A trained "
+        "model's W are dense and learned from real token embeddings: edit X or a W, or press "
+        "Randomise, and Q, K and V change together.",
+        static_cast<int>(s.projection.x.cols()), H * t.d_k, G * t.d_k, G * t.d_v);
+    ImGui::PopStyleColor(ui.settings.light_theme ? 1 : 2);
+  }
 
   int drag = ui.drag_edit ? 1 : 0;
   if (ImGui::RadioButton("type values", &drag, 0)) ui.drag_edit = false;
-  ImGui::SameLine();
+  same_line_if_fits(radio_width("drag values"));
   if (ImGui::RadioButton("drag values", &drag, 1)) ui.drag_edit = true;
 
   // Dimensions.
@@ -179,22 +221,23 @@ void draw_editor_panel(Ui& ui) {
               [&](int v) { ui.defer([&st, v] { st.set_d_model(v); }); });
   }
   dim_input("d_k", t.d_k, [&](int v) { ui.defer([&st, v] { st.set_d_k(v); }); });
-  ImGui::SameLine();
+  same_line_if_fits(dim_input_width("d_v"));
   dim_input("d_v", t.d_v, [&](int v) { ui.defer([&st, v] { st.set_d_v(v); }); });
 
   if (ImGui::Button("Randomise")) ui.defer([&st, seed = ui.random_seed] { st.randomise(seed); });
-  ImGui::SameLine();
+  const float fs = ImGui::GetFontSize();
+  same_line_if_fits(fs * 5 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("seed").x);
   int seed = static_cast<int>(ui.random_seed);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+  ImGui::SetNextItemWidth(fs * 5);
   if (ImGui::InputInt("seed", &seed, 0)) ui.random_seed = static_cast<unsigned>(std::max(0, seed));
   if (ImGui::Button("Reset")) ui.defer([&st] { st.reset_to_origin(); });
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Back to %s as opened (undoable)", st.origin().c_str());
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Undo"));
   ImGui::BeginDisabled(!st.can_undo());
   if (ImGui::Button("Undo")) ui.defer([&st] { st.undo(); });
   ImGui::EndDisabled();
-  ImGui::SameLine();
+  same_line_if_fits(button_width("Redo"));
   ImGui::BeginDisabled(!st.can_redo());
   if (ImGui::Button("Redo")) ui.defer([&st] { st.redo(); });
   ImGui::EndDisabled();
@@ -225,8 +268,8 @@ void draw_editor_panel(Ui& ui) {
     ImGui::PushID(tensor_name(tensor));
     int h = std::min(ui.editor_tensor_head, heads - 1);
     if (heads > 1) {
-      ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-      if (ImGui::SliderInt("head", &h, 0, heads - 1)) ui.editor_tensor_head = h;
+      if (slider_int_beside("##head", "head ", &h, 0, heads - 1, ImGui::GetFontSize() * 6))
+        ui.editor_tensor_head = h;
     }
     ImGui::TextDisabled("%s", help);
     matrix_table(ui, tensor, std::max(h, 0), rows, true);

@@ -12,14 +12,19 @@
 namespace attn {
 
 void draw_heads_panel(Ui& ui) {
+  if (ImGui::Begin("Heads###heads", nullptr, ImGuiWindowFlags_NoCollapse)) draw_heads_contents(ui);
+  ImGui::End();
+}
+
+void draw_heads_contents(Ui& ui) {
   AppState& st = ui.state;
-  if (!ImGui::Begin("Heads###heads", nullptr, ImGuiWindowFlags_NoCollapse)) {
-    ImGui::End();
-    return;
-  }
+  auto measure = [&] {  // the height the window needs (title bar included), for the layout
+    const ImGuiStyle& style = ImGui::GetStyle();
+    ui.heads_h = std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
+  };
   if (!st.has_trace()) {  // nothing computed yet (no scenario, or a trace still on its way)
     ImGui::TextDisabled("No heads to show yet.");
-    ImGui::End();
+    measure();
     return;
   }
   const AttentionTrace& t = st.trace();
@@ -28,39 +33,43 @@ void draw_heads_panel(Ui& ui) {
   const char* kind = G == H   ? "multi-head (MHA)"
                      : G == 1 ? "multi-query (MQA)"
                               : "grouped-query (GQA)";
-  ImGui::TextWrapped("H = %d query head%s, H_kv = %d key/value head%s: %s", H, H == 1 ? "" : "s", G,
-                     G == 1 ? "" : "s", H == 1 ? "single head" : kind);
+  ImGui::TextWrapped("H = %d, H_kv = %d: %s", H, G, H == 1 ? "a single head" : kind);
   // The key/value cache: each token keeps K and V for every key/value head.
   const int per_token = G * (t.d_k + t.d_v);
   const std::string share = G != H ? " (" + std::to_string(100 * G / H) + "% of MHA's " +
-                                         std::to_string(H * (t.d_k + t.d_v)) + ")"
+                                         std::to_string(H * (t.d_k + t.d_v)) + " values)"
                                    : "";
   ImGui::TextWrapped(
-      "KV cache per token: H_kv·(d_k + d_v) = %d·(%d + %d) = %d values, %d bytes in fp32%s", G,
+      "KV cache per token: H_kv·(d_k + d_v) = %d·(%d + %d) = %d values = %d bytes in fp32%s", G,
       t.d_k, t.d_v, per_token, per_token * 4, share.c_str());
-  ImGui::TextDisabled("Why it matters");
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
-      "While generating, a model keeps every past token's keys and values so they are not "
-      "recomputed. Sharing key/value heads between query heads (GQA, MQA) shrinks that "
-      "cache, the main memory cost of long contexts.");
-  ImGui::Separator();
-
+      "Why it matters: while generating, a model keeps every past token's keys and values so "
+      "they are not recomputed. Sharing key/value heads between query heads (GQA, MQA) shrinks "
+      "that cache, the main memory cost of long contexts.");
   const TraceStep* w = t.find("weights");
-  if (!w) {
-    ImGui::End();
+  if (!w || H == 1) {
+    measure();
     return;
   }
-  // Frames side by side, one per key/value head, wrapping to the panel width.
-  const float avail = ImGui::GetContentRegionAvail().x;
+  ImGui::Separator();
+  // A prediction about the weights must not show them here.
+  if (ui.predict.conceals_stage("weights")) {
+    ImGui::TextDisabled("The heads' weights are hidden until the reveal.");
+    measure();
+    return;
+  }
+  // Frames side by side, one per key/value head, wrapping to the panel width; the thumbnails are
+  // sized from the width alone, so the panel's height follows from its content.
+  // The width as if the scrollbar were there: thumbnails sized from the width with the scrollbar
+  // coming and going would change the height that decides whether it comes.
+  const float avail = ImGui::GetContentRegionAvail().x -
+                      (ImGui::GetScrollMaxY() > 0 ? 0.0f : ImGui::GetStyle().ScrollbarSize);
   const int per_group = H / G;
-  // All heads on one row when they fit at a readable size, else wrap by key/value group.
   const float gap = ImGui::GetStyle().ItemSpacing.x, frame_pad = fs * 0.8f;
-  const float label_h = ImGui::GetTextLineHeightWithSpacing() * 2 + fs;
-  const float by_height = ImGui::GetContentRegionAvail().y - label_h;
-  const float tile =
-      std::clamp(std::min((avail - G * (frame_pad + gap)) / std::max(1, H) - gap, by_height),
-                 fs * 2.5f, fs * 6);
+  const float one_row = (avail - G * (frame_pad + gap)) / std::max(1, H) - gap;
+  const float by_group = (avail - frame_pad - gap) / std::max(1, per_group) - gap;
+  const float tile = std::clamp(one_row >= fs * 2.5f ? one_row : by_group, fs * 2.0f, fs * 5);
   const ImU32 group_cols[] = {IM_COL32(31, 119, 180, 255),  IM_COL32(255, 127, 14, 255),
                               IM_COL32(44, 160, 44, 255),   IM_COL32(214, 39, 40, 255),
                               IM_COL32(148, 103, 189, 255), IM_COL32(140, 86, 75, 255),
@@ -69,14 +78,14 @@ void draw_heads_panel(Ui& ui) {
   for (int g = 0; g < G; ++g) {
     const float group_w = per_group * (tile + gap) + frame_pad;
     if (g > 0 && x_used + group_w <= avail)
-      ImGui::SameLine();
+      ImGui::SameLine(0, gap + fs * 0.3f);
     else if (g > 0)
       x_used = 0;
-    x_used += group_w + ImGui::GetStyle().ItemSpacing.x;
+    x_used += group_w + gap + fs * 0.3f;
     ImGui::BeginGroup();
     const ImVec2 p0 = ImGui::GetCursorScreenPos();
     const ImU32 col = group_cols[g % 8];
-    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col), " K/V head %d", g);
+    ImGui::TextColored(ImGui::ColorConvertU32ToFloat4(col), " K/V %d", g);
     ImGui::Indent(fs * 0.3f);
     for (int k = 0; k < per_group; ++k) {
       const int h = g * per_group + k;
@@ -85,8 +94,8 @@ void draw_heads_panel(Ui& ui) {
       ImGui::PushID(h);
       const bool current = h == st.head();
       ImGui::TextColored(
-          current ? ImVec4(0.85f, 0.25f, 0.05f, 1) : ImGui::GetStyle().Colors[ImGuiCol_Text],
-          "head %d", h);
+          current ? ImVec4(0.85f, 0.25f, 0.05f, 1) : ImGui::GetStyle().Colors[ImGuiCol_Text], "h%d",
+          h);
       HeatmapSpec sp;
       sp.id = "head-" + std::to_string(h);
       sp.m = &w->heads[h];
@@ -102,8 +111,8 @@ void draw_heads_panel(Ui& ui) {
       if (ImGui::InvisibleButton("pick", {tile, tile})) st.set_head(h);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show head %d (uses key/value head %d)", h, g);
       if (current)
-        ImGui::GetWindowDrawList()->AddRect({tp.x - 3, tp.y - 3},
-                                            {tp.x + tile + 3, tp.y + tile + 3},
+        ImGui::GetWindowDrawList()->AddRect({tp.x - 2, tp.y - 2},
+                                            {tp.x + tile + 2, tp.y + tile + 2},
                                             IM_COL32(230, 60, 20, 255), 3, 0, 3);
       ImGui::PopID();
       ImGui::EndGroup();
@@ -114,7 +123,8 @@ void draw_heads_panel(Ui& ui) {
     ImGui::GetWindowDrawList()->AddRect({p0.x - 2, p0.y - 2}, {p1.x + fs * 0.3f, p1.y + fs * 0.3f},
                                         col, fs * 0.4f, 0, 2.5f);
   }
-  ImGui::End();
+  ImGui::Dummy({1, fs * 0.3f});
+  measure();
 }
 
 }  // namespace attn

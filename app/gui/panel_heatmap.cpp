@@ -3,8 +3,10 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "gui/heatmap_widget.h"
+#include "gui/stage_motion.h"
 #include "gui/ui.h"
 
 namespace attn {
@@ -37,7 +39,13 @@ void handle_click(Ui& ui, const std::string& stage, const HeatmapEvent& ev) {
 
 void draw_heatmap_panel(Ui& ui) {
   AppState& st = ui.state;
-  if (!ImGui::Begin("Heatmap###heatmap", nullptr, ImGuiWindowFlags_NoCollapse)) {
+  const bool room = ui.presentation && !ui.panels_shown;  // presentation: the heatmap fills it
+  // The heatmaps fit the panel; only when the panel is too small for readable cells (a small
+  // window with large text) does it scroll instead of shrinking them further.
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollWithMouse |
+                                 ImGuiWindowFlags_HorizontalScrollbar |
+                                 (room ? ImGuiWindowFlags_NoTitleBar : 0);
+  if (!ImGui::Begin("Heatmap###heatmap", nullptr, flags)) {
     ImGui::End();
     return;
   }
@@ -46,45 +54,78 @@ void draw_heatmap_panel(Ui& ui) {
   const StageInfo stage = st.current_stage();
   const int h = std::clamp(st.head(), 0, std::max(0, t.num_heads - 1));
   const int g = t.kv_head_of.empty() ? 0 : t.kv_head_of[h];
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  auto flow = [&](const std::string& text) {  // on this line when it fits, else the next
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x +
+            ImGui::CalcTextSize(text.c_str()).x <=
+        right)
+      ImGui::SameLine();
+  };
 
   ImGui::PushFont(ui.font_title);
   ImGui::TextUnformatted(stage.title);
   ImGui::PopFont();
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(stage.why);
   const bool per_head = stage.id != "concat" && stage.id != "projected";
   if (t.num_heads > 1 && per_head) {
-    ImGui::SameLine();
-    ImGui::TextDisabled("   head %d of %d · uses key/value head %d", h, t.num_heads, g);
+    const std::string head_text = "head " + std::to_string(h) + " of " +
+                                  std::to_string(t.num_heads) + " · uses key/value head " +
+                                  std::to_string(g);
+    flow(head_text);
+    ImGui::TextDisabled("%s", head_text.c_str());
   }
   if (st.computing()) {
-    ImGui::SameLine();
-    ImGui::TextColored(ImVec4(0.85f, 0.45f, 0.05f, 1), "  computing… %.1f s",
-                       st.computing_seconds());
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "computing… %.1f s", st.computing_seconds());
+    flow(buf);
+    ImGui::TextColored(ImVec4(0.85f, 0.45f, 0.05f, 1), "%s", buf);
   }
-  // The formula, large: the one line a student copies down.
+  // The formula, large: the one line a student copies down (wrapped, never cut).
   ImGui::PushFont(ui.font_mono);
+  ImGui::PushTextWrapPos(0);
   if (stage.id == "qkv") {
     const TraceStep* q = t.find("q");
     const TraceStep* k = t.find("k");
     const TraceStep* v = t.find("v");
     if (q && k && v && q->formula.find('=') != std::string::npos)
-      ImGui::Text("%s     %s     %s", q->formula.c_str(), k->formula.c_str(), v->formula.c_str());
+      ImGui::TextWrapped("%s     %s     %s", q->formula.c_str(), k->formula.c_str(),
+                         v->formula.c_str());
     else
-      ImGui::Text("Q (%d × %d)   K (%d × %d)   V (%d × %d): one row per token", t.n_q, t.d_k, t.n_k,
-                  t.d_k, t.n_k, t.d_v);
+      ImGui::TextWrapped("Q (%d × %d)   K (%d × %d)   V (%d × %d): one row per token", t.n_q, t.d_k,
+                         t.n_k, t.d_k, t.n_k, t.d_v);
   } else if (const TraceStep* s = t.find(stage.id)) {
-    ImGui::TextUnformatted(s->formula.c_str());
+    ImGui::TextWrapped("%s", s->formula.c_str());
     if (stage.id == "scaled")
       ImGui::TextDisabled("scale = %s = %.4f", t.scale_overridden ? "chosen" : "1/√d_k", t.scale);
     if (stage.id == "weights" && t.temperature != 1.0f)
       ImGui::TextDisabled("temperature T = %.3g", t.temperature);
   }
+  ImGui::PopTextWrapPos();
   ImGui::PopFont();
   if (ui.custom_mask_edit)
-    ImGui::TextColored(
-        ImVec4(0.8f, 0.3f, 0.05f, 1),
-        "Custom-mask editing: click a cell to hide or show that key for that query.");
+    ImGui::TextColored(ImVec4(0.8f, 0.3f, 0.05f, 1), "%s",
+                       "Custom mask: click a cell to hide or show that key for that query.");
+
+  // One line that is always there, so the heatmap does not jump: what a stage change is doing,
+  // else the question being asked, else the buttons that ask one.
+  const bool moving = ui.transition.active(ui.now) && ui.transition.to == stage.id;
+  AnimatedFrame frame;
+  const bool animated =
+      moving && st.has_trace() &&
+      animate_stage(t, ui.transition.from, stage.id, h, ui.transition.progress(ui.now), frame);
+  // In presentation mode the narration panel shows them instead, leaving the height to the cells.
+  ui.motion_caption = animated ? frame.caption : "";
+  if (!room) {
+    if (animated) {
+      ImGui::TextColored(ImVec4(0.85f, 0.35f, 0.05f, 1), "▶ %s", frame.caption.c_str());
+    } else if (ui.predict.active() && !ui.predict.revealed()) {
+      ImGui::TextColored(ImVec4(0.85f, 0.35f, 0.05f, 1), "%s",
+                         "? Predict, then reveal: the question is in the panel on the right.");
+    } else {
+      draw_predict_toolbar(ui);
+    }
+  }
   ImGui::Spacing();
 
   const Selection sel = st.selection();
@@ -102,17 +143,17 @@ void draw_heatmap_panel(Ui& ui) {
     // One cell size for all three, so K and V (which share their rows, the keys) line up and
     // V needs no labels of its own.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float fs = ImGui::GetFontSize();
     const float pad = fs * 0.5f;
-    auto widest = [](const std::vector<std::string>& v) {
-      float w = 0;
+    auto widest = [&](const std::vector<std::string>& v, const char* axis) {
+      float w = ImGui::CalcTextSize(axis).x * 0.85f;
       for (size_t i = 0; i < std::min<size_t>(v.size(), 4096); ++i)
         w = std::max(w, ImGui::CalcTextSize(v[i].c_str()).x);
-      return w;
+      return std::min(w, avail.x * 0.2f);
     };
-    const float lq = widest(t.query_tokens) + pad * 2, lk = widest(t.key_tokens) + pad * 2;
+    const float lq = widest(t.query_tokens, "queries ↓") + pad * 2,
+                lk = widest(t.key_tokens, "keys ↓") + pad * 2;
     const float gap = fs * 1.5f;
-    const float block = fs * 6.6f;  // title, key labels and colour bar of one heatmap
+    const float block = fs * 8.2f;  // name, axis titles, key labels and colour bar of one heatmap
     // Side by side [Q] [K][V], or Q above [K][V]: whichever gives the larger cells.
     const float side_w = (avail.x - lq - lk - pad - gap) / std::max(1, 2 * t.d_k + t.d_v);
     const float side_h = (avail.y - block) / std::max(1, std::max(t.n_q, t.n_k));
@@ -121,7 +162,9 @@ void draw_heatmap_panel(Ui& ui) {
     const float stack_h = (avail.y - 2 * block) / std::max(1, t.n_q + t.n_k);
     const bool stacked = std::min(stack_w, stack_h) > std::min(side_w, side_h);
     const float fit = stacked ? std::min(stack_w, stack_h) : std::min(side_w, side_h);
-    const float cell = std::clamp(fit, 2.0f, fs * 4.5f);
+    // Never smaller than a line of text for a teaching-sized matrix: the panel scrolls instead.
+    const float smallest = std::max(t.n_q, t.n_k) <= 64 ? fs * 0.9f : 2.0f;
+    const float cell = std::clamp(fit, smallest, fs * (room ? 8.0f : 4.5f));
     const float label_w[3] = {lq, lk, pad};
     for (int i = 0; i < 3; ++i) {
       if (i == 1 && !stacked) ImGui::SameLine(0, gap);
@@ -139,11 +182,13 @@ void draw_heatmap_panel(Ui& ui) {
       sp.matrix_name = names[i];
       sp.row_labels = i == 0 ? t.query_tokens : t.key_tokens;
       sp.row_labels_shown = i != 2;
+      sp.row_axis = i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
+      sp.col_axis = "dims →";
       sp.col_labels = index_labels(static_cast<int>(mats[i]->cols()), "");
       sp.scale = color_scale_for(ui.settings, names[i], *mats[i]);
       sp.selected_row = i == 0 ? sel.query : sel.key;
       sp.cell = cell;
-      sp.size = {label_w[i] + cell * mats[i]->cols(), cell * mats[i]->rows() + fs * 4.8f};
+      sp.size = {label_w[i] + cell * mats[i]->cols(), cell * mats[i]->rows() + fs * 6.2f};
       HeatmapEvent ev = draw_heatmap(ui, sp);
       if (ev.clicked) {
         if (i == 0)
@@ -172,19 +217,63 @@ void draw_heatmap_panel(Ui& ui) {
   sp.matrix_name = stage.id.c_str();
   sp.row_labels = t.query_tokens;
   const bool scores = is_score_matrix(stage.id);
-  sp.col_labels = scores ? t.key_tokens : index_labels(static_cast<int>(m.cols()), "");
+  const bool concat = stage.id == "concat" && t.d_v > 0 && m.cols() == t.num_heads * t.d_v;
+  if (scores)
+    sp.col_labels = t.key_tokens;
+  else if (concat)
+    for (int j = 0; j < m.cols(); ++j)
+      sp.col_labels.push_back("h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v));
+  else
+    sp.col_labels = index_labels(static_cast<int>(m.cols()), "d");
+  sp.row_axis = "queries ↓";
+  sp.col_axis = scores ? "keys →" : concat ? "heads · dimensions →" : "dimensions →";
   if ((stage.id == "masked" || stage.id == "weights") && h < static_cast<int>(t.hidden.size()))
     sp.hidden = &t.hidden[h];
   sp.scale = color_scale_for(ui.settings, stage.id, m);
   sp.selected_row = sel.query;
   sp.selected_col = scores ? sel.key : -1;
   sp.row_stats = stage.id == "weights";
+  if (room) sp.max_cell = 0;  // cells as large as the room allows
+  if (m.rows() <= 64 && m.cols() <= 64) {
+    // Readable cells even in a cramped panel: it scrolls rather than shrink them below a line.
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    sp.size = {std::max(avail.x, fs * (0.9f * m.cols() + 8)),
+               std::max(avail.y, fs * (0.9f * m.rows() + 7))};
+  }
+  // The lesson's overlays: hidden cells of a question, cells an edit changed, a stage change.
+  Prediction& pred = ui.predict;
+  const bool asking = pred.active() && !pred.revealed();
+  if (asking)
+    sp.concealed = [&pred, id = stage.id, idx](int i, int j) {
+      return pred.conceals(id, idx, i, j);
+    };
+  if (ui.changes.active(ui.now))
+    sp.flash = [&ui, id = stage.id, idx](int i, int j) {
+      return ui.changes.strength(id, idx, i, j, ui.now);
+    };
+  if (animated) {
+    sp.anim = &frame;
+    const Matrix* from = nullptr;
+    if (const TraceStep* fs_step = t.find(ui.transition.from))
+      from = &fs_step->heads[std::min<size_t>(idx, fs_step->heads.size() - 1)];
+    if (from) sp.anim_from_scale = color_scale_for(ui.settings, ui.transition.from, *from);
+  }
+  if (asking && pred.question().kind == PredictKind::kPick) {  // the pick so far
+    sp.selected_row = pred.question().row;
+    sp.selected_col = pred.guess_col();
+  }
   HeatmapEvent ev = draw_heatmap(ui, sp);
   draw_lesson_highlights(ui, stage.id);
-  handle_click(ui, stage.id, ev);
+  if (asking) {
+    if (pred.question().kind == PredictKind::kPick) {
+      if (ev.picked_col >= 0) pred.guess_pick(ev.picked_col);
+      if (ev.clicked && ev.col >= 0) pred.guess_pick(ev.col);
+    }
+  } else {
+    handle_click(ui, stage.id, ev);
+  }
   ui.main_scale = sp.scale;
   ui.main_step = stage.id;
-  (void)fs;
   ImGui::End();
 }
 

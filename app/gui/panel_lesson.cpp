@@ -22,14 +22,6 @@ const ImVec4 kRight{0.10f, 0.55f, 0.20f, 1}, kWrong{0.80f, 0.15f, 0.10f, 1};
 // A highlight reads on every colour map, in both themes: a thick orange frame with a dark edge.
 constexpr ImU32 kHighlight = IM_COL32(255, 140, 0, 255), kHighlightEdge = IM_COL32(0, 0, 0, 200);
 
-// Keeps the next radio button on this line when it fits, so short key names flow like words.
-void same_line_if_room(const char* label) {
-  const float w =
-      ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
-}
-
 bool lesson_open(const Ui& ui) { return ui.lesson && ui.lesson->is_open(); }
 
 void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
@@ -56,7 +48,7 @@ void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
       if (q.kind == QuestionKind::kKey) {
         // Keys are short: they flow along the line like words.
         const std::string label = options[i] + "##key" + std::to_string(i);
-        if (i > 0) same_line_if_room(options[i].c_str());
+        if (i > 0) same_line_if_fits(radio_width(options[i].c_str()));
         if (ImGui::RadioButton(label.c_str(), a.picked == k)) a.picked = k;
       } else {
         // Statements are sentences: one per line, wrapped beside their button.
@@ -169,6 +161,9 @@ std::string suggested_lesson_path(const Ui& ui) {
 
 void draw_lesson_contents(Ui& ui) {
   if (!lesson_open(ui)) return;
+  // Where the lesson is, so a seq2seq window a step opens goes beside it.
+  ui.lesson_rect = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, ImGui::GetWindowSize().x,
+                    ImGui::GetWindowSize().y};
   LessonPlayer& p = *ui.lesson;
   const Lesson& l = p.lesson();
   const LessonStep& s = p.step();
@@ -257,8 +252,6 @@ void draw_lesson_contents(Ui& ui) {
 void draw_lesson_window(Ui& ui) {
   // The narration's window id: the lesson takes its place and keeps it as the second tab.
   if (ImGui::Begin("Lesson###narration", nullptr, ImGuiWindowFlags_NoCollapse)) {
-    ui.lesson_rect = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, ImGui::GetWindowSize().x,
-                      ImGui::GetWindowSize().y};
     if (ImGui::BeginTabBar("lesson-tabs")) {
       const ImGuiTabItemFlags f =
           ui.select_lesson_tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;

@@ -174,10 +174,11 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
     ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", s.error().c_str());
     ImGui::PopTextWrapPos();
   } else if (const LmRun* r = s.run()) {
+    ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled(
-        "%zu tokens. Click a head in the model view to step through its "
-        "arithmetic.",
+        "%zu tokens. Click a head in the model view to step through its arithmetic.",
         r->ids.size());
+    ImGui::PopTextWrapPos();
   } else {
     ImGui::TextDisabled(" ");
   }
@@ -201,12 +202,20 @@ void draw_lm_panel(Ui& ui) {
   if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
   LmPanel& p = *ui.lm;
   p.session.poll();
+  ui.lm_busy = p.session.busy();  // the window keeps drawing until the model's work is done
   if (!ui.show_lm) return;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
+  // Placed when it opens, and again when the main window changes size or the font does (F11,
+  // Ctrl+=, a resize), so it never hangs off the screen or leaves an empty band.
+  const ImVec4 placed{vp->Size.x, vp->Size.y, top, 0};
+  const bool relayout = p.placed_for.x != placed.x || p.placed_for.y != placed.y ||
+                        p.placed_for.z != placed.z || ui.reset_layout;
+  p.placed_for = placed;
+  const ImGuiCond cond = relayout ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.02f, vp->Pos.y + top + vp->Size.y * 0.02f},
-                          ImGuiCond_Appearing);
-  ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, ImGuiCond_Appearing);
+                          cond);
+  ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, cond);
   p.shown_tab.clear();
   if (!ImGui::Begin("Language model: attention inside a transformer###lm", &ui.show_lm,
                     ImGuiWindowFlags_NoCollapse)) {
@@ -220,28 +229,52 @@ void draw_lm_panel(Ui& ui) {
     ImGui::End();
     return;
   }
+  // The model view beside the tabs when both get a useful width at this font size (large type,
+  // a small projector); otherwise it becomes the first tab.
+  const float fs = ImGui::GetFontSize();
   const float avail_w = ImGui::GetContentRegionAvail().x;
-  const float left_w = std::round(avail_w * 0.42f);
-  ImGui::BeginChild("lm-model-view", {left_w, 0}, false);
-  draw_lm_model_view(ui, p);
-  ImGui::EndChild();
-  ImGui::SameLine();
+  const bool side_by_side = avail_w >= fs * 44;
+  p.model_view_tab = !side_by_side;
+  if (side_by_side) {
+    ImGui::BeginChild("lm-model-view", {std::round(avail_w * 0.42f), 0}, false);
+    draw_lm_model_view(ui, p);
+    ImGui::EndChild();
+    ImGui::SameLine();
+  }
   ImGui::BeginChild("lm-tabs", {0, 0}, false);
   if (ImGui::BeginTabBar("lm-tab-bar")) {
     auto flags = [&p](const char* tab) {
       return p.select_tab == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
     };
-    const std::pair<const char*, void (*)(Ui&, LmPanel&)> tabs[] = {{"heads", draw_lm_head_view},
-                                                                    {"next", draw_lm_next_tokens},
-                                                                    {"roles", draw_lm_head_roles},
-                                                                    {"kv", draw_lm_kv_cache}};
-    const char* titles[] = {"Head view", "Next token", "What heads do", "KV cache"};
-    for (int i = 0; i < 4; ++i)
-      if (ImGui::BeginTabItem(titles[i], nullptr, flags(tabs[i].first))) {
-        p.shown_tab = tabs[i].first;
-        tabs[i].second(ui, p);
+    struct Tab {
+      const char *id, *title, *short_title;
+      void (*draw)(Ui&, LmPanel&);
+    };
+    const Tab tabs[] = {{"model", "Model view", "Model", draw_lm_model_view},
+                        {"heads", "Head view", "Heads", draw_lm_head_view},
+                        {"next", "Next token", "Next", draw_lm_next_tokens},
+                        {"roles", "What heads do", "Roles", draw_lm_head_roles},
+                        {"kv", "KV cache", "KV", draw_lm_kv_cache}};
+    const int first = side_by_side ? 1 : 0;
+    // Shorter titles rather than ImGui's cut ones ("Hea…") when the full ones do not fit.
+    const ImGuiStyle& style = ImGui::GetStyle();
+    float full_w = 0;
+    for (int i = first; i < 5; ++i)
+      full_w += ImGui::CalcTextSize(tabs[i].title).x + style.FramePadding.x * 2 +
+                style.ItemInnerSpacing.x;
+    const bool short_titles = full_w > ImGui::GetContentRegionAvail().x;
+    for (int i = first; i < 5; ++i) {
+      // "###id" keeps the tab (and which one is open) when its title changes.
+      const std::string label =
+          std::string(short_titles ? tabs[i].short_title : tabs[i].title) + "###" + tabs[i].id;
+      if (ImGui::BeginTabItem(label.c_str(), nullptr, flags(tabs[i].id))) {
+        p.shown_tab = tabs[i].id;
+        tabs[i].draw(ui, p);
         ImGui::EndTabItem();
+      } else if (short_titles && ImGui::IsItemHovered()) {
+        ImGui::SetTooltip("%s", tabs[i].title);
       }
+    }
     ImGui::EndTabBar();
     p.select_tab.clear();
   }

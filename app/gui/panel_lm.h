@@ -16,8 +16,9 @@ struct LmPanel {
   LmSession session;
   std::string text_buffer;  // the sentence field (applied as the user types)
   bool text_initialised = false;
-  std::string select_tab;  // "heads", "next", "roles" or "kv": bring it forward once
-  std::string shown_tab;   // the tab drawn last frame
+  std::string select_tab;       // "model", "heads", "next", "roles" or "kv": bring it forward once
+  std::string shown_tab;        // the tab drawn last frame
+  bool model_view_tab = false;  // the window is too narrow for the model view beside the tabs
   int role = 0;  // the score the roles tab shows: 0 previous, 1 first, 2 self, 3 induction
   bool all_heads = false;     // head view: every head of the layer at once
   int hover_token = -1;       // head view: the token under the mouse (-1 none)
@@ -26,6 +27,7 @@ struct LmPanel {
   bool pinned_is_key = false;
   int kv_tokens = 1024;                     // KV cache table: context length
   int opened_layer = -1, opened_head = -1;  // the head last opened in the stepper
+  ImVec4 placed_for{0, 0, 0, 0};  // window width, height and font when the window was placed
   // Every head's weights as matrices for the thumbnails, rebuilt when the run changes.
   std::vector<Matrix> weights;
   uint64_t weights_serial = 0;

@@ -43,12 +43,12 @@ void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
   ImGui::SetNextItemWidth(fs * 14);
   ImGui::SliderInt("tokens", &p.kv_tokens, 1, c.n_positions, "%d", ImGuiSliderFlags_Logarithmic);
   p.kv_tokens = std::clamp(p.kv_tokens, 1, c.n_positions);
-  if (ImGui::BeginTable(
-          "kv", 3,
-          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupColumn("context");
-    ImGui::TableSetupColumn("float32");
-    ImGui::TableSetupColumn("float16");
+  // The sizes keep their width; the context's words wrap when the window is narrow.
+  const float size_w = ImGui::CalcTextSize("1023.9 KiB").x;
+  if (ImGui::BeginTable("kv", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) {
+    ImGui::TableSetupColumn("context", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn("float32", ImGuiTableColumnFlags_WidthFixed, size_w);
+    ImGui::TableSetupColumn("float16", ImGuiTableColumnFlags_WidthFixed, size_w);
     ImGui::TableHeadersRow();
     const std::pair<std::string, size_t> rows[] = {
         {"your sentence: " + std::to_string(r->acts.T) + " tokens", static_cast<size_t>(r->acts.T)},
@@ -58,7 +58,7 @@ void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
     for (const auto& [name, n] : rows) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(name.c_str());
+      ImGui::TextWrapped("%s", name.c_str());
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(bytes_text(static_cast<double>(f32 * n)).c_str());
       ImGui::TableNextColumn();

@@ -31,7 +31,9 @@ void draw_lm_model_view(Ui& ui, LmPanel& p) {
   const lm::Config& c = r->model->config;
   const int L = c.n_layer, NH = c.n_head;
   const float fs = ImGui::GetFontSize();
+  ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted("Model view: every head of every layer");
+  ImGui::PopTextWrapPos();
   ImGui::SameLine();
   help_marker(
       "Each square is one head's attention weights on your sentence: a row per token (the "

@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "backends/backend.h"
 #include "gui/lesson_player.h"
@@ -12,6 +13,35 @@
 #include "render/colormap.h"
 
 namespace attn {
+namespace {
+
+// Where an export goes unless the user types another path: a full path (the scenario's folder,
+// else the working folder) named after the example, the stage and the head, so a slide's files
+// say what they show.
+std::string suggested_path(const AppState& st, const std::string& stem_suffix) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path dir =
+      st.file_path().empty() ? fs::current_path(ec) : fs::path(st.file_path()).parent_path();
+  if (dir.empty()) dir = fs::current_path(ec);
+  dir = fs::absolute(dir, ec);
+  std::string name = st.scenario().name.empty() ? "attention" : st.scenario().name;
+  for (char& c : name)
+    if (c == '/' || c == ' ') c = '-';
+  return (dir / (name + stem_suffix)).string();
+}
+
+std::string stage_stem(const AppState& st) {
+  const std::string id = st.current_stage().id == "qkv" ? "q" : st.current_stage().id;
+  const bool heads = st.trace().num_heads > 1 && id != "concat" && id != "projected";
+  return "-" + id + (heads ? "-h" + std::to_string(st.head()) : "");
+}
+
+}  // namespace
+
+std::string suggested_export_path(const AppState& st, const std::string& ext) {
+  return suggested_path(st, ext.empty() ? "-stages" : stage_stem(st) + "." + ext);
+}
 
 namespace {
 
@@ -102,38 +132,36 @@ void draw_menu_bar(Ui& ui) {
       ui.path_buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
     }
     ImGui::Separator();
-    // File names that say what they hold: "fear-is-the-weights.png", not a bare "weights.png".
-    const std::string stage = st.current_stage().id == "qkv" ? "q" : st.current_stage().id;
-    const std::string stem = st.scenario().name + "-" + stage +
-                             (st.trace().num_heads > 1 ? "-h" + std::to_string(st.head()) : "");
+    // Full paths whose names say what they hold: ".../fear-is-the-weights.png", not a bare
+    // "weights.png".
     if (ImGui::BeginMenu("Export this heatmap")) {
       const char* formats[][2] = {
           {"png", "PNG image…"}, {"svg", "SVG image…"}, {"pdf", "PDF document…"}};
       for (const auto& [ext, item] : formats)
         if (ImGui::MenuItem(item)) {
           ui.path_dialog = std::string("export-") + ext;
-          ui.path_buffer = stem + "." + ext;
+          ui.path_buffer = suggested_export_path(st, ext);
         }
       ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Export every stage")) {
       if (ImGui::MenuItem("PDF, one slide per stage…")) {
         ui.path_dialog = "export-all-pdf";
-        ui.path_buffer = st.scenario().name + "-stages.pdf";
+        ui.path_buffer = suggested_export_path(st, "") + ".pdf";
       }
       if (ImGui::MenuItem("PNG images into a folder…")) {
         ui.path_dialog = "export-all-png";
-        ui.path_buffer = st.scenario().name + "-stages";
+        ui.path_buffer = suggested_export_path(st, "");
       }
       if (ImGui::MenuItem("SVG images into a folder…")) {
         ui.path_dialog = "export-all-svg";
-        ui.path_buffer = st.scenario().name + "-stages";
+        ui.path_buffer = suggested_export_path(st, "");
       }
       ImGui::EndMenu();
     }
     if (ImGui::MenuItem("Worksheet to print (PDF)…")) {
       ui.path_dialog = "worksheet";
-      ui.path_buffer = st.scenario().name + "-worksheet.pdf";
+      ui.path_buffer = suggested_path(st, "-worksheet.pdf");
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Quit")) ui.close_requested = true;
@@ -179,6 +207,12 @@ void draw_menu_bar(Ui& ui) {
       ui.settings.font_px = std::max(ui.settings.font_px - 2.0f, 12.0f);
     if (ImGui::MenuItem("Presentation mode", "F11", ui.presentation))
       ui.presentation = !ui.presentation;
+    if (ImGui::MenuItem("Side panels in presentation", "Tab", ui.panels_shown, ui.presentation))
+      ui.panels_shown = !ui.panels_shown;
+    ImGui::MenuItem("Animate changes", nullptr, &ui.settings.animate);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Stage changes show what the stage does; an edit lights up what it changed");
     if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
     ImGui::Separator();
     ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.show_seq2seq);
@@ -195,7 +229,8 @@ void draw_menu_bar(Ui& ui) {
     if (ImGui::MenuItem("Keyboard shortcuts")) ui.show_shortcuts = true;
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("Debug")) {
+  // Developers only (gui --debug or ATTN_DEBUG=1): not in a student's menu bar.
+  if (ui.debug_menu && ImGui::BeginMenu("Debug")) {
     ImGui::MenuItem("ImGui demo window", nullptr, &ui.show_demo);
     ImGui::MenuItem("ImGui metrics", nullptr, &ui.show_metrics);
     ImGui::EndMenu();

@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include "gui/ui.h"
@@ -54,22 +55,50 @@ std::string wrap_monospace(const std::string& text, size_t cols) {
 }  // namespace
 
 void draw_narration_panel(Ui& ui) {
-  if (ImGui::Begin("Narration###narration", nullptr, ImGuiWindowFlags_NoCollapse))
+  const ImGuiWindowFlags flags =
+      ImGuiWindowFlags_NoCollapse |
+      (ui.presentation && !ui.panels_shown ? ImGuiWindowFlags_NoTitleBar : 0);
+  if (ImGui::Begin(ui.predict.active() ? "Predict###narration" : "Narration###narration", nullptr,
+                   flags))
     draw_narration_contents(ui);
   ImGui::End();
 }
 
 void draw_narration_contents(Ui& ui) {
   AppState& st = ui.state;
+  const bool room = ui.presentation && !ui.panels_shown;
+  if (room) {
+    // Presentation mode keeps the heatmap's height for its cells: what moves, and the buttons
+    // that ask the class, are said here.
+    if (!ui.motion_caption.empty())
+      ImGui::TextColored(ImVec4(0.85f, 0.35f, 0.05f, 1), "▶ %s", ui.motion_caption.c_str());
+    else
+      draw_predict_toolbar(ui);
+    ImGui::Separator();
+  }
+  if (ui.predict.active()) {
+    draw_predict_contents(ui);
+    if (!ui.predict.revealed()) return;
+    ImGui::Separator();
+  }
   const AttentionTrace& t = st.trace();
   const Selection sel = st.selection();
-  if (!sel.active()) {
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextUnformatted(
-        "Click a cell of the heatmap to see its arithmetic with the actual "
-        "numbers, or click a query token (left of the heatmap) for its whole row.");
-    ImGui::TextDisabled("Hover any cell for its value; the mouse wheel zooms and dragging pans.");
-    ImGui::PopTextWrapPos();
+  if (!sel.active() || !st.has_trace()) {
+    // No cell chosen: the stage itself in words, large enough for the room.
+    if (st.has_trace()) {
+      const StageInfo stage = st.current_stage();
+      ImGui::PushFont(ui.font_bold);
+      ImGui::TextWrapped("%s", stage.title);
+      ImGui::PopFont();
+      ImGui::TextWrapped("%s", stage.why);
+      ImGui::Spacing();
+    }
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped(
+        "Click a cell of the heatmap to see its arithmetic with the actual numbers, or click a "
+        "query token (left of the heatmap) for its whole row. P asks the class to predict a "
+        "number first.");
+    ImGui::PopStyleColor();
     return;
   }
   auto token = [](const std::vector<std::string>& v, int i) {
@@ -77,15 +106,17 @@ void draw_narration_contents(Ui& ui) {
   };
   ImGui::PushFont(ui.font_bold);
   if (sel.key >= 0)
-    ImGui::Text("query %d \"%s\"  ·  key %d \"%s\"", sel.query,
-                token(t.query_tokens, sel.query).c_str(), sel.key,
-                token(t.key_tokens, sel.key).c_str());
+    ImGui::TextWrapped("query %d \"%s\"  ·  key %d \"%s\"", sel.query,
+                       token(t.query_tokens, sel.query).c_str(), sel.key,
+                       token(t.key_tokens, sel.key).c_str());
   else
-    ImGui::Text("query %d \"%s\"  ·  whole row", sel.query,
-                token(t.query_tokens, sel.query).c_str());
+    ImGui::TextWrapped("query %d \"%s\"  ·  whole row", sel.query,
+                       token(t.query_tokens, sel.query).c_str());
   ImGui::PopFont();
-  ImGui::TextDisabled("%s%s", st.current_stage().title,
-                      t.num_heads > 1 ? (", head " + std::to_string(st.head())).c_str() : "");
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped("%s%s", st.current_stage().title,
+                     t.num_heads > 1 ? (", head " + std::to_string(st.head())).c_str() : "");
+  ImGui::PopStyleColor();
 
   // explain() is cheap for teaching sizes but not for a 1024-key row: cache it per request.
   std::string& cached_key = ui.narration_key;
@@ -100,14 +131,25 @@ void draw_narration_contents(Ui& ui) {
     cached_text = st.narration(cached_error);
     cached_key = key;
   }
+  // Buttons flow onto the next line when the panel is narrow.
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  auto flow = [&](const char* label) {
+    const float w = ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+  };
   if (ImGui::SmallButton("whole row")) st.select_row(sel.query);
-  ImGui::SameLine();
+  flow("copy");
   if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(cached_text.c_str());
-  ImGui::SameLine();
+  flow("clear");
   if (ImGui::SmallButton("clear")) st.clear_selection();
+  char decimals[32];
+  std::snprintf(decimals, sizeof decimals, "%d decimals", st.precision);
+  flow("− + 8 decimals");
+  if (ImGui::SmallButton("−") && st.precision > 1) --st.precision;
+  ImGui::SameLine(0, 2);
+  if (ImGui::SmallButton("+") && st.precision < 8) ++st.precision;
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
-  ImGui::SliderInt("decimals", &st.precision, 1, 8);
+  ImGui::TextDisabled("%s", decimals);
   ImGui::Separator();
   ImGui::BeginChild("narration-text", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
   if (!cached_error.empty()) {

@@ -1,33 +1,91 @@
 // The pipeline strip across the top: every stage of attention with the current one highlighted,
-// and the controls that move through them (first, previous, play at a pace, next, last).
+// and the controls that move through them (first, previous, play at a pace, next, last). It fits
+// the window: large chips when they fit on one line, smaller ones, then a second line; the
+// controls follow on the same line when there is room. It reports its height for the layout.
 #include <imgui.h>
+
+#include <cmath>
+#include <cstdio>
 
 #include "gui/ui.h"
 
 namespace attn {
+namespace {
+
+// Starts the next item on the current line when `width` more pixels fit before `right`.
+void flow(float width, float right, bool first) {
+  if (first) return;
+  const float x = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x;
+  if (x + width <= right) ImGui::SameLine();
+}
+
+}  // namespace
 
 void draw_pipeline_panel(Ui& ui) {
   AppState& st = ui.state;
-  const ImGuiWindowFlags flags =
-      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoTitleBar;
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollbar |
+                                 ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoTitleBar;
   if (!ImGui::Begin("Pipeline###pipeline", nullptr, flags)) {
     ImGui::End();
     return;
   }
   const float fs = ImGui::GetFontSize();
+  const ImGuiStyle& style = ImGui::GetStyle();
   const std::vector<StageInfo> stages = st.stages();
   const int current = st.stage_index();
   const bool light = ui.settings.light_theme;
   const ImVec4 accent = light ? ImVec4(0.16f, 0.38f, 0.78f, 1) : ImVec4(0.26f, 0.52f, 0.96f, 1);
   const ImVec4 done = light ? ImVec4(0.80f, 0.86f, 0.95f, 1) : ImVec4(0.20f, 0.27f, 0.38f, 1);
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const float avail = ImGui::GetContentRegionAvail().x;
 
   // The strip: large chips joined by arrows, so the class sees where we are in the computation.
-  ImGui::PushFont(ui.font_title);
-  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, {fs * 0.7f, fs * 0.3f});
+  // The title font when the strip fits on one line, else the regular one (which may wrap).
+  const ImVec2 chip_pad{fs * 0.7f, fs * 0.3f};
+  auto strip_width = [&](ImFont* f) {
+    float w = 0;
+    const float arrow = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, "→").x;
+    for (size_t i = 0; i < stages.size(); ++i)
+      w += f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, stages[i].label).x + chip_pad.x * 2 +
+           (i ? arrow + style.ItemSpacing.x * 2 : 0);
+    return w;
+  };
+  // Presentation mode keeps the height for the heatmap: the chips and a short set of controls
+  // (previous, play, next) share one line when they fit.
+  const float bw = fs * 2.6f;
+  const float gap = style.ItemSpacing.x;
+  const float nav_w = bw * 4 + bw * 1.9f + gap * 5;
+  const float compact_w = bw * 2 + bw * 1.9f + gap * 3;
+  const bool room = ui.presentation && !ui.panels_shown;
+  // In presentation mode the strip keeps to previous, play and next (the keyboard does the rest),
+  // on the chips' line when it fits in either chip size.
+  const bool compact = room;
+  const float controls_w = compact ? compact_w : nav_w;
+  // Everything on one line when it fits with large chips, or with smaller ones; else the chips
+  // on a line of their own and the controls flowing under them.
+  char pace_text[32];
+  std::snprintf(pace_text, sizeof pace_text, "%.1f s per stage", st.play_interval);
+  char where[48];
+  std::snprintf(where, sizeof where, "stage %d of %d", current + 1,
+                static_cast<int>(stages.size()));
+  const float slider_w = fs * 5;
+  const float tail_w = compact ? 0
+                               : gap * 3 + slider_w + ImGui::CalcTextSize(pace_text).x +
+                                     ImGui::CalcTextSize(where).x + ImGui::CalcTextSize("(?)").x;
+  ImFont* chip_font = ui.font_title;
+  if (strip_width(ui.font_title) + gap + controls_w + tail_w > avail &&
+      (strip_width(ui.font_bold) + gap + controls_w + tail_w <= avail ||
+       (compact && strip_width(ui.font_bold) + gap + controls_w <= avail) ||
+       strip_width(ui.font_title) > avail))
+    chip_font = ui.font_bold;
+  ImGui::PushFont(chip_font);
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, chip_pad);
   ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, fs * 0.6f);
+  const float arrow_w = ImGui::CalcTextSize("→").x;
   for (int i = 0; i < static_cast<int>(stages.size()); ++i) {
+    const float chip_w = ImGui::CalcTextSize(stages[i].label).x + chip_pad.x * 2;
     if (i > 0) {
-      ImGui::SameLine();
+      flow(arrow_w + style.ItemSpacing.x + chip_w, right, false);
       ImGui::TextDisabled("→");
       ImGui::SameLine();
     }
@@ -60,35 +118,41 @@ void draw_pipeline_panel(Ui& ui) {
   ImGui::PopStyleVar(2);
   ImGui::PopFont();
 
-  // Navigation.
-  const float bw = fs * 3.2f;
-  if (ImGui::Button("|◀", {bw, 0})) st.first_stage();
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("First stage (Home)");
-  ImGui::SameLine();
-  if (ImGui::Button("◀", {bw, 0})) st.prev_stage();
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Previous stage (←)");
-  ImGui::SameLine();
-  if (ImGui::Button(st.playing ? "‖ Pause" : "▶ Play", {bw * 1.9f, 0})) {
+  // Navigation, after the strip when it fits there, else on a line of its own (and wrapping).
+  flow(compact ? compact_w : nav_w, right, false);
+  auto button = [&](const char* label, float w, const char* tip, bool first = false) {
+    flow(w, right, first);
+    const bool pressed = ImGui::Button(label, {w, 0});
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+    return pressed;
+  };
+  if (!compact && button("|◀", bw, "First stage (Home)", true)) st.first_stage();
+  if (button("◀", bw, "Previous stage (←)", compact)) st.prev_stage();
+  if (button(st.playing ? "‖ Pause" : "▶ Play", bw * 1.9f, "Play through the stages (Space)")) {
     if (!st.playing && current + 1 >= static_cast<int>(stages.size())) st.first_stage();
     st.playing = !st.playing;
   }
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Play through the stages (Space)");
-  ImGui::SameLine();
-  if (ImGui::Button("▶", {bw, 0})) st.next_stage();
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Next stage (→)");
-  ImGui::SameLine();
-  if (ImGui::Button("▶|", {bw, 0})) st.last_stage();
-  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Last stage (End)");
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(fs * 9);
+  if (button("▶", bw, "Next stage (→)")) st.next_stage();
+  if (compact) {  // the pace and the counter are in the full strip (Tab brings it back)
+    ui.pipeline_h = std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
+    ImGui::End();
+    return;
+  }
+  if (button("▶|", bw, "Last stage (End)")) st.last_stage();
+  // The pace: the slider shows no text (its grab would cover it); the value sits beside it.
+  flow(slider_w + gap + ImGui::CalcTextSize(pace_text).x, right, false);
+  ImGui::SetNextItemWidth(slider_w);
   float pace = static_cast<float>(st.play_interval);
-  if (ImGui::SliderFloat("##pace", &pace, 0.3f, 6.0f, "%.1f s per stage")) st.play_interval = pace;
+  if (ImGui::SliderFloat("##pace", &pace, 0.3f, 6.0f, "", ImGuiSliderFlags_AlwaysClamp))
+    st.play_interval = std::round(pace * 10) / 10;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("Seconds per stage when playing");
   ImGui::SameLine();
-  ImGui::TextDisabled("stage %d of %d:", current + 1, static_cast<int>(stages.size()));
-  ImGui::SameLine();
-  ImGui::TextUnformatted(st.current_stage().title);
+  ImGui::TextDisabled("%s", pace_text);
+  flow(ImGui::CalcTextSize(where).x + gap + ImGui::CalcTextSize("(?)").x, right, false);
+  ImGui::TextDisabled("%s", where);
   ImGui::SameLine();
   help_marker(st.current_stage().why);
+  ui.pipeline_h = std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
   ImGui::End();
 }
 

@@ -11,6 +11,9 @@
 #include <cstdio>
 #include <future>
 
+#include "gui/chart_widget.h"
+#include "gui/heatmap_widget.h"
+#include "gui/predict.h"
 #include "gui/ui.h"
 #include "io/shipped.h"
 #include "seq2seq/explain_step.h"
@@ -79,41 +82,59 @@ bool model_combo(const char* label, Seq2seqPanel& p, int& index, bool allow_none
   return changed;
 }
 
-ImU32 grey(float w, float alpha = 1.0f) {
-  const float g = std::clamp(w, 0.0f, 1.0f);
-  return ImGui::ColorConvertFloat4ToU32({g, g, g, alpha});
-}
-
-// The alignment as a grid of grey cells (white = 1), output characters down the side and input
-// characters along the top; blue where a local window hides the position. Returns the clicked
-// cell (row, col) or (-1, -1); draws a frame around `sel_row`.
-std::pair<int, int> draw_alignment(const char* id, const std::vector<std::string>& rows,
+// The alignment as a grid of cells in the chosen colour map (weights 0..1), output characters
+// down the side and input characters along the top, hatched where a local window hides the
+// position, with a colour bar under it. Rows from `conceal_from` on are hidden (a prediction is
+// pending). Returns the clicked cell (row, col) or (-1, -1); frames `sel_row` and `sel_col`.
+std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std::string>& rows,
                                    const std::vector<std::string>& cols, const Mat<float>& w,
-                                   const Mat<float>* visible, int sel_row, int sel_col) {
+                                   const Mat<float>* visible, int sel_row, int sel_col,
+                                   int conceal_from = -1) {
+  const float fs = ImGui::GetFontSize();
+  ImFont* font = ImGui::GetFont();
+  const bool light = ui.settings.light_theme;
   const float avail = ImGui::GetContentRegionAvail().x;
-  const float label_w = ImGui::CalcTextSize("</s>").x + 8;
-  const float cell = std::clamp((avail - label_w) / std::max<float>(1, cols.size()), 6.0f,
-                                ImGui::GetFontSize() * 1.4f);
-  const float top = ImGui::GetTextLineHeight() + 4;
+  const float label_w = text_width(font, fs, "</s>") + fs * 0.4f;
+  const float cell =
+      std::clamp((avail - label_w) / std::max<float>(1, cols.size()), 6.0f, fs * 1.4f);
+  // Input characters as large as a column allows (down to 9 px), then every other one.
+  const float cf = std::clamp(cell * 1.15f, std::min(9.0f, fs), fs);
+  const int every = std::max(1, static_cast<int>(std::ceil(cf * 0.75f / cell)));
+  const float top = cf + fs * 0.3f;
   const ImVec2 o = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
-  for (size_t j = 0; j < cols.size(); ++j) {
+  const ImU32 conceal = light ? IM_COL32(214, 218, 228, 255) : IM_COL32(58, 62, 76, 255);
+  for (size_t j = 0; j < cols.size(); j += every) {
     const std::string c = cols[j] == " " ? "_" : cols[j];
-    const float tw = ImGui::CalcTextSize(c.c_str()).x;
-    if (cell >= tw) dl->AddText({o.x + label_w + (j + 0.5f) * cell - tw / 2, o.y}, text, c.c_str());
+    const float tw = text_width(font, cf, c);
+    draw_text(ui, dl, font, cf, {o.x + label_w + (j + 0.5f) * cell - tw / 2, o.y}, text, c);
   }
+  const ColorScale scale{ui.settings.colormap, 0.0f, 1.0f};
+  bool any_hidden = false;
   for (size_t i = 0; i < rows.size(); ++i) {
     const float y = o.y + top + i * cell;
-    const float tw = ImGui::CalcTextSize(rows[i].c_str()).x;
-    dl->AddText({o.x + label_w - tw - 4, y + (cell - ImGui::GetTextLineHeight()) / 2}, text,
-                rows[i].c_str());
+    const float rf = std::min(fs, std::max(9.0f, cell * 1.05f));
+    const float tw = text_width(font, rf, rows[i]);
+    if (rf <= cell * 1.25f || i % 2 == 0)
+      draw_text(ui, dl, font, rf, {o.x + label_w - tw - fs * 0.2f, y + (cell - rf) / 2}, text,
+                rows[i]);
+    const bool hide_row = conceal_from >= 0 && static_cast<int>(i) >= conceal_from;
     for (size_t j = 0; j < cols.size(); ++j) {
       const ImVec2 a{o.x + label_w + j * cell, y}, b{a.x + cell, a.y + cell};
       const bool hidden = visible && (*visible)(static_cast<int>(i), static_cast<int>(j)) == 0.0f;
-      dl->AddRectFilled(
-          a, b,
-          hidden ? IM_COL32(28, 40, 96, 255) : grey(w(static_cast<int>(i), static_cast<int>(j))));
+      any_hidden |= hidden;
+      ImU32 c = hidden ? hatch_color(light, 1)
+                       : colormap_u32(scale.map, w(static_cast<int>(i), static_cast<int>(j)));
+      if (hide_row) c = conceal;
+      dl->AddRectFilled(a, b, c);
+    }
+    if (hide_row) {
+      const float qw = text_width(font, std::min(fs, cell), "?");
+      draw_text(
+          ui, dl, font, std::min(fs, cell),
+          {o.x + label_w + cols.size() * cell / 2 - qw / 2, y + (cell - std::min(fs, cell)) / 2},
+          text, "?");
     }
   }
   const ImVec2 g0{o.x + label_w, o.y + top};
@@ -126,6 +147,18 @@ std::pair<int, int> draw_alignment(const char* id, const std::vector<std::string
     dl->AddRect({g0.x + sel_col * cell, g0.y + sel_row * cell},
                 {g0.x + (sel_col + 1) * cell, g0.y + (sel_row + 1) * cell},
                 IM_COL32(230, 120, 0, 255), 0, 0, 2.0f);
+  // The colour bar says what a colour means; the hatch what a local window hides.
+  const float bar_w = std::clamp(g1.x - g0.x, fs * 10, std::max(fs * 10, avail - label_w));
+  const float bar_y = g1.y + fs * 0.5f;
+  const float bar_h = draw_color_bar(ui, dl, {g0.x, bar_y}, std::min(bar_w, fs * 16), scale);
+  float legend_h = 0;
+  if (any_hidden) {
+    const ImVec2 at{g0.x, bar_y + bar_h + fs * 0.3f};
+    dl->AddRectFilled(at, {at.x + fs * 1.3f, at.y + fs * 0.8f}, hatch_color(light, 1));
+    draw_text(ui, dl, font, fs, {at.x + fs * 1.8f, at.y + fs * 0.4f - fs / 2},
+              ImGui::GetColorU32(ImGuiCol_TextDisabled), "outside the local window (−∞)");
+    legend_h = fs * 1.3f;
+  }
   ImGui::InvisibleButton(
       id, {std::max(1.0f, label_w + cols.size() * cell), std::max(1.0f, top + rows.size() * cell)});
   std::pair<int, int> clicked{-1, -1};
@@ -136,6 +169,7 @@ std::pair<int, int> draw_alignment(const char* id, const std::vector<std::string
     if (i >= 0 && j >= 0 && i < static_cast<int>(rows.size()) && j < static_cast<int>(cols.size()))
       clicked = {i, j};
   }
+  ImGui::Dummy({1, fs * 0.5f + bar_h + legend_h});
   return clicked;
 }
 
@@ -179,9 +213,12 @@ void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string
   if (ui.font_bold) ImGui::PopFont();
   const int rows = static_cast<int>(t.rows.size());
   if (stepping) p.step = std::clamp(p.step, 0, std::max(0, rows - 1));
+  const bool scored = m.config.score != Score::kNone;
+  // Predict, then reveal: which input character will this decoder step look at most?
+  const bool asking = stepping && scored && p.predicting && !p.revealed;
   const int sel_row = stepping ? p.step : -1;
   int sel_col = -1;
-  if (stepping && m.config.score != Score::kNone && rows > 0) {
+  if (stepping && scored && rows > 0) {
     const auto& st = t.fc.steps[static_cast<size_t>(p.step)];
     Eigen::Index best = 0;
     st.alpha.row(0).maxCoeff(&best);
@@ -189,25 +226,79 @@ void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string
                   ? p.position
                   : static_cast<int>(best);
   }
-  const auto clicked =
-      draw_alignment(("##align-" + name).c_str(), t.rows, t.cols, t.weights,
-                     t.visible.size() > 0 ? &t.visible : nullptr, sel_row, sel_col);
-  if (stepping && clicked.first >= 0) {
+  if (asking) sel_col = p.guess;
+  const auto clicked = draw_alignment(ui, ("##align-" + name).c_str(), t.rows, t.cols, t.weights,
+                                      t.visible.size() > 0 ? &t.visible : nullptr, sel_row, sel_col,
+                                      asking ? p.step : -1);
+  if (asking && clicked.first >= 0) {
+    p.guess = clicked.second;
+  } else if (stepping && clicked.first >= 0) {
     p.step = clicked.first;
     p.position = clicked.second;
+    if (p.predicting) p.revealed = true;
   }
   if (!stepping || rows == 0) return;
 
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 16);
-  if (ImGui::SliderInt("decoder step", &p.step, 0, rows - 1)) p.position = -1;
+  auto new_step = [&p] {
+    p.position = -1;
+    p.revealed = false;
+    p.guess = -1;
+  };
+  if (slider_int_beside("##step", "decoder step ", &p.step, 0, rows - 1, ImGui::GetFontSize() * 10))
+    new_step();
   ImGui::SameLine();
-  if (ImGui::ArrowButton("##prev", ImGuiDir_Left) && p.step > 0) --p.step, p.position = -1;
+  if (ImGui::ArrowButton("##prev", ImGuiDir_Left) && p.step > 0) --p.step, new_step();
   ImGui::SameLine();
-  if (ImGui::ArrowButton("##next", ImGuiDir_Right) && p.step + 1 < rows) ++p.step, p.position = -1;
+  if (ImGui::ArrowButton("##next", ImGuiDir_Right) && p.step + 1 < rows) ++p.step, new_step();
   ImGui::SameLine();
   help_marker(
       "Click a cell of the heatmap to write out that score; the orange frame is the "
       "decoder step, the orange cell the input position explained below.");
+  if (scored) {
+    same_line_if_fits(radio_width("predict first"));
+    if (ImGui::Checkbox("predict first", &p.predicting)) new_step();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Hide this step's weights and ask which input character it will look at");
+  }
+  if (asking) {
+    ImGui::PushFont(ui.font_bold);
+    ImGui::TextWrapped(
+        "Step %d will write '%s'. Which input character will it look at most? "
+        "Click it in the hidden row.",
+        p.step, t.rows[static_cast<size_t>(p.step)].c_str());
+    ImGui::PopFont();
+    if (p.guess >= 0)
+      ImGui::Text("Your pick: position %d, '%s'", p.guess,
+                  t.cols[static_cast<size_t>(p.guess)] == " "
+                      ? "_"
+                      : t.cols[static_cast<size_t>(p.guess)].c_str());
+    if (ImGui::Button("Reveal")) p.revealed = true;
+    return;
+  }
+  if (stepping && scored && p.predicting && p.revealed) {
+    const auto& st = t.fc.steps[static_cast<size_t>(p.step)];
+    std::vector<double> alpha;
+    std::vector<bool> hidden;
+    for (int j = 0; j < t.fc.src_len; ++j) {
+      alpha.push_back(st.alpha(0, j));
+      hidden.push_back(st.valid.size() > 0 && st.valid(0, j) == 0.0f);
+    }
+    std::vector<std::string> labels;
+    for (const std::string& c : t.cols) labels.push_back(c == " " ? "_" : c);
+    const Verdict v = judge_pick(p.guess, alpha, labels, hidden, "attention weight", 3);
+    const bool light = ui.settings.light_theme;
+    const ImVec4 colour =
+        v.grade == Verdict::Grade::kExact
+            ? (light ? ImVec4(0.05f, 0.5f, 0.2f, 1) : ImVec4(0.35f, 0.85f, 0.45f, 1))
+        : v.grade == Verdict::Grade::kClose
+            ? (light ? ImVec4(0.7f, 0.42f, 0, 1) : ImVec4(0.98f, 0.7f, 0.25f, 1))
+            : (light ? ImVec4(0.75f, 0.12f, 0.1f, 1) : ImVec4(1, 0.45f, 0.4f, 1));
+    ImGui::PushFont(ui.font_bold);
+    ImGui::TextColored(colour, "%s", v.headline.c_str());
+    ImGui::PopFont();
+    text_wrapped_at_spaces(v.detail);
+    if (p.step + 1 < rows && ImGui::Button("Next step")) ++p.step, new_step();
+  }
   const auto& st = t.fc.steps[static_cast<size_t>(p.step)];
   ImGui::Text("step %d emits '%s' with p = %.4f", p.step,
               t.rows[static_cast<size_t>(p.step)].c_str(),
@@ -245,7 +336,7 @@ void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string
   if (ui.font_narration) ImGui::PushFont(ui.font_narration);
   const int j = std::max(0, sel_col);
   for (const auto& line : explain_attention_step(m, t.fc, p.step, j, 4, 3))
-    ImGui::TextWrapped("%s", line.c_str());
+    text_wrapped_at_spaces(line);
   if (ui.font_narration) ImGui::PopFont();
 }
 
@@ -280,7 +371,7 @@ void draw_translate_tab(Ui& ui, Seq2seqPanel& p) {
   }
 }
 
-void draw_live_tab(Seq2seqPanel& p) {
+void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
   const LiveSnapshot s = p.live.snapshot();
   const auto& names = score_names();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
@@ -291,12 +382,10 @@ void draw_live_tab(Seq2seqPanel& p) {
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  ImGui::SliderInt("hidden", &p.live_hidden, 8, 64);
+  slider_int_beside("##hidden", "hidden ", &p.live_hidden, 8, 64, ImGui::GetFontSize() * 5);
   p.live_hidden += p.live_hidden % 2;
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  ImGui::SliderInt("epochs", &p.live_epochs, 1, 10);
+  slider_int_beside("##epochs", "epochs ", &p.live_epochs, 1, 10, ImGui::GetFontSize() * 5);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
   ImGui::InputText("example", p.live_example, sizeof p.live_example);
   if (!s.running) {
@@ -338,11 +427,14 @@ void draw_live_tab(Seq2seqPanel& p) {
   for (size_t e = 0; e < s.epoch_accuracy.size(); ++e)
     ImGui::Text("after epoch %zu: held-out exact match %.1f%%", e + 1,
                 100.0 * static_cast<double>(s.epoch_accuracy[e]));
-  if (!s.batch_loss.empty())
-    ImGui::PlotLines(
-        "##loss", s.batch_loss.data(), static_cast<int>(s.batch_loss.size()), 0,
-        "cross-entropy per character, every batch", 0.0f, FLT_MAX,
-        {std::max(100.0f, ImGui::GetContentRegionAvail().x), ImGui::GetFontSize() * 6});
+  if (!s.batch_loss.empty()) {
+    ChartSpec c;
+    c.series.push_back({"", s.batch_loss, IM_COL32(31, 119, 180, 255)});
+    c.x_title = "batch";
+    c.y_title = "cross-entropy per character (nats)";
+    c.size = {0, ImGui::GetFontSize() * 10};
+    draw_line_chart(ui, c);
+  }
   if (s.alignment.rows() > 0) {
     ImGui::Text("%s  ->  %s", p.live_example, s.output.c_str());
     std::vector<std::string> rows, cols;
@@ -351,11 +443,11 @@ void draw_live_tab(Seq2seqPanel& p) {
     rows.resize(static_cast<size_t>(s.alignment.rows()), "?");
     for (char c : std::string(p.live_example)) cols.emplace_back(1, c);
     if (static_cast<int>(cols.size()) == s.alignment.cols())
-      draw_alignment("##live", rows, cols, s.alignment, nullptr, -1, -1);
+      draw_alignment(ui, "##live", rows, cols, s.alignment, nullptr, -1, -1);
   }
 }
 
-void draw_bottleneck_tab(Seq2seqPanel& p) {
+void draw_bottleneck_tab(Ui& ui, Seq2seqPanel& p) {
   ImGui::TextWrapped(
       "Exact match on 1000 held-out dates by input length for the models trained "
       "on inputs of at most 40 characters (the shipped bottleneck/ models): beyond the "
@@ -407,30 +499,26 @@ void draw_bottleneck_tab(Seq2seqPanel& p) {
     ImGui::EndTable();
   }
   // Accuracy against length, one line per model (the "all" row left out).
-  const ImVec2 o = ImGui::GetCursorScreenPos();
-  const float w = std::max(200.0f, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 12);
-  const float h = ImGui::GetFontSize() * 12;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  dl->AddRect(o, {o.x + w, o.y + h}, IM_COL32(128, 128, 128, 255));
   const ImU32 colours[] = {IM_COL32(0, 0, 0, 255),      IM_COL32(230, 159, 0, 255),
                            IM_COL32(86, 180, 233, 255), IM_COL32(0, 158, 115, 255),
                            IM_COL32(213, 94, 0, 255),   IM_COL32(204, 121, 167, 255)};
+  ChartSpec c;
   const size_t n = buckets - 1;
+  for (size_t r = 0; r < n; ++r) c.x_labels.push_back(p.compare_rows[0][r].label);
   for (size_t k = 0; k < p.compare_rows.size(); ++k) {
-    const ImU32 c = colours[k % 6];
-    for (size_t r = 0; r + 1 < n; ++r) {
-      auto pt = [&](size_t i) {
-        return ImVec2{o.x + w * (n > 1 ? static_cast<float>(i) / (n - 1) : 0.5f),
-                      o.y + h * (1.0f - static_cast<float>(p.compare_rows[k][i].accuracy()))};
-      };
-      dl->AddLine(pt(r), pt(r + 1), c, 2.5f);
-    }
-    dl->AddLine({o.x + w + 10, o.y + 10 + 18 * k}, {o.x + w + 30, o.y + 10 + 18 * k}, c, 2.5f);
-    dl->AddText({o.x + w + 36, o.y + 2 + 18 * k}, ImGui::GetColorU32(ImGuiCol_Text),
-                p.compare_names[k].c_str());
+    ChartSeries line{p.compare_names[k], {}, colours[k % 6]};
+    if (k == 0 && !ui.settings.light_theme) line.colour = IM_COL32(230, 230, 230, 255);
+    for (size_t r = 0; r < n; ++r)
+      line.y.push_back(static_cast<float>(p.compare_rows[k][r].accuracy()));
+    c.series.push_back(std::move(line));
   }
-  ImGui::Dummy({w, h});
-  ImGui::TextUnformatted("input length: 6-10 (left) … 71+ characters (right); accuracy 0 to 100%");
+  c.y_min = 0;
+  c.y_max = 1;
+  c.y_percent = true;
+  c.y_title = "exact match";
+  c.x_title = "input length (characters)";
+  c.size = {0, ImGui::GetFontSize() * 14};
+  draw_line_chart(ui, c);
 }
 
 }  // namespace
@@ -442,10 +530,21 @@ void draw_seq2seq_panel(Ui& ui) {
     find_models(*ui.seq2seq);
   }
   Seq2seqPanel& p = *ui.seq2seq;
+  {
+    // Training or evaluating in the background keeps the window drawing; idle, it sleeps.
+    const LiveSnapshot s = p.live.snapshot();
+    ui.seq2seq_busy = (s.running && !s.paused) || p.compare_job.valid();
+  }
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + vp->Size.y * 0.08f},
-                          ImGuiCond_Appearing);
-  ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f}, ImGuiCond_Appearing);
+  // Placed when it opens, and again when the main window changes size or the font does (F11,
+  // Ctrl+=, a resize) or View → Reset layout, so it never hangs off the screen.
+  const ImVec4 placed{vp->Size.x, vp->Size.y, ImGui::GetFontSize(), 0};
+  const bool resized = p.placed_for.x != placed.x || p.placed_for.y != placed.y ||
+                       p.placed_for.z != placed.z || ui.reset_layout;
+  p.placed_for = placed;
+  const ImGuiCond cond = resized ? ImGuiCond_Always : ImGuiCond_Appearing;
+  ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + vp->Size.y * 0.08f}, cond);
+  ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f}, cond);
   if (p.place_beside_lesson && ui.lesson_rect.z > 0) {
     // Left of the lesson window, so the step's text stays readable beside the alignment.
     const float x0 = vp->Pos.x, y0 = ui.lesson_rect.y;
@@ -471,12 +570,12 @@ void draw_seq2seq_panel(Ui& ui) {
     }
     if (ImGui::BeginTabItem("Train live", nullptr, flags("live"))) {
       p.shown_tab = "live";
-      draw_live_tab(p);
+      draw_live_tab(ui, p);
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Bottleneck", nullptr, flags("bottleneck"))) {
       p.shown_tab = "bottleneck";
-      draw_bottleneck_tab(p);
+      draw_bottleneck_tab(ui, p);
       ImGui::EndTabItem();
     }
     ImGui::EndTabBar();

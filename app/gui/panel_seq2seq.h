@@ -1,6 +1,8 @@
 // State of the seq2seq window (panel_seq2seq.cpp), kept in Ui::seq2seq; tests read and set it.
 #pragma once
 
+#include <imgui.h>
+
 #include <future>
 #include <map>
 #include <string>
@@ -20,9 +22,13 @@ struct Seq2seqPanel {
   int model_a = 0, model_b = -1;  // indices into files; model_b -1: no second model
   char input[256] = "please note that the meeting moved to 11/03/1987 at 10:30";
   int step = 0, position = -1;  // position -1: the position with the largest weight
-  std::string last_output;      // model_a's translation of input, as drawn last frame
-  std::string select_tab;       // "translate", "live" or "bottleneck": bring it forward once
-  std::string shown_tab;        // the tab drawn last frame
+  // Predict, then reveal: the step's row stays hidden until the class has picked a position.
+  bool predicting = false, revealed = false;
+  int guess = -1;
+  std::string last_output;        // model_a's translation of input, as drawn last frame
+  std::string select_tab;         // "translate", "live" or "bottleneck": bring it forward once
+  std::string shown_tab;          // the tab drawn last frame
+  ImVec4 placed_for{0, 0, 0, 0};  // the main window's size and font when this one was placed
 
   s2s::LiveTrainer live;
   int live_score = 1, live_hidden = 32, live_epochs = 4;

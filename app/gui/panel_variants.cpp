@@ -35,10 +35,12 @@ void draw_variants_panel(Ui& ui) {
   heading(ui, "Masks");
   int causal = static_cast<int>(m.causal);
   const char* kinds[] = {"none", "causal, top-left", "causal, lower-right"};
-  ImGui::SetNextItemWidth(fs * 11);
+  ImGui::SetNextItemWidth(std::min(fs * 11, ImGui::GetContentRegionAvail().x -
+                                                ImGui::CalcTextSize("causal").x -
+                                                ImGui::GetStyle().ItemInnerSpacing.x));
   if (ImGui::Combo("causal", &causal, kinds, 3))
     ui.defer([=, &st] { st.set_causal(static_cast<CausalAlign>(causal)); });
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Causal: a token may not look at later tokens. Top-left puts query i at key i (as "
       "PyTorch's is_causal); lower-right aligns the last query with the last key, as when "
@@ -50,12 +52,12 @@ void draw_variants_panel(Ui& ui) {
       st.set_key_length(padding ? std::optional<int>(std::max(1, n_k - 1)) : std::nullopt);
     });
   if (padding) {
-    ImGui::SameLine();
+    same_line_if_fits(fs * 5 + ImGui::CalcTextSize("real keys 00").x);
     int L = *m.key_length;
-    ImGui::SetNextItemWidth(fs * 5);
-    if (ImGui::SliderInt("real keys", &L, 0, t.n_k)) ui.defer([=, &st] { st.set_key_length(L); });
+    if (slider_int_beside("##real-keys", "real keys ", &L, 0, t.n_k, fs * 5))
+      ui.defer([=, &st] { st.set_key_length(L); });
   }
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Padding: batches pad short sequences; keys from position L on are padding and "
       "hidden from every query.");
@@ -64,18 +66,18 @@ void draw_variants_panel(Ui& ui) {
   if (ImGui::Checkbox("sliding window", &window))
     ui.defer([=, &st] { st.set_window(window ? std::optional<int>(1) : std::nullopt); });
   if (window) {
-    ImGui::SameLine();
+    same_line_if_fits(fs * 5 + ImGui::CalcTextSize("W = 00").x);
     int W = *m.window;
-    ImGui::SetNextItemWidth(fs * 5);
-    if (ImGui::SliderInt("W", &W, 0, std::max(1, t.n_k))) ui.defer([=, &st] { st.set_window(W); });
+    if (slider_int_beside("##window", "W = ", &W, 0, std::max(1, t.n_k), fs * 5))
+      ui.defer([=, &st] { st.set_window(W); });
   }
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Sliding window: query i sees only keys with |i − j| ≤ W, so the cost grows with "
       "n·W instead of n² (Longformer, Mistral).");
 
   ImGui::TextUnformatted("global tokens");
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Global positions see every key and are seen by every query; they relax the "
       "window only, never the causal mask or padding.");
@@ -125,7 +127,7 @@ void draw_variants_panel(Ui& ui) {
 
   ImGui::Checkbox("edit the custom mask by clicking cells", &ui.custom_mask_edit);
   if (!m.custom.empty()) {
-    ImGui::SameLine();
+    same_line_if_fits(button_width("clear"));
     if (ImGui::SmallButton("clear")) ui.defer([=, &st] { st.clear_custom_mask(); });
   }
 
@@ -136,24 +138,23 @@ void draw_variants_panel(Ui& ui) {
     ui.defer([=, &st] {
       st.set_scale(override_scale ? std::optional<float>(default_scale) : std::nullopt);
     });
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "The default 1/√d_k keeps the scores' variance near 1 whatever d_k is; try 1 (no "
       "scaling) with a large d_k to see the softmax saturate.");
   if (override_scale) {
     float sc = *s.options.scale;
-    ImGui::SetNextItemWidth(fs * 10);
-    if (ImGui::SliderFloat("scale", &sc, 0.01f, 4.0f, "%.3f", ImGuiSliderFlags_Logarithmic))
+    if (slider_float_beside("##scale", "scale ", &sc, 0.01f, 4.0f, "%.3f", fs * 8,
+                            ImGuiSliderFlags_Logarithmic))
       ui.defer([=, &st] { st.set_scale(sc); });
   } else {
     ImGui::TextDisabled("scale = 1/√%d = %.4f", t.d_k, default_scale);
   }
   float temp = s.options.temperature;
-  ImGui::SetNextItemWidth(fs * 10);
-  if (ImGui::SliderFloat("temperature T", &temp, 0.05f, 20.0f, "%.2f",
-                         ImGuiSliderFlags_Logarithmic))
+  if (slider_float_beside("##temperature", "temperature T = ", &temp, 0.05f, 20.0f, "%.2f", fs * 8,
+                          ImGuiSliderFlags_Logarithmic))
     ui.defer([=, &st] { st.set_temperature(temp); });
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "softmax(x / T): T < 1 sharpens the weights towards the largest score, T > 1 "
       "flattens them towards uniform. The entropy of each row (in bits) shows it: 0 = all "
@@ -180,14 +181,13 @@ void draw_variants_panel(Ui& ui) {
   bool cross = st.cross_attention();
   if (ImGui::Checkbox("cross-attention", &cross))
     ui.defer([=, &st] { st.set_cross_attention(cross); });
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Keys and values come from another sequence than the queries (a decoder reading "
       "its encoder): the two token lists are edited separately and n_q may differ "
       "from n_k.");
   int H = t.num_heads, G = t.num_kv_heads;
-  ImGui::SetNextItemWidth(fs * 7);
-  if (ImGui::SliderInt("query heads H", &H, 1, 16)) {
+  if (slider_int_beside("##heads", "query heads H = ", &H, 1, 16, fs * 6)) {
     int g = std::min(G, H);
     while (H % g) --g;  // keep H_kv a divisor of H
     ui.defer([=, &st] { st.set_heads(H, g); });
@@ -211,12 +211,13 @@ void draw_variants_panel(Ui& ui) {
   }
 
   heading(ui, "Compute");
+  bool first_backend = true;
   for (const std::string& b : available_backends()) {
+    if (!first_backend) same_line_if_fits(radio_width(b.c_str()));
+    first_backend = false;
     if (ImGui::RadioButton(b.c_str(), st.backend_name().rfind(b, 0) == 0))
       ui.defer([=, &st] { st.set_backend(b); });
-    ImGui::SameLine();
   }
-  ImGui::NewLine();
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("computing on %s", st.backend_name().c_str());
   ImGui::PopTextWrapPos();

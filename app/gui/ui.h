@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "gui/app_state.h"
+#include "gui/predict.h"
+#include "gui/stage_motion.h"
 #include "render/color_scale.h"
 #include "render/image_format.h"
 
@@ -31,6 +33,18 @@ struct HeatmapViewport {
   int rows = 0, cols = 0;
   bool drawn = false;
   bool dragged = false;  // the current press became a pan, so its release is not a click
+  // Measured once per trace, font and precision (not every frame): the widest row label, column
+  // label and number at the font size, and whether any cell is hidden.
+  std::string measured_for;
+  float row_label_w = 0, col_label_w = 0, number_w = 0;
+  bool any_hidden = false;
+  // How the last frame laid the labels out (tests read it): labels drawn turned upright,
+  // shortened with an ellipsis, or left out because there was no room.
+  bool col_labels_vertical = false;
+  int labels_abbreviated = 0, labels_dropped = 0;
+  bool numbers_shown = false;
+  float number_px = 0;  // the size the cell numbers were drawn at
+  bool row_stats_shown = false;
   ImVec2 cell_min(int i, int j) const { return {origin.x + j * cell_w, origin.y + i * cell_h}; }
   ImVec2 cell_center(int i, int j) const {
     return {origin.x + (j + 0.5f) * cell_w, origin.y + (i + 0.5f) * cell_h};
@@ -43,11 +57,22 @@ struct UiSettings {
   std::string signed_colormap = "diverging";  // scores and other signed data
   float font_px = 20.0f;                      // base font size; Ctrl+= / Ctrl+- change it
   int decimals = 2;                           // numbers in heatmap cells
+  bool animate = true;                        // animate stage changes and highlight edits
+};
+
+// Text a panel drew straight into a draw list, with the clip rectangle it was drawn under (layout
+// tests check that nothing is cut).
+struct PlacedText {
+  ImVec2 min, max;                            // the text's box on screen
+  ImVec2 clip_min, clip_max;                  // the draw list's clip rectangle at the time
+  ImVec2 window_min, window_max;              // the window's own clip rectangle
+  bool scrolls_x = false, scrolls_y = false;  // the window scrolls to what its edges cut
+  std::string text;
 };
 
 // Key codes of the GLFW backend, which Dear ImGui 1.86 uses as its key indices.
 constexpr int kKeyEqual = 61, kKeyMinus = 45, kKeyKpAdd = 334, kKeyKpSubtract = 333;
-constexpr int kKeyF11 = 300, kKeyO = 79, kKeyS = 83;
+constexpr int kKeyF11 = 300, kKeyO = 79, kKeyS = 83, kKeyP = 80;
 
 struct Ui {
   explicit Ui(AppState& s) : state(s) {}
@@ -59,6 +84,8 @@ struct Ui {
   ImFont* font_mono = nullptr;
   ImFont* font_title = nullptr;
   ImFont* font_narration = nullptr;  // monospace, a little smaller: long arithmetic lines
+  ImFont* font_cells = nullptr;      // large digits for cell numbers, drawn scaled to the cells
+  float font_built_px = 0;           // the size the fonts were last built at
 
   std::map<std::string, HeatmapViewport> views;  // by heatmap id ("main", "q", "head-2", ...)
   bool custom_mask_edit = false;                 // clicking a cell toggles the custom mask
@@ -69,24 +96,44 @@ struct Ui {
 
   // Window requests handled by app_window.cpp (the only file that knows GLFW).
   bool presentation = false;
-  bool quit_requested = false;   // the user confirmed quitting
-  bool close_requested = false;  // the window's close button: ask first when dirty
+  bool panels_shown = false;  // presentation mode with the side panels brought back (Tab)
+  bool debug_menu = false;    // the Debug menu (ImGui demo, metrics): gui --debug or ATTN_DEBUG=1
+  // Measured by the panels for the layout (app_ui.cpp): the stage strip's and heads' heights.
+  float pipeline_h = 0, heads_h = 0;
+  std::string layout_applied;  // the layout last placed; another one re-places the panels
+  double now = 0;              // seconds, one clock for the whole frame
+  int frames_wanted = 0;       // frames still to draw before the window may sleep
+
+  // Teaching: predict, then reveal (predict.h); stage changes and edits that move (stage_motion.h).
+  Prediction predict;
+  PredictKind predict_kind = PredictKind::kValue;
+  PredictScope predict_scope = PredictScope::kCell;
+  std::string predict_buffer, predict_error;
+  StageTransition transition;
+  std::string shown_stage;     // the stage drawn last frame (a change starts a transition)
+  std::string motion_caption;  // what the stage change on screen is doing, in words
+  ChangeTracker changes;
+  uint64_t loads_seen = 0;  // AppState::load_serial() when the tracker last saw a trace
+  std::vector<PlacedText>* text_log = nullptr;  // tests: record text drawn into draw lists
+  bool quit_requested = false;                  // the user confirmed quitting
+  bool close_requested = false;                 // the window's close button: ask first when dirty
   bool reset_layout = true;
   bool show_demo = false, show_metrics = false, show_shortcuts = false;
   // The seq2seq window (View menu, or gui --tab seq2seq) and its state (panel_seq2seq.cpp).
   bool show_seq2seq = false;
   std::shared_ptr<struct Seq2seqPanel> seq2seq;
+  bool seq2seq_busy = false;  // training or evaluating in the background (set by the panel)
   // The language-model window (View menu, File → Open model folder…, gui --model) and its state
   // (panel_lm.h).
   bool show_lm = false;
   std::shared_ptr<struct LmPanel> lm;
+  bool lm_busy = false;  // loading or running a model in the background (set by the panel)
   // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
   // place by panel_lesson.cpp; null when none is open.
   std::shared_ptr<LessonPlayer> lesson;
   bool select_lesson_tab = false;      // bring the Lesson tab forward once
   bool lesson_opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
   ImVec4 lesson_rect{0, 0, 0, 0};      // where the lesson window was drawn (x, y, w, h)
-  std::string lesson_column;           // the right column's layout: "", "L" or "L+H"
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
@@ -123,6 +170,10 @@ struct Ui {
   std::string main_step;
 
   void request_discard_check(std::function<void()> action);
+  // Something moves or runs in the background: keep drawing frames instead of sleeping.
+  bool wants_frames() const;
+  // The font size the UI is drawn at: the user's, or presentation mode's larger one.
+  float font_px(float window_w, float window_h) const;
 
   // Edits made while a panel iterates over the scenario run after the frame's panels are drawn,
   // so no panel ever reads a matrix or token list that an edit has just replaced.
@@ -150,11 +201,21 @@ void draw_heads_panel(Ui& ui);
 void draw_status_bar(Ui& ui);
 void draw_dialogs(Ui& ui);
 void draw_seq2seq_panel(Ui& ui);
-// The narration without its window (also a tab of the lesson window).
+// The contents of panels that also live as tabs of one column in a narrow window.
 void draw_narration_contents(Ui& ui);
+void draw_heads_contents(Ui& ui);
+// Predict, then reveal: the question, the guess and the verdict (panel_predict.cpp), and the
+// toolbar that starts one above the heatmap.
+void draw_predict_contents(Ui& ui);
+void draw_predict_toolbar(Ui& ui);
+// Asks about cell (row, col) of the current stage; −1 = the selection, or a cell worth asking.
+void start_prediction(Ui& ui, int row = -1, int col = -1);
+// Reveals the answer and points the selection (so the narration) at the question's cell.
+void reveal_prediction(Ui& ui);
 // Lessons (panel_lesson.cpp): the player in the narration's place, with the narration as its
 // second tab; the step's highlighted cells on the main heatmap (called by the heatmap panel).
 void draw_lesson_window(Ui& ui);
+void draw_lesson_contents(Ui& ui);  // the Lesson tab (also in a narrow window's tabbed column)
 void draw_lesson_highlights(Ui& ui, const std::string& stage);
 // Opens a lesson file or built-in lesson name and shows its first step; false with `error`.
 bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error);
@@ -171,8 +232,26 @@ std::string suggested_lesson_path(const Ui& ui);
 void poll_export(Ui& ui);
 void handle_shortcuts(Ui& ui);
 
+// The path an export dialog suggests: FOLDER/EXAMPLE-STAGE[-hH].EXT in the scenario's folder (or
+// the working folder), or FOLDER/EXAMPLE-stages for every stage when `ext` is "".
+std::string suggested_export_path(const AppState& st, const std::string& ext);
+
+// Puts the next item on the current line when `width` more pixels fit in the window, else on the
+// next line: rows of controls that flow like words instead of running off a narrow panel.
+void same_line_if_fits(float width);
+float radio_width(const char* label);   // a radio button or checkbox with its label
+float button_width(const char* label);  // a button sized to its label
+// Sliders whose value is written beside them ("T = 1.50"), never under the grab; `label` is the
+// text before the value. The slider is `width` wide.
+bool slider_float_beside(const char* id, const char* label, float* v, float lo, float hi,
+                         const char* format, float width, ImGuiSliderFlags flags = 0);
+bool slider_int_beside(const char* id, const char* label, int* v, int lo, int hi, float width);
+
 // A "(?)" that shows `text` when hovered (as imgui_demo.cpp's HelpMarker).
 void help_marker(const char* text);
+// Text wrapped at spaces only, to the window's width. ImGui's TextWrapped also breaks after a
+// '.', which splits a number such as 0.04 over two lines.
+void text_wrapped_at_spaces(const std::string& text);
 
 // Exports every stage (every head) of the trace as files of `format` into `folder`, every file or
 // none; returns the files written (0 with `error` on failure).

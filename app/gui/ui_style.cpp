@@ -2,6 +2,7 @@
 // that scale the whole UI, and a light theme for projectors beside a dark one.
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -33,13 +34,18 @@ std::string find_font(const char* file) {
 const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0370, 0x03FF, 0x1D00, 0x1DBF,
                            0x2000, 0x22FF, 0x2500, 0x26FF, 0};
 
-ImFont* add(const char* file, float px) {
+// Digits, signs and the few symbols a cell shows (−∞ ≈ … ·): a small range, so the cell-number
+// font can be baked large for a projector without growing the atlas much.
+const ImWchar kNumberRanges[] = {0x0020, 0x007E, 0x00B7, 0x00B7, 0x2026, 0x2026, 0x2212,
+                                 0x2212, 0x221E, 0x221E, 0x2248, 0x2248, 0};
+
+ImFont* add(const char* file, float px, const ImWchar* ranges = kRanges) {
   ImGuiIO& io = ImGui::GetIO();
   std::string path = find_font(file);
   ImFontConfig cfg;
   cfg.OversampleH = 2;
   cfg.OversampleV = 1;
-  if (!path.empty()) return io.Fonts->AddFontFromFileTTF(path.c_str(), px, &cfg, kRanges);
+  if (!path.empty()) return io.Fonts->AddFontFromFileTTF(path.c_str(), px, &cfg, ranges);
   // Without DejaVu the app still runs; the built-in font lacks the mathematical symbols.
   ImFontConfig d;
   d.SizePixels = px;
@@ -56,6 +62,10 @@ void load_fonts(Ui& ui, float px) {
   ui.font_mono = add("DejaVuSansMono.ttf", px * 0.95f);
   ui.font_title = add("DejaVuSans-Bold.ttf", px * 1.35f);
   ui.font_narration = add("DejaVuSansMono.ttf", std::round(px * 0.85f));
+  // Drawn scaled down to the cells; baked at the largest size a cell number takes.
+  ui.font_cells =
+      add("DejaVuSans.ttf", std::clamp(std::round(px * 2.2f), 24.0f, 128.0f), kNumberRanges);
+  ui.font_built_px = px;
   io.FontDefault = ui.font_regular;
   io.Fonts->Build();
 }

@@ -89,7 +89,7 @@ ReasonMatrix build_reasons(const AttentionProblem& p, int h) {
   return out;
 }
 
-std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j) {
+std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j, int n_k) {
   std::ostringstream s;
   const char* sep = "";
   if (reason & kHiddenCausal) {
@@ -97,10 +97,26 @@ std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j
     sep = "; ";
   }
   if (reason & kHiddenWindow) {
-    const long long W = spec.window ? *spec.window : 0;
-    s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j) << " > W = " << W;
-    if (spec.causal != CausalAlign::kNone && j <= pos)
-      s << " (causal window keeps keys " << pos - W << ".." << pos << ")";
+    const long long W = spec.window ? *spec.window : 0;  // 64 bits: p ± W near INT_MAX
+    if (spec.causal == CausalAlign::kNone) {
+      s << sep << "window: |" << pos << " - " << j << "| = " << std::abs(pos - j) << " > W = " << W;
+    } else {
+      // A causal window keeps p - W <= j <= p: a later key is outside it because it is later,
+      // not because it is far (|0 - 1| = 1 is not > W = 1).
+      if (j > pos)
+        s << sep << "window: key " << j << " > p = " << pos
+          << ", and a causal window only looks back";
+      else
+        s << sep << "window: " << pos << " - " << j << " = " << pos - j << " > W = " << W;
+      const long long lo = std::max<long long>(0, pos - W);
+      const long long hi = n_k > 0 ? std::min(pos, n_k - 1) : pos;
+      if (hi < lo)
+        s << " (the causal window keeps no key)";
+      else if (hi == lo)
+        s << " (the causal window keeps key " << lo << " only)";
+      else
+        s << " (the causal window keeps keys " << lo << ".." << hi << ")";
+    }
     sep = "; ";
   }
   if (reason & kHiddenPadding) {

@@ -45,7 +45,8 @@ ReasonMatrix build_reasons(const AttentionProblem& p, int h);
 // The custom mask / bias matrix that applies to head h (shared when only one is given), or null.
 const Matrix* mask_for_head(const HeadStack& stack, int h);
 
-// Words for a reason bit set, e.g. "causal: key 2 is after query position 1".
-std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j);
+// Words for a reason bit set, e.g. "causal: key 2 comes after query position 1"; every number
+// comparison in it is a true inequality. n_k (when known) bounds the key ranges it names.
+std::string describe_reason(uint8_t reason, const MaskSpec& spec, int pos, int j, int n_k = -1);
 
 }  // namespace attn

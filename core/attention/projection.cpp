@@ -42,7 +42,7 @@ void add_scenario_steps(const Scenario& s, AttentionTrace& t) {
   Matrix concat(out[0].rows(), H * d_v);  // (n_q, H·d_v), or the trace's rows (first_row)
   for (int h = 0; h < H; ++h) concat.middleCols(h * d_v, d_v) = out[h];
   t.steps.push_back(
-      {"concat", "Heads concatenated", "concat = [O_1 | O_2 | … | O_H]", {concat}, {0}});
+      {"concat", "Heads concatenated", "concat = [O_0 | O_1 | … | O_(H−1)]", {concat}, {0}});
   if (pr.w_o.size() == 0) return;
 
   RowVector b = pr.b_o.size() ? pr.b_o : RowVector::Zero(pr.w_o.cols());

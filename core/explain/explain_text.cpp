@@ -64,14 +64,19 @@ std::string unicode_reason(const std::string& s) {
 }
 
 std::string compact(double x, int precision, bool unicode) {
-  std::string s = format_fixed(x, precision, unicode);
+  int decimals = precision;
+  // With no decimals a value below 1 would read "0" or "1" (1 / 2 = 1): it keeps one decimal,
+  // or two when that still rounds to zero.
+  if (precision == 0 && std::isfinite(x) && x != 0.0 && std::fabs(x) < 1.0)
+    decimals = std::fabs(x) < 0.05 ? 2 : 1;
+  std::string s = format_fixed(x, decimals, unicode);
   if (!std::isfinite(x)) return s;
   if (s.find('.') != std::string::npos) {
     while (!s.empty() && s.back() == '0') s.pop_back();
     if (!s.empty() && s.back() == '.') s.pop_back();
   }
   // A weight of 3e-7 is not zero; "≈0" keeps a visible key from looking hidden.
-  if (x != 0.0 && (s == "0" || s.empty())) return unicode ? "≈0" : "~0";
+  if (x != 0.0 && (s == "0" || s == "-0" || s == "−0" || s.empty())) return unicode ? "≈0" : "~0";
   return s;
 }
 

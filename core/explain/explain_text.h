@@ -41,7 +41,8 @@ std::string ascii_only(const std::string& s);
 std::string unicode_reason(const std::string& s);
 
 // A number with `precision` decimals and trailing zeros dropped ("0.54", "1", "−0.2"), as a
-// hand calculation writes it. A nonzero value that rounds to zero is "≈0", never a bare "0".
+// hand calculation writes it. A nonzero value that rounds to zero is "≈0", never a bare "0";
+// with precision 0 a value below 1 keeps one or two decimals ("0.5", not "0" or "1").
 std::string compact(double x, int precision, bool unicode);
 
 // "a×b" with a negative b in parentheses: "0.2×(−0.1)".

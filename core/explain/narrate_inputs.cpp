@@ -35,6 +35,7 @@ void Narrator::header(bool full) {
        << "n_k=" << t_.n_k << ", d_k=" << t_.d_k << ")   V (" << hkv << "n_k=" << t_.n_k
        << ", d_v=" << t_.d_v << ")\n";
   out_ << "  Numbers are rounded to " << p_ << " decimal" << (p_ == 1 ? "" : "s")
+       << (p_ == 0 ? " (values below 1 keep their first digit)" : "")
        << "; every sum and product uses the unrounded values.\n";
 }
 

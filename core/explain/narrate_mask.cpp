@@ -10,7 +10,7 @@ namespace attn::narration {
 
 std::string Narrator::reason_text(uint8_t bits, int j) const {
   MaskGeometry geo(t_.mask, t_.n_q, t_.n_k);
-  std::string s = describe_reason(bits, t_.mask, geo.position(i_), j);
+  std::string s = describe_reason(bits, t_.mask, geo.position(i_), j, t_.n_k);
   return r_.unicode ? unicode_reason(s) : s;
 }
 
@@ -39,12 +39,12 @@ void Narrator::mask_rules() {
       line("Query " + std::to_string(i_) + " sits at position p = " + pos + ".");
     if (m.causal != CausalAlign::kNone)
       line("Sliding window W = " + std::to_string(W) + " (with causal): keys p " + s_.minus +
-           " W " + s_.le + " j " + s_.le + " p are visible, i.e. keys " +
-           range_text(lo, std::min(p, t_.n_k - 1)) + ".");
+           " W " + s_.le + " j " + s_.le + " p are visible, i.e. " +
+           keys_text(lo, std::min(p, t_.n_k - 1)) + ".");
     else
       line("Sliding window W = " + std::to_string(W) + ": key j is visible only when |p " +
-           s_.minus + " j| " + s_.le + " " + std::to_string(W) + ", i.e. keys " +
-           range_text(lo, hi_right) + ".");
+           s_.minus + " j| " + s_.le + " " + std::to_string(W) + ", i.e. " +
+           keys_text(lo, hi_right) + ".");
     if (!m.global.empty()) {
       std::string list;
       for (int gpos : m.global) list += (list.empty() ? "" : ", ") + std::to_string(gpos);

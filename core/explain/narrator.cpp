@@ -19,6 +19,11 @@ std::string range_text(int lo, int hi) {
   return lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi);
 }
 
+std::string keys_text(int lo, int hi) {
+  if (hi < lo) return "no key";
+  return (lo == hi ? "key " : "keys ") + range_text(lo, hi);
+}
+
 Narrator::Narrator(const AttentionTrace& t, const ExplainRequest& r)
     : t_(t),
       r_(r),

@@ -36,6 +36,8 @@ enum Stage { kProjection, kScores, kScaled, kMasked, kWeights, kOutput, kOutProj
 std::string first_code_points(const std::string& s, size_t n);
 // "3" or "3..7".
 std::string range_text(int lo, int hi);
+// "keys 3..7", "key 3" or "no key" (an empty range, hi < lo).
+std::string keys_text(int lo, int hi);
 
 // Narrates one query row (or one cell) of one head, stage by stage, into a string.
 class Narrator {

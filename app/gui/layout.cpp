@@ -1,0 +1,58 @@
+// The main window's panel rectangles for a window size, font size and mode (see layout.h).
+#include "gui/layout.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attn {
+namespace {
+
+LayoutRect rect(float x, float y, float w, float h) {
+  return {std::round(x), std::round(y), std::round(std::max(w, 1.0f)),
+          std::round(std::max(h, 1.0f)), true};
+}
+
+}  // namespace
+
+float presentation_font(float base_px, float window_w, float window_h) {
+  const float wanted = std::max(base_px * 1.4f, window_h / 40.0f);
+  const float fits = std::min(window_h / 26.0f, window_w / 36.0f);
+  return std::clamp(std::round(std::max(std::min(wanted, fits), base_px)), 12.0f, 64.0f);
+}
+
+PanelLayout compute_layout(const LayoutInput& in) {
+  PanelLayout L;
+  const float fs = in.font, W = in.width;
+  const float top = in.y + in.menu_h;
+  const float body_y = top + in.pipeline_h;
+  const float body_h = in.height - in.menu_h - in.pipeline_h - in.status_h;
+  L.pipeline = rect(in.x, top, W, in.pipeline_h);
+  L.status = rect(in.x, in.y + in.height - in.status_h, W, in.status_h);
+
+  if (in.presentation && !in.panels_shown) {
+    // The heatmap and its formula take the room; the narration stands beside it in large type.
+    const float narr_w = std::clamp(W * 0.33f, std::min(16 * fs, W * 0.42f), W * 0.42f);
+    L.heatmap = rect(in.x, body_y, W - narr_w, body_h);
+    L.narration = rect(in.x + W - narr_w, body_y, narr_w, body_h);
+    return L;
+  }
+  if (W >= 60 * fs) {
+    const float left_w = std::clamp(W * 0.25f, 16 * fs, W * 0.3f);
+    const float right_w = std::clamp(W * 0.31f, 16 * fs, W * 0.36f);
+    L.scenario = rect(in.x, body_y, left_w, body_h);
+    L.heatmap = rect(in.x + left_w, body_y, W - left_w - right_w, body_h);
+    const float heads_h = in.heads_h > 0 ? std::min(in.heads_h, body_h * 0.6f) : 0.0f;
+    L.narration = rect(in.x + W - right_w, body_y, right_w, body_h - heads_h);
+    if (heads_h > 0)
+      L.heads = rect(in.x + W - right_w, body_y + body_h - heads_h, right_w, heads_h);
+    return L;
+  }
+  // Too narrow for three columns at this font size: one tabbed column beside the heatmap.
+  const float side_w = std::clamp(W * 0.4f, std::min(18 * fs, W * 0.55f), W * 0.55f);
+  L.tabbed = true;
+  L.heatmap = rect(in.x, body_y, W - side_w, body_h);
+  L.narration = rect(in.x + W - side_w, body_y, side_w, body_h);
+  return L;
+}
+
+}  // namespace attn

@@ -1,0 +1,412 @@
+// Every panel laid out at every size a classroom uses (1024×768, 1280×720, 1600×1000, 1920×1080,
+// 3840×2160), in normal and presentation mode, both themes and fonts up to 2×: no ImGui item and
+// no text drawn straight into a draw list may be cut by its window, its table column or the clip
+// rectangle it was drawn under, unless the window scrolls to show it.
+//
+// ImGui 1.86 records no per-item rectangles, so the test links with
+// -Wl,--wrap=ImGui::ItemAdd (tests/CMakeLists.txt): every widget of imgui_widgets.cpp and
+// imgui_tables.cpp reports its box, window, clip rectangle and table column as it is added.
+#include <gtest/gtest.h>
+#include <imgui.h>
+#include <imgui_internal.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "gui/gui_setup.h"
+#include "gui/layout.h"
+#include "gui/panel_lm.h"
+#include "gui/panel_seq2seq.h"
+#include "gui/ui.h"
+#include "gui_headless.h"
+#include "io/examples.h"
+#include "lm_fixture.h"
+#include "reference.h"
+
+namespace {
+
+struct ItemBox {
+  ImGuiWindow* window = nullptr;
+  bool table_itself = false;  // the whole table, or a row across all its columns
+  ImRect bb, clip;
+  bool in_column = false;  // inside a table cell: the column's full extent below
+  float col_min = 0, col_max = 0;
+};
+std::vector<ItemBox>* g_items = nullptr;
+
+}  // namespace
+
+// The real ImGui::ItemAdd, and the wrapper every call from another object file reaches.
+extern "C" bool __real__ZN5ImGui7ItemAddERK6ImRectjPS1_i(const ImRect& bb, ImGuiID id,
+                                                         const ImRect* nav_bb, ImGuiItemFlags f);
+extern "C" bool __wrap__ZN5ImGui7ItemAddERK6ImRectjPS1_i(const ImRect& bb, ImGuiID id,
+                                                         const ImRect* nav_bb, ImGuiItemFlags f) {
+  if (g_items) {
+    ImGuiContext& g = *GImGui;
+    ItemBox box;
+    box.window = g.CurrentWindow;
+    box.bb = bb;
+    box.clip = g.CurrentWindow->ClipRect;
+    if (ImGuiTable* t = g.CurrentTable; t && t->InnerWindow == g.CurrentWindow &&
+                                        t->CurrentColumn >= 0 &&
+                                        t->CurrentColumn < t->ColumnsCount) {
+      const ImGuiTableColumn& c = t->Columns[t->CurrentColumn];
+      // The table itself (added by EndTable) and a row-wide selectable span every column.
+      box.table_itself =
+          (bb.Min.x <= t->OuterRect.Min.x + 1 && bb.Max.x >= t->OuterRect.Max.x - 1) ||
+          (bb.Min.x <= t->Columns[0].MinX + 1 &&
+           bb.Max.x >= t->Columns[t->ColumnsCount - 1].MaxX - 1);
+      box.in_column = !box.table_itself;
+      box.col_min = c.MinX;
+      box.col_max = c.MaxX;
+    }
+    g_items->push_back(box);
+  }
+  return __real__ZN5ImGui7ItemAddERK6ImRectjPS1_i(bb, id, nav_bb, f);
+}
+
+namespace attn {
+namespace {
+
+struct Size {
+  int w, h;
+};
+const Size kSizes[] = {{1024, 768}, {1280, 720}, {1600, 1000}, {1920, 1080}, {3840, 2160}};
+
+// A window, or a window it sits in, scrolls to bring a cut item into view.
+bool scrolls_x(const ImGuiWindow* w) {
+  for (; w; w = (w->Flags & ImGuiWindowFlags_ChildWindow) ? w->ParentWindow : nullptr)
+    if (w->ScrollbarX || w->ScrollMax.x > 0.5f) return true;
+  return false;
+}
+bool scrolls_y(const ImGuiWindow* w) {
+  for (; w; w = (w->Flags & ImGuiWindowFlags_ChildWindow) ? w->ParentWindow : nullptr)
+    if (w->ScrollbarY || w->ScrollMax.y > 0.5f) return true;
+  return false;
+}
+
+std::string box_text(const ImRect& r) {
+  std::ostringstream s;
+  s << "[" << r.Min.x << ", " << r.Min.y << " .. " << r.Max.x << ", " << r.Max.y << "]";
+  return s.str();
+}
+
+class Layout : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::create_headless_imgui(ui);
+    ui.text_log = &texts;
+    ASSERT_TRUE(state.load_example("fear-is-the"));
+  }
+  void TearDown() override {
+    g_items = nullptr;
+    if (ui.seq2seq) ui.seq2seq->live.cancel();
+    ImGui::DestroyContext();
+  }
+
+  // Draws frames at a window size; the last one is recorded and checked.
+  void frames(Size s, int n = 6) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = {static_cast<float>(s.w), static_cast<float>(s.h)};
+    const float px = ui.font_px(static_cast<float>(s.w), static_cast<float>(s.h));
+    if (ui.font_built_px != px) load_fonts(ui, px);
+    if (theme_px != px || theme_light != ui.settings.light_theme) {
+      apply_theme(ui.settings.light_theme, px / 20.0f);
+      theme_px = px;
+      theme_light = ui.settings.light_theme;
+    }
+    for (int i = 0; i < n; ++i) {
+      const bool last = i + 1 == n;
+      items.clear();
+      texts.clear();
+      g_items = last ? &items : nullptr;
+      state.poll();
+      io.DeltaTime = 1.0f / 60;
+      ImGui::NewFrame();
+      draw_app(ui);
+      ImGui::Render();
+      g_items = nullptr;
+    }
+  }
+
+  // Every recorded item and text of the last frame, against its window and clip rectangle.
+  void check(const std::string& what) {
+    SCOPED_TRACE(what);
+    const ImGuiViewport* vp = ImGui::GetMainViewport();
+    const ImRect screen(vp->Pos, {vp->Pos.x + vp->Size.x, vp->Pos.y + vp->Size.y});
+    int failures = 0;
+    ImGuiContext& g = *GImGui;
+    for (ImGuiWindow* w : g.Windows) {
+      if (!w->WasActive || w->Hidden || (w->Flags & ImGuiWindowFlags_Tooltip) || w->ParentWindow)
+        continue;
+      if (!screen.Contains(ImRect(w->Pos, {w->Pos.x + w->Size.x - 1, w->Pos.y + w->Size.y - 1})))
+        ADD_FAILURE() << "window '" << w->Name << "' " << box_text(w->Rect())
+                      << " is not inside the screen " << box_text(screen);
+    }
+    const float e = 1.0f;  // layouts are in float pixels
+    for (const ItemBox& b : items) {
+      if (!b.window || (b.window->Flags & ImGuiWindowFlags_Tooltip)) continue;
+      // Separators are one pixel high and span the whole window by design.
+      if (b.bb.GetWidth() <= 0 || b.bb.GetHeight() < 2) continue;
+      std::string why;
+      if (b.in_column && (b.bb.Min.x < b.col_min - e || b.bb.Max.x > b.col_max + e))
+        why = "wider than its table column [" + std::to_string(b.col_min) + ", " +
+              std::to_string(b.col_max) + "]";
+      // Outside the clip rectangle is fine only where the window scrolls to it (and the clip
+      // is the window's own, not a narrower one pushed inside it).
+      const ImRect& inner = b.window->InnerClipRect;
+      const bool own_x =
+          std::fabs(b.clip.Min.x - inner.Min.x) <= e && std::fabs(b.clip.Max.x - inner.Max.x) <= e;
+      const bool own_y =
+          std::fabs(b.clip.Min.y - inner.Min.y) <= e && std::fabs(b.clip.Max.y - inner.Max.y) <= e;
+      const bool cut_x = b.bb.Min.x < b.clip.Min.x - e || b.bb.Max.x > b.clip.Max.x + e;
+      const bool cut_y = b.bb.Min.y < b.clip.Min.y - e || b.bb.Max.y > b.clip.Max.y + e;
+      if (cut_x && !(scrolls_x(b.window) && (own_x || b.in_column)))
+        why = "cut on the left or right by " + box_text(b.clip);
+      if (cut_y && !(scrolls_y(b.window) && (own_y || b.in_column)))
+        why = "cut at the top or bottom by " + box_text(b.clip);
+      if (!why.empty() && failures++ < 12)
+        ADD_FAILURE() << "item " << box_text(b.bb) << " in window '" << b.window->Name << "' "
+                      << why << " (window scroll max " << b.window->ScrollMax.x << ", "
+                      << b.window->ScrollMax.y << ", content " << b.window->ContentSize.y
+                      << ", size " << b.window->Size.y << ", ideal " << b.window->ContentSizeIdeal.y
+                      << ")";
+    }
+    for (const PlacedText& t : texts) {
+      if (t.max.x <= t.min.x) continue;
+      // Cut on a side: fine only where that side is the window's own edge and the window scrolls.
+      // Text reaching past the window's edge in a window that scrolls is reachable there; its
+      // clip rectangle (cut by the window) says nothing more.
+      auto cut = [&](float lo, float hi, float clo, float chi, float wlo, float whi, bool scrolls) {
+        if (scrolls && (lo < wlo - e || hi > whi + e)) return false;
+        const bool low = lo < clo - e && !(scrolls && std::fabs(clo - wlo) <= e);
+        const bool high = hi > chi + e && !(scrolls && std::fabs(chi - whi) <= e);
+        return low || high;
+      };
+      const bool inside = !cut(t.min.x, t.max.x, t.clip_min.x, t.clip_max.x, t.window_min.x,
+                               t.window_max.x, t.scrolls_x) &&
+                          !cut(t.min.y, t.max.y, t.clip_min.y, t.clip_max.y, t.window_min.y,
+                               t.window_max.y, t.scrolls_y);
+      if (!inside && failures++ < 12)
+        ADD_FAILURE() << "text '" << t.text << "' " << box_text(ImRect(t.min, t.max))
+                      << " is cut by its clip rectangle "
+                      << box_text(ImRect(t.clip_min, t.clip_max)) << " in a window clipped to "
+                      << box_text(ImRect(t.window_min, t.window_max))
+                      << (t.scrolls_x ? " that scrolls across" : "")
+                      << (t.scrolls_y ? " that scrolls down" : "");
+    }
+    EXPECT_GT(items.size(), 10u);
+  }
+
+  // Each stage of the current example, and the tabs of the panels that have them.
+  void walk(Size s, const std::string& what, bool all_stages) {
+    const std::vector<StageInfo> stages = state.stages();
+    for (size_t i = 0; i < stages.size(); ++i) {
+      if (!all_stages && stages[i].id != "qkv" && stages[i].id != "weights") continue;
+      state.set_stage(stages[i].id);
+      frames(s);
+      check(what + " stage " + stages[i].id);
+    }
+    for (const char* tab : {"variants", "heads", "inputs", "narration"}) {
+      ui.select_tab = tab;
+      frames(s);
+      check(what + " tab " + tab);
+    }
+  }
+
+  AppState state;
+  Ui ui{state};
+  std::vector<ItemBox> items;
+  std::vector<PlacedText> texts;
+  float theme_px = 0;
+  bool theme_light = true;
+};
+
+std::string name(Size s, bool presentation, float px, bool light) {
+  return std::to_string(s.w) + "x" + std::to_string(s.h) + (presentation ? " presentation" : "") +
+         " font " + std::to_string(static_cast<int>(px)) + (light ? " light" : " dark");
+}
+
+TEST_F(Layout, EveryPanelFitsAtEverySizeInNormalMode) {
+  for (const Size& s : kSizes)
+    for (float px : {20.0f, 28.0f}) {
+      ui.settings.font_px = px;
+      ui.presentation = false;
+      for (const char* ex : {"fear-is-the", "sliding-window", "gqa"}) {
+        ASSERT_TRUE(state.load_example(ex));
+        state.select_cell(1, 0);
+        walk(s, name(s, false, px, true) + " " + ex, std::string(ex) == "gqa");
+      }
+    }
+}
+
+TEST_F(Layout, PresentationModeFitsAtEverySizeThemeAndFont) {
+  ui.presentation = true;
+  for (const Size& s : kSizes)
+    for (float px : {20.0f, 28.0f})  // presentation fonts of 28 to 39 px: up to 2× the default
+      for (bool light : {true, false}) {
+        ui.settings.font_px = px;
+        ui.settings.light_theme = light;
+        for (const ExampleInfo& e : list_examples()) {
+          ASSERT_TRUE(state.load_example(e.name));
+          ui.panels_shown = false;
+          const std::string what = name(s, true, px, light) + " " + e.name;
+          walk(s, what, e.name == "fear-is-the" || e.name == "sliding-window" || e.name == "mqa");
+          // A cell's narration beside the heatmap, in large type.
+          state.set_stage("weights");
+          state.select_cell(state.trace().n_q - 1, 0);
+          frames(s);
+          check(what + " narration");
+        }
+        // Tab brings the side panels back.
+        ui.panels_shown = true;
+        ASSERT_TRUE(state.load_example("multi-head"));
+        walk(s, name(s, true, px, light) + " panels shown", false);
+      }
+}
+
+TEST_F(Layout, LargeFontsFitInTheNormalLayoutOnLargeScreens) {
+  ui.settings.font_px = 40;  // 2× the default
+  for (const Size& s : {Size{1600, 1000}, Size{1920, 1080}, Size{3840, 2160}}) {
+    ASSERT_TRUE(state.load_example("gqa"));
+    walk(s, name(s, false, 40, true), true);
+  }
+}
+
+TEST_F(Layout, APredictionAndItsRevealFit) {
+  for (const Size& s : kSizes)
+    for (bool presentation : {false, true}) {
+      ui.presentation = presentation;
+      ASSERT_TRUE(state.load_example("sliding-window"));
+      state.set_stage("weights");
+      for (PredictKind kind : {PredictKind::kValue, PredictKind::kPick}) {
+        ui.predict_kind = kind;
+        start_prediction(ui);
+        ASSERT_TRUE(ui.predict.active());
+        frames(s);
+        check(name(s, presentation, ui.settings.font_px, true) + " predicting");
+        if (kind == PredictKind::kPick)
+          ui.predict.guess_pick(2);
+        else
+          ASSERT_TRUE(ui.predict.guess_text("0.3", ui.predict_error));
+        reveal_prediction(ui);
+        frames(s);
+        check(name(s, presentation, ui.settings.font_px, true) + " revealed");
+        ui.predict.cancel();
+      }
+    }
+}
+
+TEST_F(Layout, TheSeq2seqWindowFits) {
+  ui.show_seq2seq = true;
+  for (const Size& s : kSizes)
+    for (bool presentation : {false, true}) {
+      ui.presentation = presentation;
+      frames(s);
+      ASSERT_TRUE(ui.seq2seq);
+      Seq2seqPanel& p = *ui.seq2seq;
+      p.select_tab = "translate";
+      p.predicting = false;
+      frames(s);
+      check(name(s, presentation, ui.settings.font_px, true) + " seq2seq translate");
+      p.predicting = true;
+      p.revealed = false;
+      frames(s);
+      check(name(s, presentation, ui.settings.font_px, true) + " seq2seq predicting");
+      p.guess = 3;
+      p.revealed = true;
+      frames(s);
+      check(name(s, presentation, ui.settings.font_px, true) + " seq2seq revealed");
+      // The bottleneck chart with made-up accuracies: its legend and axes must fit.
+      p.compare_names = {"bottleneck/none-max40.s2s", "bottleneck/bahdanau-max40.s2s"};
+      p.compare_rows.assign(2, {});
+      for (auto& row : p.compare_rows)
+        for (const char* label : {"6-10", "11-20", "21-40", "41-70", "71+", "all"}) {
+          s2s::LengthBucket b;
+          b.label = label;
+          b.count = 100;
+          b.correct = 80;
+          row.push_back(b);
+        }
+      p.select_tab = "bottleneck";
+      frames(s);
+      check(name(s, presentation, ui.settings.font_px, true) + " seq2seq bottleneck");
+      p.select_tab = "live";
+      frames(s);
+      check(name(s, presentation, ui.settings.font_px, true) + " seq2seq live");
+    }
+}
+
+// The language model's window over the stepper: every tab at every size, in both modes, at the
+// default font and a large one, with a sentence long enough to make the head view scroll.
+TEST_F(Layout, TheLanguageModelWindowFits) {
+  test::TestModelSpec spec;
+  spec.n_layer = 3;
+  spec.n_head = 4;
+  spec.n_embd = 16;
+  const std::string folder = test::temp_path("layout-lm-model");
+  test::write_test_model(test::make_test_model(spec), folder);
+  GuiOptions o;
+  o.model = folder;
+  o.text = "the teacher shows the heads. the teacher shows the heads.";
+  std::string error;
+  ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
+  ASSERT_TRUE(ui.show_lm);
+  LmPanel& p = *ui.lm;
+  for (const Size& s : kSizes)
+    for (bool presentation : {false, true})
+      for (float px : {20.0f, 28.0f}) {
+        ui.presentation = presentation;
+        ui.settings.font_px = px;
+        frames(s, 2);
+        for (const char* tab : {"model", "heads", "next", "roles", "kv"}) {
+          // The model view is a tab of its own only where it does not fit beside the tabs.
+          if (std::string(tab) == "model" && !p.model_view_tab) continue;
+          p.select_tab = tab;
+          frames(s);
+          ASSERT_EQ(p.shown_tab, tab);
+          check(name(s, presentation, px, true) + " language model " + tab);
+        }
+        p.select_tab = "heads";
+        p.all_heads = true;
+        frames(s);
+        check(name(s, presentation, px, true) + " language model, all heads");
+        p.all_heads = false;
+      }
+  ui.show_lm = false;
+}
+
+// Labels are shrunk, turned or shortened before any is left out (the sliding window's 8 keys at
+// 1600×1000, and at 1920×1080 with a 28 px font in presentation mode).
+TEST_F(Layout, NoKeyLabelIsDroppedWhileThereIsRoom) {
+  ASSERT_TRUE(state.load_example("sliding-window"));
+  state.set_stage("weights");
+  frames({1600, 1000});
+  HeatmapViewport& v = ui.views["main"];
+  EXPECT_EQ(v.labels_dropped, 0);
+  EXPECT_EQ(v.labels_abbreviated, 0);
+  EXPECT_TRUE(v.numbers_shown);
+  ui.presentation = true;
+  ui.settings.font_px = 28;
+  frames({1920, 1080});
+  EXPECT_EQ(v.labels_dropped, 0);
+  EXPECT_EQ(v.labels_abbreviated, 0);
+  EXPECT_TRUE(v.numbers_shown);
+  EXPECT_GE(v.number_px, 20.0f);
+  // A small projector with the same font: the font stays at what leaves the grid room, and
+  // the keys keep their whole names.
+  for (const Size& s : {Size{1280, 720}, Size{1024, 768}}) {
+    SCOPED_TRACE(std::to_string(s.w) + "x" + std::to_string(s.h));
+    frames(s);
+    EXPECT_EQ(v.labels_dropped, 0);
+    EXPECT_EQ(v.labels_abbreviated, 0);
+    // (At 1024×768 the 28 px rows leave the 8×8 grid's cells too small for numbers: hover
+    // and the narration give them.)
+    if (s.w == 1280) {
+      EXPECT_TRUE(v.numbers_shown);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attn
