@@ -16,7 +16,7 @@ struct StepAnswer {
   std::string typed;  // a number question's field
   int picked = -1;    // a key or statement question's choice
   bool answered = false;
-  Verdict verdict;
+  AnswerVerdict verdict;
 };
 
 class LessonPlayer {

@@ -573,9 +573,9 @@ std::string answer_text(const LessonQuestion& q, const AttentionTrace& t, int pr
   return "";
 }
 
-Verdict check_number(const LessonQuestion& q, const AttentionTrace& t, double guess,
-                     int precision) {
-  Verdict v;
+AnswerVerdict check_number(const LessonQuestion& q, const AttentionTrace& t, double guess,
+                           int precision) {
+  AnswerVerdict v;
   std::string error;
   const std::optional<double> right = number_answer(q, t, error);
   if (!right) {
@@ -595,8 +595,8 @@ Verdict check_number(const LessonQuestion& q, const AttentionTrace& t, double gu
   return v;
 }
 
-Verdict check_choice(const LessonQuestion& q, const AttentionTrace& t, int guess) {
-  Verdict v;
+AnswerVerdict check_choice(const LessonQuestion& q, const AttentionTrace& t, int guess) {
+  AnswerVerdict v;
   std::string error;
   int right = -1;
   if (q.kind == QuestionKind::kKey) {

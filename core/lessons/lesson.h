@@ -107,13 +107,13 @@ int statement_answer(const LessonQuestion& q);
 
 // A student's answer, checked: right or not, and feedback in words (the right answer, how far off
 // a number was, then the explanation). `guess` is the number typed, the key index or the choice.
-struct Verdict {
+struct AnswerVerdict {
   bool correct = false;
   std::string feedback;
 };
-Verdict check_number(const LessonQuestion& q, const AttentionTrace& trace, double guess,
-                     int precision = 4);
-Verdict check_choice(const LessonQuestion& q, const AttentionTrace& trace, int guess);
+AnswerVerdict check_number(const LessonQuestion& q, const AttentionTrace& trace, double guess,
+                           int precision = 4);
+AnswerVerdict check_choice(const LessonQuestion& q, const AttentionTrace& trace, int guess);
 
 // The right answer in words ("0.5400", "“is”", "B. …"), for answer keys; "" with `error` when
 // the trace does not hold it.
