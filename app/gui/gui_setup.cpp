@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "gui/gui.h"
+#include "gui/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_lm_train.h"
 #include "gui/panel_seq2seq.h"
@@ -262,6 +263,18 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     }
   }
   if (!lm_tab && !train_tab && !seq2seq_tab) ui.select_tab = o.tab;
+  if (!o.lesson.empty()) {
+    if (!open_lesson(ui, o.lesson, error)) {
+      error = "--lesson: " + error;
+      return false;
+    }
+    if (!ui.lesson->go_to(o.lesson_step - 1)) {
+      error = "--lesson-step: expected 1.." + std::to_string(ui.lesson->step_count()) + ", got " +
+              std::to_string(o.lesson_step);
+      return false;
+    }
+    apply_lesson_step(ui);
+  }
   if (!o.seq2seq_model.empty()) {
     // Checked before the window opens, like every other flag: a bad name or file is exit 2.
     const std::optional<std::string> path = resolve_shipped(kSeq2seqModels, o.seq2seq_model, error);
