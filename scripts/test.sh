@@ -11,8 +11,10 @@ cmake --build build -j"$jobs"
 xvfb-run -a -s "-screen 0 1600x1000x24" ctest --test-dir build --output-on-failure -j"$jobs"
 
 # The sanitizer build uses clang so the same build also makes the libFuzzer targets (tests/fuzz).
+# Warnings are errors in the release (GCC) build above; clang's own extra warnings are printed here
+# but do not stop the sanitizer run.
 CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON \
-  -DATTN_FUZZ=ON -DATTN_WERROR=ON
+  -DATTN_FUZZ=ON
 cmake --build build-sanitize -j"$jobs"
 # The sanitizer run covers the engine, the CLI and the loaders (label "core"); OpenCL runtimes
 # and GL drivers are not built with sanitizers and report their own allocations, so the tests that

@@ -99,8 +99,8 @@ TEST(Colours, TheAppAndTheExporterSpanTheSameValues) {
         o.step = step.id;
         o.head = h;
         o.maps = colormaps(settings);
-        HeatmapView v = make_heatmap_view(t, o);
-        const ColorScale app = color_scale_for(settings, step.id, *v.m);
+        const LabelledMatrix v = stage_matrix(t, o);
+        const ColorScale app = color_scale_for(settings, step.id, v.values);
         EXPECT_EQ(app.map, v.scale.map);
         EXPECT_NEAR(app.lo, v.scale.lo, 1e-6 * std::max(1.0, std::fabs(v.scale.lo)));
         EXPECT_NEAR(app.hi, v.scale.hi, 1e-6 * std::max(1.0, std::fabs(v.scale.hi)));
@@ -116,7 +116,7 @@ TEST(Colours, TheAppAndTheExporterSpanTheSameValues) {
   EXPECT_EQ(app.hi, 1.0);
   HeatmapOptions o;
   o.step = "weights";
-  const HeatmapView v = make_heatmap_view(st.trace(), o);
+  const LabelledMatrix v = stage_matrix(st.trace(), o);
   EXPECT_EQ(v.scale.lo, 0.0);
   EXPECT_EQ(v.scale.hi, 1.0);
 }

@@ -99,8 +99,9 @@ void register_gui(CLI::App& app, Action& action) {
   cmd->add_flag("--presentation", opts->presentation, "start in presentation mode");
   cmd->add_option("--tab", opts->tab,
                   "left panel tab: inputs or variants; seq2seq opens the seq2seq window, "
-                  "seq2seq-live its live training; lm-heads, lm-next, lm-roles or lm-kv the "
-                  "language model window on that tab (with --model)")
+                  "seq2seq-live its live training; lm-heads, lm-next, lm-roles, lm-circuit or "
+                  "lm-kv the language model window on that tab (with --model); lm-train the "
+                  "window that trains a transformer live (training starts at once)")
       ->check(non_empty());
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto")
       ->check(non_empty());
@@ -108,6 +109,12 @@ void register_gui(CLI::App& app, Action& action) {
                   "open the seq2seq window on this model: a file or a shipped name ('seq2seq "
                   "models')")
       ->check(non_empty());
+  cmd->add_option("--lesson", opts->lesson,
+                  "open a lesson: a file or a built-in lesson's name ('lessons')")
+      ->check(non_empty());
+  cmd->add_option("--lesson-step", opts->lesson_step,
+                  "with --lesson: the step to open on (1-based)")
+      ->check(CLI::Range(1, 100000));
   cmd->add_flag("--frame-stats", opts->frame_stats,
                 "render --frames frames, print the mean and max frame time, exit");
   cmd->add_flag("--animate", opts->animate,
@@ -174,6 +181,7 @@ void configure_app(CLI::App& app, Action& action) {
   register_bench(app, action);
   register_worksheet(app, action);
   register_lm(app, action);
+  register_lessons(app, action);
 }
 
 int run(int argc, char** argv) {

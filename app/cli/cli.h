@@ -17,6 +17,7 @@ class App;
 namespace attn {
 class Backend;
 struct Scenario;
+struct Lesson;
 }  // namespace attn
 
 namespace attn::cli {
@@ -53,6 +54,9 @@ void register_seq2seq(CLI::App& app, Action& action);
 void register_bench(CLI::App& app, Action& action);
 void register_worksheet(CLI::App& app, Action& action);
 void register_lm(CLI::App& app, Action& action);
+// `lm train`, registered on the `lm` subcommand (app/cli/lm_train.cpp).
+void register_lm_train(CLI::App& lm, Action& action);
+void register_lessons(CLI::App& app, Action& action);
 // The action when no subcommand is given: the desktop app on the default example.
 Action default_action();
 
@@ -78,6 +82,9 @@ Scenario load_model_head_scenario(const ScenarioSource& src);
 // Throws exit 2 when the scenario's full trace would exceed kMaxTraceCells (attention/engine.h):
 // for the commands that build the whole trace (trace, export).
 void check_traceable(const Scenario& s);
+// A lesson file, or a built-in lesson by name ("03-softmax"), read and checked; throws CliError
+// (exit 2) naming the file, the step and the field (app/cli/worksheet.cpp).
+Lesson load_lesson_or_throw(const std::string& name_or_path, const std::string& flag);
 // Creates the backend named by --backend or throws CliError (exit 2 for a bad name, 1 when
 // the backend is unavailable).
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device = 0);

@@ -152,6 +152,55 @@ void register_next(CLI::App& parent, Action& action) {
   });
 }
 
+// ---- lm heads ----
+
+void register_heads(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "heads",
+      "What every head does on the text (previous token, first, self, induction) and how "
+      "often the model copies a repeat");
+  auto a = std::make_shared<LmArgs>();
+  add_model_text(*cmd, *a);
+  cmd->callback([&action, a] {
+    action = [a] {
+      const auto r = run_model(a->model, a->text, true);
+      const lm::Config& c = r->model.config;
+      const auto scores = lm::head_scores(c, r->acts);
+      const lm::CopyAccuracy copy = lm::copy_accuracy(c, r->acts);
+      std::printf("model: %s (%d layers x %d heads%s), %d tokens, %d of them seen before\n",
+                  r->model.name.c_str(), c.n_layer, c.n_head,
+                  r->model.mlp ? "" : ", attention-only", r->acts.T,
+                  scores.front().induction_queries);
+      std::printf("layer  head  previous   first    self  induction\n");
+      size_t best_prev = 0, best_ind = 0;
+      for (size_t i = 0; i < scores.size(); ++i) {
+        const lm::HeadScores& s = scores[i];
+        char ind[16] = "      -";
+        if (s.induction >= 0) std::snprintf(ind, sizeof ind, "%9.3f", s.induction);
+        std::printf("%5d %5d %9.3f %7.3f %7.3f  %s\n", static_cast<int>(i) / c.n_head,
+                    static_cast<int>(i) % c.n_head, s.previous, s.first, s.self, ind);
+        if (s.previous > scores[best_prev].previous) best_prev = i;
+        if (s.induction > scores[best_ind].induction) best_ind = i;
+      }
+      std::printf("best previous-token head: layer %d head %d (%.3f)\n",
+                  static_cast<int>(best_prev) / c.n_head, static_cast<int>(best_prev) % c.n_head,
+                  scores[best_prev].previous);
+      if (scores[best_ind].induction >= 0)
+        std::printf("best induction head: layer %d head %d (%.3f)\n",
+                    static_cast<int>(best_ind) / c.n_head, static_cast<int>(best_ind) % c.n_head,
+                    scores[best_ind].induction);
+      else
+        std::printf("best induction head: none (no token of the text occurred before)\n");
+      if (copy.total > 0)
+        std::printf(
+            "copies the repeat: predicts the token that followed last time %d of %d "
+            "times (%.1f%%)\n",
+            copy.correct, copy.total, 100.0 * copy.fraction());
+      return kExitOk;
+    };
+  });
+}
+
 // ---- lm bench ----
 
 struct BenchArgs {
@@ -259,7 +308,7 @@ int run_bench(const BenchArgs& a) {
     for (int r = 0; r < 3; ++r) {
       t0 = std::chrono::steady_clock::now();
       const double c0 = process_cpu_seconds();
-      lm::matmul_forward(x.data(), w.data(), nullptr, S, S, S, y.data());
+      lm::matmul_forward<float>(x.data(), w.data(), nullptr, S, S, S, y.data());
       cpu.push_back(process_cpu_seconds() - c0);
       times.push_back(seconds_since(t0));
     }
@@ -388,6 +437,8 @@ void register_lm(CLI::App& app, Action& action) {
   register_next(*cmd, action);
   register_bench_lm(*cmd, action);
   register_init(*cmd, action);
+  register_heads(*cmd, action);
+  register_lm_train(*cmd, action);
 }
 
 }  // namespace attn::cli

@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -15,6 +13,7 @@
 
 #include "attention/format.h"
 #include "cli/cli.h"
+#include "cli/interrupt.h"
 #include "cli/options.h"
 #include "io/atomic_file.h"
 #include "io/shipped.h"
@@ -28,16 +27,6 @@ namespace attn::cli {
 namespace {
 
 using namespace attn::s2s;
-
-std::atomic<bool> g_interrupted{false};
-void (*g_sigint_before_training)(int) = SIG_DFL;
-// The first Ctrl+C asks training to stop after the current batch; a second one (the action from
-// before training restored here: the default, or the handler that removes temporary files) ends
-// the program at once, still leaving the last checkpoint intact.
-extern "C" void on_sigint(int) {
-  g_interrupted.store(true);
-  std::signal(SIGINT, g_sigint_before_training);
-}
 
 constexpr const char* kModelHelp =
     "model file, or the name of a shipped one (see 'seq2seq models')";
@@ -218,14 +207,11 @@ void register_train(CLI::App& parent, Action& action) {
                 << o->train.epochs << (o->train.epochs == 1 ? " epoch, " : " epochs, ")
                 << o->train.threads << (o->train.threads == 1 ? " thread\n" : " threads\n")
                 << std::flush;
-      g_interrupted.store(false);
-      // Restores the previous SIGINT action however training ends (errors included).
-      struct SigintGuard {
-        void (*previous)(int) = g_sigint_before_training = std::signal(SIGINT, on_sigint);
-        ~SigintGuard() { std::signal(SIGINT, previous); }
-      } sigint_guard;
+      // Ctrl+C stops after the current batch; the previous SIGINT action comes back however
+      // training ends (errors included).
+      const InterruptGuard interrupt;
       TrainCallbacks cb;
-      cb.stop = &g_interrupted;
+      cb.stop = interrupt.flag();
       const auto start = std::chrono::steady_clock::now();
       cb.on_batch = [tty, &o, &draw_watch](int epoch, int k, int n, double loss, const Model& m) {
         const long seen = static_cast<long>(epoch - 1) * n + k + 1;

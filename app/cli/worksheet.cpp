@@ -12,6 +12,9 @@
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "explain/explain.h"
+#include "io/shipped.h"
+#include "lessons/lesson.h"
+#include "render/heatmap_view.h"
 
 namespace attn::cli {
 
@@ -33,14 +36,75 @@ void require_pdf(const std::string& path, const std::string& flag) {
                    flag + ": a worksheet is a PDF; use a name ending in .pdf (got '" + path + "')"};
 }
 
+// Which scenario a question is asked on, in words: the example or file, and the settings that
+// change its numbers.
+std::string setup_of(const LessonStep& step, const AttentionTrace& t) {
+  std::string s = !step.example.empty()         ? "Example “" + step.example + "”"
+                  : !step.scenario_file.empty() ? "Scenario " + step.scenario_file
+                                                : "Scenario “" + step.scenario.name + "”";
+  const std::string mask = mask_summary(t.mask);
+  if (!mask.empty()) s += " · " + mask;
+  if (t.scale_overridden) s += " · scale " + format_fixed(t.scale, 4, true);
+  if (t.temperature != 1.0f) s += " · temperature T = " + format_value(t.temperature);
+  if (t.num_heads > 1) s += " · head " + std::to_string(step.head);
+  return s;
+}
+
+// The lesson's questions with their answers read from each step's trace.
+LessonSheet lesson_sheet(const Lesson& lesson, std::vector<AttentionTrace>& traces, int precision) {
+  LessonSheet sheet;
+  sheet.title = lesson.title;
+  sheet.summary = lesson.summary;
+  traces.reserve(lesson.steps.size());  // the questions point into it
+  std::string last_setup;
+  for (size_t i = 0; i < lesson.steps.size(); ++i) {
+    const LessonStep& step = lesson.steps[i];
+    if (!step.question) continue;
+    traces.push_back(lesson_step_trace(step));
+    const AttentionTrace& t = traces.back();
+    const LessonQuestion& q = *step.question;
+    SheetQuestion sq;
+    sq.step_title = step.title;
+    sq.context = step.text;
+    sq.formula = step.formula;
+    sq.setup = setup_of(step, t);
+    sq.head = step.head;
+    // The tables again only when the numbers differ from the previous question's.
+    if (sq.setup != last_setup) sq.tables = &t;
+    last_setup = sq.setup;
+    sq.prompt = q.prompt;
+    sq.options = question_options(q, t);
+    std::string error;
+    sq.answer = answer_text(q, t, precision, error);
+    if (!error.empty())
+      throw CliError{kExitUsage, lesson.path + ": step " + std::to_string(i + 1) + ": " + error};
+    sq.explanation = q.explanation;
+    sheet.questions.push_back(std::move(sq));
+  }
+  if (sheet.questions.empty())
+    throw CliError{kExitUsage, "--lesson: " + lesson.path + " asks no questions"};
+  return sheet;
+}
+
 }  // namespace
+
+Lesson load_lesson_or_throw(const std::string& name_or_path, const std::string& flag) {
+  std::string error;
+  const std::optional<std::string> path = resolve_shipped(kLessons, name_or_path, error);
+  if (!path) throw CliError{kExitUsage, flag + ": " + error};
+  std::optional<Lesson> lesson = load_lesson_file(*path, error);
+  if (!lesson) throw CliError{kExitUsage, error};
+  return *lesson;
+}
 
 void register_worksheet(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand(
       "worksheet", "Write a printable worksheet (PDF) to work attention out by hand, and its key");
   auto a = std::make_shared<WorksheetArgs>();
   add_scenario_options(*cmd, a->src);
-  cmd->add_option("--lesson", a->lesson, "a lesson file (not available yet)");
+  cmd->add_option("--lesson", a->lesson,
+                  "a lesson file or built-in lesson name ('lessons'): its questions, with the "
+                  "answers in the key");
   cmd->add_option("--seed", a->seed,
                   "fresh one-decimal Q, K and V from this seed (same shapes and masks)")
       ->check(unsigned_integer());
@@ -52,10 +116,14 @@ void register_worksheet(CLI::App& app, Action& action) {
   cmd->add_option("--answers", a->answers, "the answer key, FILE.pdf");
   cmd->callback([&action, a] {
     action = [a] {
-      if (!a->lesson.empty())
+      const bool scenario_given =
+          !a->src.example.empty() || !a->src.scenario_file.empty() || !a->src.model.empty();
+      if (!a->lesson.empty() && scenario_given)
+        throw CliError{kExitUsage, "--lesson: give either --lesson or --example/--scenario"};
+      if (!a->lesson.empty() && a->seed)
         throw CliError{kExitUsage,
-                       "--lesson: lessons are not available yet in this version; use --example "
-                       "NAME or --scenario FILE"};
+                       "--seed: a lesson's questions quote the numbers of its examples, so a "
+                       "lesson worksheet keeps them; use --seed with --example or --scenario"};
       WorksheetOptions o;
       o.head = a->head;
       o.precision = a->precision;
@@ -71,6 +139,26 @@ void register_worksheet(CLI::App& app, Action& action) {
       OutputFiles files;
       const int out_index = files.add("--out", a->out);
       const int answers_index = a->answers.empty() ? -1 : files.add("--answers", a->answers);
+      if (!a->lesson.empty()) {
+        const Lesson lesson = load_lesson_or_throw(a->lesson, "--lesson");
+        std::vector<AttentionTrace> traces;
+        const LessonSheet sheet = lesson_sheet(lesson, traces, o.precision);
+        render_image_or_throw(files, out_index, a->out, "--out",
+                              [&](ImageFormat, std::string& bytes, std::string& e) {
+                                return render_lesson_sheet(sheet, o, false, bytes, e);
+                              });
+        if (answers_index >= 0)
+          render_image_or_throw(files, answers_index, a->answers, "--answers",
+                                [&](ImageFormat, std::string& bytes, std::string& e) {
+                                  return render_lesson_sheet(sheet, o, true, bytes, e);
+                                });
+        files.commit();
+        std::cout << "wrote " << printable_text(a->out) << "\n";
+        if (answers_index >= 0) std::cout << "wrote " << printable_text(a->answers) << "\n";
+        return kExitOk;
+      }
+      if (!scenario_given)
+        throw CliError{kExitUsage, "give one of --example NAME, --scenario FILE or --lesson FILE"};
       Scenario s = load_scenario_source(a->src);
       check_traceable(s);
       if (a->seed) {

@@ -10,6 +10,7 @@
 
 #include "gui/layout.h"
 #include "gui/panel_lm.h"
+#include "gui/panel_lm_train.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
 #include "render/heatmap_export.h"
@@ -278,6 +279,7 @@ void handle_shortcuts(Ui& ui) {
     });
   }
   if (io.KeyCtrl || io.KeyAlt) return;
+  lesson_shortcuts(ui);
   if (named_key_pressed(ImGuiKey_Tab) && ui.presentation) ui.panels_shown = !ui.panels_shown;
   if (key_pressed(kKeyP) && !ui.predict.active()) start_prediction(ui);
   if (named_key_pressed(ImGuiKey_RightArrow, true)) st.next_stage();
@@ -337,6 +339,8 @@ void draw_app(Ui& ui) {
   in.status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
   in.pipeline_h = ui.pipeline_h > 0 ? ui.pipeline_h : std::round(fs * 5.2f);
   in.heads_h = ui.heads_h > 0 ? ui.heads_h : std::round(fs * 7);  // until the panel measures
+  // A lesson's text and question take the whole column unless there are heads to compare.
+  if (ui.lesson && !(st.has_trace() && st.trace().num_heads > 1)) in.heads_h = 0;
   in.presentation = ui.presentation;
   in.panels_shown = ui.panels_shown;
   const PanelLayout L = compute_layout(in);
@@ -377,6 +381,13 @@ void draw_app(Ui& ui) {
     if (ImGui::Begin("Panels###side", nullptr,
                      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
       if (ImGui::BeginTabBar("side-tabs")) {
+        if (ui.lesson && ImGui::BeginTabItem("Lesson", nullptr,
+                                             ui.select_lesson_tab ? ImGuiTabItemFlags_SetSelected
+                                                                  : ImGuiTabItemFlags_None)) {
+          draw_lesson_contents(ui);
+          ImGui::EndTabItem();
+        }
+        ui.select_lesson_tab = false;
         if (tab(ui, ui.predict.active() ? "Predict" : "Narration", "narration")) {
           draw_narration_contents(ui);
           ImGui::EndTabItem();
@@ -400,7 +411,10 @@ void draw_app(Ui& ui) {
     ImGui::End();
   } else {
     place(relayout, L.narration);
-    draw_narration_panel(ui);
+    if (ui.lesson)
+      draw_lesson_window(ui);
+    else
+      draw_narration_panel(ui);
     if (L.heads.shown) {
       place(relayout, L.heads);
       draw_heads_panel(ui);
@@ -413,6 +427,7 @@ void draw_app(Ui& ui) {
   else
     ui.seq2seq_busy = false;
   draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
+  if (ui.show_lm_train) draw_lm_train_panel(ui);
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);

@@ -37,6 +37,10 @@ struct GuiOptions {
   std::string transition;     // "FROM:P": the stage change into --step, held at progress P
   // A seq2seq model (file or shipped name, io/shipped.h): opens the seq2seq window on it.
   std::string seq2seq_model;
+  // A lesson (file or built-in name, `attention-lab lessons`) opened on step `lesson_step`
+  // (1-based); its view replaces --example/--step/--select.
+  std::string lesson;
+  int lesson_step = 1;
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).

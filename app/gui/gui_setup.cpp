@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "gui/gui.h"
+#include "gui/lesson_player.h"
 #include "gui/panel_lm.h"
+#include "gui/panel_lm_train.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/stage_motion.h"
 #include "io/input_file.h"
@@ -228,16 +230,22 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
   }
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
       o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
-      o.tab != "lm-kv") {
+      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-train") {
     error =
-        "--tab: expected inputs, variants, seq2seq, seq2seq-live, lm-heads, lm-next, lm-roles or "
-        "lm-kv, got '" +
+        "--tab: expected inputs, variants, seq2seq, seq2seq-live, lm-heads, lm-next, lm-roles, "
+        "lm-circuit, lm-kv or lm-train, got '" +
         o.tab + "'";
     return false;
   }
-  const bool lm_tab = o.tab.rfind("lm-", 0) == 0;
+  const bool train_tab = o.tab == "lm-train";
+  const bool lm_tab = o.tab.rfind("lm-", 0) == 0 && !train_tab;
   const bool seq2seq_tab = o.tab.rfind("seq2seq", 0) == 0;
-  if (lm_tab) {
+  if (train_tab) {
+    // The training window, training from the first frame (for screenshots of a head forming).
+    ui.show_lm_train = true;
+    ui.lm_train = std::make_shared<LmTrainPanel>();
+    ui.lm_train->autostart = true;
+  } else if (lm_tab) {
     if (!ui.lm) {
       error = "--tab " + o.tab + ": needs --model";
       return false;
@@ -254,7 +262,19 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       ui.seq2seq->autostart = true;
     }
   }
-  if (!lm_tab && !seq2seq_tab) ui.select_tab = o.tab;
+  if (!lm_tab && !train_tab && !seq2seq_tab) ui.select_tab = o.tab;
+  if (!o.lesson.empty()) {
+    if (!open_lesson(ui, o.lesson, error)) {
+      error = "--lesson: " + error;
+      return false;
+    }
+    if (!ui.lesson->go_to(o.lesson_step - 1)) {
+      error = "--lesson-step: expected 1.." + std::to_string(ui.lesson->step_count()) + ", got " +
+              std::to_string(o.lesson_step);
+      return false;
+    }
+    apply_lesson_step(ui);
+  }
   if (!o.seq2seq_model.empty()) {
     // Checked before the window opens, like every other flag: a bad name or file is exit 2.
     const std::optional<std::string> path = resolve_shipped(kSeq2seqModels, o.seq2seq_model, error);

@@ -28,6 +28,25 @@ bool LmSession::open(const std::string& folder_or_name) {
   return true;
 }
 
+void LmSession::adopt(std::shared_ptr<const lm::Model> model) {
+  if (!model) return;
+  if (load_.valid()) load_.get();  // a folder still loading would replace it: dropped
+  model_ = std::move(model);
+  took_model();
+}
+
+void LmSession::took_model() {
+  const lm::Config& c = model_->config;
+  status_ = "Opened " + model_->name + ": " + std::to_string(c.n_layer) + " layers × " +
+            std::to_string(c.n_head) + " heads, n_embd " + std::to_string(c.n_embd) +
+            ", vocabulary " + std::to_string(c.vocab_size) + " (" + model_->dtype + ")";
+  error_.clear();
+  run_.reset();
+  layer = std::min(layer, c.n_layer - 1);
+  head = std::min(head, c.n_head - 1);
+  start_compute();
+}
+
 void LmSession::set_text(const std::string& text) {
   text_ = text;
   start_compute();
@@ -77,15 +96,7 @@ bool LmSession::poll() {
     auto [m, e] = load_.get();
     if (m) {
       model_ = std::move(m);
-      const lm::Config& c = model_->config;
-      status_ = "Opened " + model_->name + ": " + std::to_string(c.n_layer) + " layers × " +
-                std::to_string(c.n_head) + " heads, n_embd " + std::to_string(c.n_embd) +
-                ", vocabulary " + std::to_string(c.vocab_size) + " (" + model_->dtype + ")";
-      error_.clear();
-      run_.reset();
-      layer = std::min(layer, c.n_layer - 1);
-      head = std::min(head, c.n_head - 1);
-      start_compute();
+      took_model();
     } else {
       error_ = e;
     }

@@ -35,6 +35,8 @@ class LmSession {
   // Starts loading a model folder (or a shipped model's name) in the background; the current
   // model stays until the new one has loaded. False with error() when the name resolves nowhere.
   bool open(const std::string& folder_or_name);
+  // Opens a model that is already in memory (one just trained in the app) and runs the sentence.
+  void adopt(std::shared_ptr<const lm::Model> model);
   // Sets the sentence; recomputed in the background. Text that is not UTF-8, empty or longer
   // than the model's n_positions tokens sets error() and keeps the last run.
   void set_text(const std::string& text);
@@ -74,6 +76,8 @@ class LmSession {
 
  private:
   void start_compute();
+
+  void took_model();  // after model_ changed: status, head in range, run the sentence
 
   std::shared_ptr<const lm::Model> model_;
   std::unique_ptr<LmRun> run_;

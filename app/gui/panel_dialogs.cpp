@@ -91,6 +91,11 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
   AppState& st = ui.state;
   if (path.empty()) return "type a file name";
   if (kind == "open") return st.load_file(path) ? "" : st.message();
+  if (kind == "open-lesson") {
+    std::string error;
+    return open_lesson(ui, path, error) ? "" : error;
+  }
+  if (kind == "record-step") return record_lesson_step(ui, with_extension(path, ".json"));
   if (kind == "save") return st.save_file(path) ? "" : st.message();
   if (kind == "open-model") {
     if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
@@ -152,6 +157,8 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
 const char* title_of(const std::string& kind) {
   if (kind == "open") return "Open scenario";
   if (kind == "save") return "Save scenario as";
+  if (kind == "open-lesson") return "Open lesson (a lesson file, or a built-in lesson's name)";
+  if (kind == "record-step") return "Record the current view as a step of the lesson file";
   if (kind == "open-model")
     return "Open model folder (config.json, model.safetensors, vocab.json, merges.txt)";
   if (kind == "export-png") return "Export this heatmap as a PNG image";
@@ -261,7 +268,8 @@ void draw_dialogs(Ui& ui) {
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter =
         ImGui::InputText("##path", &ui.path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
-    if (open_kind == "open" || open_kind == "save" || open_kind == "open-model")
+    if (open_kind == "open" || open_kind == "save" || open_kind == "open-model" ||
+        open_kind == "open-lesson" || open_kind == "record-step")
       draw_file_list(ui, open_kind == "open-model");
     if (open_kind == "worksheet") draw_worksheet_options(ui);
     if (!dialog_error.empty()) {

@@ -264,6 +264,7 @@ void draw_heatmap_panel(Ui& ui) {
     sp.selected_col = pred.guess_col();
   }
   HeatmapEvent ev = draw_heatmap(ui, sp);
+  draw_lesson_highlights(ui, stage.id);
   if (asking) {
     if (pred.question().kind == PredictKind::kPick) {
       if (ev.picked_col >= 0) pred.guess_pick(ev.picked_col);

@@ -254,16 +254,18 @@ void draw_lm_panel(Ui& ui) {
                         {"heads", "Head view", "Heads", draw_lm_head_view},
                         {"next", "Next token", "Next", draw_lm_next_tokens},
                         {"roles", "What heads do", "Roles", draw_lm_head_roles},
+                        {"circuit", "Induction circuit", "Circuit", draw_lm_circuit},
                         {"kv", "KV cache", "KV", draw_lm_kv_cache}};
+    const int kTabs = static_cast<int>(sizeof tabs / sizeof tabs[0]);
     const int first = side_by_side ? 1 : 0;
     // Shorter titles rather than ImGui's cut ones ("Hea…") when the full ones do not fit.
     const ImGuiStyle& style = ImGui::GetStyle();
     float full_w = 0;
-    for (int i = first; i < 5; ++i)
+    for (int i = first; i < kTabs; ++i)
       full_w += ImGui::CalcTextSize(tabs[i].title).x + style.FramePadding.x * 2 +
                 style.ItemInnerSpacing.x;
     const bool short_titles = full_w > ImGui::GetContentRegionAvail().x;
-    for (int i = first; i < 5; ++i) {
+    for (int i = first; i < kTabs; ++i) {
       // "###id" keeps the tab (and which one is open) when its title changes.
       const std::string label =
           std::string(short_titles ? tabs[i].short_title : tabs[i].title) + "###" + tabs[i].id;

@@ -2,13 +2,15 @@
 // panels share, kept in Ui::lm, and the panels, one file each: panel_lm.cpp (the window, the
 // model and sentence bar, opening a head in the stepper), panel_lm_model.cpp (layers × heads
 // thumbnails), panel_lm_heads.cpp (BertViz-style head view), panel_lm_next.cpp (next-token
-// chart), panel_lm_roles.cpp (what each head does), panel_lm_kv.cpp (the KV cache).
+// chart), panel_lm_roles.cpp (what each head does), panel_lm_kv.cpp (the KV cache),
+// panel_lm_circuit.cpp (how a previous-token head and an induction head compose).
 #pragma once
 
 #include <string>
 
 #include "gui/lm_session.h"
 #include "gui/ui.h"
+#include "lm/circuit.h"
 
 namespace attn {
 
@@ -16,7 +18,8 @@ struct LmPanel {
   LmSession session;
   std::string text_buffer;  // the sentence field (applied as the user types)
   bool text_initialised = false;
-  std::string select_tab;       // "model", "heads", "next", "roles" or "kv": bring it forward once
+  std::string
+      select_tab;  // "model", "heads", "next", "roles", "circuit" or "kv": bring it forward once
   std::string shown_tab;        // the tab drawn last frame
   bool model_view_tab = false;  // the window is too narrow for the model view beside the tabs
   int role = 0;  // the score the roles tab shows: 0 previous, 1 first, 2 self, 3 induction
@@ -25,7 +28,17 @@ struct LmPanel {
   bool hover_is_key = false;  // … on the right (keys) side
   int pinned_token = -1;      // head view: a clicked token stays isolated
   bool pinned_is_key = false;
-  int kv_tokens = 1024;                     // KV cache table: context length
+  int kv_tokens = 1024;  // KV cache table: context length
+  // The induction-circuit tab: the query token (-1: the last one seen before), the guide's step,
+  // the two heads (-1: the best of their kind), and the score parts computed for them.
+  int circuit_query = -1, circuit_step = 0, circuit_prev = -1, circuit_ind = -1;
+  struct CircuitCache {
+    uint64_t serial = 0;
+    int query = -1, prev = -1, ind = -1;
+    int winner = -1, runner_up = -1;
+    std::vector<lm::ScorePart> winner_parts, runner_parts;
+    std::vector<std::pair<int, double>> next;  // the most likely tokens after the query
+  } circuit;
   int opened_layer = -1, opened_head = -1;  // the head last opened in the stepper
   ImVec4 placed_for{0, 0, 0, 0};  // window width, height and font when the window was placed
   // Every head's weights as matrices for the thumbnails, rebuilt when the run changes.
@@ -42,6 +55,7 @@ void draw_lm_head_view(Ui& ui, LmPanel& p);
 void draw_lm_next_tokens(Ui& ui, LmPanel& p);
 void draw_lm_head_roles(Ui& ui, LmPanel& p);
 void draw_lm_kv_cache(Ui& ui, LmPanel& p);
+void draw_lm_circuit(Ui& ui, LmPanel& p);
 
 // Opens head (l, h) of the current run in the stepper: its scenario replaces the app's, and the
 // window steps aside so the pipeline shows.

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "backends/backend.h"
+#include "gui/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/examples.h"
@@ -42,6 +43,50 @@ std::string suggested_export_path(const AppState& st, const std::string& ext) {
   return suggested_path(st, ext.empty() ? "-stages" : stage_stem(st) + "." + ext);
 }
 
+namespace {
+
+// The built-in course, one item per lesson, then the teacher's own lessons.
+void draw_lessons_menu(Ui& ui) {
+  if (!ImGui::BeginMenu("Lessons")) return;
+  static std::vector<LessonInfo> course;  // listed once: the shipped files do not change
+  static std::string course_error;
+  static bool listed = false;
+  if (!listed) {
+    course = list_course(course_error);
+    listed = true;
+  }
+  if (course.empty()) ImGui::TextDisabled("%s", course_error.c_str());
+  for (size_t i = 0; i < course.size(); ++i) {
+    const LessonInfo& l = course[i];
+    const bool current = ui.lesson && ui.lesson->lesson().path == l.path;
+    const std::string label = std::to_string(i + 1) + ".  " + l.title;
+    if (ImGui::MenuItem(label.c_str(), nullptr, current))
+      ui.request_discard_check([&ui, path = l.path] {
+        std::string error;
+        if (!open_lesson(ui, path, error)) ui.state.set_message(error, true);
+      });
+    if (!l.summary.empty() && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", l.summary.c_str());
+  }
+  ImGui::Separator();
+  if (ImGui::MenuItem("Open lesson file…"))
+    ui.request_discard_check([&ui] {
+      ui.path_dialog = "open-lesson";
+      ui.path_buffer = ui.lesson ? ui.lesson->lesson().path : "";
+    });
+  if (ImGui::MenuItem("Record current view as a step…")) {
+    ui.path_dialog = "record-step";
+    ui.path_buffer = suggested_lesson_path(ui);
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Appends this scenario, stage, head and selection as a new step of a lesson file "
+        "(created if missing); write its text and question in the file.");
+  if (ImGui::MenuItem("Close lesson", nullptr, false, ui.lesson != nullptr)) close_lesson(ui);
+  ImGui::EndMenu();
+}
+
+}  // namespace
+
 void draw_menu_bar(Ui& ui) {
   AppState& st = ui.state;
   if (!ImGui::BeginMainMenuBar()) return;
@@ -59,6 +104,11 @@ void draw_menu_bar(Ui& ui) {
       }
       ImGui::EndMenu();
     }
+    if (ImGui::MenuItem("Open lesson…"))
+      ui.request_discard_check([&ui] {
+        ui.path_dialog = "open-lesson";
+        ui.path_buffer = ui.lesson ? ui.lesson->lesson().path : "";
+      });
     if (ImGui::MenuItem("Open model folder…")) {
       ui.path_dialog = "open-model";
       ui.path_buffer =
@@ -117,6 +167,7 @@ void draw_menu_bar(Ui& ui) {
     if (ImGui::MenuItem("Quit")) ui.close_requested = true;
     ImGui::EndMenu();
   }
+  draw_lessons_menu(ui);
   if (ImGui::BeginMenu("Edit")) {
     if (ImGui::MenuItem("Undo", "Ctrl+Z", false, st.can_undo())) st.undo();
     if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, st.can_redo())) st.redo();
@@ -166,6 +217,8 @@ void draw_menu_bar(Ui& ui) {
     ImGui::Separator();
     ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.show_seq2seq);
     ImGui::MenuItem("Language model: attention inside GPT-2", nullptr, &ui.show_lm);
+    ImGui::MenuItem("Train a transformer: watch an induction head form", nullptr,
+                    &ui.show_lm_train);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Compute")) {

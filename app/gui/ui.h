@@ -20,6 +20,7 @@
 namespace attn {
 
 class HeatmapRenderer;
+class LessonPlayer;
 
 // Pan and zoom of one heatmap, and where its cells were drawn last frame (tests, screenshots).
 struct HeatmapViewport {
@@ -127,10 +128,20 @@ struct Ui {
   bool show_lm = false;
   std::shared_ptr<struct LmPanel> lm;
   bool lm_busy = false;  // loading or running a model in the background (set by the panel)
+  // The window that trains a transformer live (View menu, gui --tab lm-train) and its state
+  // (panel_lm_train.h).
+  bool show_lm_train = false;
+  std::shared_ptr<struct LmTrainPanel> lm_train;
+  // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
+  // place by panel_lesson.cpp; null when none is open.
+  std::shared_ptr<LessonPlayer> lesson;
+  bool select_lesson_tab = false;      // bring the Lesson tab forward once
+  bool lesson_opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
+  ImVec4 lesson_rect{0, 0, 0, 0};      // where the lesson window was drawn (x, y, w, h)
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
-  // "export-all-pdf" (one page per stage), "worksheet"
+  // "export-all-pdf" (one page per stage), "worksheet", "open-lesson", "record-step"
   std::string path_dialog;
   std::string path_buffer;
   // The worksheet dialog's choices.
@@ -209,6 +220,22 @@ void draw_predict_toolbar(Ui& ui);
 void start_prediction(Ui& ui, int row = -1, int col = -1);
 // Reveals the answer and points the selection (so the narration) at the question's cell.
 void reveal_prediction(Ui& ui);
+// Lessons (panel_lesson.cpp): the player in the narration's place, with the narration as its
+// second tab; the step's highlighted cells on the main heatmap (called by the heatmap panel).
+void draw_lesson_window(Ui& ui);
+void draw_lesson_contents(Ui& ui);  // the Lesson tab (also in a narrow window's tabbed column)
+void draw_lesson_highlights(Ui& ui, const std::string& stage);
+// Opens a lesson file or built-in lesson name and shows its first step; false with `error`.
+bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error);
+void close_lesson(Ui& ui);
+// Puts the lesson's current step on the screen: scenario, stage, head, selection, seq2seq window.
+bool apply_lesson_step(Ui& ui);
+// Page Down / Page Up step through an open lesson; true when the step changed.
+bool lesson_shortcuts(Ui& ui);
+// Appends the current view as a step of the lesson file `path` (atomically); "" or the error.
+std::string record_lesson_step(Ui& ui, const std::string& path);
+// The file "Record current view as a step" suggests: the open lesson when it is the teacher's.
+std::string suggested_lesson_path(const Ui& ui);
 // Picks up a finished export and reports it in the status bar.
 void poll_export(Ui& ui);
 void handle_shortcuts(Ui& ui);

@@ -23,6 +23,9 @@ inline constexpr ShippedKind kSeq2seqModels{"models", ".s2s", "", "seq2seq model
 // GPT-2-format models: "NAME" is the folder models/lm/NAME/ holding config.json (cli.md, `lm`).
 inline constexpr ShippedKind kLmModels{"models/lm", "", "config.json", "language model"};
 
+// Lessons of the built-in course: "03-softmax" is lessons/03-softmax.json (docs/lessons.md).
+inline constexpr ShippedKind kLessons{"lessons", ".json", "", "lesson"};
+
 struct ShippedItem {
   std::string name;  // the path under the kind's folder, without the extension
   std::string path;  // data_dir()/folder/name[extension]

@@ -1,149 +1,140 @@
 // GPT-2's forward pass: plain loops for the cheap layers, Eigen products split across the cores
-// for the matrix multiplications.
+// for the matrix multiplications; each function instantiated for float and double.
 #include "lm/forward.h"
 
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <thread>
+
+#include "lm/parallel.h"
 
 namespace attn::lm {
 namespace {
 
 using Eigen::Index;
 using OuterStride = Eigen::OuterStride<>;
-using StridedMap = Eigen::Map<const RowMatrixF, 0, OuterStride>;
-
-int thread_count(int requested) {
-  return requested > 0 ? requested
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-// Runs f(begin, end) over [0, n) in `threads` contiguous chunks of multiples of `align`.
-template <typename F>
-void split_columns(Index n, int threads, Index align, const F& f) {
-  const Index per = ((n + threads - 1) / threads + align - 1) / align * align;
-  if (threads <= 1 || per >= n) {
-    f(Index{0}, n);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (Index begin = per; begin < n; begin += per)
-    pool.emplace_back([&f, begin, end = std::min(n, begin + per)] { f(begin, end); });
-  f(Index{0}, per);
-  for (auto& t : pool) t.join();
-}
+template <typename S>
+using StridedMap = Eigen::Map<const RowMatrix<S>, 0, OuterStride>;
+template <typename S>
+using ConstMap = Eigen::Map<const RowMatrix<S>>;
+template <typename S>
+using Map = Eigen::Map<RowMatrix<S>>;
 
 }  // namespace
 
-void encoder_forward(const float* wte, const float* wpe, const int* tokens, int B, int T, int C,
-                     float* out) {
+template <typename S>
+void encoder_forward(const S* wte, const S* wpe, const int* tokens, int B, int T, int C, S* out) {
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < T; ++t) {
-      const float* e = wte + static_cast<size_t>(tokens[b * T + t]) * C;
-      const float* p = wpe + static_cast<size_t>(t) * C;
-      float* o = out + (static_cast<size_t>(b) * T + t) * C;
+      const S* e = wte + static_cast<size_t>(tokens[b * T + t]) * C;
+      const S* p = wpe + static_cast<size_t>(t) * C;
+      S* o = out + (static_cast<size_t>(b) * T + t) * C;
       for (int i = 0; i < C; ++i) o[i] = e[i] + p[i];
     }
 }
 
-void layernorm_forward(const float* inp, const float* weight, const float* bias, int N, int C,
-                       float eps, float* out, float* mean, float* rstd) {
+template <typename S>
+void layernorm_forward(const S* inp, const S* weight, const S* bias, int N, int C, S eps, S* out,
+                       S* mean, S* rstd) {
   for (int n = 0; n < N; ++n) {
-    const float* x = inp + static_cast<size_t>(n) * C;
-    float m = 0;
+    const S* x = inp + static_cast<size_t>(n) * C;
+    S m = 0;
     for (int i = 0; i < C; ++i) m += x[i];
     m /= C;
-    float v = 0;
+    S v = 0;
     for (int i = 0; i < C; ++i) v += (x[i] - m) * (x[i] - m);
     v /= C;  // the biased variance, as PyTorch's LayerNorm
-    const float s = 1.0f / std::sqrt(v + eps);
-    float* o = out + static_cast<size_t>(n) * C;
+    const S s = S(1) / std::sqrt(v + eps);
+    S* o = out + static_cast<size_t>(n) * C;
     for (int i = 0; i < C; ++i) o[i] = (x[i] - m) * s * weight[i] + bias[i];
     mean[n] = m;
     rstd[n] = s;
   }
 }
 
-void matmul_forward(const float* inp, const float* weight, const float* bias, int N, int C, int OC,
-                    float* out, int threads) {
-  ConstMatMap x(inp, N, C), w(weight, C, OC);
-  MatMap y(out, N, OC);
+template <typename S>
+void matmul_forward(const S* inp, const S* weight, const S* bias, int N, int C, int OC, S* out,
+                    int threads) {
+  ConstMap<S> x(inp, N, C), w(weight, C, OC);
+  Map<S> y(out, N, OC);
   // Each core computes a band of output columns: with a few tokens there are too few rows to
   // share, while OC is always in the hundreds.
-  split_columns(OC, thread_count(threads), 16, [&](Index j0, Index j1) {
+  split_range(OC, thread_count(threads), 16, [&](Index j0, Index j1) {
     y.middleCols(j0, j1 - j0).noalias() = x * w.middleCols(j0, j1 - j0);
     if (bias)
       y.middleCols(j0, j1 - j0).rowwise() +=
-          Eigen::Map<const Eigen::RowVectorXf>(bias + j0, j1 - j0);
+          Eigen::Map<const Eigen::Matrix<S, 1, Eigen::Dynamic>>(bias + j0, j1 - j0);
   });
 }
 
-void attention_forward(const float* qkv, int B, int T, int C, int NH, float* att, float* out,
-                       int threads) {
+template <typename S>
+void attention_forward(const S* qkv, int B, int T, int C, int NH, S* att, S* out, int threads) {
   const int hs = C / NH;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
+  const S scale = S(1) / std::sqrt(static_cast<S>(hs));
   // The (b, h) pairs are independent: shared out over the cores.
-  split_columns(Index{B} * NH, thread_count(threads), 1, [&](Index i0, Index i1) {
-    RowMatrixF scores(T, T);
+  split_range(Index{B} * NH, thread_count(threads), 1, [&](Index i0, Index i1) {
+    RowMatrix<S> scores(T, T);
     for (Index i = i0; i < i1; ++i) {
       const int b = static_cast<int>(i / NH), h = static_cast<int>(i % NH);
-      const float* base = qkv + static_cast<size_t>(b) * T * 3 * C + static_cast<size_t>(h) * hs;
-      const StridedMap q(base, T, hs, OuterStride(3 * C));
-      const StridedMap k(base + C, T, hs, OuterStride(3 * C));
-      const StridedMap v(base + 2 * C, T, hs, OuterStride(3 * C));
+      const S* base = qkv + static_cast<size_t>(b) * T * 3 * C + static_cast<size_t>(h) * hs;
+      const StridedMap<S> q(base, T, hs, OuterStride(3 * C));
+      const StridedMap<S> k(base + C, T, hs, OuterStride(3 * C));
+      const StridedMap<S> v(base + 2 * C, T, hs, OuterStride(3 * C));
       const size_t bh = (static_cast<size_t>(b) * NH + h) * T * T;
-      MatMap w(att + bh, T, T);
+      Map<S> w(att + bh, T, T);
       scores.noalias() = q * k.transpose() * scale;
       for (int t = 0; t < T; ++t) {
         // Keys t2 ≤ t only (causal); the softmax subtracts the row's maximum for stability.
-        float mx = -INFINITY;
+        S mx = -INFINITY;
         for (int t2 = 0; t2 <= t; ++t2) mx = std::max(mx, scores(t, t2));
-        float sum = 0;
+        S sum = 0;
         for (int t2 = 0; t2 <= t; ++t2) {
           w(t, t2) = std::exp(scores(t, t2) - mx);
           sum += w(t, t2);
         }
         for (int t2 = 0; t2 <= t; ++t2) w(t, t2) /= sum;
-        for (int t2 = t + 1; t2 < T; ++t2) w(t, t2) = 0.0f;
+        for (int t2 = t + 1; t2 < T; ++t2) w(t, t2) = S(0);
       }
-      Eigen::Map<RowMatrixF, 0, OuterStride> o(out + static_cast<size_t>(b) * T * C + h * hs, T, hs,
-                                               OuterStride(C));
+      Eigen::Map<RowMatrix<S>, 0, OuterStride> o(out + static_cast<size_t>(b) * T * C + h * hs, T,
+                                                 hs, OuterStride(C));
       o.noalias() = w * v;
     }
   });
 }
 
-void gelu_forward(const float* inp, size_t N, float* out, int threads) {
-  const float s = std::sqrt(2.0f / static_cast<float>(M_PI));
-  split_columns(static_cast<Index>(N), thread_count(threads), 4096, [&](Index i0, Index i1) {
+template <typename S>
+void gelu_forward(const S* inp, size_t N, S* out, int threads) {
+  const S s = std::sqrt(S(2) / static_cast<S>(M_PI));
+  split_range(static_cast<Index>(N), thread_count(threads), 4096, [&](Index i0, Index i1) {
     for (Index i = i0; i < i1; ++i) {
-      const float x = inp[i];
-      out[i] = 0.5f * x * (1.0f + std::tanh(s * (x + 0.044715f * x * x * x)));
+      const S x = inp[i];
+      out[i] = S(0.5) * x * (S(1) + std::tanh(s * (x + S(0.044715) * x * x * x)));
     }
   });
 }
 
-void residual_forward(const float* a, const float* b, size_t N, float* out) {
+template <typename S>
+void residual_forward(const S* a, const S* b, size_t N, S* out) {
   for (size_t i = 0; i < N; ++i) out[i] = a[i] + b[i];
 }
 
-void logits_forward(const float* inp, const float* wte, int N, int C, int V, float* out,
-                    int threads) {
-  ConstMatMap x(inp, N, C), e(wte, V, C);
-  MatMap y(out, N, V);
-  split_columns(V, thread_count(threads), 64, [&](Index j0, Index j1) {
+template <typename S>
+void logits_forward(const S* inp, const S* wte, int N, int C, int V, S* out, int threads) {
+  ConstMap<S> x(inp, N, C), e(wte, V, C);
+  Map<S> y(out, N, V);
+  split_range(V, thread_count(threads), 64, [&](Index j0, Index j1) {
     y.middleCols(j0, j1 - j0).noalias() = x * e.middleRows(j0, j1 - j0).transpose();
   });
 }
 
-void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int T, Activations& a,
-                 const ForwardOptions& options) {
-  const Config& c = model.config;
-  const Parameters& p = model.params;
+template <typename S>
+void gpt_forward(const ParameterBuffer<S>& p, const std::vector<int>& tokens, int B, int T,
+                 ActivationsT<S>& a, const ForwardOptions& options) {
+  const Config& c = p.config;
   const int L = c.n_layer, C = c.n_embd, NH = c.n_head, F = c.mlp_size(), V = c.vocab_size;
   assert(B >= 1 && T >= 1 && T <= c.n_positions && tokens.size() == static_cast<size_t>(B) * T);
   const size_t BT = static_cast<size_t>(B) * T, LBT = BT * L;
+  const bool mlp = options.mlp;
   a.B = B;
   a.T = T;
   a.logits_T = options.all_logits ? T : 1;
@@ -157,12 +148,12 @@ void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int 
   a.atty.resize(LBT * C);
   a.attproj.resize(LBT * C);
   a.residual2.resize(LBT * C);
-  a.ln2.resize(LBT * C);
-  a.ln2_mean.resize(LBT);
-  a.ln2_rstd.resize(LBT);
-  a.fch.resize(LBT * F);
-  a.fch_gelu.resize(LBT * F);
-  a.fcproj.resize(LBT * C);
+  a.ln2.resize(mlp ? LBT * C : 0);
+  a.ln2_mean.resize(mlp ? LBT : 0);
+  a.ln2_rstd.resize(mlp ? LBT : 0);
+  a.fch.resize(mlp ? LBT * F : 0);
+  a.fch_gelu.resize(mlp ? LBT * F : 0);
+  a.fcproj.resize(mlp ? LBT * C : 0);
   a.residual3.resize(LBT * C);
   a.lnf.resize(BT * C);
   a.lnf_mean.resize(BT);
@@ -170,27 +161,31 @@ void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int 
   a.logits.resize(static_cast<size_t>(B) * a.logits_T * V);
 
   const int N = static_cast<int>(BT), th = options.threads;
-  const auto eps = static_cast<float>(c.layer_norm_epsilon);
+  const auto eps = static_cast<S>(c.layer_norm_epsilon);
   encoder_forward(p.ptr(kWte), p.ptr(kWpe), tokens.data(), B, T, C, a.encoded.data());
   for (int l = 0; l < L; ++l) {
     const size_t o = static_cast<size_t>(l) * BT;
-    const float* residual = l == 0 ? a.encoded.data() : a.residual3.data() + (o - BT) * C;
-    float* ln1 = a.ln1.data() + o * C;
-    float* qkv = a.qkv.data() + o * 3 * C;
-    float* atty = a.atty.data() + o * C;
-    float* attproj = a.attproj.data() + o * C;
-    float* residual2 = a.residual2.data() + o * C;
-    float* ln2 = a.ln2.data() + o * C;
-    float* fch = a.fch.data() + o * F;
-    float* fch_gelu = a.fch_gelu.data() + o * F;
-    float* fcproj = a.fcproj.data() + o * C;
-    float* residual3 = a.residual3.data() + o * C;
+    const S* residual = l == 0 ? a.encoded.data() : a.residual3.data() + (o - BT) * C;
+    S* ln1 = a.ln1.data() + o * C;
+    S* qkv = a.qkv.data() + o * 3 * C;
+    S* atty = a.atty.data() + o * C;
+    S* attproj = a.attproj.data() + o * C;
+    S* residual2 = a.residual2.data() + o * C;
+    S* residual3 = a.residual3.data() + o * C;
     layernorm_forward(residual, p.ptr(kLn1W, l), p.ptr(kLn1B, l), N, C, eps, ln1,
                       a.ln1_mean.data() + o, a.ln1_rstd.data() + o);
     matmul_forward(ln1, p.ptr(kQkvW, l), p.ptr(kQkvB, l), N, C, 3 * C, qkv, th);
     attention_forward(qkv, B, T, C, NH, a.att.data() + o * NH * T, atty, th);
     matmul_forward(atty, p.ptr(kAttProjW, l), p.ptr(kAttProjB, l), N, C, C, attproj, th);
     residual_forward(residual, attproj, BT * C, residual2);
+    if (!mlp) {
+      std::copy(residual2, residual2 + BT * C, residual3);
+      continue;
+    }
+    S* ln2 = a.ln2.data() + o * C;
+    S* fch = a.fch.data() + o * F;
+    S* fch_gelu = a.fch_gelu.data() + o * F;
+    S* fcproj = a.fcproj.data() + o * C;
     layernorm_forward(residual2, p.ptr(kLn2W, l), p.ptr(kLn2B, l), N, C, eps, ln2,
                       a.ln2_mean.data() + o, a.ln2_rstd.data() + o);
     matmul_forward(ln2, p.ptr(kFcW, l), p.ptr(kFcB, l), N, C, F, fch, th);
@@ -209,6 +204,13 @@ void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int 
   }
 }
 
+void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int T, Activations& a,
+                 const ForwardOptions& options) {
+  ForwardOptions o = options;
+  o.mlp = options.mlp && model.mlp;
+  gpt_forward(model.params, tokens, B, T, a, o);
+}
+
 std::vector<double> softmax_probabilities(const float* logits, int V, double temperature) {
   std::vector<double> p(static_cast<size_t>(V));
   double mx = -INFINITY;
@@ -219,5 +221,19 @@ std::vector<double> softmax_probabilities(const float* logits, int V, double tem
   for (double& x : p) x /= sum;
   return p;
 }
+
+#define ATTN_LM_FORWARD(S)                                                                   \
+  template void encoder_forward<S>(const S*, const S*, const int*, int, int, int, S*);       \
+  template void layernorm_forward<S>(const S*, const S*, const S*, int, int, S, S*, S*, S*); \
+  template void matmul_forward<S>(const S*, const S*, const S*, int, int, int, S*, int);     \
+  template void attention_forward<S>(const S*, int, int, int, int, S*, S*, int);             \
+  template void gelu_forward<S>(const S*, size_t, S*, int);                                  \
+  template void residual_forward<S>(const S*, const S*, size_t, S*);                         \
+  template void logits_forward<S>(const S*, const S*, int, int, int, S*, int);               \
+  template void gpt_forward<S>(const ParameterBuffer<S>&, const std::vector<int>&, int, int, \
+                               ActivationsT<S>&, const ForwardOptions&);
+ATTN_LM_FORWARD(float)
+ATTN_LM_FORWARD(double)
+#undef ATTN_LM_FORWARD
 
 }  // namespace attn::lm

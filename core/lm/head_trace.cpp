@@ -2,6 +2,7 @@
 #include "lm/head_trace.h"
 
 #include <algorithm>
+#include <cassert>
 #include <unordered_map>
 
 namespace attn::lm {
@@ -51,14 +52,15 @@ std::vector<std::pair<int, int>> induction_targets(const std::vector<int>& token
   return out;
 }
 
-std::vector<HeadScores> head_scores(const Config& c, const Activations& a) {
+std::vector<HeadScores> head_scores(const Config& c, const Activations& a, int b) {
   const int T = a.T;
-  const std::vector<int> seq(a.tokens.begin(), a.tokens.begin() + T);
+  const std::vector<int> seq(a.tokens.begin() + static_cast<long>(b) * T,
+                             a.tokens.begin() + static_cast<long>(b + 1) * T);
   const auto targets = induction_targets(seq);
   std::vector<HeadScores> out;
   for (int l = 0; l < c.n_layer; ++l)
     for (int h = 0; h < c.n_head; ++h) {
-      const float* w = a.att_at(c, l, 0, h);
+      const float* w = a.att_at(c, l, b, h);
       HeadScores s;
       if (T > 1) {
         for (int t = 1; t < T; ++t) {
@@ -81,10 +83,23 @@ std::vector<HeadScores> head_scores(const Config& c, const Activations& a) {
   return out;
 }
 
-std::vector<std::pair<int, double>> top_next_tokens(const Config& c, const Activations& a, int k,
-                                                    double temperature) {
-  const int V = c.vocab_size;
-  const float* logits = a.logits.data() + static_cast<size_t>(a.logits_T - 1) * V;
+CopyAccuracy copy_accuracy(const Config& c, const Activations& a, int b) {
+  assert(a.logits_T == a.T);
+  const int T = a.T, V = c.vocab_size;
+  const int* tok = a.tokens.data() + static_cast<size_t>(b) * T;
+  CopyAccuracy out;
+  for (auto [t, key] : induction_targets(std::vector<int>(tok, tok + T))) {
+    if (t + 1 >= T || tok[t + 1] != tok[key]) continue;
+    const float* z = a.logits.data() + (static_cast<size_t>(b) * T + t) * V;
+    out.correct += static_cast<int>(std::max_element(z, z + V) - z) == tok[key] ? 1 : 0;
+    ++out.total;
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<std::pair<int, double>> top_of(const float* logits, int V, int k, double temperature) {
   const std::vector<double> p = softmax_probabilities(logits, V, temperature);
   std::vector<int> ids(static_cast<size_t>(V));
   for (int i = 0; i < V; ++i) ids[static_cast<size_t>(i)] = i;
@@ -99,6 +114,23 @@ std::vector<std::pair<int, double>> top_next_tokens(const Config& c, const Activ
     out.emplace_back(ids[static_cast<size_t>(i)],
                      p[static_cast<size_t>(ids[static_cast<size_t>(i)])]);
   return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<int, double>> top_next_tokens(const Config& c, const Activations& a, int k,
+                                                    double temperature) {
+  const int V = c.vocab_size;
+  return top_of(a.logits.data() + static_cast<size_t>(a.logits_T - 1) * V, V, k, temperature);
+}
+
+std::vector<std::pair<int, double>> top_tokens_at(const Model& m, const Activations& a, int t,
+                                                  int k, double temperature) {
+  const int V = m.config.vocab_size, C = m.config.n_embd;
+  std::vector<float> logits(static_cast<size_t>(V));
+  logits_forward(a.lnf.data() + static_cast<size_t>(t) * C, m.params.ptr(kWte), 1, C, V,
+                 logits.data(), 1);
+  return top_of(logits.data(), V, k, temperature);
 }
 
 }  // namespace attn::lm

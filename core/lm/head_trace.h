@@ -37,16 +37,31 @@ struct HeadScores {
   int induction_queries = 0;
 };
 
-// Scores of every head, indexed [l · NH + h].
-std::vector<HeadScores> head_scores(const Config& c, const Activations& a);
+// Scores of every head on sequence b, indexed [l · NH + h].
+std::vector<HeadScores> head_scores(const Config& c, const Activations& a, int b = 0);
 
 // The queries t the induction score averages over, and for each its target key s + 1.
 std::vector<std::pair<int, int>> induction_targets(const std::vector<int>& tokens);
+
+// How often the model copies: over the positions t of sequence b whose token occurred before (at
+// s, the latest, with s + 1 < t) and whose next token is the one that followed it then
+// (tokens[t+1] = tokens[s+1]), how many times the most likely next token (the logits of
+// position t, so all logits must have been computed) is that token.
+struct CopyAccuracy {
+  int correct = 0, total = 0;
+  double fraction() const { return total ? static_cast<double>(correct) / total : 0.0; }
+};
+CopyAccuracy copy_accuracy(const Config& c, const Activations& a, int b = 0);
 
 // The K most likely next tokens after the last position (sequence 0) at `temperature`:
 // (id, probability), most likely first; ties go to the lower id.
 std::vector<std::pair<int, double>> top_next_tokens(const Config& c, const Activations& a, int k,
                                                     double temperature = 1.0);
+
+// The K most likely tokens after position t of sequence 0 (any position: computed from the final
+// layer norm's output, which the forward pass keeps for every position).
+std::vector<std::pair<int, double>> top_tokens_at(const Model& m, const Activations& a, int t,
+                                                  int k, double temperature = 1.0);
 
 // Bytes the KV cache needs per token: K and V (2) for every layer and every channel (L·C),
 // at `bytes_per_value` (4 for float32, 2 for float16/bfloat16).

@@ -95,18 +95,26 @@ std::vector<int64_t> param_file_shape(Param p, const Config& c) {
   }
 }
 
-void Parameters::allocate(const Config& c) {
-  config = c;
-  size_t at = 0;
+ParamLayout param_layout(const Config& c) {
+  ParamLayout l;
   for (int p = 0; p < kNumParams; ++p) {
     size_t n = 1;
     for (int64_t d : param_file_shape(static_cast<Param>(p), c)) n *= static_cast<size_t>(d);
     if (param_is_per_layer(static_cast<Param>(p))) n *= static_cast<size_t>(c.n_layer);
-    offset[static_cast<size_t>(p)] = at;
-    count[static_cast<size_t>(p)] = n;
-    at += n;
+    l.offset[static_cast<size_t>(p)] = l.total;
+    l.count[static_cast<size_t>(p)] = n;
+    l.total += n;
   }
-  memory.assign(at, 0.0f);
+  return l;
+}
+
+bool mlp_is_zero(const Parameters& p) {
+  for (Param t : {kFcW, kFcB, kFcProjW, kFcProjB}) {
+    const float* x = p.ptr(t);
+    for (size_t i = 0; i < p.count[t]; ++i)
+      if (x[i] != 0.0f) return false;
+  }
+  return true;
 }
 
 bool load_model(const std::string& folder_in, Model& out, std::string& error) {
@@ -184,6 +192,7 @@ bool load_model(const std::string& folder_in, Model& out, std::string& error) {
         }
     }
   }
+  m.mlp = !mlp_is_zero(m.params);
   if (!m.tokenizer.load(folder + "/vocab.json", folder + "/merges.txt", m.config.vocab_size, error))
     return false;
   out = std::move(m);

@@ -47,29 +47,61 @@ std::string param_name(Param p, int layer);
 std::vector<int64_t> param_file_shape(Param p, const Config& c);
 bool param_is_per_layer(Param p);
 
-using RowMatrixF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+// Buffers of the model's numbers, aligned as Eigen aligns its own (64 bytes with AVX-512): Eigen's
+// vectorised loops start at the first aligned element, so where a buffer starts changes the order
+// of additions. With every buffer aligned, the same run gives the same bytes every time.
+template <typename S>
+using AlignedVector = std::vector<S, Eigen::aligned_allocator<S>>;
+
+template <typename S>
+using RowMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowMatrixF = RowMatrix<float>;
 using MatMap = Eigen::Map<RowMatrixF>;
 using ConstMatMap = Eigen::Map<const RowMatrixF>;
 
-struct Parameters {
+// Where each tensor lies in the flat buffer of a model of config c.
+struct ParamLayout {
+  std::array<size_t, kNumParams> offset{};  // where each tensor starts
+  std::array<size_t, kNumParams> count{};   // its number of values (all layers)
+  size_t total = 0;
+};
+ParamLayout param_layout(const Config& c);
+
+// Every parameter tensor in one buffer of scalars S: float for inference and training, double
+// for the gradient checks (the same code, instantiated twice). A gradient has the same layout.
+template <typename S>
+struct ParameterBuffer {
   Config config;
-  std::vector<float> memory;              // every tensor, one after the other
+  AlignedVector<S> memory;                // every tensor, one after the other
   std::array<size_t, kNumParams> offset;  // where each tensor starts in memory
-  std::array<size_t, kNumParams> count;   // its number of floats (all layers)
+  std::array<size_t, kNumParams> count;   // its number of values (all layers)
 
   // Sizes the buffer for `c` (zeros).
-  void allocate(const Config& c);
-  size_t total() const { return memory.size(); }
-  float* ptr(Param p) { return memory.data() + offset[p]; }
-  const float* ptr(Param p) const { return memory.data() + offset[p]; }
-  // Layer l's slice of a per-layer tensor.
-  float* ptr(Param p, int l) {
-    return ptr(p) + static_cast<size_t>(l) * (count[p] / config.n_layer);
+  void allocate(const Config& c) {
+    const ParamLayout l = param_layout(c);
+    config = c;
+    offset = l.offset;
+    count = l.count;
+    memory.assign(l.total, S(0));
   }
-  const float* ptr(Param p, int l) const {
+  size_t total() const { return memory.size(); }
+  S* ptr(Param p) { return memory.data() + offset[p]; }
+  const S* ptr(Param p) const { return memory.data() + offset[p]; }
+  // Layer l's slice of a per-layer tensor.
+  S* ptr(Param p, int l) { return ptr(p) + static_cast<size_t>(l) * (count[p] / config.n_layer); }
+  const S* ptr(Param p, int l) const {
     return ptr(p) + static_cast<size_t>(l) * (count[p] / config.n_layer);
   }
 };
+using Parameters = ParameterBuffer<float>;
+
+// True for the tensors of the MLP blocks (c_fc and c_proj of mlp, weights and biases).
+inline bool param_is_mlp(Param p) {
+  return p == kFcW || p == kFcB || p == kFcProjW || p == kFcProjB;
+}
+// True when every MLP weight and bias is zero: an attention-only model written in GPT-2's form
+// (its MLP adds exactly 0 to the residual stream, so the forward pass may skip it).
+bool mlp_is_zero(const Parameters& p);
 
 struct Model {
   Config config;
@@ -78,6 +110,9 @@ struct Model {
   std::string folder;         // where it was read from ("" when built in memory)
   std::string name;           // the folder's last component, for titles
   std::string dtype = "F32";  // the stored precision of the weights (F32, F16, BF16)
+  // False for an attention-only model (every MLP weight zero, found when loading): the forward
+  // pass skips the MLP blocks, which would add exactly zero.
+  bool mlp = true;
 };
 
 // Reads a model folder. Every problem (a missing file, a header whose offsets run past the end, a

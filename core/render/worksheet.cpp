@@ -587,4 +587,62 @@ bool render_answer_key(const AttentionTrace& t, const WorksheetOptions& o,
       bytes, error);
 }
 
+bool render_lesson_sheet(const LessonSheet& sheet, const WorksheetOptions& o, bool key,
+                         std::string& bytes, std::string& error) {
+  if (o.paper == Paper::kSlide) {
+    error = "--paper: a worksheet is printed on a4 or letter";
+    return false;
+  }
+  if (sheet.questions.empty()) {
+    error = "the lesson '" + sheet.title + "' asks no questions; a worksheet needs at least one";
+    return false;
+  }
+  std::unique_ptr<TextEngine> text = TextEngine::create(error);
+  if (!text) return false;
+  const auto [pw, ph] = paper_size(o.paper, false);
+  Flow flow(*text, pw, ph);
+  const std::string title = std::string(key ? "Answer key — " : "") + sheet.title;
+  const double size =
+      std::clamp(20 * flow.width() / text->width(title, font(20, true)), 14.0, 20.0);
+  flow.paragraph(title, font(size, true), kInk, 2, 0, "title");
+  if (!sheet.summary.empty()) flow.paragraph(sheet.summary, font(11), kGrey, 10, 0, "subtitle");
+  if (!key)
+    flow.paragraph("Name  ______________________________      Date  ______________", font(11), kInk,
+                   10);
+  int n = 1;
+  for (const SheetQuestion& q : sheet.questions) {
+    flow.heading(std::to_string(n) + ".  " + q.step_title, 13, 10, 80);
+    if (q.tables) {
+      if (!q.setup.empty()) flow.paragraph(q.setup, font(10.5), kGrey, 4, 0, "setup");
+      const AttentionTrace& t = *q.tables;
+      const int biggest = std::max({t.n_q, t.n_k, t.d_k, t.d_v});
+      if (biggest <= kWorksheetMaxSize && t.find("q") && t.find("k") && t.find("v"))
+        input_tables(*text, flow, work_of(t, std::clamp(q.head, 0, std::max(0, t.num_heads - 1))));
+      else
+        flow.paragraph("(Too large to print: open it in Attention Lab.)", font(10.5), kGrey, 4);
+    }
+    if (!key)
+      for (const std::string& p : q.context) flow.paragraph(p, font(10.5), kInk, 4, 0, "text");
+    if (!q.formula.empty())
+      flow.paragraph(q.formula, font(11, false, true), kInk, 6, 12, "formula");
+    flow.paragraph(q.prompt, font(11, true), kInk, 4, 0, "question");
+    for (size_t k = 0; k < q.options.size(); ++k)
+      flow.item(std::string(1, static_cast<char>('A' + k)) + ".", q.options[k], font(11), 2, 14,
+                "option");
+    if (key) {
+      flow.paragraph("Answer: " + q.answer, font(11, true), kInk, 3, 14, "answer");
+      if (!q.explanation.empty())
+        flow.paragraph(q.explanation, font(10.5), kGrey, 8, 14, "explanation");
+    } else {
+      flow.answer_lines(q.options.empty() ? 2 : 1);
+    }
+    ++n;
+  }
+  RenderOptions ro;
+  ro.title = title;
+  const std::string footer = "Attention Lab · " + std::string(key ? "answer key" : "worksheet") +
+                             " · " + sheet.title + (o.variant.empty() ? "" : " · " + o.variant);
+  return render_pages(flow.finish(footer), ImageFormat::kPdf, bytes, error, ro);
+}
+
 }  // namespace attn

@@ -36,6 +36,29 @@ bool render_worksheet(const AttentionTrace& trace, const WorksheetOptions& optio
 bool render_answer_key(const AttentionTrace& trace, const WorksheetOptions& options,
                        const NarrateQuery& narrate, std::string& bytes, std::string& error);
 
+// A lesson's questions as a worksheet (worksheet --lesson): render does not know lessons, so the
+// caller reads each question, its options and its answer from the lesson's traces.
+struct SheetQuestion {
+  std::string step_title;            // the lesson step the question belongs to
+  std::vector<std::string> context;  // the step's text, printed before the question
+  std::string formula;
+  // The scenario to print Q, K and V of before the question (null: the previous one still holds,
+  // or the question needs no table); `setup` says which example and settings it is.
+  const AttentionTrace* tables = nullptr;
+  int head = 0;
+  std::string setup;
+  std::string prompt;
+  std::vector<std::string> options;  // to pick from, lettered A, B, …; empty = write the answer
+  std::string answer, explanation;   // the key's
+};
+struct LessonSheet {
+  std::string title, summary;
+  std::vector<SheetQuestion> questions;
+};
+// The handout (key = false) or the answer key (key = true) of a lesson's questions, as PDF.
+bool render_lesson_sheet(const LessonSheet& sheet, const WorksheetOptions& options, bool key,
+                         std::string& bytes, std::string& error);
+
 // The largest shapes a worksheet takes: rows, keys and dimensions each at most this.
 constexpr int kWorksheetMaxSize = 8;
 

@@ -1,0 +1,57 @@
+// `attention-lab lessons`: the built-in course, one lesson per line (NAME<TAB>title), and
+// `lessons --check FILE…` to check lesson files (and print their questions' answers with
+// --answers) before a class.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/cli.h"
+#include "io/shipped.h"
+#include "lessons/lesson.h"
+
+namespace attn::cli {
+
+void register_lessons(CLI::App& app, Action& action) {
+  auto* cmd = app.add_subcommand(
+      "lessons", "List the built-in course, or check lesson files (--check) and show answers");
+  auto check = std::make_shared<std::vector<std::string>>();
+  auto answers = std::make_shared<bool>(false);
+  cmd->add_option("--check", *check,
+                  "lesson files or built-in names to read and check against their traces");
+  cmd->add_flag("--answers", *answers, "with --check: print every question with its answer");
+  cmd->callback([&action, check, answers] {
+    action = [check, answers] {
+      if (*answers && check->empty()) throw CliError{kExitUsage, "--answers: needs --check FILE"};
+      if (check->empty()) {
+        std::string error;
+        const std::vector<LessonInfo> course = list_course(error);
+        if (course.empty()) throw CliError{kExitRuntime, error};
+        const std::vector<ShippedItem> items = list_shipped(kLessons);
+        for (size_t i = 0; i < course.size(); ++i)
+          std::cout << items[i].name << '\t' << course[i].title << '\n';
+        return kExitOk;
+      }
+      for (const std::string& name : *check) {
+        const Lesson lesson = load_lesson_or_throw(name, "--check");
+        int questions = 0;
+        for (const LessonStep& s : lesson.steps) questions += s.question ? 1 : 0;
+        std::cout << lesson.path << ": " << lesson.title << " (" << lesson.steps.size()
+                  << (lesson.steps.size() == 1 ? " step, " : " steps, ") << questions
+                  << (questions == 1 ? " question)" : " questions)") << '\n';
+        if (!*answers) continue;
+        for (size_t i = 0; i < lesson.steps.size(); ++i) {
+          const LessonStep& s = lesson.steps[i];
+          if (!s.question) continue;
+          std::string error;
+          const std::string a = answer_text(*s.question, lesson_step_trace(s), 4, error);
+          if (a.empty())
+            throw CliError{kExitUsage,
+                           lesson.path + ": step " + std::to_string(i + 1) + ": " + error};
+          std::cout << "  step " << i + 1 << ": " << s.question->prompt << "\n    → " << a << '\n';
+        }
+      }
+      return kExitOk;
+    };
+  });
+}
+
+}  // namespace attn::cli

@@ -1,0 +1,308 @@
+// The lesson player: a window in the narration's place (with the narration as its second tab)
+// showing the step's text, formula and question, progress, and previous/next; the highlighted
+// cells on the main heatmap; opening lessons and recording the current view as a step.
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "gui/lesson_player.h"
+#include "gui/panel_seq2seq.h"
+#include "gui/ui.h"
+#include "io/data_dir.h"
+#include "io/examples.h"
+#include "io/shipped.h"
+
+namespace attn {
+namespace {
+
+const ImVec4 kRight{0.10f, 0.55f, 0.20f, 1}, kWrong{0.80f, 0.15f, 0.10f, 1};
+
+// A highlight reads on every colour map, in both themes: a thick orange frame with a dark edge.
+constexpr ImU32 kHighlight = IM_COL32(255, 140, 0, 255), kHighlightEdge = IM_COL32(0, 0, 0, 200);
+
+bool lesson_open(const Ui& ui) { return ui.lesson && ui.lesson->is_open(); }
+
+void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
+  AppState& st = ui.state;
+  StepAnswer& a = p.answer();
+  const float fs = ImGui::GetFontSize();
+  ImGui::Spacing();
+  ImGui::Separator();
+  ImGui::PushFont(ui.font_bold);
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(q.prompt.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+  bool check = false;
+  if (q.kind == QuestionKind::kNumber) {
+    ImGui::SetNextItemWidth(fs * 8);
+    check = ImGui::InputText("##answer", &a.typed, ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+  } else {
+    const std::vector<std::string> options = question_options(q, st.trace());
+    for (size_t i = 0; i < options.size(); ++i) {
+      const int k = static_cast<int>(i);
+      const std::string id = "##choice" + std::to_string(i);
+      if (q.kind == QuestionKind::kKey) {
+        // Keys are short: they flow along the line like words.
+        const std::string label = options[i] + "##key" + std::to_string(i);
+        if (i > 0) same_line_if_fits(radio_width(options[i].c_str()));
+        if (ImGui::RadioButton(label.c_str(), a.picked == k)) a.picked = k;
+      } else {
+        // Statements are sentences: one per line, wrapped beside their button.
+        if (ImGui::RadioButton(id.c_str(), a.picked == k)) a.picked = k;
+        ImGui::SameLine();
+        ImGui::PushTextWrapPos(0);
+        ImGui::TextUnformatted(
+            (std::string(1, static_cast<char>('A' + k)) + ".  " + options[i]).c_str());
+        ImGui::PopTextWrapPos();
+      }
+    }
+  }
+  if (ImGui::Button(a.answered ? "Check again" : "Check")) check = true;
+  if (check) p.check(st.trace(), st.precision);
+  if (!a.verdict.feedback.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::PushStyleColor(ImGuiCol_Text,
+                          a.answered ? (a.verdict.correct ? kRight : kWrong) : kWrong);
+    ImGui::TextUnformatted(a.verdict.feedback.c_str());
+    ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+  }
+}
+
+}  // namespace
+
+bool apply_lesson_step(Ui& ui) {
+  if (!lesson_open(ui)) return false;
+  LessonPlayer& p = *ui.lesson;
+  ui.state.playing = false;
+  if (!p.apply(ui.state)) return false;
+  const LessonStep& s = p.step();
+  if (!s.seq2seq_model.empty() || !s.seq2seq_tab.empty()) {
+    if (!ui.seq2seq) ui.seq2seq = std::make_shared<Seq2seqPanel>();
+    std::string error;
+    if (!s.seq2seq_model.empty()) {
+      if (std::optional<std::string> path = resolve_shipped(kSeq2seqModels, s.seq2seq_model, error))
+        ui.seq2seq->open_model = *path;
+      ui.seq2seq->scanned = false;  // select the step's model
+    }
+    ui.seq2seq->select_tab = s.seq2seq_tab;
+    ui.seq2seq->place_beside_lesson = true;
+    ui.show_seq2seq = true;
+    ui.lesson_opened_seq2seq = true;
+  } else if (ui.lesson_opened_seq2seq) {
+    ui.show_seq2seq = false;  // a window the lesson opened closes when the lesson moves on
+    ui.lesson_opened_seq2seq = false;
+  }
+  return true;
+}
+
+bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error) {
+  auto player = std::make_shared<LessonPlayer>();
+  if (!player->open(name_or_path)) {
+    error = player->error();
+    return false;
+  }
+  ui.lesson = player;
+  // In the built-in course, the last step leads on to the next lesson.
+  player->next_lesson.clear();
+  std::string ignored;
+  const std::vector<LessonInfo> course = list_course(ignored);
+  for (size_t i = 0; i + 1 < course.size(); ++i)
+    if (course[i].path == player->lesson().path) player->next_lesson = course[i + 1].path;
+  if (!apply_lesson_step(ui)) {
+    error = ui.state.message();
+    return false;
+  }
+  ui.select_lesson_tab = true;
+  ui.state.set_message("Opened the lesson: " + player->lesson().title, false);
+  return true;
+}
+
+void close_lesson(Ui& ui) {
+  ui.lesson.reset();
+  if (ui.lesson_opened_seq2seq) ui.show_seq2seq = false;
+  ui.lesson_opened_seq2seq = false;
+}
+
+std::string record_lesson_step(Ui& ui, const std::string& path) {
+  AppState& st = ui.state;
+  if (!st.has_trace()) return "nothing to record yet";
+  const StageInfo stage = st.current_stage();
+  bool example = false;
+  for (const ExampleInfo& e : list_examples()) example = example || e.name == st.origin();
+  const std::string title = std::string(stage.title) + " — " + st.scenario().name;
+  const std::string step =
+      step_json_for_view(title, st.scenario(), example ? st.origin() : "", stage.id, st.head(),
+                         st.selection().query, st.selection().key);
+  std::string error;
+  if (!append_step_to_file(path, "My lesson", step, error)) return error;
+  // Recording into the open lesson: show the new step at once.
+  if (lesson_open(ui) && std::filesystem::path(ui.lesson->lesson().path) == path) {
+    const int count = ui.lesson->step_count();
+    if (ui.lesson->open(path)) ui.lesson->go_to(count);
+  }
+  st.set_message("Recorded “" + title + "” as a step of " + path, false);
+  return "";
+}
+
+std::string suggested_lesson_path(const Ui& ui) {
+  // A built-in lesson is not the teacher's to change: suggest a file of their own.
+  if (lesson_open(ui)) {
+    const std::string& p = ui.lesson->lesson().path;
+    const std::string shared = data_dir();
+    if (shared.empty() || p.rfind(shared, 0) != 0) return p;
+  }
+  return "my-lesson.json";
+}
+
+void draw_lesson_contents(Ui& ui) {
+  if (!lesson_open(ui)) return;
+  // Where the lesson is, so a seq2seq window a step opens goes beside it.
+  ui.lesson_rect = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, ImGui::GetWindowSize().x,
+                    ImGui::GetWindowSize().y};
+  LessonPlayer& p = *ui.lesson;
+  const Lesson& l = p.lesson();
+  const LessonStep& s = p.step();
+  const float fs = ImGui::GetFontSize();
+
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("%s", l.title.c_str());
+  ImGui::PopTextWrapPos();
+  const int n = p.step_count(), k = p.step_index();
+  const std::string progress = "Step " + std::to_string(k + 1) + " of " + std::to_string(n);
+  ImGui::ProgressBar(static_cast<float>(k + 1) / static_cast<float>(n), {-1, 0}, progress.c_str());
+
+  // The step's text scrolls; the buttons stay at the bottom.
+  const float buttons_h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+  ImGui::BeginChild("lesson-step", {0, -buttons_h}, false);
+  ImGui::PushFont(ui.font_title);
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(s.title.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::PopFont();
+  ImGui::Spacing();
+  ImGui::PushTextWrapPos(0);
+  for (const std::string& para : s.text) {
+    ImGui::TextUnformatted(para.c_str());
+    ImGui::Spacing();
+  }
+  ImGui::PopTextWrapPos();
+  if (!s.formula.empty()) {
+    // In a box, in monospace, in the text colour: it reads on a projector in either theme.
+    ImGui::PushFont(ui.font_mono);
+    const ImVec2 pad{fs * 0.5f, fs * 0.35f};
+    const float wrap = ImGui::GetContentRegionAvail().x - 2 * pad.x;
+    const ImVec2 size = ImGui::CalcTextSize(s.formula.c_str(), nullptr, false, wrap);
+    const ImVec2 at = ImGui::GetCursorScreenPos();
+    ImGui::GetWindowDrawList()->AddRectFilled(at,
+                                              {at.x + wrap + 2 * pad.x, at.y + size.y + 2 * pad.y},
+                                              ImGui::GetColorU32(ImGuiCol_FrameBg), fs * 0.2f);
+    ImGui::SetCursorScreenPos({at.x + pad.x, at.y + pad.y});
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
+    ImGui::TextUnformatted(s.formula.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::SetCursorScreenPos({at.x, at.y + size.y + 2 * pad.y});
+    ImGui::Dummy({0, fs * 0.3f});
+    ImGui::PopFont();
+  }
+  if (s.question) draw_question(ui, p, *s.question);
+  ImGui::EndChild();
+
+  const float bw = std::max(
+      fs * 6.5f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * 2) / 3);
+  ImGui::BeginDisabled(k == 0);
+  if (ImGui::Button("◀ Previous", {bw, 0}))
+    ui.defer([&ui] {
+      if (ui.lesson && ui.lesson->previous()) apply_lesson_step(ui);
+    });
+  ImGui::EndDisabled();
+  // The score between the buttons, when there is room for it.
+  const int q = p.question_count();
+  const std::string score =
+      q > 0 ? std::to_string(p.correct_count()) + " of " + std::to_string(q) + " right" : "";
+  const float gap = ImGui::GetContentRegionAvail().x - 2 * bw;
+  const float tw = ImGui::CalcTextSize(score.c_str()).x;
+  if (q > 0 && tw + 2 * ImGui::GetStyle().ItemSpacing.x <= gap) {
+    ImGui::SameLine(0, (gap - tw) / 2);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("%s", score.c_str());
+  }
+  ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - bw);
+  if (k + 1 < n) {
+    if (ImGui::Button("Next ▶", {bw, 0}))
+      ui.defer([&ui] {
+        if (ui.lesson && ui.lesson->next()) apply_lesson_step(ui);
+      });
+  } else if (!p.next_lesson.empty()) {
+    if (ImGui::Button("Next lesson ▶", {bw, 0}))
+      ui.defer([&ui] {
+        std::string error;
+        const std::string next = ui.lesson->next_lesson;
+        if (!open_lesson(ui, next, error)) ui.state.set_message(error, true);
+      });
+  } else if (ImGui::Button("Finish", {bw, 0})) {
+    ui.defer([&ui] { close_lesson(ui); });
+  }
+}
+
+void draw_lesson_window(Ui& ui) {
+  // The narration's window id: the lesson takes its place and keeps it as the second tab.
+  if (ImGui::Begin("Lesson###narration", nullptr, ImGuiWindowFlags_NoCollapse)) {
+    if (ImGui::BeginTabBar("lesson-tabs")) {
+      const ImGuiTabItemFlags f =
+          ui.select_lesson_tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+      if (ImGui::BeginTabItem("Lesson", nullptr, f)) {
+        draw_lesson_contents(ui);
+        ImGui::EndTabItem();
+      }
+      if (ImGui::BeginTabItem("Narration")) {
+        draw_narration_contents(ui);
+        ImGui::EndTabItem();
+      }
+      ImGui::EndTabBar();
+      ui.select_lesson_tab = false;
+    }
+  }
+  ImGui::End();
+}
+
+bool lesson_shortcuts(Ui& ui) {
+  if (!lesson_open(ui) || ImGui::GetIO().WantTextInput) return false;
+  // Page Down / Page Up: what a presentation clicker sends.
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageDown), false) && ui.lesson->next())
+    return apply_lesson_step(ui);
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp), false) && ui.lesson->previous())
+    return apply_lesson_step(ui);
+  return false;
+}
+
+void draw_lesson_highlights(Ui& ui, const std::string& stage) {
+  if (!lesson_open(ui)) return;
+  const LessonStep& s = ui.lesson->step();
+  if (s.highlights.empty()) return;
+  const auto it = ui.views.find("main");
+  if (it == ui.views.end() || !it->second.drawn) return;
+  const HeatmapViewport& v = it->second;
+  const bool per_key =
+      stage == "scores" || stage == "scaled" || stage == "masked" || stage == "weights";
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  dl->PushClipRect({v.clip.x, v.clip.y}, {v.clip.z, v.clip.w}, true);
+  const float w = std::max(3.0f, ImGui::GetFontSize() * 0.18f);
+  for (const Highlight& h : s.highlights) {
+    if (h.query >= v.rows) continue;
+    const bool cell = per_key && h.key >= 0 && h.key < v.cols;
+    const ImVec2 a = v.cell_min(h.query, cell ? h.key : 0);
+    const ImVec2 b{a.x + (cell ? v.cell_w : v.cell_w * v.cols), a.y + v.cell_h};
+    dl->AddRect({a.x - w * 0.5f, a.y - w * 0.5f}, {b.x + w * 0.5f, b.y + w * 0.5f}, kHighlightEdge,
+                0, 0, w + 2);
+    dl->AddRect({a.x - w * 0.5f, a.y - w * 0.5f}, {b.x + w * 0.5f, b.y + w * 0.5f}, kHighlight, 0,
+                0, w);
+  }
+  dl->PopClipRect();
+}
+
+}  // namespace attn

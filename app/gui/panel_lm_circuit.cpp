@@ -1,0 +1,414 @@
+// The induction circuit on the student's own sentence, as a short guide beside the two heads'
+// heatmaps: (1) a layer-0 head copies each token's predecessor into its position; (2) a later
+// head's query for "A" finds the position whose predecessor was "A" — the token after the earlier
+// "A"; (3) why that key wins: its score split exactly into what each part of that position's
+// residual stream contributes, the previous-token head's part the largest (K-composition);
+// (4) the prediction it makes. Every number is the model's own.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gui/heatmap_widget.h"
+#include "gui/panel_lm.h"
+#include "lm/head_trace.h"
+
+namespace attn {
+
+namespace {
+
+const ImVec4 kAccent(0.85f, 0.35f, 0.05f, 1);
+
+std::string quoted(const std::vector<std::string>& tokens, int i) {
+  return "“" + tokens[static_cast<size_t>(i)] + "”";
+}
+
+// The default heads: the best induction head of the layers after the first, and the best
+// previous-token head of the layers below it.
+void pick_heads(const lm::Config& c, const std::vector<lm::HeadScores>& s, int& prev, int& ind) {
+  const int NH = c.n_head;
+  if (ind < 0) {
+    ind = NH;
+    for (int i = NH; i < c.n_layer * NH; ++i)
+      if (s[static_cast<size_t>(i)].induction > s[static_cast<size_t>(ind)].induction) ind = i;
+  }
+  if (prev < 0 || prev / NH >= ind / NH) {
+    prev = 0;
+    for (int i = 0; i < ind / NH * NH; ++i)
+      if (s[static_cast<size_t>(i)].previous > s[static_cast<size_t>(prev)].previous) prev = i;
+  }
+}
+
+bool head_combo(const char* label, const lm::Config& c, int& head, int first_layer,
+                int last_layer) {
+  const std::string preview =
+      "layer " + std::to_string(head / c.n_head) + ", head " + std::to_string(head % c.n_head);
+  bool changed = false;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 9);
+  if (ImGui::BeginCombo(label, preview.c_str())) {
+    for (int i = first_layer * c.n_head; i < (last_layer + 1) * c.n_head; ++i) {
+      const std::string n =
+          "layer " + std::to_string(i / c.n_head) + ", head " + std::to_string(i % c.n_head);
+      if (ImGui::Selectable(n.c_str(), i == head)) {
+        head = i;
+        changed = true;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  return changed;
+}
+
+void update_cache(LmPanel& p, const LmRun& r, int query, int prev, int ind) {
+  LmPanel::CircuitCache& k = p.circuit;
+  if (k.serial == p.session.serial() && k.query == query && k.prev == prev && k.ind == ind) return;
+  const lm::Config& c = r.model->config;
+  k = {};
+  k.serial = p.session.serial();
+  k.query = query;
+  k.prev = prev;
+  k.ind = ind;
+  const float* w =
+      r.acts.att_at(c, ind / c.n_head, 0, ind % c.n_head) + static_cast<size_t>(query) * r.acts.T;
+  for (int j = 0; j <= query; ++j) {
+    if (k.winner < 0 || w[j] > w[k.winner]) {
+      k.runner_up = k.winner;
+      k.winner = j;
+    } else if (k.runner_up < 0 || w[j] > w[k.runner_up]) {
+      k.runner_up = j;
+    }
+  }
+  k.winner_parts =
+      lm::key_score_parts(*r.model, r.acts, ind / c.n_head, ind % c.n_head, query, k.winner);
+  if (k.runner_up >= 0)
+    k.runner_parts =
+        lm::key_score_parts(*r.model, r.acts, ind / c.n_head, ind % c.n_head, query, k.runner_up);
+  k.next = lm::top_tokens_at(*r.model, r.acts, query, 3);
+}
+
+void wrapped(const std::string& s) { ImGui::TextWrapped("%s", s.c_str()); }
+
+std::string fmt(const char* f, double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, x);
+  return b;
+}
+
+void draw_step_previous(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k) {
+  const lm::Config& c = r.model->config;
+  const int l = k.prev / c.n_head, h = k.prev % c.n_head, w = k.winner;
+  const lm::HeadScores& s = r.scores[static_cast<size_t>(k.prev)];
+  wrapped("Layer " + std::to_string(l) + ", head " + std::to_string(h) +
+          " looks one token back. On your sentence it gives the token just before an average of " +
+          fmt("%.0f", 100 * s.previous) + " % of its attention (its previous-token score).");
+  ImGui::Spacing();
+  if (w == 0) {
+    wrapped("The key that wins in step 2 is the first token, which has no token before it.");
+  } else {
+    const float* a = r.acts.att_at(c, l, 0, h) + static_cast<size_t>(w) * r.acts.T;
+    const std::string at = "At " + quoted(r.tokens, w) + " (position " + std::to_string(w) +
+                           ", the key that wins in step 2) it gives " + quoted(r.tokens, w - 1) +
+                           " (position " + std::to_string(w - 1) + ") " +
+                           fmt("%.0f", 100 * a[w - 1]) + " % of its attention.";
+    if (a[w - 1] >= 0.5f)
+      wrapped(at + " So what this head writes into position " + std::to_string(w) +
+              " is mostly the value of " + quoted(r.tokens, w - 1) + ": position " +
+              std::to_string(w) + " now also carries “the token before me was " +
+              r.tokens[static_cast<size_t>(w - 1)] + "”.");
+    else
+      wrapped(at +
+              " That is not a previous-token head (yet): this model has not learned the "
+              "first half of the circuit, so what follows shows it failing, not copying.");
+  }
+  ImGui::Spacing();
+  if (ImGui::Button("Step through this head in the stepper")) open_lm_head_in_stepper(ui, l, h);
+}
+
+void draw_step_induction(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k,
+                         const std::pair<int, int>& target) {
+  const lm::Config& c = r.model->config;
+  const int l = k.ind / c.n_head, h = k.ind % c.n_head, q = k.query;
+  const float* a = r.acts.att_at(c, l, 0, h) + static_cast<size_t>(q) * r.acts.T;
+  const int earlier = target.second - 1, after = target.second;
+  wrapped("Layer " + std::to_string(l) + ", head " + std::to_string(h) +
+          " is the induction head (its induction score on your sentence is " +
+          fmt("%.2f", r.scores[static_cast<size_t>(k.ind)].induction) + "). Its query is " +
+          quoted(r.tokens, q) + " at position " + std::to_string(q) + ". " + quoted(r.tokens, q) +
+          " appeared before at position " + std::to_string(earlier) +
+          ", and the token after it was " + quoted(r.tokens, after) + " (position " +
+          std::to_string(after) + ").");
+  ImGui::Spacing();
+  std::string verdict = k.winner == after ? " — exactly the token after the earlier occurrence."
+                                          : ". The token after the earlier occurrence gets " +
+                                                fmt("%.0f", 100 * a[after]) + " %.";
+  wrapped("The head gives " + fmt("%.0f", 100 * a[k.winner]) + " % of its attention to " +
+          quoted(r.tokens, k.winner) + " at position " + std::to_string(k.winner) + verdict);
+  ImGui::Spacing();
+  std::vector<int> keys;
+  for (int j = 0; j <= q; ++j) keys.push_back(j);
+  std::sort(keys.begin(), keys.end(), [a](int x, int y) { return a[x] > a[y]; });
+  keys.resize(std::min<size_t>(keys.size(), 6));
+  if (ImGui::BeginTable(
+          "circuit-keys", 4,
+          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("key position");
+    ImGui::TableSetupColumn("token");
+    ImGui::TableSetupColumn("score q·k/√d");
+    ImGui::TableSetupColumn("weight");
+    ImGui::TableHeadersRow();
+    for (int j : keys) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%d%s", j, j == after ? "  (after the earlier one)" : "");
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(r.tokens[static_cast<size_t>(j)].c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%.2f", lm::head_score(c, r.acts, l, h, q, j));
+      ImGui::TableNextColumn();
+      ImGui::Text("%.3f", static_cast<double>(a[j]));
+    }
+    ImGui::EndTable();
+  }
+  ImGui::Spacing();
+  if (ImGui::Button("Step through the induction head in the stepper"))
+    open_lm_head_in_stepper(ui, l, h);
+}
+
+void draw_step_why(const LmRun& r, const LmPanel::CircuitCache& k) {
+  const lm::Config& c = r.model->config;
+  const int w = k.winner, ru = k.runner_up;
+  double score = 0, ru_score = 0;
+  for (const auto& part : k.winner_parts) score += part.value;
+  for (const auto& part : k.runner_parts) ru_score += part.value;
+  wrapped(
+      "Why does that key win? A key is k = ln_1(x)·W_K: it is computed from the residual "
+      "stream x at its position, and x is a sum — the token's embedding, its position, and "
+      "what every earlier head (and MLP) wrote there. With the layer norm's scale held at its "
+      "value, the key, and so the score, splits exactly into one part per term:");
+  ImGui::Spacing();
+  // The parts in order of their share of the winning score; many small ones summed.
+  std::vector<size_t> order(k.winner_parts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    return std::abs(k.winner_parts[x].value) > std::abs(k.winner_parts[y].value);
+  });
+  const size_t shown = std::min<size_t>(order.size(), 7);
+  const bool runner = ru >= 0 && k.runner_parts.size() == k.winner_parts.size();
+  if (ImGui::BeginTable(
+          "circuit-parts", runner ? 3 : 2,
+          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+    ImGui::TableSetupColumn("part of the key's residual stream");
+    ImGui::TableSetupColumn(("winner " + quoted(r.tokens, w) + " @" + std::to_string(w)).c_str());
+    if (runner)
+      ImGui::TableSetupColumn(
+          ("runner-up " + quoted(r.tokens, ru) + " @" + std::to_string(ru)).c_str());
+    ImGui::TableHeadersRow();
+    double rest_w = 0, rest_r = 0;
+    for (size_t n = 0; n < order.size(); ++n) {
+      const size_t i = order[n];
+      if (n >= shown) {
+        rest_w += k.winner_parts[i].value;
+        rest_r += runner ? k.runner_parts[i].value : 0;
+        continue;
+      }
+      const lm::ScorePart& part = k.winner_parts[i];
+      const bool is_prev = part.layer * c.n_head + part.head == k.prev && part.head >= 0;
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      if (is_prev)
+        ImGui::TextColored(kAccent, "%s (the previous-token head)", part.name.c_str());
+      else
+        ImGui::TextUnformatted(part.name.c_str());
+      ImGui::TableNextColumn();
+      ImGui::Text("%+.2f", part.value);
+      if (runner) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%+.2f", k.runner_parts[i].value);
+      }
+    }
+    if (order.size() > shown) {
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::Text("%zu other parts", order.size() - shown);
+      ImGui::TableNextColumn();
+      ImGui::Text("%+.2f", rest_w);
+      if (runner) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%+.2f", rest_r);
+      }
+    }
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted("score q·k/√d (the sum)");
+    ImGui::TableNextColumn();
+    ImGui::Text("%+.2f", score);
+    if (runner) {
+      ImGui::TableNextColumn();
+      ImGui::Text("%+.2f", ru_score);
+    }
+    ImGui::EndTable();
+  }
+  ImGui::Spacing();
+  double prev_w = 0, prev_r = 0;
+  for (size_t i = 0; i < k.winner_parts.size(); ++i)
+    if (k.winner_parts[i].head >= 0 &&
+        k.winner_parts[i].layer * c.n_head + k.winner_parts[i].head == k.prev) {
+      prev_w = k.winner_parts[i].value;
+      prev_r = runner ? k.runner_parts[i].value : 0;
+    }
+  const std::string prev_name =
+      "L" + std::to_string(k.prev / c.n_head) + "H" + std::to_string(k.prev % c.n_head);
+  if (w > 0) {
+    wrapped(prev_name + ", the previous-token head, contributes " + fmt("%+.2f", prev_w) +
+            " of the winner's " + fmt("%.2f", score) + ": it wrote " + quoted(r.tokens, w - 1) +
+            " into position " + std::to_string(w) + ", and the query asks for " +
+            quoted(r.tokens, k.query) +
+            ". The query for “A” matches the key of the position "
+            "whose predecessor was “A”: the layer-1 head reads its keys from what the layer-0 "
+            "head wrote. That is K-composition.");
+    if (runner && ru > 0)
+      wrapped("The runner-up's predecessor was " + quoted(r.tokens, ru - 1) + ", so " + prev_name +
+              " gives it only " + fmt("%+.2f", prev_r) + ".");
+  }
+}
+
+void draw_step_prediction(const LmRun& r, const LmPanel::CircuitCache& k) {
+  const int q = k.query, w = k.winner;
+  wrapped("The induction head copies the value of " + quoted(r.tokens, w) + " into position " +
+          std::to_string(q) +
+          ", and the output layer turns the residual stream there into the "
+          "prediction. After " +
+          quoted(r.tokens, q) + " the model predicts:");
+  ImGui::Spacing();
+  for (auto [id, prob] : k.next) {
+    const std::string t = r.model->tokenizer.display(id);
+    ImGui::Text(
+        "  “%s”  %.1f %%%s", t.c_str(), 100 * prob,
+        id == r.ids[static_cast<size_t>(w)] ? "   ← the token the induction head copies" : "");
+  }
+  ImGui::Spacing();
+  if (q + 1 < static_cast<int>(r.ids.size()))
+    wrapped("Your sentence goes on with " + quoted(r.tokens, q + 1) + ".");
+  else
+    wrapped("This is the last token: the Next token tab shows the same prediction.");
+}
+
+}  // namespace
+
+void draw_lm_circuit(Ui& ui, LmPanel& p) {
+  LmSession& s = p.session;
+  const LmRun* r = s.run();
+  const lm::Config& c = r->model->config;
+  const float fs = ImGui::GetFontSize();
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextUnformatted(
+      "How a transformer copies: “… A B … A → B”. Two heads work together (Elhage et al. 2021, "
+      "Olsson et al. 2022). Type a sentence that repeats, or press “Repeat it”.");
+  ImGui::PopTextWrapPos();
+  if (c.n_layer < 2) {
+    ImGui::TextColored(kAccent,
+                       "This model has one layer: an induction circuit needs two (a head whose "
+                       "keys read what an earlier head wrote).");
+    return;
+  }
+  const auto targets = lm::induction_targets(r->ids);
+  if (targets.empty()) {
+    ImGui::TextColored(kAccent,
+                       "No token of this sentence appeared before (two tokens back or more), so "
+                       "there is nothing to copy. Press “Repeat it” above.");
+    return;
+  }
+  int prev = p.circuit_prev, ind = p.circuit_ind;
+  pick_heads(c, r->scores, prev, ind);
+  // The query: one of the tokens seen before (the last one unless the student picks another).
+  int qi = static_cast<int>(targets.size()) - 1;
+  for (int i = 0; i < static_cast<int>(targets.size()); ++i)
+    if (targets[static_cast<size_t>(i)].first == p.circuit_query) qi = i;
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("Query");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(fs * 10);
+  const int q0 = targets[static_cast<size_t>(qi)].first;
+  const std::string qlabel = "“" + r->tokens[static_cast<size_t>(q0)] + "” @" + std::to_string(q0);
+  if (ImGui::SliderInt("##query", &qi, 0, static_cast<int>(targets.size()) - 1, qlabel.c_str()))
+    p.circuit_query = targets[static_cast<size_t>(qi)].first;
+  // Each combo on the same line when it fits, else on the next.
+  const float combo_w = fs * 9 + ImGui::GetStyle().ItemInnerSpacing.x + fs;
+  ImGui::SameLine(0, fs);
+  if (ImGui::GetContentRegionAvail().x < combo_w + ImGui::CalcTextSize("previous-token head").x)
+    ImGui::NewLine();
+  if (head_combo("previous-token head", c, prev, 0, ind / c.n_head - 1)) p.circuit_prev = prev;
+  ImGui::SameLine(0, fs);
+  if (ImGui::GetContentRegionAvail().x < combo_w + ImGui::CalcTextSize("induction head").x)
+    ImGui::NewLine();
+  if (head_combo("induction head", c, ind, 1, c.n_layer - 1)) {
+    p.circuit_ind = ind;
+    if (prev / c.n_head >= ind / c.n_head) p.circuit_prev = -1;
+  }
+  const auto target = targets[static_cast<size_t>(qi)];
+  update_cache(p, *r, target.first, prev, ind);
+  const LmPanel::CircuitCache& k = p.circuit;
+
+  // Left: the two heads' weights, the query row and its winning key marked.
+  const float left_w = std::round(ImGui::GetContentRegionAvail().x * 0.42f);
+  ImGui::BeginChild("circuit-maps", {left_w, 0}, false);
+  const float map_h =
+      (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2) / 2;
+  for (int which = 0; which < 2; ++which) {
+    const int head = which == 0 ? prev : ind;
+    ImGui::Text("%s: layer %d, head %d", which == 0 ? "Previous-token head" : "Induction head",
+                head / c.n_head, head % c.n_head);
+    HeatmapSpec sp;
+    sp.id = which == 0 ? "lm-circuit-prev" : "lm-circuit-ind";
+    sp.serial = s.serial() * 64 + static_cast<uint64_t>(head) + 1;
+    sp.m = &p.head_weights(head / c.n_head, head % c.n_head);
+    sp.matrix_name = "weights";
+    sp.row_labels = r->tokens;
+    sp.col_labels = r->tokens;
+    sp.scale = {ui.settings.colormap, 0.0f, 1.0f};
+    sp.color_bar = false;
+    sp.selected_row = which == 0 ? k.winner : k.query;
+    sp.selected_col = which == 0 ? std::max(0, k.winner - 1) : k.winner;
+    sp.size = {0, map_h};
+    draw_heatmap(ui, sp);
+  }
+  ImGui::EndChild();
+  ImGui::SameLine();
+
+  // Right: the guide.
+  ImGui::BeginChild("circuit-guide", {0, 0}, false);
+  const char* steps[] = {"1  Previous-token head", "2  Induction head", "3  Why this key wins",
+                         "4  The prediction"};
+  for (int i = 0; i < 4; ++i) {
+    if (i) ImGui::SameLine();
+    if (i && ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(steps[i]).x + fs * 1.5f)
+      ImGui::NewLine();
+    if (ImGui::RadioButton(steps[i], p.circuit_step == i)) p.circuit_step = i;
+  }
+  ImGui::Separator();
+  ImGui::Spacing();
+  if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+  ImGui::TextUnformatted(steps[p.circuit_step] + 3);
+  if (ui.font_bold) ImGui::PopFont();
+  switch (p.circuit_step) {
+    case 0:
+      draw_step_previous(ui, *r, k);
+      break;
+    case 1:
+      draw_step_induction(ui, *r, k, target);
+      break;
+    case 2:
+      draw_step_why(*r, k);
+      break;
+    default:
+      draw_step_prediction(*r, k);
+  }
+  ImGui::Spacing();
+  if (p.circuit_step > 0 && ImGui::Button("Back")) --p.circuit_step;
+  if (p.circuit_step > 0 && p.circuit_step < 3) ImGui::SameLine();
+  if (p.circuit_step < 3 && ImGui::Button("Next")) ++p.circuit_step;
+  ImGui::EndChild();
+}
+
+}  // namespace attn

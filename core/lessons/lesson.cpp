@@ -1,0 +1,688 @@
+// Reading lesson files (docs/lessons.md): every field checked, every step's view and question
+// checked against the step's own trace, errors naming the file, the step and the field.
+#include "lessons/lesson.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "attention/engine.h"
+#include "attention/format.h"
+#include "io/atomic_file.h"
+#include "io/examples.h"
+#include "io/input_file.h"
+#include "io/json_input.h"
+#include "io/scenario_json.h"
+#include "io/shipped.h"
+
+namespace attn {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using ordered = nlohmann::ordered_json;
+
+struct LessonError {
+  std::string field, what;
+};
+
+[[noreturn]] void fail(const std::string& field, const std::string& what) {
+  throw LessonError{field, what};
+}
+
+std::string type_name(const json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+void check_keys(const json& obj, const std::string& where, const std::set<std::string>& allowed) {
+  for (auto it = obj.begin(); it != obj.end(); ++it)
+    if (!allowed.count(it.key())) {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      fail(where.empty() ? it.key() : where + "." + it.key(),
+           "unknown field; expected one of " + list);
+    }
+}
+
+std::string read_string(const json& j, const std::string& field) {
+  if (!j.is_string()) fail(field, "expected a string, got " + type_name(j));
+  return j.get<std::string>();
+}
+
+int read_int(const json& j, const std::string& field, int lo, int hi = 1000000) {
+  if (!j.is_number_integer() && !j.is_number_unsigned())
+    fail(field, "expected an integer, got " + type_name(j));
+  const long long v = j.get<long long>();
+  if (v < lo || v > hi)
+    fail(field, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                    ", got " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+// Text: a string or an array of strings (paragraphs), so long text can be written line by line.
+std::vector<std::string> read_paragraphs(const json& j, const std::string& field) {
+  if (j.is_string()) return {j.get<std::string>()};
+  if (!j.is_array()) fail(field, "expected a string or an array of strings, got " + type_name(j));
+  std::vector<std::string> out;
+  for (size_t i = 0; i < j.size(); ++i)
+    out.push_back(read_string(j[i], field + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
+// "FILE: " + message; a parse error of the scenario code already starts with its source.
+std::string strip_prefix(const std::string& message, const std::string& prefix) {
+  return message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message;
+}
+
+// The scenario with the step's variants: the scenario as JSON with the masks, scale and
+// temperature replaced, read back, so every check (and message) is the scenario reader's.
+Scenario with_variants(const Scenario& s, const json& v, const std::string& field) {
+  if (!v.is_object()) fail(field, "expected an object, got " + type_name(v));
+  check_keys(v, field, {"causal", "window", "global", "key_length", "scale", "temperature"});
+  json j = json::parse(scenario_to_json(s));
+  if (!j.contains("mask")) j["mask"] = json::object();
+  for (const char* k : {"causal", "window", "global", "key_length"})
+    if (v.contains(k)) {
+      if (v[k].is_null())
+        j["mask"].erase(k);
+      else
+        j["mask"][k] = v[k];
+    }
+  for (const char* k : {"scale", "temperature"})
+    if (v.contains(k)) {
+      if (v[k].is_null())
+        j.erase(k);
+      else
+        j[k] = v[k];
+    }
+  std::string error;
+  const std::string source = "variants";
+  std::optional<Scenario> out = parse_scenario_json(j.dump(), source, error);
+  if (!out) {
+    // The scenario reader names "mask.window"; the lesson names "variants.window".
+    std::string m = strip_prefix(strip_prefix(error, source + ": "), "mask.");
+    const size_t colon = m.find(": ");
+    if (colon == std::string::npos || m.find(' ') < colon) fail(field, m);
+    fail(field + "." + m.substr(0, colon), m.substr(colon + 2));
+  }
+  return *out;
+}
+
+const std::vector<std::string> kProperties = {"scale",    "d_k", "d_v", "heads",
+                                              "kv_heads", "n_q", "n_k", "visible_keys"};
+
+AnswerRef read_answer(const json& j, const std::string& field, QuestionKind kind) {
+  if (!j.is_object()) fail(field, "expected an object, got " + type_name(j));
+  AnswerRef a;
+  if (kind == QuestionKind::kKey) {
+    check_keys(j, field, {"stage", "head", "row", "pick"});
+    a.stage = j.contains("stage") ? read_string(j["stage"], field + ".stage") : "weights";
+  } else {
+    check_keys(j, field, {"stage", "head", "row", "col", "property"});
+    if (j.contains("stage") == j.contains("property"))
+      fail(field, "give either stage (with row and col) or property");
+    if (j.contains("stage")) a.stage = read_string(j["stage"], field + ".stage");
+  }
+  if (j.contains("property")) {
+    a.property = read_string(j["property"], field + ".property");
+    if (std::find(kProperties.begin(), kProperties.end(), a.property) == kProperties.end()) {
+      std::string list;
+      for (const auto& p : kProperties) list += (list.empty() ? "" : ", ") + p;
+      fail(field + ".property", "unknown property '" + a.property + "'; expected one of " + list);
+    }
+  }
+  if (j.contains("head")) a.head = read_int(j["head"], field + ".head", 0);
+  const bool needs_row = !a.stage.empty() || a.property == "visible_keys";
+  if (needs_row && !j.contains("row")) fail(field + ".row", "missing field");
+  if (j.contains("row")) a.row = read_int(j["row"], field + ".row", 0);
+  if (kind == QuestionKind::kNumber && !a.stage.empty()) {
+    if (!j.contains("col")) fail(field + ".col", "missing field");
+    a.col = read_int(j["col"], field + ".col", 0);
+  }
+  if (j.contains("pick")) {
+    const std::string p = read_string(j["pick"], field + ".pick");
+    if (p != "largest" && p != "smallest")
+      fail(field + ".pick", "expected \"largest\" or \"smallest\", got \"" + p + "\"");
+    a.smallest = p == "smallest";
+  }
+  return a;
+}
+
+LessonQuestion read_question(const json& j) {
+  const std::string f = "question";
+  if (!j.is_object()) fail(f, "expected an object, got " + type_name(j));
+  check_keys(j, f, {"kind", "prompt", "answer", "tolerance", "choices", "explanation"});
+  LessonQuestion q;
+  if (!j.contains("kind")) fail(f + ".kind", "missing field (number, key or statement)");
+  const std::string kind = read_string(j["kind"], f + ".kind");
+  if (kind == "number")
+    q.kind = QuestionKind::kNumber;
+  else if (kind == "key")
+    q.kind = QuestionKind::kKey;
+  else if (kind == "statement")
+    q.kind = QuestionKind::kStatement;
+  else
+    fail(f + ".kind", "unknown kind \"" + kind + "\"; expected number, key or statement");
+  if (!j.contains("prompt")) fail(f + ".prompt", "missing field");
+  q.prompt = read_string(j["prompt"], f + ".prompt");
+  if (q.prompt.empty()) fail(f + ".prompt", "is empty");
+  if (j.contains("explanation")) q.explanation = read_string(j["explanation"], f + ".explanation");
+  if (q.kind == QuestionKind::kStatement) {
+    for (const char* k : {"answer", "tolerance"})
+      if (j.contains(k))
+        fail(f + "." + k, "not used by a statement question (mark the true choice instead)");
+    if (!j.contains("choices")) fail(f + ".choices", "missing field");
+    const json& c = j["choices"];
+    if (!c.is_array() || c.size() < 2)
+      fail(f + ".choices", "expected an array of at least two choices");
+    int correct = 0;
+    for (size_t i = 0; i < c.size(); ++i) {
+      const std::string fi = f + ".choices[" + std::to_string(i) + "]";
+      if (!c[i].is_object()) fail(fi, "expected an object {\"text\", \"correct\"}");
+      check_keys(c[i], fi, {"text", "correct"});
+      Choice ch;
+      if (!c[i].contains("text")) fail(fi + ".text", "missing field");
+      ch.text = read_string(c[i]["text"], fi + ".text");
+      if (c[i].contains("correct")) {
+        if (!c[i]["correct"].is_boolean())
+          fail(fi + ".correct", "expected true or false, got " + type_name(c[i]["correct"]));
+        ch.correct = c[i]["correct"].get<bool>();
+      }
+      correct += ch.correct ? 1 : 0;
+      q.choices.push_back(ch);
+    }
+    if (correct != 1)
+      fail(f + ".choices", "exactly one choice must be marked \"correct\": true (found " +
+                               std::to_string(correct) + ")");
+    return q;
+  }
+  if (j.contains("choices")) fail(f + ".choices", "only statement questions have choices");
+  if (!j.contains("answer")) fail(f + ".answer", "missing field");
+  q.answer = read_answer(j["answer"], f + ".answer", q.kind);
+  if (j.contains("tolerance")) {
+    if (q.kind != QuestionKind::kNumber)
+      fail(f + ".tolerance", "only number questions have a tolerance");
+    if (!j["tolerance"].is_number())
+      fail(f + ".tolerance", "expected a number, got " + type_name(j["tolerance"]));
+    q.tolerance = j["tolerance"].get<double>();
+    if (!(q.tolerance >= 0) || !std::isfinite(q.tolerance) || q.tolerance > 1e6)
+      fail(f + ".tolerance", "expected a number >= 0");
+  }
+  return q;
+}
+
+bool is_input_stage(const std::string& s) {
+  return s == "qkv" || s == "q" || s == "k" || s == "v" || s == "x" || s == "x_kv";
+}
+
+// The stages the app's pipeline strip shows (head_contrib shows with projected).
+const std::set<std::string> kViewStages = {"scores", "scaled", "masked",    "weights",
+                                           "output", "concat", "projected", "head_contrib"};
+
+std::string step_ids(const AttentionTrace& t, bool view) {
+  std::string list = view ? "qkv" : "";
+  for (const TraceStep& s : t.steps)
+    if (view ? kViewStages.count(s.id) > 0 : true) list += (list.empty() ? "" : ", ") + s.id;
+  return list;
+}
+
+// Checks what a step shows and asks against the trace it will show.
+void check_against_trace(const LessonStep& s, const AttentionTrace& t) {
+  if (!is_input_stage(s.stage) && (!kViewStages.count(s.stage) || !t.find(s.stage)))
+    fail("stage",
+         "unknown stage '" + s.stage + "' for this scenario; expected one of " + step_ids(t, true));
+  if (s.head >= t.num_heads)
+    fail("head", "head " + std::to_string(s.head) + " is out of range; the scenario has " +
+                     std::to_string(t.num_heads) + " head(s)");
+  if (s.select_query >= t.n_q)
+    fail("select[0]", "query " + std::to_string(s.select_query) + " is out of range; there are " +
+                          std::to_string(t.n_q) + " queries");
+  if (s.select_key >= t.n_k)
+    fail("select[1]", "key " + std::to_string(s.select_key) + " is out of range; there are " +
+                          std::to_string(t.n_k) + " keys");
+  for (size_t i = 0; i < s.highlights.size(); ++i) {
+    const Highlight& h = s.highlights[i];
+    const std::string f = "highlight[" + std::to_string(i) + "]";
+    if (h.query >= t.n_q) fail(f + "[0]", "query " + std::to_string(h.query) + " is out of range");
+    if (h.key >= t.n_k) fail(f + "[1]", "key " + std::to_string(h.key) + " is out of range");
+  }
+  if (!s.question) return;
+  const LessonQuestion& q = *s.question;
+  if (q.kind == QuestionKind::kStatement) return;
+  const AnswerRef& a = q.answer;
+  const std::string f = "question.answer";
+  if (!a.stage.empty()) {
+    const TraceStep* st = t.find(a.stage);
+    if (!st)
+      fail(f + ".stage", "unknown stage '" + a.stage + "' for this scenario; expected one of " +
+                             step_ids(t, false));
+    if (a.head >= static_cast<int>(st->heads.size()))
+      fail(f + ".head", "stage '" + a.stage + "' has " + std::to_string(st->heads.size()) +
+                            " head(s); head " + std::to_string(a.head) + " is out of range");
+    const Matrix& m = st->heads[a.head];
+    if (a.row >= m.rows())
+      fail(f + ".row", "row " + std::to_string(a.row) + " is out of range; stage '" + a.stage +
+                           "' has " + std::to_string(m.rows()) + " rows");
+    if (q.kind == QuestionKind::kNumber && a.col >= m.cols())
+      fail(f + ".col", "column " + std::to_string(a.col) + " is out of range; stage '" + a.stage +
+                           "' has " + std::to_string(m.cols()) + " columns");
+    if (q.kind == QuestionKind::kKey && m.cols() != t.n_k)
+      fail(f + ".stage", "a key question needs a stage with one column per key (e.g. weights)");
+  } else if (a.property == "visible_keys") {
+    if (a.head >= t.num_heads) fail(f + ".head", "out of range");
+    if (a.row >= t.n_q) fail(f + ".row", "out of range");
+  }
+  std::string error;
+  if (q.kind == QuestionKind::kNumber ? !number_answer(q, t, error) : !key_answer(q, t, error))
+    fail(f, error);
+}
+
+struct StepContext {
+  std::string dir;  // the lesson's folder, for relative scenario files
+  const LessonStep* previous = nullptr;
+};
+
+LessonStep read_step(const json& j, const StepContext& c) {
+  if (!j.is_object()) fail("", "expected an object, got " + type_name(j));
+  check_keys(j, "",
+             {"title", "text", "formula", "example", "scenario", "variants", "seq2seq", "stage",
+              "head", "select", "highlight", "question"});
+  LessonStep s;
+  if (!j.contains("title")) fail("title", "missing field");
+  s.title = read_string(j["title"], "title");
+  if (j.contains("text")) s.text = read_paragraphs(j["text"], "text");
+  if (j.contains("formula")) s.formula = read_string(j["formula"], "formula");
+  if (j.contains("example") && j.contains("scenario"))
+    fail("scenario", "give either example or scenario, not both");
+  if (j.contains("example")) {
+    s.example = read_string(j["example"], "example");
+    std::string error;
+    std::optional<Scenario> sc = load_example(s.example, error);
+    if (!sc) fail("example", error);
+    s.scenario = std::move(*sc);
+  } else if (j.contains("scenario")) {
+    const json& sj = j["scenario"];
+    std::string error;
+    std::optional<Scenario> sc;
+    if (sj.is_string()) {
+      s.scenario_file = sj.get<std::string>();
+      const fs::path p = fs::path(s.scenario_file).is_absolute()
+                             ? fs::path(s.scenario_file)
+                             : fs::path(c.dir) / s.scenario_file;
+      sc = load_scenario_file(p.string(), error);
+    } else if (sj.is_object()) {
+      s.inline_scenario = true;
+      const std::string source = "scenario";
+      sc = parse_scenario_json(sj.dump(), source, error);
+      if (!sc) error = strip_prefix(error, source + ": ");
+    } else {
+      fail("scenario", "expected a file name or an inline scenario object, got " + type_name(sj));
+    }
+    if (!sc) fail("scenario", error);
+    s.scenario = std::move(*sc);
+  } else if (c.previous) {
+    // The previous step's source, without its variants.
+    s.example = c.previous->example;
+    s.scenario_file = c.previous->scenario_file;
+    s.inline_scenario = c.previous->inline_scenario;
+    s.scenario = c.previous->base;
+  } else {
+    fail("example", "the first step must name an example or a scenario");
+  }
+  s.base = s.scenario;
+  if (j.contains("variants")) {
+    s.variants_json = j["variants"].dump();
+    s.scenario = with_variants(s.scenario, j["variants"], "variants");
+  }
+  if (j.contains("seq2seq")) {
+    const json& m = j["seq2seq"];
+    if (!m.is_object()) fail("seq2seq", "expected an object {\"model\", \"tab\"}");
+    check_keys(m, "seq2seq", {"model", "tab"});
+    if (m.contains("model")) {
+      s.seq2seq_model = read_string(m["model"], "seq2seq.model");
+      std::string error;
+      if (!resolve_shipped(kSeq2seqModels, s.seq2seq_model, error)) fail("seq2seq.model", error);
+    }
+    s.seq2seq_tab = m.contains("tab") ? read_string(m["tab"], "seq2seq.tab") : "translate";
+    if (s.seq2seq_tab != "translate" && s.seq2seq_tab != "live" && s.seq2seq_tab != "bottleneck")
+      fail("seq2seq.tab", "expected translate, live or bottleneck, got \"" + s.seq2seq_tab + "\"");
+  }
+  if (j.contains("stage")) s.stage = read_string(j["stage"], "stage");
+  if (j.contains("head")) s.head = read_int(j["head"], "head", 0);
+  if (j.contains("select")) {
+    const json& sel = j["select"];
+    if (!sel.is_array() || sel.empty() || sel.size() > 2)
+      fail("select", "expected [QUERY] or [QUERY, KEY], got " + type_name(sel));
+    s.select_query = read_int(sel[0], "select[0]", 0);
+    if (sel.size() == 2) s.select_key = read_int(sel[1], "select[1]", 0);
+  }
+  if (j.contains("highlight")) {
+    const json& h = j["highlight"];
+    if (!h.is_array()) fail("highlight", "expected an array of [QUERY] or [QUERY, KEY]");
+    for (size_t i = 0; i < h.size(); ++i) {
+      const std::string f = "highlight[" + std::to_string(i) + "]";
+      if (!h[i].is_array() || h[i].empty() || h[i].size() > 2)
+        fail(f, "expected [QUERY] or [QUERY, KEY], got " + type_name(h[i]));
+      Highlight hl;
+      hl.query = read_int(h[i][0], f + "[0]", 0);
+      if (h[i].size() == 2) hl.key = read_int(h[i][1], f + "[1]", 0);
+      s.highlights.push_back(hl);
+    }
+  }
+  if (j.contains("question")) s.question = read_question(j["question"]);
+  check_against_trace(s, lesson_step_trace(s));
+  return s;
+}
+
+std::string quoted(const std::string& token) { return "“" + token + "”"; }
+
+double property_value(const AnswerRef& a, const AttentionTrace& t) {
+  if (a.property == "scale") return t.scale;
+  if (a.property == "d_k") return t.d_k;
+  if (a.property == "d_v") return t.d_v;
+  if (a.property == "heads") return t.num_heads;
+  if (a.property == "kv_heads") return t.num_kv_heads;
+  if (a.property == "n_q") return t.n_q;
+  if (a.property == "n_k") return t.n_k;
+  int visible = 0;  // visible_keys
+  for (int j = 0; j < t.n_k; ++j) visible += t.hidden[a.head](a.row, j) == 0 ? 1 : 0;
+  return visible;
+}
+
+}  // namespace
+
+std::optional<Lesson> parse_lesson(const std::string& text, const std::string& path,
+                                   std::string& error) {
+  // Depth-bounded: a file of nested brackets must not overflow the stack (io/json_input.h).
+  std::optional<json> parsed = parse_json_input(text, path, error);
+  if (!parsed) return std::nullopt;
+  const json& j = *parsed;
+  Lesson lesson;
+  lesson.path = path;
+  std::string where;  // "step 3 (“Softmax”): " once inside a step
+  try {
+    if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + type_name(j));
+    check_keys(j, "", {"format", "version", "title", "summary", "steps"});
+    if (j.contains("format") && j["format"] != "attention-lab-lesson")
+      fail("format", "expected \"attention-lab-lesson\"");
+    if (j.contains("version") && read_int(j["version"], "version", 0) != 1)
+      fail("version", "unsupported lesson version; expected 1");
+    if (!j.contains("title")) fail("title", "missing field");
+    lesson.title = read_string(j["title"], "title");
+    if (j.contains("summary")) lesson.summary = read_string(j["summary"], "summary");
+    if (!j.contains("steps")) fail("steps", "missing field");
+    const json& steps = j["steps"];
+    if (!steps.is_array() || steps.empty()) fail("steps", "expected a non-empty array of steps");
+    StepContext c;
+    c.dir = fs::path(path).parent_path().string();
+    for (size_t i = 0; i < steps.size(); ++i) {
+      where = "step " + std::to_string(i + 1);
+      if (steps[i].is_object() && steps[i].contains("title") && steps[i]["title"].is_string())
+        where += " (" + quoted(steps[i]["title"].get<std::string>()) + ")";
+      where += ": ";
+      lesson.steps.push_back(read_step(steps[i], c));
+      c.previous = &lesson.steps.back();
+    }
+  } catch (const LessonError& e) {
+    error = path + ": " + where + (e.field.empty() ? "" : e.field + ": ") + e.what;
+    return std::nullopt;
+  }
+  return lesson;
+}
+
+std::optional<Lesson> load_lesson_file(const std::string& path, std::string& error) {
+  std::string text;
+  if (!read_text_file(path, text, error)) return std::nullopt;
+  return parse_lesson(text, path, error);
+}
+
+std::vector<LessonInfo> list_course(std::string& error) {
+  std::vector<LessonInfo> out;
+  const std::vector<ShippedItem> items = list_shipped(kLessons);
+  if (items.empty()) error = no_shipped_message(kLessons);
+  for (const ShippedItem& it : items) {
+    // Titles only: a full parse computes every step's trace, and a menu needs none of that.
+    std::string text, e;
+    LessonInfo info{it.path, it.name, ""};
+    if (read_text_file(it.path, text, e)) {
+      const json j = json::parse(text, nullptr, false);
+      if (j.is_object() && j.contains("title") && j["title"].is_string())
+        info.title = j["title"].get<std::string>();
+      if (j.is_object() && j.contains("summary") && j["summary"].is_string())
+        info.summary = j["summary"].get<std::string>();
+    }
+    out.push_back(info);
+  }
+  return out;
+}
+
+AttentionTrace lesson_step_trace(const LessonStep& step) {
+  const AttentionProblem p = to_problem(step.scenario);
+  AttentionTrace t = begin_trace(p);
+  t.backend = "cpu";
+  compute_stages_cpu(p, t);
+  label_stages(p, t);
+  add_scenario_steps(step.scenario, t);
+  return t;
+}
+
+std::optional<double> number_answer(const LessonQuestion& q, const AttentionTrace& t,
+                                    std::string& error) {
+  const AnswerRef& a = q.answer;
+  if (!a.property.empty()) {
+    if (a.property == "visible_keys" &&
+        (a.head >= static_cast<int>(t.hidden.size()) || a.row >= t.n_q)) {
+      error = "the trace has no query row " + std::to_string(a.row);
+      return std::nullopt;
+    }
+    return property_value(a, t);
+  }
+  const TraceStep* st = t.find(a.stage);
+  if (!st || a.head >= static_cast<int>(st->heads.size()) || a.row >= st->heads[a.head].rows() ||
+      a.col >= st->heads[a.head].cols()) {
+    error = "the trace has no cell (" + std::to_string(a.row) + ", " + std::to_string(a.col) +
+            ") in stage '" + a.stage + "' head " + std::to_string(a.head);
+    return std::nullopt;
+  }
+  const double v = st->heads[a.head](a.row, a.col);
+  if (!std::isfinite(v)) {
+    error = "the answer cell (" + std::to_string(a.row) + ", " + std::to_string(a.col) +
+            ") of stage '" + a.stage + "' is hidden (−∞); ask about a visible cell";
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<int> key_answer(const LessonQuestion& q, const AttentionTrace& t,
+                              std::string& error) {
+  const AnswerRef& a = q.answer;
+  const TraceStep* st = t.find(a.stage);
+  if (!st || a.head >= static_cast<int>(st->heads.size()) || a.row >= st->heads[a.head].rows() ||
+      st->heads[a.head].cols() != t.n_k) {
+    error = "the trace has no row " + std::to_string(a.row) + " of keys in stage '" + a.stage + "'";
+    return std::nullopt;
+  }
+  const Matrix& m = st->heads[a.head];
+  // The head's mask, when the stage is per query head (k/v-head stages have no key columns).
+  const int mask_head = std::min<int>(a.head, static_cast<int>(t.hidden.size()) - 1);
+  int best = -1;
+  for (int j = 0; j < m.cols(); ++j) {
+    if (mask_head >= 0 && t.hidden[mask_head](a.row, j) != 0) continue;
+    if (best < 0 || (a.smallest ? m(a.row, j) < m(a.row, best) : m(a.row, j) > m(a.row, best)))
+      best = j;
+  }
+  if (best < 0) {
+    error = "query row " + std::to_string(a.row) + " sees no key";
+    return std::nullopt;
+  }
+  // A tie has no single right key: the question would be unfair.
+  for (int j = 0; j < m.cols(); ++j)
+    if (j != best && (mask_head < 0 || t.hidden[mask_head](a.row, j) == 0) &&
+        std::abs(m(a.row, j) - m(a.row, best)) < 1e-6f) {
+      error = "keys " + std::to_string(best) + " and " + std::to_string(j) + " of row " +
+              std::to_string(a.row) + " tie; a key question needs one clear answer";
+      return std::nullopt;
+    }
+  return best;
+}
+
+int statement_answer(const LessonQuestion& q) {
+  for (size_t i = 0; i < q.choices.size(); ++i)
+    if (q.choices[i].correct) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<std::string> question_options(const LessonQuestion& q, const AttentionTrace& t) {
+  std::vector<std::string> out;
+  if (q.kind == QuestionKind::kKey) {
+    for (const std::string& k : t.key_tokens) out.push_back(k);
+  } else if (q.kind == QuestionKind::kStatement) {
+    for (const Choice& c : q.choices) out.push_back(c.text);
+  }
+  return out;
+}
+
+std::string answer_text(const LessonQuestion& q, const AttentionTrace& t, int precision,
+                        std::string& error) {
+  switch (q.kind) {
+    case QuestionKind::kNumber: {
+      const std::optional<double> v = number_answer(q, t, error);
+      if (!v) return "";
+      if (std::abs(*v - std::round(*v)) < 1e-9 && !q.answer.property.empty() &&
+          q.answer.property != "scale")
+        return std::to_string(static_cast<long long>(std::llround(*v)));
+      return format_fixed(*v, precision, true);
+    }
+    case QuestionKind::kKey: {
+      const std::optional<int> k = key_answer(q, t, error);
+      if (!k) return "";
+      return quoted(t.key_tokens[*k]);
+    }
+    case QuestionKind::kStatement: {
+      const int c = statement_answer(q);
+      return std::string(1, static_cast<char>('A' + c)) + ". " + q.choices[c].text;
+    }
+  }
+  return "";
+}
+
+AnswerVerdict check_number(const LessonQuestion& q, const AttentionTrace& t, double guess,
+                           int precision) {
+  AnswerVerdict v;
+  std::string error;
+  const std::optional<double> right = number_answer(q, t, error);
+  if (!right) {
+    v.feedback = "This question cannot be checked on the current numbers: " + error + ".";
+    return v;
+  }
+  // Half a unit of the last decimal shown is always accepted: the answer rounded as displayed.
+  const double tol = std::max(q.tolerance, 0.5 * std::pow(10.0, -precision)) + 1e-9;
+  v.correct = std::abs(guess - *right) <= tol;
+  const std::string shown = answer_text(q, t, precision, error);
+  if (v.correct)
+    v.feedback = "Right: " + shown + ".";
+  else
+    v.feedback = "Not quite: the answer is " + shown + " (you were off by " +
+                 format_fixed(std::abs(guess - *right), precision, true) + ").";
+  if (!q.explanation.empty()) v.feedback += " " + q.explanation;
+  return v;
+}
+
+AnswerVerdict check_choice(const LessonQuestion& q, const AttentionTrace& t, int guess) {
+  AnswerVerdict v;
+  std::string error;
+  int right = -1;
+  if (q.kind == QuestionKind::kKey) {
+    const std::optional<int> k = key_answer(q, t, error);
+    if (!k) {
+      v.feedback = "This question cannot be checked on the current numbers: " + error + ".";
+      return v;
+    }
+    right = *k;
+  } else {
+    right = statement_answer(q);
+  }
+  v.correct = guess == right;
+  const std::string shown = answer_text(q, t, 4, error);
+  v.feedback = v.correct ? "Right: " + shown + "." : "Not quite: the answer is " + shown + ".";
+  if (!q.explanation.empty()) v.feedback += " " + q.explanation;
+  return v;
+}
+
+bool append_step_to_file(const std::string& path, const std::string& title,
+                         const std::string& step_json, std::string& error) {
+  ordered lesson;
+  std::error_code ec;
+  if (fs::exists(path, ec)) {
+    std::string text;
+    if (!read_text_file(path, text, error)) return false;
+    std::string ignored;
+    if (check_json_depth(text, kMaxJsonDepth, ignored))
+      lesson = ordered::parse(text, nullptr, false);
+    if (lesson.is_null() || lesson.is_discarded() || !lesson.is_object() ||
+        (lesson.contains("steps") && !lesson["steps"].is_array())) {
+      error = path + ": not a lesson file (expected a JSON object with \"steps\"); not changed";
+      return false;
+    }
+  } else {
+    lesson["format"] = "attention-lab-lesson";
+    lesson["version"] = 1;
+    lesson["title"] = title;
+    lesson["steps"] = ordered::array();
+  }
+  lesson["steps"].push_back(ordered::parse(step_json));
+  const std::string text = lesson.dump(2) + "\n";
+  // The file must still read as a lesson before it replaces the old one.
+  if (!parse_lesson(text, path, error)) return false;
+  return write_file_atomically(path, text, error);
+}
+
+std::string step_json_for_view(const std::string& title, const Scenario& scenario,
+                               const std::string& example, const std::string& stage, int head,
+                               int select_query, int select_key) {
+  ordered step;
+  step["title"] = title;
+  step["text"] = ordered::array({"(Write what the class should notice here.)"});
+  bool by_name = false;
+  if (!example.empty()) {
+    std::string error;
+    if (std::optional<Scenario> ex = load_example(example, error)) {
+      // The same inputs as the example: name it, and record masks, scale and temperature.
+      Scenario same = *ex;
+      same.options = scenario.options;
+      by_name = scenario_to_json(same) == scenario_to_json(scenario);
+    }
+  }
+  if (by_name) {
+    step["example"] = example;
+    ordered v = ordered::object();
+    const MaskSpec& m = scenario.options.mask;
+    v["causal"] = m.causal == CausalAlign::kTopLeft      ? ordered("top-left")
+                  : m.causal == CausalAlign::kLowerRight ? ordered("lower-right")
+                                                         : ordered(false);
+    v["window"] = m.window ? ordered(*m.window) : ordered(nullptr);
+    v["global"] = m.global;
+    v["key_length"] = m.key_length ? ordered(*m.key_length) : ordered(nullptr);
+    v["scale"] = scenario.options.scale ? ordered(*scenario.options.scale) : ordered(nullptr);
+    v["temperature"] = scenario.options.temperature;
+    step["variants"] = v;
+  } else {
+    step["scenario"] = ordered::parse(scenario_to_json(scenario));
+  }
+  step["stage"] = stage;
+  if (head > 0) step["head"] = head;
+  if (select_query >= 0) {
+    step["select"] = ordered::array({select_query});
+    if (select_key >= 0) step["select"].push_back(select_key);
+  }
+  return step.dump();
+}
+
+}  // namespace attn

@@ -1,0 +1,112 @@
+// Background training with snapshots for the app (see live_trainer.h).
+#include "lm/live_trainer.h"
+
+#include "lm/stories.h"
+
+namespace attn::lm {
+
+LiveSetup default_live_setup() {
+  LiveSetup s;
+  TrainOptions& o = s.train;
+  o.n_layer = 2;
+  o.n_head = 4;
+  o.n_embd = 64;
+  o.context = 48;
+  o.attention_only = true;
+  o.batch = 16;
+  o.steps = 1500;
+  o.warmup = 50;
+  o.lr = 2e-3;
+  o.threads = 2;
+  o.eval_every = 25;
+  o.heldout_sequences = 16;
+  o.probe_sequences = 4;
+  return s;
+}
+
+LiveTrainer::~LiveTrainer() { cancel(); }
+
+void LiveTrainer::cancel() {
+  stop_.store(true);
+  if (worker_.joinable()) worker_.join();
+}
+
+void LiveTrainer::set_paused(bool paused) {
+  pause_.store(paused);
+  std::lock_guard<std::mutex> lock(mutex_);
+  snap_.paused = paused;
+}
+
+LiveSnapshot LiveTrainer::snapshot() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return snap_;
+}
+
+std::shared_ptr<const Model> LiveTrainer::model() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return model_;
+}
+
+bool LiveTrainer::start(const LiveSetup& setup, std::string& error) {
+  cancel();
+  error = check_train_options(setup.train);
+  if (!error.empty()) return false;
+  auto set = std::make_shared<TrainSet>();
+  if (setup.data == DataKind::kInduction) {
+    *set = induction_set();
+  } else if (!text_set(write_stories(setup.stories, setup.train.seed), setup.merges,
+                       setup.train.context, *set, error)) {
+    return false;
+  }
+  setup_ = setup;
+  stop_.store(false);
+  Model m = new_training_model(setup.train, *set);
+  m.name = setup.data == DataKind::kInduction ? "trained-induction" : "trained-stories";
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    snap_ = LiveSnapshot{};
+    snap_.running = true;
+    snap_.paused = pause_.load();
+    snap_.steps = setup.train.steps;
+    snap_.config = m.config;
+    const std::vector<int> probe = probe_tokens(*set, setup.train.context);
+    snap_.probe_tokens = display_tokens(set->tokenizer, probe);
+    snap_.probe_text = set->tokenizer.decode(probe);
+    model_.reset();
+  }
+  worker_ = std::thread([this, set, m = std::move(m)]() mutable {
+    TrainCallbacks cb;
+    cb.stop = &stop_;
+    cb.pause = &pause_;
+    cb.on_step = [this](long step, double loss, double) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      snap_.step_loss.push_back(static_cast<float>(loss));
+      snap_.step = step;
+    };
+    cb.on_eval = [this](const EvalPoint& e, const Model& cur, const Activations& probes) {
+      // The first probe's weights for every layer and head: (L, NH, T, T) out of (L, B, NH, T, T).
+      const Config& c = cur.config;
+      const size_t block = static_cast<size_t>(c.n_head) * probes.T * probes.T;
+      std::vector<float> att;
+      for (int l = 0; l < c.n_layer; ++l) {
+        const float* from = probes.att_at(c, l, 0, 0);
+        att.insert(att.end(), from, from + block);
+      }
+      auto copy = std::make_shared<const Model>(cur);
+      std::lock_guard<std::mutex> lock(mutex_);
+      snap_.history.push_back(e);
+      snap_.phase = detect_phase_change(snap_.history);
+      snap_.probe_att = std::move(att);
+      ++snap_.probe_serial;
+      model_ = std::move(copy);
+    };
+    const long done = train_lm(m, *set, setup_.train, cb);
+    std::lock_guard<std::mutex> lock(mutex_);
+    snap_.running = false;
+    snap_.finished = done == setup_.train.steps;
+    snap_.cancelled = !snap_.finished;
+  });
+  return true;
+}
+
+}  // namespace attn::lm

@@ -1,0 +1,71 @@
+// Training a transformer in the background for the app's "train live" view: a worker thread runs
+// lm::train_lm while the UI polls snapshots — the loss of every step, the figures of every
+// interval (every head's induction and previous-token scores), the attention of every head on a
+// fixed repeated sequence redrawn as it learns, and the phase change once it is found — with pause,
+// resume and cancel. No GUI code: the panel only draws.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "lm/trainer.h"
+
+namespace attn::lm {
+
+struct LiveSetup {
+  DataKind data = DataKind::kInduction;
+  int stories = 600, merges = 300;  // text: stories written by the grammar (lm/stories.h)
+  TrainOptions train;
+};
+
+// The sizes the app trains with by default: a 2-layer attention-only model on the induction task
+// whose induction head forms within a few hundred steps on two cores.
+LiveSetup default_live_setup();
+
+struct LiveSnapshot {
+  long step = 0, steps = 0;
+  std::vector<float> step_loss;    // the batch loss of every step so far
+  std::vector<EvalPoint> history;  // the figures at every interval
+  PhaseChange phase;               // from history
+  Config config;
+  // The fixed repeated sequence (the first repeat probe) and every head's attention on it at the
+  // last interval: (L, NH, T, T), row-major.
+  std::vector<std::string> probe_tokens;
+  std::string probe_text;  // the same sequence as text (decoded), for the sentence field
+  std::vector<float> probe_att;
+  long probe_serial = 0;  // changes whenever probe_att is redrawn
+  bool running = false, paused = false, finished = false, cancelled = false;
+  std::string error;
+};
+
+class LiveTrainer {
+ public:
+  LiveTrainer() = default;
+  ~LiveTrainer();
+  LiveTrainer(const LiveTrainer&) = delete;
+  LiveTrainer& operator=(const LiveTrainer&) = delete;
+
+  // Starts a new run (cancelling any previous one). False with `error` for options that cannot
+  // train.
+  bool start(const LiveSetup& setup, std::string& error);
+  void set_paused(bool paused);
+  void cancel();  // stops at the next step; blocks until the worker ends
+  LiveSnapshot snapshot() const;
+  // The model at the last interval (null before the first).
+  std::shared_ptr<const Model> model() const;
+  const LiveSetup& setup() const { return setup_; }
+
+ private:
+  LiveSetup setup_;
+  std::thread worker_;
+  std::atomic<bool> stop_{false}, pause_{false};
+  mutable std::mutex mutex_;
+  LiveSnapshot snap_;
+  std::shared_ptr<const Model> model_;
+};
+
+}  // namespace attn::lm

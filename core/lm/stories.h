@@ -1,0 +1,16 @@
+// Short stories for young children, written by a small grammar: the corpus the project writes
+// itself (no text needs to be downloaded), so that a small model trained for a few minutes makes
+// sentences that make sense. Names come back within a story, as in real text, which is what an
+// induction head copies.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace attn::lm {
+
+// `count` stories (each a paragraph ending in "The end.", separated by blank lines), the same text
+// for the same seed on every platform.
+std::string write_stories(int count, uint64_t seed);
+
+}  // namespace attn::lm

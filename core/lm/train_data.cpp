@@ -1,0 +1,166 @@
+// The induction task and text data for lm train (see train_data.h).
+#include "lm/train_data.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace attn::lm {
+namespace {
+
+constexpr uint64_t kHeldOutSeed = 20261123, kProbeSeed = 1123;
+
+int probe_half(const TrainSet& set, int T) {
+  const int cap = set.kind == DataKind::kInduction ? static_cast<int>(set.letters.size()) : T / 2;
+  return std::max(1, std::min(T / 2, cap));
+}
+
+}  // namespace
+
+Tokenizer letter_tokenizer() {
+  std::vector<std::string> tokens;
+  for (int pass = 0; pass < 2; ++pass)  // GPT-2's order: printable bytes first
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+      if (printable == (pass == 0)) tokens.push_back(byte_to_unicode()[static_cast<size_t>(b)]);
+    }
+  std::vector<Merge> merges;
+  const std::string space = byte_to_unicode()[' '];  // "Ġ"
+  for (char c = 'a'; c <= 'z'; ++c) {
+    merges.emplace_back(space, std::string(1, c));
+    tokens.push_back(space + c);
+  }
+  tokens.push_back("<|endoftext|>");
+  Tokenizer t;
+  std::string error;
+  const bool ok = t.build(std::move(tokens), std::move(merges), error);
+  assert(ok);
+  (void)ok;
+  return t;
+}
+
+TrainSet induction_set() {
+  TrainSet s;
+  s.kind = DataKind::kInduction;
+  s.tokenizer = letter_tokenizer();
+  const std::string space = byte_to_unicode()[' '];
+  for (char c = 'a'; c <= 'z'; ++c) {
+    s.letters.push_back(s.tokenizer.find(space + c));
+    s.bare_letters.push_back(s.tokenizer.find(std::string(1, c)));
+  }
+  return s;
+}
+
+bool text_set(const std::string& corpus, int merges, int context, TrainSet& out,
+              std::string& error) {
+  TrainSet s;
+  s.kind = DataKind::kText;
+  s.tokenizer = learn_bpe(corpus, merges);
+  std::vector<int> ids = s.tokenizer.encode(corpus);
+  const size_t held = ids.size() / 10;
+  // Both parts need windows of context + 1 tokens.
+  if (held < static_cast<size_t>(context) + 1) {
+    error = "the text has " + std::to_string(ids.size()) + " tokens; at least " +
+            std::to_string(10 * (context + 1)) + " are needed for a context of " +
+            std::to_string(context) + " (a tenth is held out)";
+    return false;
+  }
+  s.heldout.assign(ids.end() - static_cast<long>(held), ids.end());
+  ids.resize(ids.size() - held);
+  s.train = std::move(ids);
+  out = std::move(s);
+  return true;
+}
+
+int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& out, int& n) {
+  const int A = static_cast<int>(set.letters.size());
+  const int len = T + 1;
+  out.resize(static_cast<size_t>(len));
+  for (int& t : out) t = set.letters[static_cast<size_t>(rng.below(A))];
+  const int lo = std::max(2, len / 8), hi = std::max(lo, len / 3);
+  n = lo + rng.below(hi - lo + 1);
+  // The distance from the original to the copy is uniform over every distance that fits, so no
+  // fixed look-back predicts the copy (a head that always reads 15 tokens back would learn a
+  // shortcut): only looking at what followed the earlier occurrence does.
+  const int distance = n + rng.below(len - 2 * n + 1);
+  const int first = rng.below(len - n - distance + 1);
+  const int second = first + distance;
+  std::copy(out.begin() + first, out.begin() + first + n, out.begin() + second);
+  if (rng.below(2) == 0) {
+    const auto it = std::find(set.letters.begin(), set.letters.end(), out[0]);
+    out[0] = set.bare_letters[static_cast<size_t>(it - set.letters.begin())];
+  }
+  return second;
+}
+
+void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out) {
+  out.B = B;
+  out.T = T;
+  out.tokens.resize(static_cast<size_t>(B) * T);
+  out.targets.resize(static_cast<size_t>(B) * T);
+  std::vector<int> seq;
+  for (int b = 0; b < B; ++b) {
+    if (set.kind == DataKind::kInduction) {
+      int n = 0;
+      induction_sequence(set, rng, T, seq, n);
+    } else {
+      const int start = rng.below(static_cast<int>(set.train.size()) - T);
+      seq.assign(set.train.begin() + start, set.train.begin() + start + T + 1);
+    }
+    std::copy(seq.begin(), seq.begin() + T, out.tokens.begin() + static_cast<long>(b) * T);
+    std::copy(seq.begin() + 1, seq.end(), out.targets.begin() + static_cast<long>(b) * T);
+  }
+}
+
+TokenBatch heldout_batch(const TrainSet& set, int B, int T) {
+  TokenBatch out;
+  if (set.kind == DataKind::kInduction) {
+    Rng rng(kHeldOutSeed);
+    sample_batch(set, rng, B, T, out);
+    return out;
+  }
+  // Evenly spaced windows of the held-out text.
+  out.B = B;
+  out.T = T;
+  const size_t span = set.heldout.size() - static_cast<size_t>(T) - 1;
+  for (int b = 0; b < B; ++b) {
+    const size_t start = B > 1 ? span * static_cast<size_t>(b) / static_cast<size_t>(B - 1) : 0;
+    out.tokens.insert(out.tokens.end(), set.heldout.begin() + static_cast<long>(start),
+                      set.heldout.begin() + static_cast<long>(start) + T);
+    out.targets.insert(out.targets.end(), set.heldout.begin() + static_cast<long>(start) + 1,
+                       set.heldout.begin() + static_cast<long>(start) + T + 1);
+  }
+  return out;
+}
+
+TokenBatch repeat_probes(const TrainSet& set, int B, int T) {
+  const int n = probe_half(set, T);
+  TokenBatch out;
+  out.B = B;
+  out.T = 2 * n;
+  Rng rng(kProbeSeed);
+  std::vector<int> seg(static_cast<size_t>(n));
+  for (int b = 0; b < B; ++b) {
+    if (set.kind == DataKind::kInduction) {
+      std::vector<int> pool = set.letters;  // distinct letters: every copy is unambiguous
+      for (int i = 0; i < n; ++i) {
+        const int k = i + rng.below(static_cast<int>(pool.size()) - i);
+        std::swap(pool[static_cast<size_t>(i)], pool[static_cast<size_t>(k)]);
+        seg[static_cast<size_t>(i)] = pool[static_cast<size_t>(i)];
+      }
+    } else {
+      const int start = rng.below(static_cast<int>(set.heldout.size()) - n);
+      seg.assign(set.heldout.begin() + start, set.heldout.begin() + start + n);
+    }
+    for (int r = 0; r < 2; ++r) out.tokens.insert(out.tokens.end(), seg.begin(), seg.end());
+    for (int t = 0; t < 2 * n; ++t)
+      out.targets.push_back(t >= n && t + 1 < 2 * n ? seg[static_cast<size_t>(t + 1 - n)] : -1);
+  }
+  return out;
+}
+
+std::vector<int> probe_tokens(const TrainSet& set, int T) {
+  const TokenBatch p = repeat_probes(set, 1, T);
+  return p.tokens;
+}
+
+}  // namespace attn::lm

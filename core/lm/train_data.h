@@ -1,0 +1,76 @@
+// What `lm train` learns from: (a) the induction task — sequences of random letters in which a
+// segment occurs twice, so the second occurrence can only be predicted by copying — and (b) text,
+// tokenised with byte-level BPE merges learned from it. Batches come from a seeded generator; the
+// held-out batch and the repeat probes (a segment, then the same segment again) are fixed.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lm/tokenizer.h"
+
+namespace attn::lm {
+
+// Uniform draws from a 64-bit Mersenne Twister, whose output the C++ standard fixes: the same
+// numbers on every platform (the standard distributions are not).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : g_(seed) {}
+  int below(int n) { return static_cast<int>(g_() % static_cast<uint64_t>(n)); }  // [0, n)
+  double unit() { return static_cast<double>(g_() >> 11) * 0x1.0p-53; }           // [0, 1)
+
+ private:
+  std::mt19937_64 g_;
+};
+
+// The letters of the induction task, each one token: " a" … " z" (GPT-2's byte-level form of a
+// space and a letter, made by 26 merges), so "q x m q x m" typed by a student is one token per
+// letter. Ids 0–255 are the bytes, 256–281 the letters, 282 <|endoftext|>.
+Tokenizer letter_tokenizer();
+
+// B sequences of T tokens and their next-token targets (−1: no loss at that position).
+struct TokenBatch {
+  int B = 0, T = 0;
+  std::vector<int> tokens, targets;  // (B, T) each
+};
+
+enum class DataKind { kInduction, kText };
+
+struct TrainSet {
+  DataKind kind = DataKind::kInduction;
+  Tokenizer tokenizer;
+  std::vector<int> letters;       // induction: the ids of " a" … " z"
+  std::vector<int> bare_letters;  // induction: "a" … "z" (a sentence's first letter has no space)
+  std::vector<int> train, heldout;  // text: the token stream, split 90 / 10
+};
+
+// The induction task's data set.
+TrainSet induction_set();
+// Text: learns up to `merges` BPE merges from `corpus` (UTF-8), encodes it, keeps the last tenth
+// for held-out figures. False with an error when the text is too short for `context` tokens.
+bool text_set(const std::string& corpus, int merges, int context, TrainSet& out,
+              std::string& error);
+
+// One induction sequence of T + 1 tokens: random letters in which a segment of n letters
+// ((T+1)/8 ≤ n ≤ (T+1)/3) occurs twice, the copy after the original at a distance drawn uniformly
+// from those that fit; the first token is a letter without its space half of the time. Returns the
+// copy's start and sets n.
+int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& out, int& n);
+
+// A training batch: induction sequences, or windows of T + 1 tokens of the training text.
+void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out);
+
+// The fixed held-out batch (its own seed): fresh induction sequences, or windows of held-out text.
+TokenBatch heldout_batch(const TrainSet& set, int B, int T);
+
+// Repeat probes: a segment of n tokens followed by the same segment (length 2n ≤ T): distinct
+// random letters for the induction task, a window of held-out text otherwise. Targets are set only
+// on the second copy (−1 elsewhere): what copying can predict. Fixed seed.
+TokenBatch repeat_probes(const TrainSet& set, int B, int T);
+
+// The fixed sentence the live view draws: the first repeat probe.
+std::vector<int> probe_tokens(const TrainSet& set, int T);
+
+}  // namespace attn::lm

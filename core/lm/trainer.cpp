@@ -1,0 +1,284 @@
+// The training loop, its figures and the phase change (see trainer.h).
+#include "lm/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace attn::lm {
+namespace {
+
+// Runs fn(shard, first_row, end_row) on `n` contiguous shards of `rows`, one thread each.
+template <typename F>
+void run_shards(int rows, int n, const F& fn) {
+  if (n <= 1) {
+    fn(0, 0, rows);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (int k = 1; k < n; ++k)
+    pool.emplace_back([&fn, k, rows, n] { fn(k, rows * k / n, rows * (k + 1) / n); });
+  fn(0, 0, rows / n);
+  for (auto& t : pool) t.join();
+}
+
+std::vector<int> rows_of(const std::vector<int>& v, int T, int lo, int hi) {
+  return std::vector<int>(v.begin() + static_cast<long>(lo) * T,
+                          v.begin() + static_cast<long>(hi) * T);
+}
+
+ForwardOptions training_forward(const Model& m) {
+  ForwardOptions o;
+  o.threads = 1;  // the shards are the parallelism
+  o.mlp = m.mlp;
+  return o;
+}
+
+}  // namespace
+
+std::string check_train_options(const TrainOptions& o) {
+  if (o.n_layer < 1) return "--layers: at least 1";
+  if (o.n_head < 1) return "--heads: at least 1";
+  if (o.n_embd < 1 || o.n_embd % o.n_head != 0)
+    return "--embd: " + std::to_string(o.n_embd) + " is not a positive multiple of --heads " +
+           std::to_string(o.n_head);
+  if (o.context < 8) return "--context: at least 8 tokens";
+  if (o.batch < 1) return "--batch: at least 1";
+  if (o.steps < 1) return "--steps: at least 1";
+  if (o.warmup < 0) return "--warmup: not negative";
+  if (!(o.lr > 0) || o.lr > 1) return "--lr: expected a number in (0, 1]";
+  if (o.min_lr_ratio < 0 || o.min_lr_ratio > 1) return "--min-lr: expected a ratio in [0, 1]";
+  if (o.weight_decay < 0 || o.weight_decay > 1) return "--weight-decay: expected [0, 1]";
+  if (o.threads < 1) return "--threads: at least 1";
+  if (o.eval_every < 1) return "--eval-every: at least 1";
+  return "";
+}
+
+PhaseChange detect_phase_change(const std::vector<EvalPoint>& h) {
+  PhaseChange p;
+  if (h.size() < 2) return p;
+  size_t lo = 0, hi = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    if (h[i].icl_accuracy < h[lo].icl_accuracy) lo = i;
+    if (h[i].icl_accuracy > h[hi].icl_accuracy) hi = i;
+  }
+  // The rise that counts starts at the lowest point before the highest.
+  lo = 0;
+  for (size_t i = 0; i <= hi; ++i)
+    if (h[i].icl_accuracy < h[lo].icl_accuracy) lo = i;
+  const double a = h[lo].icl_accuracy, b = h[hi].icl_accuracy;
+  if (b - a < 0.3) return p;
+  p.found = true;
+  p.from = a;
+  p.to = b;
+  size_t start = lo, end = hi;
+  for (size_t i = lo; i <= hi; ++i)
+    if (h[i].icl_accuracy >= a + 0.1 * (b - a)) {
+      start = i;
+      break;
+    }
+  for (size_t i = start; i <= hi; ++i)
+    if (h[i].icl_accuracy >= a + 0.9 * (b - a)) {
+      end = i;
+      break;
+    }
+  // The rise began after the point before the first one past 10%.
+  p.start = h[start > lo ? start - 1 : start].step;
+  p.end = h[end].step;
+  return p;
+}
+
+std::string training_json(const std::string& command, const Config& c, long steps_done, long steps,
+                          const std::vector<EvalPoint>& history) {
+  nlohmann::ordered_json j;
+  j["command"] = command;
+  j["steps_done"] = steps_done;
+  j["steps"] = steps;
+  auto head = [&c](int i, double score) {
+    return nlohmann::ordered_json{
+        {"layer", i / c.n_head}, {"head", i % c.n_head}, {"score", score}};
+  };
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const EvalPoint& e : history) {
+    rows.push_back(
+        {{"step", e.step},
+         {"train_loss", e.train_loss},
+         {"heldout_loss", e.heldout_loss},
+         {"in_context_accuracy", e.icl_accuracy},
+         {"in_context_loss", e.icl_loss},
+         {"lr", e.lr},
+         {"seconds", e.seconds},
+         {"best_induction_head",
+          head(e.best_induction, e.heads[static_cast<size_t>(e.best_induction)].induction)},
+         {"best_previous_token_head",
+          head(e.best_previous, e.heads[static_cast<size_t>(e.best_previous)].previous)}});
+  }
+  j["history"] = rows;
+  const PhaseChange p = detect_phase_change(history);
+  j["phase_change"] = p.found ? nlohmann::ordered_json{{"start_step", p.start},
+                                                       {"end_step", p.end},
+                                                       {"in_context_accuracy_before", p.from},
+                                                       {"in_context_accuracy_after", p.to}}
+                              : nlohmann::ordered_json();
+  return j.dump(2) + "\n";
+}
+
+Model new_training_model(const TrainOptions& o, const TrainSet& set) {
+  Model m;
+  m.tokenizer = set.tokenizer;
+  Config c;
+  c.n_layer = o.n_layer;
+  c.n_head = o.n_head;
+  c.n_embd = o.n_embd;
+  c.n_positions = o.context;
+  c.vocab_size = set.tokenizer.size();
+  init_random(m, c, o.seed, o.init_std);
+  if (o.attention_only) {
+    for (Param t : {kFcW, kFcB, kFcProjW, kFcProjB})
+      std::fill(m.params.ptr(t), m.params.ptr(t) + m.params.count[t], 0.0f);
+    m.mlp = false;
+  }
+  m.name = "trained";
+  return m;
+}
+
+EvalData make_eval_data(const TrainSet& set, const TrainOptions& o) {
+  return {heldout_batch(set, o.heldout_sequences, o.context),
+          repeat_probes(set, o.probe_sequences, o.context)};
+}
+
+double batch_gradient(const Model& model, const TokenBatch& batch, int threads, Parameters& grad,
+                      GradientWorkspace& work) {
+  const int n = std::max(1, std::min(threads, batch.B));
+  work.shards.resize(static_cast<size_t>(n));
+  const double counted = static_cast<double>(
+      std::count_if(batch.targets.begin(), batch.targets.end(), [](int t) { return t >= 0; }));
+  const double scale = counted > 0 ? 1.0 / counted : 0.0;
+  const ForwardOptions fo = training_forward(model);
+  run_shards(batch.B, n, [&](int k, int lo, int hi) {
+    GradientWorkspace::Shard& s = work.shards[static_cast<size_t>(k)];
+    if (s.grad.total() != model.params.total()) s.grad.allocate(model.config);
+    std::fill(s.grad.memory.begin(), s.grad.memory.end(), 0.0f);
+    gpt_forward(model.params, rows_of(batch.tokens, batch.T, lo, hi), hi - lo, batch.T, s.acts, fo);
+    s.loss = gpt_backward(model.params, s.acts, rows_of(batch.targets, batch.T, lo, hi), scale,
+                          s.grad, s.scratch, fo);
+  });
+  // Summed in shard order, so the result depends on the thread count only, never on timing.
+  if (grad.total() != model.params.total()) grad.allocate(model.config);
+  grad.memory = work.shards[0].grad.memory;
+  double loss = work.shards[0].loss;
+  for (size_t k = 1; k < work.shards.size(); ++k) {
+    const AlignedVector<float>& g = work.shards[k].grad.memory;
+    for (size_t i = 0; i < g.size(); ++i) grad.memory[i] += g[i];
+    loss += work.shards[k].loss;
+  }
+  return loss * scale;
+}
+
+EvalPoint evaluate(const Model& model, const EvalData& data, int threads, Activations* probe_acts) {
+  EvalPoint e;
+  ForwardOptions fo;
+  fo.threads = threads;
+  AlignedVector<float> dlogits;
+  auto loss_of = [&](const Activations& a, const std::vector<int>& targets) {
+    dlogits.resize(a.logits.size());
+    const double sum = crossentropy_backward(dlogits.data(), a.logits.data(), targets.data(),
+                                             a.B * a.T, model.config.vocab_size, 0.0);
+    const auto n = std::count_if(targets.begin(), targets.end(), [](int t) { return t >= 0; });
+    return n > 0 ? sum / static_cast<double>(n) : 0.0;
+  };
+  Activations a;
+  gpt_forward(model, data.heldout.tokens, data.heldout.B, data.heldout.T, a, fo);
+  e.heldout_loss = loss_of(a, data.heldout.targets);
+
+  Activations local;
+  Activations& p = probe_acts ? *probe_acts : local;
+  const TokenBatch& pr = data.probes;
+  gpt_forward(model, pr.tokens, pr.B, pr.T, p, fo);
+  e.icl_loss = loss_of(p, pr.targets);
+  const int V = model.config.vocab_size;
+  int right = 0, total = 0;
+  for (size_t i = 0; i < pr.targets.size(); ++i) {
+    if (pr.targets[i] < 0) continue;
+    const float* z = p.logits.data() + i * static_cast<size_t>(V);
+    right += static_cast<int>(std::max_element(z, z + V) - z) == pr.targets[i] ? 1 : 0;
+    ++total;
+  }
+  e.icl_accuracy = total ? static_cast<double>(right) / total : 0.0;
+
+  const int H = model.config.n_layer * model.config.n_head;
+  e.heads.assign(static_cast<size_t>(H), HeadScores{});
+  for (auto& s : e.heads) s.induction = 0;
+  for (int b = 0; b < pr.B; ++b) {
+    const std::vector<HeadScores> s = head_scores(model.config, p, b);
+    for (int i = 0; i < H; ++i) {
+      HeadScores& d = e.heads[static_cast<size_t>(i)];
+      d.previous += s[static_cast<size_t>(i)].previous / pr.B;
+      d.first += s[static_cast<size_t>(i)].first / pr.B;
+      d.self += s[static_cast<size_t>(i)].self / pr.B;
+      d.induction += std::max(0.0, s[static_cast<size_t>(i)].induction) / pr.B;
+      d.induction_queries += s[static_cast<size_t>(i)].induction_queries;
+    }
+  }
+  for (int i = 0; i < H; ++i) {
+    if (e.heads[static_cast<size_t>(i)].induction >
+        e.heads[static_cast<size_t>(e.best_induction)].induction)
+      e.best_induction = i;
+    if (e.heads[static_cast<size_t>(i)].previous >
+        e.heads[static_cast<size_t>(e.best_previous)].previous)
+      e.best_previous = i;
+  }
+  return e;
+}
+
+long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const TrainCallbacks& cb) {
+  const auto start = std::chrono::steady_clock::now();
+  auto seconds = [&start] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  const EvalData data = make_eval_data(set, o);
+  Activations probe_acts;
+  auto report = [&](long step, double train_loss, double lr) {
+    EvalPoint e = evaluate(model, data, o.threads, &probe_acts);
+    e.step = step;
+    e.train_loss = step == 0 ? e.heldout_loss : train_loss;
+    e.lr = lr;
+    e.seconds = seconds();
+    if (cb.on_eval) cb.on_eval(e, model, probe_acts);
+  };
+  AdamW opt;
+  opt.weight_decay = o.weight_decay;
+  opt.clip = o.clip;
+  if (!model.mlp)  // the MLP and the layer norm that only feeds it
+    for (Param t : {kLn2W, kLn2B, kFcW, kFcB, kFcProjW, kFcProjB}) opt.frozen[t] = true;
+  // The batches' own generator, separate from the initialisation's.
+  Rng rng(o.seed * 0x9E3779B97F4A7C15ull + 1);
+  TokenBatch batch;
+  Parameters grad;
+  GradientWorkspace work;
+  report(0, 0, scheduled_lr(0, o.steps, o.warmup, o.lr, o.min_lr_ratio, o.schedule));
+  double interval_loss = 0;
+  long interval_steps = 0;
+  for (long step = 0; step < o.steps; ++step) {
+    while (cb.pause && cb.pause->load() && !(cb.stop && cb.stop->load()))
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    if (cb.stop && cb.stop->load()) return step;
+    sample_batch(set, rng, o.batch, o.context, batch);
+    const double loss = batch_gradient(model, batch, o.threads, grad, work);
+    const double lr = scheduled_lr(step, o.steps, o.warmup, o.lr, o.min_lr_ratio, o.schedule);
+    opt.step(model.params, grad, lr);
+    interval_loss += loss;
+    ++interval_steps;
+    if (cb.on_step) cb.on_step(step + 1, loss, lr);
+    if ((step + 1) % o.eval_every == 0 || step + 1 == o.steps) {
+      report(step + 1, interval_loss / static_cast<double>(interval_steps), lr);
+      interval_loss = 0;
+      interval_steps = 0;
+    }
+  }
+  return o.steps;
+}
+
+}  // namespace attn::lm

@@ -1,0 +1,120 @@
+// Training a small GPT-2 on the induction task or on text: seeded batches, the gradient computed on
+// `threads` shards of each batch and summed in shard order (the same bytes for the same seed and
+// thread count), AdamW with warm-up and decay, and at every interval the figures that show an
+// induction head forming: held-out loss, in-context accuracy on repeated segments, and every
+// head's previous-token and induction scores; the phase change found in them.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lm/adamw.h"
+#include "lm/backward.h"
+#include "lm/forward.h"
+#include "lm/head_trace.h"
+#include "lm/train_data.h"
+
+namespace attn::lm {
+
+struct TrainOptions {
+  // The model.
+  int n_layer = 2, n_head = 4, n_embd = 64;
+  int context = 64;             // T: tokens per training sequence (n_positions of the model)
+  bool attention_only = false;  // no MLP blocks (written with zero MLP weights: GPT-2's form)
+  float init_std = 0.02f;       // GPT-2's initialisation
+  // The optimisation.
+  int batch = 32;
+  long steps = 2000, warmup = 100;
+  double lr = 1e-3, min_lr_ratio = 0.1, weight_decay = 0.1, clip = 1.0;
+  LrSchedule schedule = LrSchedule::kCosine;
+  uint64_t seed = 1;
+  int threads = 1;
+  // The figures.
+  int eval_every = 100;        // steps between figures (and checkpoints)
+  int heldout_sequences = 32;  // the held-out batch
+  int probe_sequences = 8;     // repeat probes for in-context accuracy and head scores
+};
+
+// An error naming the option (as the command line spells it) when the options cannot train, else
+// "".
+std::string check_train_options(const TrainOptions& o);
+
+// The figures at one step.
+struct EvalPoint {
+  long step = 0;
+  double train_loss = 0;    // mean batch loss since the previous point (the held-out loss at 0)
+  double heldout_loss = 0;  // mean next-token loss on the held-out batch
+  double icl_accuracy = 0;  // next-token accuracy on the second copy of the repeat probes
+  double icl_loss = 0;      // the loss there
+  double lr = 0;
+  double seconds = 0;                         // since training started
+  std::vector<HeadScores> heads;              // averaged over the repeat probes, [l · NH + h]
+  int best_induction = 0, best_previous = 0;  // the heads with the highest score
+};
+
+// The phase change: where in-context accuracy jumps. Found once it has risen by at least 0.3
+// (from its lowest to its highest so far): from the first point 10% of the way up to the first
+// point 90% of the way up.
+struct PhaseChange {
+  bool found = false;
+  long start = 0, end = 0;  // steps
+  double from = 0, to = 0;  // in-context accuracy before and after
+};
+PhaseChange detect_phase_change(const std::vector<EvalPoint>& history);
+
+// training.json, written beside a trained model: the command that trained it, how far it got, the
+// figures at every interval (with the best heads) and the phase change.
+std::string training_json(const std::string& command, const Config& c, long steps_done, long steps,
+                          const std::vector<EvalPoint>& history);
+
+// A model for the options: the data set's tokenizer, GPT-2's initialisation from the seed; with
+// attention_only, every MLP weight zero (and Model::mlp false).
+Model new_training_model(const TrainOptions& o, const TrainSet& set);
+
+// The held-out batch and the repeat probes, made once.
+struct EvalData {
+  TokenBatch heldout, probes;
+};
+EvalData make_eval_data(const TrainSet& set, const TrainOptions& o);
+
+// The figures of `model` (step, lr, train_loss and seconds are left for the caller). With
+// `probe_acts`, the activations of the repeat probes are kept there (the live view draws them).
+EvalPoint evaluate(const Model& model, const EvalData& data, int threads,
+                   Activations* probe_acts = nullptr);
+
+struct TrainCallbacks {
+  // After every step: steps done (1-based), the batch's mean loss, the learning rate used.
+  std::function<void(long, double, double)> on_step;
+  // At step 0 and every eval_every steps and at the last: the figures, the model as it is, and
+  // the activations of the repeat probes.
+  std::function<void(const EvalPoint&, const Model&, const Activations&)> on_eval;
+  // Checked between steps: when set, training stops (the model keeps the last complete step).
+  const std::atomic<bool>* stop = nullptr;
+  // Checked between steps: while set, training waits (the app's pause button).
+  const std::atomic<bool>* pause = nullptr;
+};
+
+// Trains `model` (from new_training_model) in place; returns the number of steps done (fewer than
+// o.steps when stopped).
+long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const TrainCallbacks& cb);
+
+// What each shard of a batch keeps from one step to the next.
+struct GradientWorkspace {
+  struct Shard {
+    Activations acts;
+    GradScratch<float> scratch;
+    Parameters grad;
+    double loss = 0;
+  };
+  std::vector<Shard> shards;
+};
+
+// The gradient of one batch's mean loss (over its targets ≥ 0), computed on `threads` shards of
+// rows and summed in shard order; returns the mean loss. `grad` is allocated like the model's
+// parameters.
+double batch_gradient(const Model& model, const TokenBatch& batch, int threads, Parameters& grad,
+                      GradientWorkspace& work);
+
+}  // namespace attn::lm

@@ -1,0 +1,180 @@
+// The lesson player headless: the whole built-in course played with Page Down (every step draws
+// and shows its stage, head and selection), every question answered right and wrong against the
+// app's own trace, presentation mode, recording the current view as a step, and gui --lesson's
+// flag errors.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include "attention/format.h"
+#include "gui/lesson_player.h"
+#include "gui/panel_seq2seq.h"
+#include "gui/ui.h"
+#include "gui_headless.h"
+#include "io/atomic_file.h"
+#include "lessons/lesson.h"
+#include "reference.h"
+
+namespace attn {
+namespace {
+
+class LessonGui : public ::testing::Test {
+ protected:
+  void SetUp() override { test::create_headless_imgui(ui); }
+  void TearDown() override { ImGui::DestroyContext(); }
+
+  void frame() {
+    ImGuiIO& io = ImGui::GetIO();
+    io.DeltaTime = 1.0f / 60;
+    if (built_px != ui.settings.font_px) {
+      load_fonts(ui, ui.settings.font_px);
+      built_px = ui.settings.font_px;
+    }
+    state.poll();
+    ImGui::NewFrame();
+    draw_app(ui);
+    ImGui::Render();
+    ASSERT_NE(ImGui::GetDrawData(), nullptr);
+  }
+  void frames(int n) {
+    for (int i = 0; i < n; ++i) frame();
+  }
+  void press(ImGuiKey k) {
+    ImGuiIO& io = ImGui::GetIO();
+    const int key = ImGui::GetKeyIndex(k);
+    io.KeysDown[key] = true;
+    frame();
+    io.KeysDown[key] = false;
+    frame();
+  }
+
+  // The app shows what the step asks for (the pipeline strip folds the inputs and head_contrib
+  // into its own stages).
+  void expect_step_shown(const LessonStep& s) {
+    std::string stage = s.stage;
+    if (stage == "q" || stage == "k" || stage == "v" || stage == "x" || stage == "x_kv")
+      stage = "qkv";
+    if (stage == "head_contrib") stage = "projected";
+    EXPECT_EQ(state.current_stage().id, stage);
+    EXPECT_EQ(state.head(), s.head);
+    EXPECT_EQ(state.selection().query, s.select_query);
+    if (s.select_query >= 0) {
+      EXPECT_EQ(state.selection().key, s.select_key);
+    }
+    EXPECT_GT(ui.lesson_rect.z, 0) << "the lesson window was not drawn";
+    if (stage != "qkv") {
+      EXPECT_TRUE(ui.views["main"].drawn);
+    }
+    EXPECT_EQ(ui.show_seq2seq, !s.seq2seq_tab.empty());
+  }
+
+  // Answers the current step's question right, then wrong, as the panel's Check button does.
+  void answer_both_ways(LessonPlayer& p) {
+    if (!p.step().question) return;
+    const LessonQuestion& q = *p.step().question;
+    const AttentionTrace& t = state.trace();
+    std::string error;
+    StepAnswer& a = p.answer();
+    if (q.kind == QuestionKind::kNumber) {
+      const std::optional<double> right = number_answer(q, t, error);
+      ASSERT_TRUE(right) << error;
+      a.typed = std::to_string(*right + q.tolerance + 0.5);
+      p.check(t, state.precision);
+      EXPECT_TRUE(a.answered);
+      EXPECT_FALSE(a.verdict.correct);
+      EXPECT_NE(a.verdict.feedback.find("Not quite"), std::string::npos);
+      a.typed = format_fixed(*right, 4);
+      p.check(t, state.precision);
+    } else {
+      const int right =
+          q.kind == QuestionKind::kKey ? *key_answer(q, t, error) : statement_answer(q);
+      a.picked = (right + 1) % static_cast<int>(question_options(q, t).size());
+      p.check(t);
+      EXPECT_FALSE(a.verdict.correct);
+      a.picked = right;
+      p.check(t);
+    }
+    EXPECT_TRUE(a.verdict.correct) << a.verdict.feedback;
+    EXPECT_EQ(a.verdict.feedback.rfind("Right: ", 0), 0u) << a.verdict.feedback;
+    frames(2);  // the feedback draws
+  }
+
+  void play(const std::string& path) {
+    std::string error;
+    ASSERT_TRUE(open_lesson(ui, path, error)) << error;
+    LessonPlayer& p = *ui.lesson;
+    for (int k = 0; k < p.step_count(); ++k) {
+      SCOPED_TRACE(path + " step " + std::to_string(k + 1));
+      frames(3);
+      EXPECT_EQ(p.step_index(), k);
+      expect_step_shown(p.step());
+      answer_both_ways(p);
+      if (k + 1 < p.step_count()) press(ImGuiKey_PageDown);
+    }
+    EXPECT_EQ(p.correct_count(), p.question_count());
+    // Page Up goes back and shows the step before.
+    press(ImGuiKey_PageUp);
+    EXPECT_EQ(p.step_index(), std::max(0, p.step_count() - 2));
+    frames(2);
+    expect_step_shown(p.step());
+  }
+
+  AppState state;
+  Ui ui{state};
+  float built_px = 20.0f;
+};
+
+TEST_F(LessonGui, TheWholeCoursePlaysAndEveryQuestionChecks) {
+  std::string error;
+  const std::vector<LessonInfo> course = list_course(error);
+  ASSERT_GE(course.size(), 10u) << error;
+  for (const LessonInfo& l : course) play(l.path);
+}
+
+TEST_F(LessonGui, PresentationModeAndLargeFontsPlayToo) {
+  ui.presentation = true;
+  ui.settings.font_px = 32;
+  play("05-fear-is-by-hand");
+  close_lesson(ui);
+  frames(2);
+  EXPECT_FALSE(ui.lesson);
+}
+
+TEST_F(LessonGui, RecordingTheCurrentViewAppendsAStep) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.set_stage("weights");
+  state.select_cell(2, 1);
+  frames(2);
+  const std::string path = test::temp_path("recorded-gui.json");
+  EXPECT_EQ(record_lesson_step(ui, path), "");
+  std::string error;
+  ASSERT_TRUE(open_lesson(ui, path, error)) << error;
+  frames(2);
+  EXPECT_EQ(state.current_stage().id, "weights");
+  EXPECT_EQ(state.selection().query, 2);
+  EXPECT_EQ(state.selection().key, 1);
+  // Recording into the open lesson shows the new step.
+  state.set_stage("scores");
+  EXPECT_EQ(record_lesson_step(ui, path), "");
+  EXPECT_EQ(ui.lesson->step_count(), 2);
+  EXPECT_EQ(ui.lesson->step_index(), 1);
+  EXPECT_EQ(suggested_lesson_path(ui), path);
+}
+
+TEST_F(LessonGui, GuiLessonFlagsAreChecked) {
+  GuiOptions o;
+  o.lesson = "06-causal-masking";
+  o.lesson_step = 2;
+  std::string error;
+  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+  EXPECT_EQ(ui.lesson->step_index(), 1);
+  EXPECT_EQ(state.current_stage().id, "masked");
+  o.lesson_step = 99;
+  EXPECT_FALSE(setup_from_options(ui, o, error));
+  EXPECT_NE(error.find("--lesson-step: expected 1.."), std::string::npos) << error;
+  o.lesson = "no-such-lesson";
+  EXPECT_FALSE(setup_from_options(ui, o, error));
+  EXPECT_EQ(error.rfind("--lesson: ", 0), 0u) << error;
+}
+
+}  // namespace
+}  // namespace attn

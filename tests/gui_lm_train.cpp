@@ -1,0 +1,172 @@
+// The training window and the induction-circuit tab, headless: training runs from the window's
+// button, pause and cancel work, the curves and the two heads' heatmaps are drawn at two font
+// sizes; the trained model opens in the language-model window on the circuit tab; the circuit's
+// four steps draw on a repeated sentence, with the winning key and its score split into parts.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <chrono>
+#include <thread>
+
+#include "gui/gui_setup.h"
+#include "gui/panel_lm.h"
+#include "gui/panel_lm_train.h"
+#include "gui/ui.h"
+#include "gui_headless.h"
+#include "lm_fixture.h"
+#include "reference.h"
+
+namespace attn {
+namespace {
+
+class LmTrainGui : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::create_headless_imgui(ui);
+    ASSERT_TRUE(state.load_example("fear-is-the"));
+  }
+  void TearDown() override { ImGui::DestroyContext(); }
+  void frame() {
+    ImGui::GetIO().DeltaTime = 1.0f / 60;
+    state.poll();
+    ImGui::NewFrame();
+    draw_app(ui);
+    ImGui::Render();
+  }
+  void frames(int n) {
+    for (int i = 0; i < n; ++i) frame();
+  }
+  // Frames until `done` or 60 s.
+  template <typename F>
+  bool frames_until(F done) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < end) {
+      frame();
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return false;
+  }
+  AppState state;
+  Ui ui{state};
+};
+
+lm::TrainOptions tiny() {
+  lm::TrainOptions o;
+  o.n_layer = 2;
+  o.n_head = 2;
+  o.n_embd = 16;
+  o.context = 16;
+  o.attention_only = true;
+  o.batch = 8;
+  o.steps = 40;
+  o.eval_every = 10;
+  o.heldout_sequences = 4;
+  o.probe_sequences = 2;
+  o.threads = 2;
+  return o;
+}
+
+TEST_F(LmTrainGui, TrainsDrawsAndOpensTheModel) {
+  GuiOptions o;
+  o.tab = "lm-train";
+  std::string error;
+  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+  ASSERT_TRUE(ui.show_lm_train);
+  LmTrainPanel& p = *ui.lm_train;
+  EXPECT_TRUE(p.autostart);
+  p.setup.train = tiny();
+  frames(1);
+  EXPECT_FALSE(p.autostart);
+  ASSERT_TRUE(frames_until([&] { return !p.live.snapshot().running; })) << p.error;
+  const lm::LiveSnapshot s = p.live.snapshot();
+  EXPECT_TRUE(s.finished) << p.error;
+  EXPECT_EQ(s.history.size(), 5u);
+  for (float px : {20.0f, 32.0f}) {
+    ui.settings.font_px = px;
+    load_fonts(ui, px);
+    frames(3);
+  }
+  EXPECT_TRUE(ui.views["lm-train-prev"].drawn);
+  EXPECT_TRUE(ui.views["lm-train-ind"].drawn);
+  EXPECT_EQ(ui.views["lm-train-ind"].rows, 16);
+
+  p.open_requested = true;
+  frames(1);
+  EXPECT_FALSE(ui.show_lm_train);
+  ASSERT_TRUE(ui.show_lm && ui.lm);
+  ui.lm->session.wait();
+  frames(3);
+  ASSERT_TRUE(ui.lm->session.run());
+  EXPECT_EQ(ui.lm->session.text(), s.probe_text);
+  EXPECT_EQ(ui.lm->shown_tab, "circuit");
+  EXPECT_GE(ui.lm->circuit.winner, 0);
+}
+
+TEST_F(LmTrainGui, PauseResumeCancel) {
+  ui.show_lm_train = true;
+  frames(1);
+  LmTrainPanel& p = *ui.lm_train;
+  p.setup.train = tiny();
+  p.setup.train.steps = 100000;
+  std::string error;
+  ASSERT_TRUE(p.live.start(p.setup, error)) << error;
+  ASSERT_TRUE(frames_until([&] { return p.live.snapshot().history.size() >= 2; }));
+  p.live.set_paused(true);
+  frames(2);
+  EXPECT_TRUE(p.live.snapshot().paused);
+  p.live.set_paused(false);
+  p.live.cancel();
+  frames(2);
+  EXPECT_TRUE(p.live.snapshot().cancelled);
+  // Settings refused by the trainer are reported in the window, not a crash. (The width slider
+  // keeps n_embd a multiple of the heads, so an impossible batch size stands in.)
+  p.setup.train.batch = 0;
+  p.autostart = true;
+  frames(2);
+  EXPECT_NE(p.error.find("batch"), std::string::npos) << p.error;
+}
+
+TEST_F(LmTrainGui, CircuitStepsOnARepeatedSentence) {
+  test::TestModelSpec spec;
+  spec.n_layer = 2;
+  spec.n_head = 3;
+  spec.n_embd = 12;
+  const std::string folder = test::temp_path("gui-circuit-model");
+  test::write_test_model(test::make_test_model(spec), folder);
+  GuiOptions o;
+  o.model = folder;
+  o.text = "the heads show the teacher. the heads show the teacher.";
+  o.tab = "lm-circuit";
+  std::string error;
+  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+  LmPanel& p = *ui.lm;
+  for (float px : {20.0f, 32.0f}) {
+    ui.settings.font_px = px;
+    load_fonts(ui, px);
+    for (int step = 0; step < 4; ++step) {
+      p.circuit_step = step;
+      frames(2);
+      EXPECT_EQ(p.shown_tab, "circuit");
+    }
+  }
+  const LmPanel::CircuitCache& k = p.circuit;
+  ASSERT_GE(k.winner, 0);
+  EXPECT_GE(k.ind / 3, 1);  // the induction head is in a later layer than the previous-token head
+  EXPECT_LT(k.prev / 3, k.ind / 3);
+  ASSERT_FALSE(k.winner_parts.empty());
+  double sum = 0;
+  for (const auto& part : k.winner_parts) sum += part.value;
+  const LmRun& r = *p.session.run();
+  EXPECT_NEAR(sum, lm::head_score(r.model->config, r.acts, k.ind / 3, k.ind % 3, k.query, k.winner),
+              1e-3);
+  EXPECT_EQ(k.next.size(), 3u);
+  // A sentence with nothing repeated says so instead.
+  p.session.set_text("the heads");
+  p.session.wait();
+  frames(2);
+  EXPECT_TRUE(ui.views["lm-circuit-ind"].drawn);
+}
+
+}  // namespace
+}  // namespace attn

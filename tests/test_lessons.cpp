@@ -1,0 +1,459 @@
+// Lessons: every malformed field named in the error (file, step, field), every built-in lesson
+// loads, every question's answer against an independent double-precision computation, answer
+// checking, recording a step, the `lessons` command and `worksheet --lesson` through pdftotext.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "attention/scenario.h"
+#include "documents.h"
+#include "io/examples.h"
+#include "io/shipped.h"
+#include "lessons/lesson.h"
+#include "reference.h"
+
+namespace attn {
+namespace {
+
+using nlohmann::json;
+
+// A small valid lesson that every malformed case starts from.
+json base_lesson() {
+  return json::parse(R"({
+    "format": "attention-lab-lesson", "version": 1,
+    "title": "Test lesson",
+    "steps": [
+      {"title": "Scores", "example": "fear-is", "stage": "scores", "select": [0, 1],
+       "highlight": [[0, 1]],
+       "question": {"kind": "number", "prompt": "q·k?",
+                    "answer": {"stage": "scores", "row": 0, "col": 1}, "tolerance": 0.01}},
+      {"title": "Weights", "stage": "weights",
+       "question": {"kind": "key", "prompt": "Which key?", "answer": {"row": 0}}},
+      {"title": "Why", "variants": {"temperature": 2},
+       "question": {"kind": "statement", "prompt": "Pick", "choices": [
+         {"text": "yes", "correct": true}, {"text": "no"}]}}
+    ]})");
+}
+
+std::string parse_error(const json& j) {
+  std::string error;
+  const std::optional<Lesson> l = parse_lesson(j.dump(), "lesson.json", error);
+  EXPECT_FALSE(l) << "accepted: " << j.dump();
+  return error;
+}
+
+TEST(LessonParse, TheBaseLessonReads) {
+  std::string error;
+  const std::optional<Lesson> l = parse_lesson(base_lesson().dump(), "lesson.json", error);
+  ASSERT_TRUE(l) << error;
+  ASSERT_EQ(l->steps.size(), 3u);
+  EXPECT_EQ(l->steps[1].example, "fear-is");  // inherited from step 1
+  EXPECT_EQ(l->steps[2].scenario.options.temperature, 2.0f);
+  EXPECT_EQ(l->steps[1].scenario.options.temperature, 1.0f);  // variants are the step's own
+}
+
+TEST(LessonParse, EveryMalformedFieldIsNamedWithFileAndStep) {
+  struct Case {
+    std::function<void(json&)> break_it;
+    std::string expected;  // a part of the message after "lesson.json: "
+  };
+  const std::vector<Case> cases = {
+      {[](json& j) { j.erase("title"); }, "title: missing field"},
+      {[](json& j) { j["title"] = 3; }, "title: expected a string"},
+      {[](json& j) { j["version"] = 2; }, "version: unsupported lesson version"},
+      {[](json& j) { j["format"] = "scenario"; }, "format: expected \"attention-lab-lesson\""},
+      {[](json& j) { j["colour"] = "red"; }, "colour: unknown field"},
+      {[](json& j) { j["steps"] = json::array(); }, "steps: expected a non-empty array"},
+      {[](json& j) { j["steps"][0].erase("title"); }, "step 1: title: missing field"},
+      {[](json& j) { j["steps"][0]["text"] = 5; }, "step 1 (“Scores”): text: expected a string"},
+      {[](json& j) { j["steps"][0]["formula"] = json::array(); },
+       "step 1 (“Scores”): formula: expected a string"},
+      {[](json& j) { j["steps"][0]["example"] = "no-such"; }, "step 1 (“Scores”): example: "},
+      {[](json& j) { j["steps"][0].erase("example"); },
+       "step 1 (“Scores”): example: the first step must name an example or a scenario"},
+      {[](json& j) { j["steps"][0]["scenario"] = "missing-file.json"; },
+       "step 1 (“Scores”): scenario: give either example or scenario"},
+      {[](json& j) {
+         j["steps"][0].erase("example");
+         j["steps"][0]["scenario"] = "missing-file.json";
+       },
+       "step 1 (“Scores”): scenario: "},
+      {[](json& j) {
+         j["steps"][0].erase("example");
+         j["steps"][0]["scenario"] = {
+             {"q", {{1, 2}}}, {"k", {{1, 2}}}, {"v", {{1, 2, 3}}}, {"temperature", -1}};
+       },
+       "step 1 (“Scores”): scenario: temperature"},
+      {[](json& j) { j["steps"][0]["stage"] = "softmax"; },
+       "step 1 (“Scores”): stage: unknown stage 'softmax'"},
+      {[](json& j) { j["steps"][0]["head"] = 1; },
+       "step 1 (“Scores”): head: head 1 is out of range"},
+      {[](json& j) { j["steps"][0]["head"] = -1; }, "step 1 (“Scores”): head: expected an integer"},
+      {[](json& j) { j["steps"][0]["select"] = {5}; },
+       "step 1 (“Scores”): select[0]: query 5 is out of range"},
+      {[](json& j) {
+         j["steps"][0]["select"] = {0, 9};
+       },
+       "step 1 (“Scores”): select[1]: key 9 is out of range"},
+      {[](json& j) { j["steps"][0]["select"] = "0"; }, "step 1 (“Scores”): select: expected"},
+      {[](json& j) {
+         j["steps"][0]["highlight"] = {{0, 7}};
+       },
+       "step 1 (“Scores”): highlight[0][1]: key 7 is out of range"},
+      {[](json& j) { j["steps"][0]["highlight"] = {"x"}; },
+       "step 1 (“Scores”): highlight[0]: expected [QUERY] or [QUERY, KEY]"},
+      {[](json& j) {
+         j["steps"][2]["variants"] = {{"window", -1}};
+       },
+       "step 3 (“Why”): variants.window: expected an integer >= 0"},
+      {[](json& j) {
+         j["steps"][2]["variants"] = {{"temperature", 0}};
+       },
+       "step 3 (“Why”): variants"},
+      {[](json& j) {
+         j["steps"][2]["variants"] = {{"colour", 1}};
+       },
+       "step 3 (“Why”): variants.colour: unknown field"},
+      {[](json& j) {
+         j["steps"][2]["variants"] = {{"causal", "sideways"}};
+       },
+       "step 3 (“Why”): variants.causal: unknown mask kind"},
+      {[](json& j) {
+         j["steps"][2]["seq2seq"] = {{"tab", "nowhere"}};
+       },
+       "step 3 (“Why”): seq2seq.tab: expected translate, live or bottleneck"},
+      {[](json& j) {
+         j["steps"][2]["seq2seq"] = {{"model", "no-such-model"}};
+       },
+       "step 3 (“Why”): seq2seq.model: "},
+      {[](json& j) { j["steps"][0]["question"].erase("kind"); },
+       "step 1 (“Scores”): question.kind: missing field"},
+      {[](json& j) { j["steps"][0]["question"]["kind"] = "essay"; },
+       "step 1 (“Scores”): question.kind: unknown kind \"essay\""},
+      {[](json& j) { j["steps"][0]["question"]["prompt"] = ""; },
+       "step 1 (“Scores”): question.prompt: is empty"},
+      {[](json& j) { j["steps"][0]["question"]["tolerance"] = -0.1; },
+       "step 1 (“Scores”): question.tolerance: expected a number >= 0"},
+      {[](json& j) { j["steps"][0]["question"]["tolerance"] = "a bit"; },
+       "step 1 (“Scores”): question.tolerance: expected a number"},
+      {[](json& j) { j["steps"][0]["question"].erase("answer"); },
+       "step 1 (“Scores”): question.answer: missing field"},
+      {[](json& j) { j["steps"][0]["question"]["answer"] = 0.54; },
+       "step 1 (“Scores”): question.answer: expected an object"},
+      {[](json& j) { j["steps"][0]["question"]["answer"]["stage"] = "softmax"; },
+       "step 1 (“Scores”): question.answer.stage: unknown stage 'softmax'"},
+      {[](json& j) { j["steps"][0]["question"]["answer"]["col"] = 3; },
+       "step 1 (“Scores”): question.answer.col: column 3 is out of range"},
+      {[](json& j) { j["steps"][0]["question"]["answer"]["row"] = 2; },
+       "step 1 (“Scores”): question.answer.row: row 2 is out of range"},
+      {[](json& j) { j["steps"][0]["question"]["answer"]["head"] = 1; },
+       "step 1 (“Scores”): question.answer.head: stage 'scores' has 1 head(s)"},
+      {[](json& j) { j["steps"][0]["question"]["answer"].erase("col"); },
+       "step 1 (“Scores”): question.answer.col: missing field"},
+      {[](json& j) { j["steps"][0]["question"]["answer"]["property"] = "scale"; },
+       "step 1 (“Scores”): question.answer: give either stage (with row and col) or property"},
+      {[](json& j) {
+         j["steps"][0]["question"]["answer"] = {{"property", "colour"}};
+       },
+       "step 1 (“Scores”): question.answer.property: unknown property 'colour'"},
+      {[](json& j) { j["steps"][0]["question"]["choices"] = json::array(); },
+       "step 1 (“Scores”): question.choices: only statement questions have choices"},
+      {[](json& j) { j["steps"][1]["question"]["answer"]["pick"] = "middle"; },
+       "step 2 (“Weights”): question.answer.pick: expected \"largest\" or \"smallest\""},
+      {[](json& j) { j["steps"][1]["question"]["answer"]["stage"] = "output"; },
+       "step 2 (“Weights”): question.answer.stage: a key question needs a stage with one column "
+       "per key"},
+      {[](json& j) { j["steps"][1]["question"]["tolerance"] = 0.1; },
+       "step 2 (“Weights”): question.tolerance: only number questions have a tolerance"},
+      {[](json& j) { j["steps"][2]["question"]["choices"][1]["correct"] = true; },
+       "step 3 (“Why”): question.choices: exactly one choice must be marked"},
+      {[](json& j) {
+         j["steps"][2]["question"]["choices"] = {{{"text", "only"}}};
+       },
+       "step 3 (“Why”): question.choices: expected an array of at least two choices"},
+      {[](json& j) { j["steps"][2]["question"]["choices"][0]["correct"] = "yes"; },
+       "step 3 (“Why”): question.choices[0].correct: expected true or false"},
+      {[](json& j) { j["steps"][2]["question"]["choices"][1].erase("text"); },
+       "step 3 (“Why”): question.choices[1].text: missing field"},
+      {[](json& j) {
+         j["steps"][2]["question"]["answer"] = {{"row", 0}};
+       },
+       "step 3 (“Why”): question.answer: not used by a statement question"},
+  };
+  for (const Case& c : cases) {
+    json j = base_lesson();
+    c.break_it(j);
+    const std::string error = parse_error(j);
+    EXPECT_EQ(error.rfind("lesson.json: ", 0), 0u) << error;
+    EXPECT_NE(error.find(c.expected), std::string::npos)
+        << "expected '" << c.expected << "' in: " << error;
+  }
+}
+
+TEST(LessonParse, NotJsonNamesTheFile) {
+  std::string error;
+  EXPECT_FALSE(parse_lesson("{\"title\": ", "broken.json", error));
+  EXPECT_EQ(error.rfind("broken.json: invalid JSON", 0), 0u) << error;
+  EXPECT_FALSE(parse_lesson("{\"title\": 1e999}", "huge.json", error));
+  EXPECT_EQ(error.rfind("huge.json: invalid JSON", 0), 0u) << error;
+  EXPECT_FALSE(
+      parse_lesson(std::string(100000, '[') + std::string(100000, ']'), "deep.json", error));
+  EXPECT_EQ(error.rfind("deep.json: ", 0), 0u) << error;
+  EXPECT_FALSE(load_lesson_file(test::temp_path("absent.json"), error));
+  EXPECT_NE(error.find("absent.json"), std::string::npos) << error;
+}
+
+TEST(LessonParse, AHiddenAnswerCellOrATiedKeyIsRefused) {
+  json j = base_lesson();
+  j["steps"][0]["example"] = "fear-is-the";
+  j["steps"][0]["question"]["answer"] = {{"stage", "masked"}, {"row", 0}, {"col", 2}};
+  EXPECT_NE(parse_error(j).find("is hidden (−∞)"), std::string::npos);
+  // Equal keys tie: no single right answer.
+  json k = base_lesson();
+  k["steps"][0].erase("example");
+  k["steps"][0]["scenario"] = {{"q", {{1, 0}}}, {"k", {{0, 1}, {0, 2}}}, {"v", {{1}, {2}}}};
+  k["steps"][0]["select"] = {0};
+  k["steps"][0]["highlight"] = json::array();
+  k["steps"][0]["question"] = {{"kind", "key"}, {"prompt", "p"}, {"answer", {{"row", 0}}}};
+  EXPECT_NE(parse_error(k).find("tie"), std::string::npos);
+}
+
+// The reference's value for a question, computed from the step's scenario in double precision
+// with plain loops (tests/support/reference.h), never by the engine under test.
+struct Expected {
+  double number = NAN;
+  int key = -1;
+};
+
+Expected independent_answer(const LessonStep& step) {
+  const LessonQuestion& q = *step.question;
+  const AnswerRef& a = q.answer;
+  const AttentionProblem p = to_problem(step.scenario);
+  const test::RefResult ref = test::reference_attention(p);
+  Expected e;
+  if (q.kind == QuestionKind::kKey) {
+    const test::RefMat& w = a.stage == "weights" ? ref.weights[a.head] : ref.scores[a.head];
+    EXPECT_TRUE(a.stage == "weights" || a.stage == "scores") << a.stage;
+    for (int j = 0; j < w.cols; ++j) {
+      if (std::isinf(ref.masked[a.head](a.row, j))) continue;
+      if (e.key < 0 || (a.smallest ? w(a.row, j) < w(a.row, e.key) : w(a.row, j) > w(a.row, e.key)))
+        e.key = j;
+    }
+    return e;
+  }
+  if (!a.property.empty()) {
+    const int d_k = static_cast<int>(p.input.q[0].cols());
+    if (a.property == "scale")
+      e.number = step.scenario.options.scale ? *step.scenario.options.scale : 1 / std::sqrt(d_k);
+    if (a.property == "d_k") e.number = d_k;
+    if (a.property == "heads") e.number = static_cast<double>(p.input.q.size());
+    if (a.property == "kv_heads") e.number = static_cast<double>(p.input.k.size());
+    if (a.property == "visible_keys") {
+      int n = 0;
+      for (int j = 0; j < ref.masked[a.head].cols; ++j)
+        n += std::isinf(ref.masked[a.head](a.row, j)) ? 0 : 1;
+      e.number = n;
+    }
+    return e;
+  }
+  const std::map<std::string, const std::vector<test::RefMat>*> stages = {{"scores", &ref.scores},
+                                                                          {"scaled", &ref.scaled},
+                                                                          {"masked", &ref.masked},
+                                                                          {"weights", &ref.weights},
+                                                                          {"output", &ref.output}};
+  if (stages.count(a.stage)) return {(*stages.at(a.stage))[a.head](a.row, a.col), -1};
+  // The output projection: concat of the heads' outputs times W_O plus b_O, by loops.
+  EXPECT_EQ(a.stage, "projected");
+  const ProjectionSpec& pr = step.scenario.projection;
+  double sum = pr.b_o.size() ? pr.b_o(a.col) : 0.0;
+  int r = 0;
+  for (const test::RefMat& o : ref.output)
+    for (int d = 0; d < o.cols; ++d, ++r) sum += o(a.row, d) * pr.w_o(r, a.col);
+  e.number = sum;
+  return e;
+}
+
+std::vector<Lesson> course() {
+  std::string error;
+  const std::vector<LessonInfo> infos = list_course(error);
+  EXPECT_GE(infos.size(), 10u) << error;
+  std::vector<Lesson> out;
+  for (const LessonInfo& info : infos) {
+    std::optional<Lesson> l = load_lesson_file(info.path, error);
+    EXPECT_TRUE(l) << error;
+    if (l) out.push_back(std::move(*l));
+  }
+  return out;
+}
+
+TEST(Course, EveryQuestionMatchesAnIndependentComputation) {
+  int numbers = 0, keys = 0, statements = 0;
+  for (const Lesson& l : course()) {
+    EXPECT_FALSE(l.title.empty());
+    for (size_t i = 0; i < l.steps.size(); ++i) {
+      const LessonStep& s = l.steps[i];
+      EXPECT_FALSE(s.title.empty());
+      if (!s.question) continue;
+      SCOPED_TRACE(l.path + " step " + std::to_string(i + 1));
+      const LessonQuestion& q = *s.question;
+      const AttentionTrace t = lesson_step_trace(s);
+      std::string error;
+      if (q.kind == QuestionKind::kStatement) {
+        ++statements;
+        EXPECT_GE(statement_answer(q), 0);
+        EXPECT_TRUE(check_choice(q, t, statement_answer(q)).correct);
+        continue;
+      }
+      const Expected e = independent_answer(s);
+      if (q.kind == QuestionKind::kNumber) {
+        ++numbers;
+        const std::optional<double> got = number_answer(q, t, error);
+        ASSERT_TRUE(got) << error;
+        EXPECT_NEAR(*got, e.number, 1e-5);
+        // The right number passes; one off by more than the tolerance (and a displayed digit)
+        // does not.
+        EXPECT_TRUE(check_number(q, t, e.number).correct);
+        EXPECT_FALSE(check_number(q, t, e.number + q.tolerance + 0.01).correct);
+      } else {
+        ++keys;
+        const std::optional<int> got = key_answer(q, t, error);
+        ASSERT_TRUE(got) << error;
+        EXPECT_EQ(*got, e.key);
+        EXPECT_TRUE(check_choice(q, t, e.key).correct);
+        EXPECT_FALSE(check_choice(q, t, (e.key + 1) % t.n_k).correct);
+      }
+    }
+  }
+  EXPECT_GE(numbers, 15);
+  EXPECT_GE(keys, 6);
+  EXPECT_GE(statements, 10);
+}
+
+const LessonStep& step_titled(const std::vector<Lesson>& c, const std::string& title) {
+  for (const Lesson& l : c)
+    for (const LessonStep& s : l.steps)
+      if (s.title == title) return s;
+  ADD_FAILURE() << "no step titled " << title;
+  return c.front().steps.front();
+}
+
+TEST(Course, FearIsByHandHasTheTrueNumbers) {
+  const std::vector<Lesson> c = course();
+  std::string error;
+  // Hand-derived: q_Fear·k_is = 0.2×0.1 + 0.1×0.4 + 0.8×0.6 = 0.54 (the source says 0.38).
+  const LessonStep& s = step_titled(c, "Step 1b: q_Fear · k_is, correctly");
+  EXPECT_NEAR(*number_answer(*s.question, lesson_step_trace(s), error), 0.54, 1e-6);
+  const LessonStep& o = step_titled(c, "Steps 4–5: the output");
+  EXPECT_EQ(answer_text(*o.question, lesson_step_trace(o), 4, error), "0.4772");
+  // The KV-cache step's one query gives exactly row 2 of the full causal computation.
+  const LessonStep& kv = step_titled(c, "Decoding with a KV cache");
+  std::optional<Scenario> fit = load_example("fear-is-the", error);
+  ASSERT_TRUE(fit);
+  const test::RefResult full = test::reference_attention(to_problem(*fit));
+  EXPECT_NEAR(*number_answer(*kv.question, lesson_step_trace(kv), error), full.output[0](2, 0),
+              1e-6);
+}
+
+TEST(Course, TheCourseFollowsTheSourceInOrder) {
+  std::string error;
+  std::vector<std::string> titles;
+  for (const LessonInfo& l : list_course(error)) titles.push_back(l.title);
+  const std::vector<std::string> order = {
+      "soft dictionary", "Dot product", "Softmax",          "weighted sum", "by hand",  "Causal",
+      "Multi-head",      "KV cache",    "Local and global", "seq2seq",      "Efficient"};
+  ASSERT_EQ(titles.size(), order.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    EXPECT_NE(titles[i].find(order[i]), std::string::npos) << titles[i];
+}
+
+TEST(LessonRecord, AppendsAStepAtomicallyAndRefusesOtherFiles) {
+  std::string error;
+  const std::string path = test::temp_path("recorded.json");
+  std::optional<Scenario> s = load_example("fear-is-the", error);
+  ASSERT_TRUE(s);
+  s->options.temperature = 0.5f;
+  const std::string step =
+      step_json_for_view("Weights — fear-is-the", *s, "fear-is-the", "weights", 0, 1, 0);
+  ASSERT_TRUE(append_step_to_file(path, "Mine", step, error)) << error;
+  ASSERT_TRUE(append_step_to_file(path, "Mine", step, error)) << error;
+  std::optional<Lesson> l = load_lesson_file(path, error);
+  ASSERT_TRUE(l) << error;
+  ASSERT_EQ(l->steps.size(), 2u);
+  EXPECT_EQ(l->title, "Mine");
+  EXPECT_EQ(l->steps[1].example, "fear-is-the");
+  EXPECT_EQ(l->steps[1].stage, "weights");
+  EXPECT_EQ(l->steps[1].select_query, 1);
+  EXPECT_EQ(l->steps[1].select_key, 0);
+  EXPECT_EQ(l->steps[1].scenario.options.temperature, 0.5f);
+  // An edited scenario is recorded inline, numbers and all.
+  s->qkv.q[0](0, 0) = 0.9f;
+  ASSERT_TRUE(append_step_to_file(
+      path, "Mine", step_json_for_view("Edited", *s, "fear-is-the", "scores", 0, -1, -1), error));
+  l = load_lesson_file(path, error);
+  ASSERT_TRUE(l) << error;
+  EXPECT_TRUE(l->steps[2].inline_scenario);
+  EXPECT_FLOAT_EQ(l->steps[2].scenario.qkv.q[0](0, 0), 0.9f);
+  // Not a lesson: refused and left as it was.
+  const std::string other = test::temp_path("notes.json");
+  std::ofstream(other) << "[1, 2, 3]";
+  EXPECT_FALSE(append_step_to_file(other, "Mine", step, error));
+  std::ifstream in(other);
+  std::stringstream kept;
+  kept << in.rdbuf();
+  EXPECT_EQ(kept.str(), "[1, 2, 3]");
+}
+
+TEST(LessonsCli, ListsTheCourseAndChecksFiles) {
+  test::CliResult r = test::run_cli("lessons");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("01-soft-lookup\tAttention as a soft dictionary lookup\n", 0), 0u) << r.out;
+  r = test::run_cli("lessons --check 05-fear-is-by-hand --answers");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("→ 0.5400"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("→ 0.4772"), std::string::npos) << r.out;
+  const std::string bad = test::temp_path("bad-lesson.json");
+  json j = base_lesson();
+  j["steps"][1]["stage"] = "softmax";
+  std::ofstream(bad) << j.dump();
+  r = test::run_cli("lessons --check '" + bad + "'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("error: " + bad + ": step 2 (“Weights”): stage: unknown stage 'softmax'"),
+            std::string::npos)
+      << r.err;
+  r = test::run_cli("lessons --check no-such-lesson");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("error: --check: "), std::string::npos) << r.err;
+}
+
+TEST(LessonsCli, WorksheetOfALessonHasItsQuestionsAndAKey) {
+  const std::string sheet = test::temp_path("lesson-sheet.pdf"),
+                    key = test::temp_path("lesson-key.pdf");
+  test::CliResult r = test::run_cli("worksheet --lesson 05-fear-is-by-hand --out '" + sheet +
+                                    "' --answers '" + key + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string hand = test::pdf_text(sheet);
+  ASSERT_FALSE(hand.empty()) << "pdftotext (poppler-utils) is needed";
+  for (const char* s : {"“Fear is” by hand", "Spot the error", "Compute the true q_Fear · k_is",
+                        "Q (queries)", "It multiplied q_is by k_is", "Name"})
+    EXPECT_NE(hand.find(s), std::string::npos) << s << "\n" << hand;
+  for (const char* s : {"0.5400", "0.4772", "Answer:"})
+    EXPECT_EQ(hand.find(s), std::string::npos) << s << " gives the answer away";
+  const std::string text = test::pdf_text(key);
+  for (const char* s : {"Answer key", "Answer: 0.2700", "Answer: 0.5400", "Answer: 0.4772",
+                        "Answer: A. It multiplied q_is by k_is"})
+    EXPECT_NE(text.find(s), std::string::npos) << s << "\n" << text;
+  // --seed would change numbers the questions quote; with --example it is refused.
+  r = test::run_cli("worksheet --lesson 05-fear-is-by-hand --seed 3 --out '" + sheet + "'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("error: --seed"), std::string::npos) << r.err;
+  r = test::run_cli("worksheet --lesson 05-fear-is-by-hand --example fear-is --out '" + sheet +
+                    "'");
+  EXPECT_EQ(r.status, 2);
+}
+
+}  // namespace
+}  // namespace attn

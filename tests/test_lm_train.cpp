@@ -1,0 +1,363 @@
+// Training a transformer (core/lm): the learning-rate schedule and AdamW against hand-derived
+// numbers, the induction data and the repeat probes, a short run whose loss falls, reruns giving
+// the same bytes, the phase-change detector, the exact split of a score into the parts of the
+// key's residual stream, the copy accuracy, and the background trainer behind the app's live view.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <thread>
+
+#include "lm/circuit.h"
+#include "lm/live_trainer.h"
+#include "lm/stories.h"
+#include "lm/trainer.h"
+#include "lm_fixture.h"
+#include "reference.h"
+
+namespace attn::lm {
+namespace {
+
+TEST(LmSchedule, WarmUpThenCosineOrLinearDecay) {
+  // Warm-up: lr·(step+1)/warmup.
+  EXPECT_DOUBLE_EQ(scheduled_lr(0, 100, 10, 1e-3, 0.1, LrSchedule::kCosine), 1e-4);
+  EXPECT_DOUBLE_EQ(scheduled_lr(9, 100, 10, 1e-3, 0.1, LrSchedule::kCosine), 1e-3);
+  // No warm-up, 11 steps: progress = step/10, floor 0.1.
+  EXPECT_DOUBLE_EQ(scheduled_lr(0, 11, 0, 1.0, 0.1, LrSchedule::kCosine), 1.0);
+  EXPECT_NEAR(scheduled_lr(5, 11, 0, 1.0, 0.1, LrSchedule::kCosine), 0.55, 1e-12);
+  // 0.1 + 0.9·0.5·(1 + cos(0.2π)) = 0.1 + 0.45·1.809017 = 0.9140576
+  EXPECT_NEAR(scheduled_lr(2, 11, 0, 1.0, 0.1, LrSchedule::kCosine), 0.9140576, 1e-7);
+  EXPECT_NEAR(scheduled_lr(10, 11, 0, 1.0, 0.1, LrSchedule::kCosine), 0.1, 1e-12);
+  EXPECT_NEAR(scheduled_lr(2, 11, 0, 1.0, 0.1, LrSchedule::kLinear), 0.82, 1e-12);
+  EXPECT_DOUBLE_EQ(scheduled_lr(7, 11, 0, 1.0, 0.1, LrSchedule::kConstant), 1.0);
+  LrSchedule s;
+  EXPECT_TRUE(parse_lr_schedule("linear", s));
+  EXPECT_EQ(s, LrSchedule::kLinear);
+  EXPECT_FALSE(parse_lr_schedule("step", s));
+}
+
+TEST(LmAdamW, FirstStepMovesEachWeightByTheLearningRate) {
+  Config c;
+  c.n_layer = 1;
+  c.n_head = 1;
+  c.n_embd = 2;
+  c.n_positions = 3;
+  c.vocab_size = 4;
+  Parameters p, g;
+  p.allocate(c);
+  g.allocate(c);
+  std::fill(p.memory.begin(), p.memory.end(), 1.0f);
+  std::fill(g.memory.begin(), g.memory.end(), 0.5f);
+  AdamW opt;
+  opt.weight_decay = 0.1;
+  opt.clip = 0;
+  opt.frozen[kFcB] = true;
+  opt.step(p, g, 0.1);
+  // Bias-corrected first moments are g and g²: the step is lr·g/|g| = 0.1; decayed tensors also
+  // lose lr·wd·p = 0.01.
+  EXPECT_NEAR(p.ptr(kWte)[0], 1.0 - 0.01 - 0.1, 1e-6);
+  EXPECT_NEAR(p.ptr(kQkvW)[3], 0.89, 1e-6);
+  EXPECT_NEAR(p.ptr(kLn1W)[1], 0.9, 1e-6);
+  EXPECT_NEAR(p.ptr(kQkvB)[0], 0.9, 1e-6);
+  EXPECT_EQ(p.ptr(kFcB)[0], 1.0f);
+  // Clipping scales the gradient, which Adam's first step does not see; the norm is returned.
+  std::fill(g.memory.begin(), g.memory.end(), 10.0f);
+  AdamW clipped;
+  clipped.clip = 1.0;
+  const double norm = clipped.step(p, g, 0.1);
+  EXPECT_NEAR(norm, 10.0 * std::sqrt(static_cast<double>(p.total())), 1e-3);
+}
+
+TEST(LmTrainData, LettersAreOneTokenEach) {
+  const TrainSet s = induction_set();
+  ASSERT_EQ(s.letters.size(), 26u);
+  EXPECT_EQ(s.tokenizer.size(), 283);
+  EXPECT_EQ(s.tokenizer.token(s.letters[16]), "\xC4\xA0q");  // "Ġq"
+  const std::vector<int> ids = s.tokenizer.encode(" q x m q x m");
+  ASSERT_EQ(ids.size(), 6u);
+  EXPECT_EQ(ids[0], s.letters[16]);
+  EXPECT_EQ(ids[0], ids[3]);
+  const std::vector<int> bare = s.tokenizer.encode("q x");
+  ASSERT_EQ(bare.size(), 2u);
+  EXPECT_EQ(bare[0], s.bare_letters[16]);
+}
+
+TEST(LmTrainData, InductionSequencesHoldARepeatedSegment) {
+  const TrainSet s = induction_set();
+  Rng rng(5);
+  std::vector<int> distances(33, 0);
+  for (int i = 0; i < 1000; ++i) {
+    std::vector<int> seq;
+    int n = 0;
+    const int second = induction_sequence(s, rng, 32, seq, n);
+    ASSERT_EQ(seq.size(), 33u);
+    ASSERT_GE(n, 4);
+    ASSERT_LE(n, 11);
+    ASSERT_LE(second + n, 33);
+    int found = -1;
+    for (int first = 0; first + n <= second && found < 0; ++first) {
+      bool same = true;
+      for (int k = first == 0 ? 1 : 0; k < n; ++k) same = same && seq[first + k] == seq[second + k];
+      if (same) found = first;
+    }
+    ASSERT_GE(found, 0) << "no earlier copy of the segment at " << second;
+    ++distances[second - found];
+  }
+  // The copy's distance from the original varies (no fixed look-back predicts it): every
+  // distance from 4 to 29 occurs, none in more than a fifth of the sequences.
+  for (int d = 4; d <= 29; ++d) EXPECT_GT(distances[d], 0) << d;
+  for (int d : distances) EXPECT_LT(d, 200);
+  TokenBatch b;
+  sample_batch(s, rng, 3, 32, b);
+  ASSERT_EQ(b.tokens.size(), 96u);
+  for (int r = 0; r < 3; ++r)
+    for (int t = 0; t + 1 < 32; ++t) EXPECT_EQ(b.targets[r * 32 + t], b.tokens[r * 32 + t + 1]);
+
+  const TokenBatch p = repeat_probes(s, 2, 64);
+  EXPECT_EQ(p.T, 52);  // 26 distinct letters, then the same 26
+  for (int r = 0; r < 2; ++r)
+    for (int t = 0; t < 52; ++t) {
+      if (t < 26) {
+        EXPECT_EQ(p.tokens[r * 52 + t], p.tokens[r * 52 + t + 26]);
+      }
+      EXPECT_EQ(p.targets[r * 52 + t], t >= 26 && t < 51 ? p.tokens[r * 52 + t + 1] : -1);
+    }
+}
+
+TEST(LmTrainData, StoriesMakeATextSet) {
+  const std::string text = write_stories(40, 3);
+  EXPECT_EQ(text, write_stories(40, 3));
+  EXPECT_NE(text.find("The end."), std::string::npos);
+  TrainSet s;
+  std::string error;
+  ASSERT_TRUE(text_set(text, 120, 32, s, error)) << error;
+  EXPECT_EQ(s.kind, DataKind::kText);
+  EXPECT_GT(s.tokenizer.merges().size(), 100u);
+  EXPECT_NEAR(static_cast<double>(s.heldout.size()) / (s.train.size() + s.heldout.size()), 0.1,
+              0.01);
+  EXPECT_FALSE(text_set("too short", 10, 32, s, error));
+  EXPECT_NE(error.find("at least 330"), std::string::npos) << error;
+}
+
+TrainOptions tiny_options() {
+  TrainOptions o;
+  o.n_layer = 2;
+  o.n_head = 2;
+  o.n_embd = 16;
+  o.context = 16;
+  o.batch = 8;
+  o.steps = 60;
+  o.warmup = 5;
+  o.lr = 5e-3;
+  o.eval_every = 20;
+  o.heldout_sequences = 8;
+  o.probe_sequences = 2;
+  return o;
+}
+
+TEST(LmTrain, TheLossFalls) {
+  const TrainSet set = induction_set();
+  TrainOptions o = tiny_options();
+  o.attention_only = true;
+  Model m = new_training_model(o, set);
+  EXPECT_FALSE(m.mlp);
+  std::vector<double> losses;
+  std::vector<EvalPoint> evals;
+  TrainCallbacks cb;
+  cb.on_step = [&](long, double loss, double) { losses.push_back(loss); };
+  cb.on_eval = [&](const EvalPoint& e, const Model&, const Activations&) { evals.push_back(e); };
+  EXPECT_EQ(train_lm(m, set, o, cb), 60);
+  ASSERT_EQ(losses.size(), 60u);
+  ASSERT_EQ(evals.size(), 4u);  // steps 0, 20, 40, 60
+  EXPECT_EQ(evals.back().step, 60);
+  // From log(283) ≈ 5.65 towards log(26) ≈ 3.26: the letters at least.
+  EXPECT_NEAR(evals.front().heldout_loss, std::log(283.0), 0.3);
+  EXPECT_LT(evals.back().heldout_loss, evals.front().heldout_loss - 1.5);
+  const double first = std::accumulate(losses.begin(), losses.begin() + 10, 0.0) / 10;
+  const double last = std::accumulate(losses.end() - 10, losses.end(), 0.0) / 10;
+  EXPECT_LT(last, first - 1.5);
+  // The MLP of an attention-only model stays exactly zero.
+  EXPECT_TRUE(mlp_is_zero(m.params));
+  EXPECT_EQ(evals.back().heads.size(), 4u);
+}
+
+TEST(LmTrain, RerunsGiveTheSameBytes) {
+  const TrainSet set = induction_set();
+  auto run = [&](int threads, uint64_t seed) {
+    TrainOptions o = tiny_options();
+    o.steps = 12;
+    o.threads = threads;
+    o.seed = seed;
+    Model m = new_training_model(o, set);
+    train_lm(m, set, o, {});
+    return m.params.memory;
+  };
+  const auto a = run(2, 7), b = run(2, 7);
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0);
+  const auto c = run(1, 7), d = run(1, 7);
+  EXPECT_EQ(std::memcmp(c.data(), d.data(), c.size() * sizeof(float)), 0);
+  EXPECT_NE(run(2, 8), a);
+  // Two threads split the batch in two and sum: the same numbers to rounding.
+  for (size_t i = 0; i < a.size(); i += 97) EXPECT_NEAR(a[i], c[i], 2e-4);
+}
+
+TEST(LmTrain, ShardsSumToTheWholeBatchGradient) {
+  const TrainSet set = induction_set();
+  const TrainOptions o = tiny_options();
+  const Model m = new_training_model(o, set);
+  Rng rng(3);
+  TokenBatch batch;
+  sample_batch(set, rng, 6, 16, batch);
+  Parameters g1, g3;
+  GradientWorkspace w1, w3;
+  const double l1 = batch_gradient(m, batch, 1, g1, w1);
+  const double l3 = batch_gradient(m, batch, 3, g3, w3);
+  EXPECT_NEAR(l1, l3, 1e-5);
+  for (size_t i = 0; i < g1.total(); ++i) ASSERT_NEAR(g1.memory[i], g3.memory[i], 1e-6) << i;
+}
+
+TEST(LmTrain, PhaseChangeIsWhereInContextAccuracyJumps) {
+  std::vector<EvalPoint> h;
+  const double acc[] = {0.02, 0.03, 0.03, 0.05, 0.20, 0.60, 0.85, 0.90, 0.91};
+  for (int i = 0; i < 9; ++i) {
+    EvalPoint e;
+    e.step = 100 * i;
+    e.icl_accuracy = acc[i];
+    h.push_back(e);
+    const PhaseChange p = detect_phase_change(h);
+    EXPECT_EQ(p.found, i >= 5) << i;  // a rise of 0.3 is first reached at step 500
+  }
+  const PhaseChange p = detect_phase_change(h);
+  // Lowest 0.02 (step 0), highest 0.91: 10% of the way is 0.109, first passed at step 400 (so the
+  // rise began after step 300); 90% is 0.821, first passed at step 600.
+  EXPECT_EQ(p.start, 300);
+  EXPECT_EQ(p.end, 600);
+  EXPECT_DOUBLE_EQ(p.from, 0.02);
+  EXPECT_DOUBLE_EQ(p.to, 0.91);
+  h.resize(3);
+  EXPECT_FALSE(detect_phase_change(h).found);
+}
+
+class LmCircuit : public ::testing::TestWithParam<bool> {};
+
+// The parts of a key's score add up to the score, which equals q·k/√d_k from the reference.
+TEST_P(LmCircuit, ScorePartsSumToTheScore) {
+  test::TestModelSpec spec;
+  spec.n_layer = 3;
+  spec.n_head = 2;
+  spec.n_embd = 12;
+  const test::TestModel tm = test::make_test_model(spec);
+  const std::string dir = test::temp_path("circuit-model");
+  test::write_test_model(tm, dir);
+  Model m;
+  std::string error;
+  ASSERT_TRUE(load_model(dir, m, error)) << error;
+  ForwardOptions fo;
+  fo.mlp = GetParam();
+  const std::vector<int> ids = m.tokenizer.encode("the teacher shows the heads. the teacher");
+  const int T = static_cast<int>(ids.size());
+  Activations a;
+  gpt_forward(m.params, ids, 1, T, a, fo);
+  if (GetParam()) {
+    const test::ReferenceForward ref = test::reference_forward(tm, ids);
+    for (int l = 0; l < 3; ++l) {
+      double dot = 0;
+      for (int i = 0; i < 6; ++i)
+        dot += ref.q[(static_cast<size_t>(l) * T + 7) * 12 + 6 + i] *
+               ref.k[(static_cast<size_t>(l) * T + 3) * 12 + 6 + i];
+      EXPECT_NEAR(head_score(m.config, a, l, 1, 7, 3), dot / std::sqrt(6.0), 1e-4);
+    }
+  }
+  for (int l = 0; l < 3; ++l)
+    for (int key = 0; key <= 7; ++key) {
+      const auto parts = key_score_parts(m, a, l, 1, 7, key);
+      EXPECT_EQ(parts.size(), 3u + (2u + (GetParam() ? 1u : 0u)) * l);
+      double sum = 0;
+      for (const auto& p : parts) sum += p.value;
+      const double score = head_score(m.config, a, l, 1, 7, key);
+      EXPECT_NEAR(sum, score, 1e-4 * std::max(1.0, std::abs(score))) << l << " " << key;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(WithAndWithoutMlp, LmCircuit, ::testing::Values(true, false));
+
+TEST(LmCopyAccuracy, CountsTheCopiesTheModelPredicts) {
+  Config c;
+  c.n_layer = 1;
+  c.n_head = 1;
+  c.vocab_size = 5;
+  Activations a;
+  a.B = 1;
+  a.T = a.logits_T = 7;
+  a.tokens = {1, 2, 3, 1, 2, 4, 1};
+  a.logits.assign(35, 0.0f);
+  // t = 3 (token 1, seen at 0, followed by 2; next is 2): predicts 2. t = 4 (token 2, seen at 1,
+  // followed by 3; next is 4, not a copy): not counted. t = 6: last, not counted.
+  a.logits[3 * 5 + 2] = 1.0f;
+  EXPECT_EQ(copy_accuracy(c, a).correct, 1);
+  EXPECT_EQ(copy_accuracy(c, a).total, 1);
+  a.logits[3 * 5 + 4] = 2.0f;
+  EXPECT_EQ(copy_accuracy(c, a).correct, 0);
+}
+
+bool wait_until(const LiveTrainer& t, bool (*done)(const LiveSnapshot&), int seconds = 60) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done(t.snapshot())) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+TEST(LmLive, TrainsAndRedrawsTheProbe) {
+  LiveSetup s = default_live_setup();
+  s.train = tiny_options();
+  s.train.steps = 40;
+  s.train.eval_every = 10;
+  LiveTrainer t;
+  std::string error;
+  ASSERT_TRUE(t.start(s, error)) << error;
+  ASSERT_TRUE(wait_until(t, [](const LiveSnapshot& x) { return !x.running; }));
+  const LiveSnapshot x = t.snapshot();
+  EXPECT_TRUE(x.finished);
+  EXPECT_EQ(x.step_loss.size(), 40u);
+  ASSERT_EQ(x.history.size(), 5u);
+  EXPECT_EQ(x.probe_serial, 5);
+  EXPECT_EQ(x.probe_tokens.size(), 16u);  // 8 distinct letters twice
+  EXPECT_EQ(x.probe_att.size(), 2u * 2 * 16 * 16);
+  for (int row = 0; row < 2 * 2 * 16; ++row) {
+    float sum = 0;
+    for (int k = 0; k < 16; ++k) sum += x.probe_att[static_cast<size_t>(row) * 16 + k];
+    EXPECT_NEAR(sum, 1.0f, 1e-5);
+  }
+  ASSERT_TRUE(t.model());
+  EXPECT_EQ(t.model()->config.n_positions, 16);
+}
+
+TEST(LmLive, PauseHoldsAndCancelStops) {
+  LiveSetup s = default_live_setup();
+  s.train = tiny_options();
+  s.train.steps = 100000;
+  LiveTrainer t;
+  std::string error;
+  t.set_paused(true);
+  ASSERT_TRUE(t.start(s, error)) << error;
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(t.snapshot().step_loss.empty());
+  EXPECT_TRUE(t.snapshot().paused);
+  t.set_paused(false);
+  ASSERT_TRUE(wait_until(t, [](const LiveSnapshot& x) { return x.step_loss.size() >= 3; }));
+  t.cancel();
+  const LiveSnapshot x = t.snapshot();
+  EXPECT_FALSE(x.running);
+  EXPECT_TRUE(x.cancelled);
+  s.train.n_embd = 15;
+  EXPECT_FALSE(t.start(s, error));
+  EXPECT_NE(error.find("--embd"), std::string::npos) << error;
+}
+
+}  // namespace
+}  // namespace attn::lm
