@@ -263,10 +263,10 @@ void check_against_trace(const LessonStep& s, const AttentionTrace& t) {
     if (!st)
       fail(f + ".stage", "unknown stage '" + a.stage + "' for this scenario; expected one of " +
                              step_ids(t, false));
-    if (a.head >= static_cast<int>(st->heads.size()))
-      fail(f + ".head", "stage '" + a.stage + "' has " + std::to_string(st->heads.size()) +
+    if (a.head >= st->num_heads())
+      fail(f + ".head", "stage '" + a.stage + "' has " + std::to_string(st->num_heads()) +
                             " head(s); head " + std::to_string(a.head) + " is out of range");
-    const Matrix& m = st->heads[a.head];
+    const Matrix& m = t.head(*st, a.head);
     if (a.row >= m.rows())
       fail(f + ".row", "row " + std::to_string(a.row) + " is out of range; stage '" + a.stage +
                            "' has " + std::to_string(m.rows()) + " rows");
@@ -383,6 +383,13 @@ LessonStep read_step(const json& j, const StepContext& c) {
 
 std::string quoted(const std::string& token) { return "“" + token + "”"; }
 
+// Whether the masks hide key j from query i in head h: the trace's reasons when it has them, else
+// the −∞ of its masked stage.
+bool is_hidden(const AttentionTrace& t, int h, int i, int j) {
+  if (t.has_reasons(h)) return t.hidden_of(h)(i, j) != 0;
+  return !std::isfinite(t.head("masked", h)(i, j));
+}
+
 double property_value(const AnswerRef& a, const AttentionTrace& t) {
   if (a.property == "scale") return t.scale;
   if (a.property == "d_k") return t.d_k;
@@ -392,7 +399,7 @@ double property_value(const AnswerRef& a, const AttentionTrace& t) {
   if (a.property == "n_q") return t.n_q;
   if (a.property == "n_k") return t.n_k;
   int visible = 0;  // visible_keys
-  for (int j = 0; j < t.n_k; ++j) visible += t.hidden[a.head](a.row, j) == 0 ? 1 : 0;
+  for (int j = 0; j < t.n_k; ++j) visible += is_hidden(t, a.head, a.row, j) ? 0 : 1;
   return visible;
 }
 
@@ -477,21 +484,20 @@ std::optional<double> number_answer(const LessonQuestion& q, const AttentionTrac
                                     std::string& error) {
   const AnswerRef& a = q.answer;
   if (!a.property.empty()) {
-    if (a.property == "visible_keys" &&
-        (a.head >= static_cast<int>(t.hidden.size()) || a.row >= t.n_q)) {
+    if (a.property == "visible_keys" && (a.head >= t.num_heads || a.row >= t.n_q)) {
       error = "the trace has no query row " + std::to_string(a.row);
       return std::nullopt;
     }
     return property_value(a, t);
   }
   const TraceStep* st = t.find(a.stage);
-  if (!st || a.head >= static_cast<int>(st->heads.size()) || a.row >= st->heads[a.head].rows() ||
-      a.col >= st->heads[a.head].cols()) {
+  const Matrix* m = st && a.head < st->num_heads() ? &t.head(*st, a.head) : nullptr;
+  if (!m || a.row >= m->rows() || a.col >= m->cols()) {
     error = "the trace has no cell (" + std::to_string(a.row) + ", " + std::to_string(a.col) +
             ") in stage '" + a.stage + "' head " + std::to_string(a.head);
     return std::nullopt;
   }
-  const double v = st->heads[a.head](a.row, a.col);
+  const double v = (*m)(a.row, a.col);
   if (!std::isfinite(v)) {
     error = "the answer cell (" + std::to_string(a.row) + ", " + std::to_string(a.col) +
             ") of stage '" + a.stage + "' is hidden (−∞); ask about a visible cell";
@@ -504,17 +510,17 @@ std::optional<int> key_answer(const LessonQuestion& q, const AttentionTrace& t,
                               std::string& error) {
   const AnswerRef& a = q.answer;
   const TraceStep* st = t.find(a.stage);
-  if (!st || a.head >= static_cast<int>(st->heads.size()) || a.row >= st->heads[a.head].rows() ||
-      st->heads[a.head].cols() != t.n_k) {
+  const Matrix* mp = st && a.head < st->num_heads() ? &t.head(*st, a.head) : nullptr;
+  if (!mp || a.row >= mp->rows() || mp->cols() != t.n_k) {
     error = "the trace has no row " + std::to_string(a.row) + " of keys in stage '" + a.stage + "'";
     return std::nullopt;
   }
-  const Matrix& m = st->heads[a.head];
+  const Matrix& m = *mp;
   // The head's mask, when the stage is per query head (k/v-head stages have no key columns).
-  const int mask_head = std::min<int>(a.head, static_cast<int>(t.hidden.size()) - 1);
+  const int mask_head = std::min<int>(a.head, t.num_heads - 1);
   int best = -1;
   for (int j = 0; j < m.cols(); ++j) {
-    if (mask_head >= 0 && t.hidden[mask_head](a.row, j) != 0) continue;
+    if (mask_head >= 0 && is_hidden(t, mask_head, a.row, j)) continue;
     if (best < 0 || (a.smallest ? m(a.row, j) < m(a.row, best) : m(a.row, j) > m(a.row, best)))
       best = j;
   }
@@ -524,7 +530,7 @@ std::optional<int> key_answer(const LessonQuestion& q, const AttentionTrace& t,
   }
   // A tie has no single right key: the question would be unfair.
   for (int j = 0; j < m.cols(); ++j)
-    if (j != best && (mask_head < 0 || t.hidden[mask_head](a.row, j) == 0) &&
+    if (j != best && (mask_head < 0 || !is_hidden(t, mask_head, a.row, j)) &&
         std::abs(m(a.row, j) - m(a.row, best)) < 1e-6f) {
       error = "keys " + std::to_string(best) + " and " + std::to_string(j) + " of row " +
               std::to_string(a.row) + " tie; a key question needs one clear answer";
