@@ -98,7 +98,8 @@ void register_gui(CLI::App& app, Action& action) {
       ->check(finite_in(12, 48));
   cmd->add_flag("--presentation", opts->presentation, "start in presentation mode");
   cmd->add_option("--tab", opts->tab,
-                  "left panel tab: inputs or variants; seq2seq opens the seq2seq window, "
+                  "left panel tab: inputs or variants; variant-views also opens the Linformer and "
+                  "Multi-Token Attention views; seq2seq opens the seq2seq window, "
                   "seq2seq-live its live training; lm-heads, lm-next, lm-roles, lm-circuit or "
                   "lm-kv the language model window on that tab (with --model); lm-train the "
                   "window that trains a transformer live (training starts at once)")

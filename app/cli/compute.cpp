@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <tuple>
 
 #include "attention/engine.h"
 #include "attention/format.h"
@@ -26,6 +27,9 @@ struct ComputeOptions {
   double temperature = 1.0;
   std::string backend = "cpu";
   int device = 0;
+  // Variants beyond masks (cli.md): Linformer's projections, the key–query convolution, head
+  // mixing; "" when not given.
+  std::string linformer_e, linformer_f, kq_conv, head_mix;
 };
 
 [[noreturn]] void usage_error(const std::string& message) { throw CliError{kExitUsage, message}; }
@@ -70,6 +74,11 @@ std::string with_flag(const ComputeOptions& o, const std::string& message) {
   if (starts("K")) return flag_file("--k", o.k) + ": " + message;
   if (starts("V")) return flag_file("--v", o.v) + ": " + message;
   if (starts("logits")) return "--q/--k: " + message;
+  if (starts("linformer.e")) return flag_file("--linformer-e", o.linformer_e) + ": " + message;
+  if (starts("linformer.f")) return flag_file("--linformer-f", o.linformer_f) + ": " + message;
+  if (starts("linformer")) return "--linformer-e/--linformer-f: " + message;
+  if (starts("multi_token.kq_conv")) return flag_file("--kq-conv", o.kq_conv) + ": " + message;
+  if (starts("multi_token.head_mix")) return flag_file("--head-mix", o.head_mix) + ": " + message;
   return message;
 }
 
@@ -107,6 +116,92 @@ constexpr uint64_t kMaxWeightsFileBytes = uint64_t{4} << 30;
 // Rows per block when the weights are streamed: about 4 million cells (16 MB) per stage.
 int weight_block_rows(int n_k) { return std::max(1, (1 << 22) / std::max(1, n_k)); }
 
+// The mask flags given, by name ("--causal", ...), for the refusals that name them.
+std::vector<std::string> mask_flags_given(const MaskFlags& m) {
+  std::vector<std::string> out;
+  if (!m.causal.empty()) out.push_back("--causal");
+  if (m.window) out.push_back("--window");
+  if (m.global) out.push_back("--global");
+  if (m.key_length) out.push_back("--key-length");
+  if (!m.mask_file.empty()) out.push_back("--mask");
+  if (!m.bias_file.empty()) out.push_back("--bias");
+  return out;
+}
+
+// Reads --linformer-e/-f, --kq-conv and --head-mix and checks their shapes against Q, K, V (H
+// query heads, H_kv key/value heads, n_k keys), naming the flag, the file's own shape and the one
+// expected. Throws CliError (exit 2).
+VariantSpec load_variants(const ComputeOptions& o, int H, int H_kv, int n_k) {
+  VariantSpec v;
+  if (o.linformer_e.empty() != o.linformer_f.empty())
+    usage_error(std::string("--linformer-e and --linformer-f go together; only ") +
+                (o.linformer_e.empty() ? "--linformer-f" : "--linformer-e") + " was given");
+  if (!o.linformer_e.empty()) {
+    const std::vector<std::string> masks = mask_flags_given(o.mask);
+    if (!masks.empty())
+      usage_error(masks[0] +
+                  " cannot be used with --linformer-e/--linformer-f: masks name key positions, "
+                  "and each of Linformer's k projected keys mixes every position");
+    if (!o.kq_conv.empty())
+      usage_error(
+          "--kq-conv cannot be used with --linformer-e/--linformer-f: the key–query "
+          "convolution runs over keys in sequence order, and projected keys have none");
+    int k = -1;
+    for (const auto& [flag, path, out] : {std::tuple<const char*, const std::string&, HeadStack&>{
+                                              "--linformer-e", o.linformer_e, v.linformer.e},
+                                          {"--linformer-f", o.linformer_f, v.linformer.f}}) {
+      NpyTensor t = read_npy_input(flag, path, NpyContent::kFloat);
+      const std::string what = flag_file(flag, path) + " " + npy_shape_text(t.heads, t.rank);
+      const int rows = static_cast<int>(t.heads[0].rows()),
+                cols = static_cast<int>(t.heads[0].cols());
+      if (t.rank == 3 && static_cast<int>(t.heads.size()) != H_kv)
+        usage_error(what + ": expected (k, n_k) or (H_kv, k, n_k) with H_kv = " +
+                    std::to_string(H_kv) + " key/value heads, as --k has");
+      if (cols != n_k)
+        usage_error(what + ": expected (k, n_k) or (H_kv, k, n_k) with n_k = " +
+                    std::to_string(n_k) + ", the number of keys in --k");
+      if (rows < 1) usage_error(what + ": k must be at least 1");
+      if (k >= 0 && rows != k)
+        usage_error(what + ": projects to k = " + std::to_string(rows) +
+                    " rows but --linformer-e projects to k = " + std::to_string(k) +
+                    "; E and F need the same k");
+      k = rows;
+      check_finite_input(t.heads, t.rank, flag_file(flag, path),
+                         std::string(flag) == "--linformer-e" ? "E" : "F");
+      out = std::move(t.heads);
+    }
+  }
+  if (!o.kq_conv.empty()) {
+    NpyTensor t = read_npy_input("--kq-conv", o.kq_conv, NpyContent::kFloat);
+    const std::string what =
+        flag_file("--kq-conv", o.kq_conv) + " " + npy_shape_text(t.heads, t.rank);
+    if (t.rank == 3 && static_cast<int>(t.heads.size()) != H)
+      usage_error(what +
+                  ": expected θ of shape (c_q, c_k), shared by every head, or (H, c_q, c_k) "
+                  "with H = " +
+                  std::to_string(H) + " query heads");
+    if (t.heads[0].rows() < 1 || t.heads[0].cols() < 1)
+      usage_error(what + ": the kernel needs c_q >= 1 and c_k >= 1");
+    check_finite_input(t.heads, t.rank, flag_file("--kq-conv", o.kq_conv), "θ");
+    v.multi_token.kq_conv = std::move(t.heads);
+  }
+  if (!o.head_mix.empty()) {
+    NpyTensor t = read_npy_input("--head-mix", o.head_mix, NpyContent::kFloat);
+    const std::string what =
+        flag_file("--head-mix", o.head_mix) + " " + npy_shape_text(t.heads, t.rank);
+    const int G = static_cast<int>(t.heads.size());
+    const int rows = static_cast<int>(t.heads[0].rows()),
+              cols = static_cast<int>(t.heads[0].cols());
+    if (t.rank != 3 || rows != cols || G * rows != H)
+      usage_error(what + ": expected (G, c_h, c_h) with G·c_h = H = " + std::to_string(H) +
+                  " query heads (groups of c_h consecutive heads, e.g. (1, " + std::to_string(H) +
+                  ", " + std::to_string(H) + ") to mix them all)");
+    check_finite_input(t.heads, t.rank, flag_file("--head-mix", o.head_mix), "M");
+    v.multi_token.head_mix = std::move(t.heads);
+  }
+  return v;
+}
+
 int run_compute(const ComputeOptions& o) {
   // The outputs are checked, and their temporary files created, before any input is read: a
   // path that cannot be written fails at once, and --weights naming the --out file (by any
@@ -124,6 +219,7 @@ int run_compute(const ComputeOptions& o) {
   check_finite_input(v.heads, v.rank, flag_file("--v", o.v), "V");
   const int H = static_cast<int>(q.heads.size());
   const int n_q = static_cast<int>(q.heads[0].rows()), n_k = static_cast<int>(k.heads[0].rows());
+  VariantSpec variants = load_variants(o, H, static_cast<int>(k.heads.size()), n_k);
   check_mask_against(o.mask, mask, H, n_q, n_k);
   if (o.scale && !std::isfinite(static_cast<float>(*o.scale)))
     usage_error("--scale: expected a finite number, got " + format_value(*o.scale));
@@ -131,9 +227,11 @@ int run_compute(const ComputeOptions& o) {
   if (!(temperature > 0) || !std::isfinite(temperature))
     usage_error("--temperature: expected a finite number > 0, got " + format_value(o.temperature));
   const int rank = q.rank;
+  // With Linformer the weights have one column per projected key.
+  const int weight_cols = variants.linformer.enabled() ? variants.linformer.k() : n_k;
   if (weights_index >= 0) {
-    const uint64_t bytes =
-        npy_header(rank, static_cast<size_t>(H), n_q, n_k).size() + uint64_t{4} * H * n_q * n_k;
+    const uint64_t bytes = npy_header(rank, static_cast<size_t>(H), n_q, weight_cols).size() +
+                           uint64_t{4} * H * n_q * weight_cols;
     if (bytes > kMaxWeightsFileBytes)
       usage_error("--weights: the weights of H·n_q·n_k = " + std::to_string(H) + "·" +
                   std::to_string(n_q) + "·" + std::to_string(n_k) + " cells would be a file of " +
@@ -148,9 +246,14 @@ int run_compute(const ComputeOptions& o) {
   p.options.mask = std::move(mask.spec);
   if (o.scale) p.options.scale = static_cast<float>(*o.scale);
   p.options.temperature = temperature;
+  p.options.variants = std::move(variants);
   const std::string invalid = validate_problem(p);
   if (!invalid.empty()) usage_error(with_flag(o, invalid));
 
+  if (p.options.variants.any() && o.backend == "opencl")
+    usage_error(
+        "--backend opencl: Linformer, --kq-conv and --head-mix are computed by the "
+        "staged CPU engine only; use --backend cpu (or auto)");
   std::unique_ptr<Backend> backend = make_backend_or_throw(o.backend, o.device);
   if (!backend->supports(p)) {
     if (o.backend != "auto")
@@ -166,10 +269,10 @@ int run_compute(const ComputeOptions& o) {
   } else {
     // The weights go to their file block by block as they are computed: memory holds a block of
     // rows, never the whole (H, n_q, n_k).
-    files.write(weights_index, npy_header(rank, static_cast<size_t>(H), n_q, n_k));
+    files.write(weights_index, npy_header(rank, static_cast<size_t>(H), n_q, weight_cols));
     HeadStack out(static_cast<size_t>(H), Matrix(n_q, p.input.d_v()));
     std::string scratch;
-    compute_weights_by_rows(p, *backend, weight_block_rows(n_k),
+    compute_weights_by_rows(p, *backend, weight_block_rows(weight_cols),
                             [&](int h, int first, const Matrix& weights, const Matrix& output) {
                               check_result(weights, h, first, rank, backend->name(), "weights");
                               const std::string_view bytes = npy_data_view(weights, scratch);
@@ -201,11 +304,25 @@ void register_compute(CLI::App& app, Action& action) {
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--out", o->out, "output .npy, float32, with Q's rank")->required();
   cmd->add_option("--weights", o->weights, "also write the attention weights .npy");
+  cmd->add_option(
+      "--linformer-e", o->linformer_e,
+      "Linformer key projection E .npy: (k, n_k) or (H_kv, k, n_k); with --linformer-f");
+  cmd->add_option(
+      "--linformer-f", o->linformer_f,
+      "Linformer value projection F .npy: (k, n_k) or (H_kv, k, n_k); with --linformer-e");
+  cmd->add_option(
+      "--kq-conv", o->kq_conv,
+      "Multi-Token Attention key-query convolution kernel .npy: (c_q, c_k) or (H, c_q, c_k)");
+  cmd->add_option("--head-mix", o->head_mix,
+                  "Multi-Token Attention head mixing .npy: (G, c_h, c_h) with G*c_h = H");
   cmd->footer(
       "Heads: query head h uses key/value head h / (H / H_kv), so H must be a multiple of H_kv. "
       "A 2-D K/V with a 3-D Q is one key/value head shared by every query head (multi-query "
       "attention); (H_kv, n_k, d) with 1 < H_kv < H is grouped-query attention. Q's rank decides "
-      "the rank of --out and --weights. Nothing is written unless every input is valid.");
+      "the rank of --out and --weights. Nothing is written unless every input is valid. "
+      "Variants (cli.md, \"Variants beyond masks\"): with --linformer-e/-f the weights are "
+      "(…, n_q, k) over k projected keys and no mask flag applies; --kq-conv convolves the masked "
+      "scores before the softmax; --head-mix mixes the weights of groups of heads after it.");
   cmd->callback([&action, o] { action = [o] { return run_compute(*o); }; });
 }
 

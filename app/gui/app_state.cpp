@@ -211,6 +211,7 @@ void AppState::push_undo() {
 }
 
 bool AppState::apply(Scenario next, const std::string& what, const std::string& gesture) {
+  fit_variants(next);
   if (std::string e = validate_scenario(next); !e.empty()) {
     set_message(what + " refused: " + e, true);
     return false;

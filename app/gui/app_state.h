@@ -38,6 +38,11 @@ struct Selection {
   bool active() const { return query >= 0; }
 };
 
+// Keeps a scenario's variants (attention/variants.h) fitting its shapes after an edit: Linformer's
+// E and F follow n_k (redrawn), per-head kernels fall back to one shared kernel, and head mixing
+// whose groups no longer divide H is turned off.
+void fit_variants(Scenario& s);
+
 class AppState {
  public:
   AppState();
@@ -136,6 +141,17 @@ class AppState {
   bool clear_custom_mask();
   bool set_scale(std::optional<float> scale);
   bool set_temperature(float t);
+
+  // ---- variants beyond masks (app_state_variants.cpp) ----
+  // Linformer with k virtual keys and random E, F ~ N(0, 1/k) drawn from linformer_seed; nullopt
+  // turns it off.
+  bool set_linformer(std::optional<int> k);
+  bool reseed_linformer();  // new E and F with the next seed, same k
+  uint64_t linformer_seed = 1;
+  // The key–query convolution: one kernel θ (c_q, c_k) shared by every head; empty turns it off.
+  bool set_kq_conv(const Matrix& kernel);
+  // Head mixing in groups of c_h heads (0 = off): M = (1 − s)·I + s/c_h, s the strength.
+  bool set_head_mix(int group, float strength);
 
   bool can_undo() const { return !undo_.empty(); }
   bool can_redo() const { return !redo_.empty(); }

@@ -11,15 +11,24 @@ const StageInfo kAllStages[] = {
     {"qkv", "Q, K, V", "Queries, keys and values",
      "Each token asks with its query, advertises with its key and carries content in its value; "
      "attention compares every query with every key to decide how much of each value to take."},
+    {"k_proj", "E·K", "Projected keys",
+     "Linformer: E (k × n_k) mixes the n_k keys into k virtual keys (and F the values), so each "
+     "query compares itself with k rows instead of n: O(n·k) work instead of O(n²)."},
     {"scores", "QKᵀ", "Scores",
      "A dot product measures how well a query matches a key: large and positive when they point "
      "the same way, negative when they point apart."},
     {"scaled", "÷√dₖ", "Scaled scores",
      "Dot products of random d_k-dimensional vectors have a variance that grows with d_k; dividing "
      "by √d_k keeps scores near unit size so the softmax does not saturate into a one-hot choice."},
+    {"pre_conv", "mask", "Scores before the convolution",
+     "The masked scores as plain attention would use them; Multi-Token Attention convolves this "
+     "map next."},
     {"masked", "mask", "Masked scores",
      "Some keys must not be seen (future tokens, padding, keys outside a window); a score of −∞ "
      "gives them a weight of exactly 0 after the softmax."},
+    {"pre_mix", "softmax", "Weights before head mixing",
+     "Each head's own softmax weights; Multi-Token Attention then blends the weights of groups of "
+     "heads."},
     {"weights", "softmax", "Attention weights",
      "Softmax turns each row of scores into positive weights that sum to 1, so the output is an "
      "average of the values; the temperature sharpens (T < 1) or flattens (T > 1) it."},
@@ -49,6 +58,23 @@ std::vector<StageInfo> AppState::stages() const {
   std::vector<StageInfo> out;
   for (const StageInfo& s : kAllStages)
     if (s.id == "qkv" || trace_.find(s.id)) out.push_back(s);
+  // Multi-Token Attention: masked is the convolved map, weights the mixed ones.
+  for (StageInfo& s : out) {
+    if (s.id == "masked" && trace_.find("pre_conv")) {
+      s.label = "θ∗S";
+      s.title = "Convolved scores";
+      s.why =
+          "Multi-Token Attention: each score becomes a weighted sum of its neighbours (queries "
+          "above, keys around), so a key can win because of the words next to it.";
+    }
+    if (s.id == "weights" && trace_.find("pre_mix")) {
+      s.label = "mix";
+      s.title = "Mixed weights";
+      s.why =
+          "Multi-Token Attention: each head's weights become a blend of the weights of its group "
+          "of heads, so one head can use what another found.";
+    }
+  }
   return out;
 }
 

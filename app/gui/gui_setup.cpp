@@ -230,14 +230,16 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
   }
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
       o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
-      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-train") {
+      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-train" &&
+      o.tab != "variant-views") {
     error =
-        "--tab: expected inputs, variants, seq2seq, seq2seq-live, lm-heads, lm-next, lm-roles, "
-        "lm-circuit, lm-kv or lm-train, got '" +
+        "--tab: expected inputs, variants, variant-views, seq2seq, seq2seq-live, lm-heads, "
+        "lm-next, lm-roles, lm-circuit, lm-kv or lm-train, got '" +
         o.tab + "'";
     return false;
   }
   const bool train_tab = o.tab == "lm-train";
+  if (o.tab == "variant-views") ui.show_variant_views = true;
   const bool lm_tab = o.tab.rfind("lm-", 0) == 0 && !train_tab;
   const bool seq2seq_tab = o.tab.rfind("seq2seq", 0) == 0;
   if (train_tab) {
@@ -262,7 +264,8 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       ui.seq2seq->autostart = true;
     }
   }
-  if (!lm_tab && !train_tab && !seq2seq_tab) ui.select_tab = o.tab;
+  if (!lm_tab && !train_tab && !seq2seq_tab)
+    ui.select_tab = o.tab == "variant-views" ? "variants" : o.tab;
   if (!o.lesson.empty()) {
     if (!open_lesson(ui, o.lesson, error)) {
       error = "--lesson: " + error;

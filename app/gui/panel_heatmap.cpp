@@ -19,7 +19,8 @@ std::vector<std::string> index_labels(int n, const char* prefix) {
 }
 
 bool is_score_matrix(const std::string& id) {
-  return id == "scores" || id == "scaled" || id == "masked" || id == "weights";
+  return id == "scores" || id == "scaled" || id == "masked" || id == "weights" ||
+         id == "pre_conv" || id == "pre_mix";
 }
 
 void handle_click(Ui& ui, const std::string& stage, const HeatmapEvent& ev) {
@@ -181,7 +182,9 @@ void draw_heatmap_panel(Ui& ui) {
       sp.texture_key = sp.id + "-" + std::to_string(i == 0 ? h : g);
       sp.m = mats[i];
       sp.matrix_name = names[i];
-      sp.row_labels = i == 0 ? t.query_tokens : t.key_tokens;
+      sp.row_labels = i == 0                       ? t.query_tokens
+                      : t.input_key_tokens.empty() ? t.key_tokens
+                                                   : t.input_key_tokens;
       sp.row_labels_shown = i != 2;
       sp.row_axis = i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
       sp.col_axis = "dims →";
@@ -216,7 +219,9 @@ void draw_heatmap_panel(Ui& ui) {
   sp.texture_key = "main-" + stage.id + "-" + std::to_string(idx);
   sp.m = &m;
   sp.matrix_name = stage.id.c_str();
-  sp.row_labels = t.query_tokens;
+  // Linformer's projected keys and values: one row per virtual key.
+  const bool projected = stage.id == "k_proj" || stage.id == "v_proj";
+  sp.row_labels = projected ? t.key_tokens : t.query_tokens;
   const bool scores = is_score_matrix(stage.id);
   const bool concat = stage.id == "concat" && t.d_v > 0 && m.cols() == t.num_heads * t.d_v;
   if (scores)
@@ -226,9 +231,11 @@ void draw_heatmap_panel(Ui& ui) {
       sp.col_labels.push_back("h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v));
   else
     sp.col_labels = index_labels(static_cast<int>(m.cols()), "d");
-  sp.row_axis = "queries ↓";
+  sp.row_axis = projected ? "virtual keys ↓" : "queries ↓";
   sp.col_axis = scores ? "keys →" : concat ? "heads · dimensions →" : "dimensions →";
-  if ((stage.id == "masked" || stage.id == "weights") && t.has_reasons(h))
+  if ((stage.id == "masked" || stage.id == "weights" || stage.id == "pre_conv" ||
+       stage.id == "pre_mix") &&
+      t.has_reasons(h))
     sp.hidden = &t.hidden_of(h);
   sp.scale = color_scale_cached(ui, sp.texture_key, stage.id, m);
   sp.selected_row = sel.query;

@@ -219,6 +219,7 @@ void draw_menu_bar(Ui& ui) {
     ImGui::MenuItem("Language model: attention inside GPT-2", nullptr, &ui.show_lm);
     ImGui::MenuItem("Train a transformer: watch an induction head form", nullptr,
                     &ui.show_lm_train);
+    ImGui::MenuItem("Linformer and Multi-Token Attention views", nullptr, &ui.show_variant_views);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Compute")) {

@@ -210,6 +210,9 @@ void draw_variants_panel(Ui& ui) {
       ui.defer([&st, d, h = t.num_heads] { st.set_heads(h, d); });
   }
 
+  heading(ui, "Beyond masks: Linformer, Multi-Token Attention");
+  draw_beyond_masks_controls(ui);
+
   heading(ui, "Compute");
   bool first_backend = true;
   for (const std::string& b : available_backends()) {

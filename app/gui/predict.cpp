@@ -11,7 +11,8 @@ namespace attn {
 namespace {
 
 bool is_attention_stage(const std::string& s) {
-  return s == "scores" || s == "scaled" || s == "masked" || s == "weights";
+  return s == "scores" || s == "scaled" || s == "masked" || s == "weights" || s == "pre_conv" ||
+         s == "pre_mix";
 }
 
 std::string num(double x, int decimals) { return format_fixed(x, decimals, true); }

@@ -131,6 +131,9 @@ struct Ui {
   // The window that trains a transformer live (View menu, gui --tab lm-train) and its state
   // (panel_lm_train.h).
   bool show_lm_train = false;
+  // The variant views window (View menu, gui --tab variant-views): Linformer's charts, the
+  // convolution before and after, the mixed heads (panel_variant_views.cpp).
+  bool show_variant_views = false;
   std::shared_ptr<struct LmTrainPanel> lm_train;
   // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
   // place by panel_lesson.cpp; null when none is open.
@@ -209,6 +212,10 @@ void draw_heads_panel(Ui& ui);
 void draw_status_bar(Ui& ui);
 void draw_dialogs(Ui& ui);
 void draw_seq2seq_panel(Ui& ui);
+// The Variants tab's section for Linformer, the key–query convolution and head mixing
+// (panel_variants_beyond.cpp), and the window that shows what they do (panel_variant_views.cpp).
+void draw_beyond_masks_controls(Ui& ui);
+void draw_variant_views_panel(Ui& ui);
 // The contents of panels that also live as tabs of one column in a narrow window.
 void draw_narration_contents(Ui& ui);
 void draw_heads_contents(Ui& ui);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention/matrix.h"
+#include "attention/variants.h"
 
 namespace attn {
 
@@ -33,6 +34,7 @@ struct AttentionOptions {
   MaskSpec mask;
   std::optional<float> scale;  // default 1/sqrt(d_k)
   float temperature = 1.0f;
+  VariantSpec variants;  // Linformer, key–query convolution, head mixing (attention/variants.h)
 };
 
 // Q: H matrices (n_q, d_k); K: H_kv matrices (n_k, d_k); V: H_kv matrices (n_k, d_v); H % H_kv ==
@@ -130,7 +132,11 @@ struct AttentionTrace {
   float scale = 1.0f, temperature = 1.0f;
   bool scale_overridden = false;  // --scale given (else 1/√d_k)
   MaskSpec mask;                  // the masks the trace was computed with
-  std::vector<int> kv_head_of;    // size H
+  VariantSpec variants;           // the variants it was computed with (attention/variants.h)
+  // With Linformer, key_tokens name the k virtual keys ("k̃0", …) that scores … weights have as
+  // columns (n_k = k), and these name the n_k rows of the k and v steps; else empty.
+  std::vector<std::string> input_key_tokens;
+  std::vector<int> kv_head_of;  // size H
   // Per head (n_q, n_k): MaskReason bits, when the backend stored them; else hidden_of builds
   // them from `mask` on demand.
   std::vector<ReasonMatrix> hidden;

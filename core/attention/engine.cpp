@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "attention/format.h"
+#include "attention/variant_stages.h"
 
 namespace attn {
 namespace {
@@ -157,6 +158,7 @@ std::string validate_problem(const AttentionProblem& p) {
   if (p.options.scale && !std::isfinite(*p.options.scale)) return "scale must be a finite number";
   if (!(p.options.temperature > 0) || !std::isfinite(p.options.temperature))
     return "temperature must be a finite number > 0";
+  if (p.options.variants.any()) return validate_variants(p);
   return check_logits_fit_float(p);
 }
 
@@ -198,6 +200,7 @@ AttentionTrace begin_trace(const AttentionProblem& p) {
   t.steps.push_back({"q", "Queries", "Q", in.q, t.kv_head_of});
   t.steps.push_back({"k", "Keys", "K", in.k, kv_ids});
   t.steps.push_back({"v", "Values", "V", in.v, kv_ids});
+  if (p.options.variants.any()) begin_variant_trace(p, t);
   return t;
 }
 
@@ -228,6 +231,7 @@ void label_stages(const AttentionProblem& p, AttentionTrace& t) {
     s->title = l.title;
     s->formula = l.formula;
   }
+  if (p.options.variants.any()) label_variant_stages(p, t);
 }
 
 }  // namespace attn

@@ -22,7 +22,9 @@ AttentionProblem to_problem(const Scenario& s) {
 void add_scenario_steps(const Scenario& s, AttentionTrace& t) {
   t.name = s.name;
   t.query_tokens = s.query_tokens;
-  t.key_tokens = s.keys();
+  // With Linformer the stages' keys are the virtual keys begin_trace named; the scenario's keys
+  // name the rows of K and V.
+  (t.variants.linformer.enabled() ? t.input_key_tokens : t.key_tokens) = s.keys();
   if (!s.use_projection) return;
 
   const ProjectionSpec& pr = s.projection;

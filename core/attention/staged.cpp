@@ -9,6 +9,7 @@
 #include "attention/mask.h"
 #include "attention/parallel.h"
 #include "attention/stage_memory.h"
+#include "attention/variant_stages.h"
 
 namespace attn {
 namespace {
@@ -82,6 +83,7 @@ std::vector<std::vector<bool>> to_bools(const std::vector<std::vector<char>>& em
 }  // namespace
 
 void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
+  if (p.options.variants.any()) return compute_variant_stages_cpu(p, t);
   const int H = p.input.num_heads(), n_q = p.input.n_q(), n_k = p.input.n_k();
   const float scale = p.effective_scale();
   const float inv_t = 1.0f / p.options.temperature;
@@ -148,6 +150,14 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
 
 void compute_weights_cpu(const AttentionProblem& p, HeadStack& weights, HeadStack& output,
                          std::vector<std::vector<bool>>& empty_row) {
+  if (p.options.variants.any()) {
+    AttentionTrace t;
+    compute_variant_stages_cpu(p, t);
+    weights = std::move(t.find("weights")->heads);
+    output = std::move(t.find("output")->heads);
+    empty_row = std::move(t.empty_row);
+    return;
+  }
   const int H = p.input.num_heads(), n_q = p.input.n_q(), n_k = p.input.n_k();
   const float scale = p.effective_scale();
   const float inv_t = 1.0f / p.options.temperature;

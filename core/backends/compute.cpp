@@ -19,14 +19,40 @@ void Backend::run_weights(const AttentionProblem& p, HeadStack& weights, HeadSta
 
 AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   AttentionTrace t = begin_trace(p);
-  t.backend = backend.name();
-  backend.run_stages(p, t);
+  // The variants beyond masks run on the staged CPU engine; the trace names the backend used.
+  std::unique_ptr<Backend> cpu;
+  Backend* run = &backend;
+  if (p.options.variants.any() && !backend.supports(p)) {
+    cpu = make_cpu_backend();
+    run = cpu.get();
+  }
+  t.backend = run->name();
+  run->run_stages(p, t);
   label_stages(p, t);
   return t;
 }
 
 AttentionTrace compute_trace_rows(const AttentionProblem& p, Backend& backend, int first,
                                   int last) {
+  // A variant's rows depend on other rows (the convolution) and heads (mixing): the whole trace,
+  // then its rows [first, last) and the c_q − 1 rows before them that a kernel reads.
+  if (p.options.variants.any()) {
+    std::unique_ptr<Backend> cpu = make_cpu_backend();
+    AttentionTrace whole = compute_trace(p, *cpu);
+    const HeadStack& kernels = p.options.variants.multi_token.kq_conv;
+    const int c_q = kernels.empty() ? 1 : static_cast<int>(kernels[0].rows());
+    const int lo = std::max(0, first - (c_q - 1)), rows = last - lo;
+    for (TraceStep& s : whole.steps) {
+      if (s.id == "q" || s.id == "k" || s.id == "v" || s.id == "k_proj" || s.id == "v_proj")
+        continue;
+      for (Matrix& m : s.heads) m = Matrix(m.middleRows(lo, rows));
+    }
+    for (ReasonMatrix& r : whole.hidden) r = ReasonMatrix(r.middleRows(lo, rows));
+    for (std::vector<bool>& e : whole.empty_row)
+      e = std::vector<bool>(e.begin() + lo, e.begin() + last);
+    whole.first_row = lo;
+    return whole;
+  }
   AttentionTrace t = begin_trace(p);
   const AttentionProblem slice = slice_query_rows(p, first, last);
   std::unique_ptr<Backend> cpu;
@@ -49,6 +75,14 @@ AttentionTrace compute_trace_rows(const AttentionProblem& p, Backend& backend, i
 void compute_weights_by_rows(const AttentionProblem& p, Backend& backend, int block_rows,
                              const RowBlockSink& sink) {
   const int H = p.input.num_heads(), n_q = p.input.n_q();
+  if (p.options.variants.any()) {
+    // Whole, on the CPU: a variant's rows and heads depend on each other.
+    HeadStack weights, output;
+    make_cpu_backend()->run_weights(p, weights, output);
+    for (int h = 0; h < H; ++h)
+      sink(h, 0, weights[static_cast<size_t>(h)], output[static_cast<size_t>(h)]);
+    return;
+  }
   std::unique_ptr<Backend> cpu;
   // Kept across blocks: a backend that fills them in place (the CPU) reuses their memory.
   HeadStack weights, output;

@@ -21,8 +21,16 @@ class CpuBackend : public Backend {
     compute_weights_cpu(p, weights, output, empty_row);
   }
 
-  // Output only: the fused tiled online softmax, which never holds an (n_q, n_k) matrix.
-  HeadStack run_output(const AttentionProblem& p) override { return fused_attention_cpu(p); }
+  // Output only: the fused tiled online softmax, which never holds an (n_q, n_k) matrix; the
+  // variants (attention/variants.h) change the stages it fuses, so they take the staged path.
+  HeadStack run_output(const AttentionProblem& p) override {
+    if (p.options.variants.any()) {
+      AttentionTrace t;
+      compute_stages_cpu(p, t);
+      return std::move(t.find("output")->heads);
+    }
+    return fused_attention_cpu(p);
+  }
 };
 
 }  // namespace

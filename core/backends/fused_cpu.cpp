@@ -5,6 +5,7 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "attention/mask.h"
@@ -170,6 +171,10 @@ struct FusedJob {
 }  // namespace
 
 HeadStack fused_attention_cpu(const AttentionProblem& p, const FusedCpuConfig& config) {
+  if (p.options.variants.any())
+    throw std::invalid_argument(
+        "the fused outputs-only path computes plain attention: Linformer, the key–query "
+        "convolution and head mixing need the staged path");
   const AttentionInput& in = p.input;
   const int H = in.num_heads(), n_q = in.n_q(), n_k = in.n_k(), d_k = in.d_k(), d_v = in.d_v();
   const int bq = std::max(1, std::min(config.block_q, n_q));

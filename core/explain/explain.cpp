@@ -41,6 +41,15 @@ std::string Narrator::run(const std::vector<Stage>& stages) {
       case kOutProjection:
         output_projection();
         break;
+      case kLinformer:
+        linformer();
+        break;
+      case kConvolution:
+        convolution();
+        break;
+      case kHeadMix:
+        head_mixing();
+        break;
     }
   }
   return out_.str();
@@ -57,8 +66,15 @@ std::vector<Stage> stages_for(const AttentionTrace& t, const std::string& step,
                               std::string& error) {
   const bool projection = t.find("x") != nullptr;
   std::vector<Stage> all;
+  const bool linformer = t.find("k_proj") != nullptr, conv = t.find("pre_conv") != nullptr,
+             mix = t.find("pre_mix") != nullptr;
   all.push_back(projection ? kProjection : kInputs);
-  for (Stage s : {kScores, kScaled, kMasked, kWeights, kOutput}) all.push_back(s);
+  if (linformer) all.push_back(kLinformer);
+  for (Stage s : {kScores, kScaled, kMasked, kWeights, kOutput}) {
+    all.push_back(s);
+    if (s == kMasked && conv) all.push_back(kConvolution);
+    if (s == kWeights && mix) all.push_back(kHeadMix);
+  }
   if (t.find("concat")) all.push_back(kOutProjection);
   if (step.empty()) return all;
   if (!t.find(step)) {
@@ -71,8 +87,11 @@ std::vector<Stage> stages_for(const AttentionTrace& t, const std::string& step,
     return {projection ? kProjection : kInputs};
   if (step == "scores") return {kScores};
   if (step == "scaled") return {kScaled};
-  if (step == "masked") return {kMasked};
-  if (step == "weights") return {kWeights};
+  if (step == "k_proj" || step == "v_proj") return {kLinformer};
+  if (step == "pre_conv") return {kMasked};
+  if (step == "masked") return {conv ? kConvolution : kMasked};
+  if (step == "pre_mix") return {kWeights};
+  if (step == "weights") return {mix ? kHeadMix : kWeights};
   if (step == "output") return {kOutput};
   return {kOutProjection};
 }

@@ -26,14 +26,20 @@ void Narrator::header(bool full) {
       out_ << " (GQA: " << H / Hkv << " query heads share each K/V head).\n";
   }
   if (!full) return;
-  if (cross())
+  const int n_in = static_cast<int>(t_.input_key_tokens.size());
+  if (!t_.input_key_tokens.empty())
+    out_ << "  Linformer: " << t_.n_q << " query tokens attend to " << t_.n_k
+         << " virtual keys, projections of the " << n_in << " keys and values.\n";
+  else if (cross())
     out_ << "  Cross-attention: " << t_.n_q << " query tokens attend to the " << t_.n_k
          << " key/value tokens of another sequence.\n";
   std::string hq = H > 1 ? "H=" + std::to_string(H) + ", " : "";
   std::string hkv = H > 1 ? "H_kv=" + std::to_string(Hkv) + ", " : "";
   out_ << "  Shapes: Q (" << hq << "n_q=" << t_.n_q << ", d_k=" << t_.d_k << ")   K (" << hkv
-       << "n_k=" << t_.n_k << ", d_k=" << t_.d_k << ")   V (" << hkv << "n_k=" << t_.n_k
-       << ", d_v=" << t_.d_v << ")\n";
+       << "n_k=" << (n_in ? n_in : t_.n_k) << ", d_k=" << t_.d_k << ")   V (" << hkv
+       << "n_k=" << (n_in ? n_in : t_.n_k) << ", d_v=" << t_.d_v << ")";
+  if (n_in) out_ << "   K̃, Ṽ (" << hkv << "k=" << t_.n_k << ", …)";
+  out_ << "\n";
   out_ << "  Numbers are rounded to " << p_ << " decimal" << (p_ == 1 ? "" : "s")
        << (p_ == 0 ? " (values below 1 keep their first digit)" : "")
        << "; every sum and product uses the unrounded values.\n";

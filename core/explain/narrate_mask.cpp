@@ -77,7 +77,7 @@ bool Narrator::relaxed_by_global(int j) const {
 
 std::string Narrator::masked_value_text(int j) const {
   const Matrix* bias = mask_for_head(t_.mask.bias, h_);
-  const double sc = (*scaled_)(row_, j), mk = (*masked_)(row_, j);
+  const double sc = (*scaled_)(row_, j), mk = (*before_conv_)(row_, j);
   if (hidden(j)) return s_.neg_inf;
   if (!bias) return num(mk);
   const double b = (*bias)(i_, j);

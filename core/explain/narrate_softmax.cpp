@@ -81,7 +81,7 @@ void Narrator::softmax() {
   for (int j : detail_) {
     const size_t uj = static_cast<size_t>(j);
     std::string lhs = pad_right("w_" + kn(j), w + 2);
-    const double wt = (*weights_)(row_, j);
+    const double wt = (*softmax_weights_)(row_, j);
     if (!hidden(j)) ws.push_back(num(wt));
     if (hidden(j))
       line(lhs + " = 0   (hidden)");
@@ -91,8 +91,8 @@ void Narrator::softmax() {
   if (cell_) return;
   double total = 0.0, rest = 0.0;
   for (int j = 0; j < t_.n_k; ++j) {
-    total += (*weights_)(row_, j);
-    if (!is_detail(j)) rest += (*weights_)(row_, j);
+    total += (*softmax_weights_)(row_, j);
+    if (!is_detail(j)) rest += (*softmax_weights_)(row_, j);
   }
   if (rest_visible() > 0)
     ws.push_back("[" + std::to_string(rest_visible()) + " more keys: " + num(rest) + "]");

@@ -30,7 +30,19 @@ inline constexpr int kMaxDims = 8;
 inline constexpr int kMaxComponents = 6;
 
 // Stages in narration order; a --step id maps onto one of them.
-enum Stage { kProjection, kScores, kScaled, kMasked, kWeights, kOutput, kOutProjection, kInputs };
+enum Stage {
+  kProjection,
+  kScores,
+  kScaled,
+  kMasked,
+  kWeights,
+  kOutput,
+  kOutProjection,
+  kInputs,
+  kLinformer,    // the projected keys and values (narrate_variants.cpp)
+  kConvolution,  // the key–query convolution
+  kHeadMix,      // head mixing
+};
 
 // The first n code points of UTF-8 text.
 std::string first_code_points(const std::string& s, size_t n);
@@ -76,6 +88,7 @@ class Narrator {
   size_t key_label_width() const;
 
   void heading(int number, const std::string& text);
+  void heading(const std::string& number, const std::string& text);
   void line(const std::string& text) { out_ << "   " << text << "\n"; }
 
   // ---- header and inputs (narrate_inputs.cpp) ----------------------------------------------
@@ -117,6 +130,13 @@ class Narrator {
 
   void output_projection();
 
+  // ---- variants: Linformer, key–query convolution, head mixing (narrate_variants.cpp) -------
+
+  int focus_key() const;  // the requested key, else the visible key of largest weight
+  void linformer();
+  void convolution();
+  void head_mixing();
+
   const AttentionTrace& t_;
   const ExplainRequest& r_;
   const Symbols& s_;
@@ -125,6 +145,10 @@ class Narrator {
   const int p_, i_, row_, h_, g_;
   const bool cell_;  // one cell (i, j) rather than the whole row
   const Matrix *q_, *k_, *v_, *scores_, *scaled_, *masked_, *weights_, *output_;
+  // With a key–query convolution, the scores before it (what the mask stage shows; masked_ is
+  // the convolved); with head mixing, this head's softmax before mixing (weights_ is mixed).
+  // Else the same as masked_ and weights_.
+  const Matrix *before_conv_, *softmax_weights_;
   std::vector<int> detail_;  // keys narrated in full
   std::ostringstream out_;
 };

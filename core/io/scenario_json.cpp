@@ -177,7 +177,7 @@ Scenario read_scenario(const json& j) {
   if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + type_name(j));
   check_keys(j, "",
              {"format", "version", "name", "description", "query_tokens", "key_tokens", "q", "k",
-              "v", "projection", "mask", "scale", "temperature"});
+              "v", "projection", "mask", "scale", "temperature", "linformer", "multi_token"});
   if (j.contains("version")) {
     int v = read_int(j["version"], "version", 0);
     if (v != 1)
@@ -231,6 +231,25 @@ Scenario read_scenario(const json& j) {
     s.options.scale = read_number(j["scale"], "scale", false);
   if (j.contains("temperature"))
     s.options.temperature = read_number(j["temperature"], "temperature", false);
+  if (j.contains("linformer")) {
+    const json& l = j["linformer"];
+    if (!l.is_object()) fail("linformer", "expected an object, got " + type_name(l));
+    check_keys(l, "linformer", {"e", "f"});
+    for (const char* f : {"e", "f"})
+      if (!l.contains(f))
+        fail(std::string("linformer.") + f, "missing field (e and f go together)");
+    s.options.variants.linformer.e = read_heads(l["e"], "linformer.e");
+    s.options.variants.linformer.f = read_heads(l["f"], "linformer.f");
+  }
+  if (j.contains("multi_token")) {
+    const json& m = j["multi_token"];
+    if (!m.is_object()) fail("multi_token", "expected an object, got " + type_name(m));
+    check_keys(m, "multi_token", {"kq_conv", "head_mix"});
+    if (m.contains("kq_conv"))
+      s.options.variants.multi_token.kq_conv = read_heads(m["kq_conv"], "multi_token.kq_conv");
+    if (m.contains("head_mix"))
+      s.options.variants.multi_token.head_mix = read_heads(m["head_mix"], "multi_token.head_mix");
+  }
   return s;
 }
 
@@ -336,6 +355,15 @@ std::string scenario_to_json(const Scenario& s) {
   }
   if (s.options.scale) j["scale"] = *s.options.scale;
   if (s.options.temperature != 1.0f) j["temperature"] = s.options.temperature;
+  const VariantSpec& v = s.options.variants;
+  if (v.linformer.enabled())
+    j["linformer"] = {{"e", heads_json(v.linformer.e)}, {"f", heads_json(v.linformer.f)}};
+  if (!v.multi_token.kq_conv.empty() || !v.multi_token.head_mix.empty()) {
+    json mj = json::object();
+    if (!v.multi_token.kq_conv.empty()) mj["kq_conv"] = heads_json(v.multi_token.kq_conv);
+    if (!v.multi_token.head_mix.empty()) mj["head_mix"] = heads_json(v.multi_token.head_mix);
+    j["multi_token"] = mj;
+  }
   return j.dump(2) + "\n";
 }
 

@@ -52,6 +52,8 @@ std::string trace_to_json(const AttentionTrace& t) {
   field("backend", t.backend);
   field("query_tokens", t.query_tokens);
   field("key_tokens", t.key_tokens);
+  // Linformer: key_tokens are the virtual keys; these name the rows of k and v.
+  if (!t.input_key_tokens.empty()) field("input_key_tokens", t.input_key_tokens);
   field("num_heads", t.num_heads);
   field("num_kv_heads", t.num_kv_heads);
   field("kv_head_of", t.kv_head_of);

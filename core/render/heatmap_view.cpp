@@ -10,9 +10,12 @@ namespace attn {
 namespace {
 
 bool is_attention_step(const std::string& id) {
-  return id == "scores" || id == "scaled" || id == "masked" || id == "weights";
+  return id == "scores" || id == "scaled" || id == "masked" || id == "weights" ||
+         id == "pre_conv" || id == "pre_mix";
 }
-bool is_key_side_step(const std::string& id) { return id == "k" || id == "v" || id == "x_kv"; }
+bool is_key_side_step(const std::string& id) {
+  return id == "k" || id == "v" || id == "x_kv" || id == "k_proj" || id == "v_proj";
+}
 
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
@@ -106,7 +109,12 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
 
   // Labels: tokens where the rows or columns are tokens, dimension indices otherwise.
   const bool key_rows = is_key_side_step(id);
-  const auto& row_tokens = key_rows ? t.key_tokens : t.query_tokens;
+  // With Linformer, K and V have the n_k input keys as rows, K̃ and Ṽ the virtual keys.
+  const bool input_keys =
+      key_rows && !t.input_key_tokens.empty() && id != "k_proj" && id != "v_proj";
+  const auto& row_tokens = input_keys ? t.input_key_tokens
+                           : key_rows ? t.key_tokens
+                                      : t.query_tokens;
   for (int i = 0; i < rows; ++i)
     v.row_labels.push_back(static_cast<int>(row_tokens.size()) == rows ? shorten(row_tokens[i], 16)
                                                                        : std::to_string(i));

@@ -497,6 +497,11 @@ std::string check_worksheet(const AttentionTrace& t, const WorksheetOptions& o) 
   if (o.paper == Paper::kSlide) return "--paper: a worksheet is printed on a4 or letter";
   for (const char* id : {"q", "k", "v", "scores", "scaled", "masked", "weights", "output"})
     if (!t.find(id)) return std::string("the trace has no stage '") + id + "'";
+  // The worksheet's exercises are plain attention's: Q·Kᵀ, the mask, the softmax, ·V.
+  if (t.variants.any())
+    return "'" + t.name +
+           "' uses Linformer or Multi-Token Attention; a worksheet covers plain attention only "
+           "(explain narrates the variants)";
   const int biggest = std::max({t.n_q, t.n_k, t.d_k, t.d_v});
   if (biggest > kWorksheetMaxSize)
     return "'" + t.name + "' is too large to work by hand (" + std::to_string(t.n_q) +

@@ -1,0 +1,298 @@
+// The window that shows what the variants beyond masks do. Linformer: the cost (cells computed
+// against n, n·k beside n²) and the error against full attention on the same Q, K, V as k grows.
+// Multi-Token Attention: the score map before and after the key–query convolution with the kernel
+// drawn over the cells it reads for the hovered cell, and each head's weights before and after
+// head mixing.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "attention/linformer.h"
+#include "attention/multi_token.h"
+#include "gui/chart_widget.h"
+#include "gui/heatmap_widget.h"
+#include "gui/ui.h"
+
+namespace attn {
+namespace {
+
+void title(Ui& ui, const char* text) {
+  ImGui::Spacing();
+  ImGui::PushFont(ui.font_bold);
+  ImGui::TextUnformatted(text);
+  ImGui::PopFont();
+}
+
+// The error curve of the current Q, K, V, computed once per trace.
+struct ErrorCache {
+  uint64_t serial = 0;
+  std::vector<int> ks;
+  std::vector<double> error;
+};
+
+std::string count_text(double x) {
+  char buf[32];
+  if (x >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.1f M", x / 1e6);
+  else if (x >= 1e4)
+    std::snprintf(buf, sizeof buf, "%.0f k", x / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", x);
+  return buf;
+}
+
+void linformer_views(Ui& ui) {
+  AppState& st = ui.state;
+  const AttentionTrace& t = st.trace();
+  const int k = t.variants.linformer.k();
+  const int n = static_cast<int>(t.input_key_tokens.size());
+  const float fs = ImGui::GetFontSize();
+  title(ui, "Linformer: what k buys");
+  ImGui::PushTextWrapPos(0);
+  ImGui::Text(
+      "%d keys are projected to k = %d virtual keys: each query computes %d scores instead of %d "
+      "(%d × %d = %d cells instead of %d × %d = %d).",
+      n, k, k, n, t.n_q, k, t.n_q * k, t.n_q, n, t.n_q * n);
+  ImGui::PopTextWrapPos();
+
+  // Cost: cells computed against n for this k.
+  ChartSpec cost;
+  ChartSeries full{"full attention: n²", {}, IM_COL32(213, 94, 0, 255)};
+  ChartSeries lin{"Linformer: n·k (k = " + std::to_string(k) + ")", {}, IM_COL32(0, 114, 178, 255)};
+  for (int p = 6; p <= 12; ++p) {
+    const double len = std::pow(2.0, p);
+    cost.x_labels.push_back(std::to_string(static_cast<int>(len)));
+    full.y.push_back(static_cast<float>(len * len / 1e6));
+    lin.y.push_back(static_cast<float>(len * k / 1e6));
+  }
+  cost.series = {full, lin};
+  cost.x_title = "sequence length n";
+  cost.y_title = "score cells per head (millions)";
+  cost.y_min = 0;
+  const float chart_h = std::max(fs * 11, ImGui::GetContentRegionAvail().y * 0.3f);
+  const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
+  const bool side = half > fs * 22;
+  cost.size = {side ? half : 0, chart_h};
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("Cost: cells computed against n");
+  draw_line_chart(ui, cost);
+  ImGui::Text("at n = 4096: %s cells instead of %s", count_text(4096.0 * k).c_str(),
+              count_text(4096.0 * 4096).c_str());
+  ImGui::EndGroup();
+  if (side) ImGui::SameLine();
+
+  // Error: the same Q, K, V with random E, F for every k.
+  static ErrorCache cache;
+  if (cache.serial != st.trace_serial()) {
+    cache = {};
+    cache.serial = st.trace_serial();
+    AttentionProblem full_problem = to_problem(st.scenario());
+    full_problem.options.variants = {};
+    for (int kk = 1; kk <= n; kk += std::max(1, n / 16)) cache.ks.push_back(kk);
+    if (cache.ks.back() != n) cache.ks.push_back(n);
+    cache.error = linformer_error_by_k(full_problem, cache.ks, st.linformer_seed * 7 + 3);
+  }
+  ChartSpec err;
+  ChartSeries e{"mean |output − full attention's output|", {}, IM_COL32(0, 158, 115, 255)};
+  for (size_t i = 0; i < cache.ks.size(); ++i) {
+    err.x_labels.push_back(std::to_string(cache.ks[i]));
+    e.y.push_back(static_cast<float>(cache.error[i]));
+  }
+  err.series = {e};
+  err.x_title = "k (virtual keys), random E and F";
+  err.y_title = "error";
+  err.y_min = 0;
+  err.size = {side ? half : 0, chart_h};
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("Error against full attention on the same Q, K, V");
+  draw_line_chart(ui, err);
+  ImGui::TextDisabled("random projections: k near n is close, small k is coarse");
+  ImGui::EndGroup();
+}
+
+// A small heatmap drawn cell by cell, returning the hovered cell; `overlay` draws on top.
+struct MapResult {
+  int row = -1, col = -1;
+  ImVec2 origin;
+  float cell = 0;
+};
+
+MapResult draw_map(Ui& ui, const char* id, const Matrix& m, const ColorScale& scale, float cell) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  MapResult r;
+  r.origin = ImGui::GetCursorScreenPos();
+  r.cell = cell;
+  const ImVec2 size{cell * static_cast<float>(m.cols()), cell * static_cast<float>(m.rows())};
+  ImGui::InvisibleButton(id, {std::max(size.x, 1.0f), std::max(size.y, 1.0f)});
+  const bool hovered = ImGui::IsItemHovered();
+  const ImU32 hatch = hatch_color(ui.settings.light_theme, 0);
+  for (Eigen::Index i = 0; i < m.rows(); ++i)
+    for (Eigen::Index j = 0; j < m.cols(); ++j) {
+      const ImVec2 a{r.origin.x + cell * static_cast<float>(j),
+                     r.origin.y + cell * static_cast<float>(i)};
+      const ImVec2 b{a.x + cell, a.y + cell};
+      const float x = m(i, j);
+      if (std::isfinite(x))
+        dl->AddRectFilled(a, b, colormap_u32(scale.map, scale_position(scale, x)));
+      else
+        dl->AddRectFilled(a, b, hatch);
+    }
+  dl->AddRect(r.origin, {r.origin.x + size.x, r.origin.y + size.y},
+              ImGui::GetColorU32(ImGuiCol_Border));
+  if (hovered) {
+    const ImVec2 mp = ImGui::GetIO().MousePos;
+    r.row =
+        std::clamp(static_cast<int>((mp.y - r.origin.y) / cell), 0, static_cast<int>(m.rows()) - 1);
+    r.col =
+        std::clamp(static_cast<int>((mp.x - r.origin.x) / cell), 0, static_cast<int>(m.cols()) - 1);
+  }
+  return r;
+}
+
+void cell_box(const MapResult& r, int i, int j, ImU32 col, float thick) {
+  const ImVec2 a{r.origin.x + r.cell * static_cast<float>(j),
+                 r.origin.y + r.cell * static_cast<float>(i)};
+  ImGui::GetWindowDrawList()->AddRect(a, {a.x + r.cell, a.y + r.cell}, col, 0, 0, thick);
+}
+
+void convolution_views(Ui& ui) {
+  AppState& st = ui.state;
+  const AttentionTrace& t = st.trace();
+  const int h = std::min(st.head(), t.num_heads - 1);
+  const Matrix& before = t.head("pre_conv", h);
+  const Matrix& after = t.head("masked", h);
+  const Matrix& th = t.variants.multi_token.kernel_of(h);
+  const int c_q = static_cast<int>(th.rows()), c_k = static_cast<int>(th.cols());
+  const float fs = ImGui::GetFontSize();
+  title(ui, "Multi-Token Attention: the scores before and after the key–query convolution");
+  ImGui::TextDisabled("hover a cell: the frame shows the %d × %d kernel's cells it adds up", c_q,
+                      c_k);
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float cell =
+      std::clamp((avail - fs * 4) / (2.0f * static_cast<float>(after.cols())), 4.0f, fs * 1.6f);
+  static int hover_i = -1, hover_j = -1;
+  const ColorScale scale = color_scale_for(ui.settings, "scaled", before);
+  const ColorScale scale_after = color_scale_for(ui.settings, "masked", after);
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("before: S (masked scores)");
+  const MapResult a = draw_map(ui, "##before", before, scale, cell);
+  ImGui::EndGroup();
+  ImGui::SameLine(0, fs * 2);
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("after: θ ∗ S (convolved)");
+  const MapResult b = draw_map(ui, "##after", after, scale_after, cell);
+  ImGui::EndGroup();
+  if (a.row >= 0) hover_i = a.row, hover_j = a.col;
+  if (b.row >= 0) hover_i = b.row, hover_j = b.col;
+  if (hover_i >= before.rows() || hover_j >= before.cols()) hover_i = hover_j = -1;
+  if (hover_i < 0) {
+    // Until the mouse comes: the query's strongest convolved cell.
+    hover_i = 0;
+    Eigen::Index jj = 0;
+    after.row(0).maxCoeff(&jj);
+    hover_j = static_cast<int>(jj);
+  }
+  const ImU32 frame = IM_COL32(230, 20, 60, 255), target = ui.settings.light_theme
+                                                               ? IM_COL32(0, 0, 0, 255)
+                                                               : IM_COL32(255, 255, 255, 255);
+  double total = 0;
+  std::string terms;
+  for (int qa = 0; qa < c_q; ++qa)
+    for (int kb = 0; kb < c_k; ++kb) {
+      const int si = conv_source_row(hover_i, qa), sj = conv_source_col(hover_j, kb, c_k);
+      if (si < 0 || si >= before.rows() || sj < 0 || sj >= before.cols()) continue;
+      cell_box(a, si, sj, frame, std::max(1.5f, fs * 0.1f));
+      const double s = std::isfinite(before(si, sj)) ? before(si, sj) : 0.0;
+      total += double(th(qa, kb)) * s;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%s%.2f×%.2f", terms.empty() ? "" : " + ",
+                    static_cast<double>(th(qa, kb)), s);
+      terms += buf;
+    }
+  cell_box(b, hover_i, hover_j, target, std::max(2.0f, fs * 0.12f));
+  const std::string qn = hover_i < static_cast<int>(t.query_tokens.size())
+                             ? t.query_tokens[hover_i]
+                             : std::to_string(hover_i);
+  const std::string kn = hover_j < static_cast<int>(t.key_tokens.size()) ? t.key_tokens[hover_j]
+                                                                         : std::to_string(hover_j);
+  ImGui::PushTextWrapPos(0);
+  ImGui::Text("C[%s, %s] = %s = %.3f  (the engine: %.3f)", qn.c_str(), kn.c_str(), terms.c_str(),
+              total, static_cast<double>(after(hover_i, hover_j)));
+  ImGui::PopTextWrapPos();
+}
+
+void mixing_views(Ui& ui) {
+  AppState& st = ui.state;
+  const AttentionTrace& t = st.trace();
+  const float fs = ImGui::GetFontSize();
+  title(ui, "Head mixing: each head's weights (top) and the mixed weights (bottom)");
+  const int H = t.num_heads;
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float cell =
+      std::clamp((avail - fs * static_cast<float>(H)) /
+                     (static_cast<float>(H) * static_cast<float>(std::max(1, t.n_k))),
+                 2.0f, fs * 0.9f);
+  const int c = t.variants.multi_token.mix_group_size();
+  for (int row = 0; row < 2; ++row) {
+    for (int h = 0; h < H; ++h) {
+      if (h > 0) ImGui::SameLine(0, fs * (h % c == 0 ? 1.5f : 0.6f));
+      const Matrix& m = t.head(row == 0 ? "pre_mix" : "weights", h);
+      ImGui::BeginGroup();
+      ImGui::Text("%s %d", row == 0 ? "head" : "mixed", h);
+      ColorScale s = color_scale_for(ui.settings, "weights", m);
+      const std::string id = "##mix" + std::to_string(row) + "-" + std::to_string(h);
+      const MapResult r = draw_map(ui, id.c_str(), m, s, cell);
+      if (r.row >= 0)
+        ImGui::SetTooltip("%s %d: query %d, key %d: %.4f", row == 0 ? "head" : "mixed", h, r.row,
+                          r.col, static_cast<double>(m(r.row, r.col)));
+      ImGui::EndGroup();
+    }
+  }
+  const Matrix& M = t.variants.multi_token.head_mix[0];
+  ImGui::TextDisabled("M of group 0: diagonal %.2f, off-diagonal %.2f (groups of %d heads)",
+                      static_cast<double>(M(0, 0)), c > 1 ? static_cast<double>(M(0, 1)) : 0.0, c);
+}
+
+}  // namespace
+
+void draw_variant_views_panel(Ui& ui) {
+  AppState& st = ui.state;
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float top = ImGui::GetFrameHeight();
+  ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.04f, vp->Pos.y + top + vp->Size.y * 0.04f},
+                          ImGuiCond_Appearing);
+  ImGui::SetNextWindowSize({vp->Size.x * 0.92f, vp->Size.y * 0.9f - top * 2}, ImGuiCond_Appearing);
+  if (!ImGui::Begin("Linformer and Multi-Token Attention###variant-views", &ui.show_variant_views,
+                    ImGuiWindowFlags_NoCollapse)) {
+    ImGui::End();
+    return;
+  }
+  if (!st.has_trace()) {
+    ImGui::TextUnformatted("No trace yet.");
+    ImGui::End();
+    return;
+  }
+  const AttentionTrace& t = st.trace();
+  const bool lin = t.variants.linformer.enabled() && t.find("k_proj");
+  const bool conv = t.find("pre_conv") != nullptr, mix = t.find("pre_mix") != nullptr;
+  if (!lin && !conv && !mix) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(
+        "Turn on Linformer, the key–query convolution or head mixing in the Variants tab, or open "
+        "a built-in example:");
+    ImGui::PopTextWrapPos();
+    for (const char* name : {"linformer", "multi-token"}) {
+      if (ImGui::Button(name)) ui.defer([&st, n = std::string(name)] { st.load_example(n); });
+      ImGui::SameLine();
+    }
+    ImGui::NewLine();
+  }
+  if (lin) linformer_views(ui);
+  if (conv) convolution_views(ui);
+  if (mix) mixing_views(ui);
+  ImGui::End();
+}
+
+}  // namespace attn

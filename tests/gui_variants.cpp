@@ -1,0 +1,102 @@
+// The variants beyond masks in the app, drawn headless: the Variants tab's Linformer, convolution
+// and head-mixing controls change the scenario the engine computes, and the views window (the
+// cost and error charts, the convolution before and after, the mixed heads) draws on the built-in
+// examples and on edits, every stage stepping through.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include "gui/app_state.h"
+#include "gui/ui.h"
+#include "gui_headless.h"
+
+namespace attn {
+namespace {
+
+class VariantViews : public ::testing::Test {
+ protected:
+  void SetUp() override { test::create_headless_imgui(ui); }
+  void TearDown() override { ImGui::DestroyContext(); }
+
+  void frame() {
+    ImGui::GetIO().DeltaTime = 1.0f / 60;
+    state.poll();
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos({2000, 0});  // off screen: drawn, not overlapping
+    ImGui::Begin("variants-test");
+    draw_variants_panel(ui);
+    ImGui::End();
+    draw_app(ui);
+    ImGui::Render();
+    ASSERT_NE(ImGui::GetDrawData(), nullptr);
+  }
+  void frames(int n) {
+    for (int i = 0; i < n; ++i) frame();
+  }
+  void every_stage() {
+    for (const StageInfo& s : state.stages()) {
+      ASSERT_TRUE(state.set_stage(s.id));
+      frames(2);
+    }
+  }
+
+  AppState state;
+  Ui ui{state};
+};
+
+TEST_F(VariantViews, TheExamplesOpenOnTheirStagesAndDraw) {
+  ui.show_variant_views = true;
+  ASSERT_TRUE(state.load_example("linformer"));
+  frames(3);
+  ASSERT_NE(state.trace().find("k_proj"), nullptr);
+  EXPECT_EQ(state.trace().n_k, 6);
+  every_stage();
+  ASSERT_TRUE(state.load_example("multi-token"));
+  frames(3);
+  ASSERT_NE(state.trace().find("pre_conv"), nullptr);
+  bool convolved = false;
+  for (const StageInfo& s : state.stages())
+    convolved |= s.id == "masked" && std::string(s.title) == "Convolved scores";
+  EXPECT_TRUE(convolved);
+  every_stage();
+  EXPECT_TRUE(ui.show_variant_views);
+}
+
+TEST_F(VariantViews, TheControlsTurnEachVariantOnAndOff) {
+  ui.show_variant_views = true;
+  ASSERT_TRUE(state.load_example("multi-head"));
+  frames(2);
+  ASSERT_TRUE(state.set_linformer(2));
+  frames(3);
+  EXPECT_EQ(state.trace().n_k, 2);
+  EXPECT_EQ(state.trace().key_tokens.size(), 2u);
+  const Matrix e = state.scenario().options.variants.linformer.e[0];
+  ASSERT_TRUE(state.reseed_linformer());
+  EXPECT_NE(state.scenario().options.variants.linformer.e[0], e);
+  // A mask names key positions: refused while Linformer is on, with the reason.
+  EXPECT_FALSE(state.set_causal(CausalAlign::kTopLeft));
+  EXPECT_NE(state.message().find("linformer"), std::string::npos) << state.message();
+  // Adding a token redraws E and F for the new n_k instead of refusing the edit.
+  ASSERT_TRUE(state.add_token(Side::kQuery));
+  frames(2);
+  EXPECT_EQ(state.scenario().options.variants.linformer.e[0].cols(),
+            static_cast<Eigen::Index>(state.scenario().keys().size()));
+  ASSERT_TRUE(state.set_linformer(std::nullopt));
+  Matrix theta = Matrix::Ones(2, 3);
+  ASSERT_TRUE(state.set_kq_conv(theta));
+  ASSERT_TRUE(state.set_head_mix(2, 0.5f));
+  frames(3);
+  ASSERT_NE(state.trace().find("pre_conv"), nullptr);
+  ASSERT_NE(state.trace().find("pre_mix"), nullptr);
+  every_stage();
+  // Fewer heads than the mixing's group: mixing turns itself off, the convolution stays.
+  ASSERT_TRUE(state.set_heads(1, 1));
+  frames(2);
+  EXPECT_EQ(state.trace().find("pre_mix"), nullptr);
+  EXPECT_NE(state.trace().find("pre_conv"), nullptr);
+  ASSERT_TRUE(state.set_kq_conv(Matrix()));
+  frames(3);
+  EXPECT_EQ(state.trace().find("pre_conv"), nullptr);
+}
+
+}  // namespace
+}  // namespace attn
