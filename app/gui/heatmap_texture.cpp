@@ -129,9 +129,9 @@ class GlHeatmapRenderer : public HeatmapRenderer {
   };
 
   // Uploads level `level` of m (hidden cells as -inf, so the shader hatches them whatever the
-  // stage's value is) and the levels above it, each texel the largest of 2 × 2 below (-inf only
-  // where all four are): the shader reads the level whose texels match a pixel's cells, so a
-  // peak is never skipped however far the view is zoomed out.
+  // stage's value is) and the levels above it, each texel the largest of the 2 × 2 (at an odd
+  // edge 2 × 3 or 3 × 3) below it (-inf only where all are): the shader reads the level whose
+  // texels match a pixel's cells, so a peak is never skipped however far the view is zoomed out.
   void upload(Texture& t, uint64_t serial, const Matrix& m, const ReasonMatrix* hidden, int level) {
     if (!t.id) glGenTextures(1, &t.id);
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -159,12 +159,18 @@ class GlHeatmapRenderer : public HeatmapRenderer {
     int mip = 0;
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, above.data());
     while (w > 1 || h > 1) {
-      const int w2 = (w + 1) / 2, h2 = (h + 1) / 2;
+      // OpenGL wants each level max(1, ⌊size / 2⌋) on a side, or the texture is incomplete and
+      // samples as 0 (every cell of a 3-token matrix drew as the map's first colour): an odd
+      // side's last texel joins the last one above it, so no value is dropped.
+      const int w2 = std::max(1, w / 2), h2 = std::max(1, h / 2);
       next.assign(static_cast<size_t>(w2) * h2, kNegInf);
       for (int i = 0; i < h; ++i) {
         const float* row = &above[static_cast<size_t>(i) * w];
-        float* out = &next[static_cast<size_t>(i / 2) * w2];
-        for (int j = 0; j < w; ++j) out[j / 2] = std::max(out[j / 2], row[j]);
+        float* out = &next[static_cast<size_t>(std::min(i / 2, h2 - 1)) * w2];
+        for (int j = 0; j < w; ++j) {
+          const int o = std::min(j / 2, w2 - 1);
+          out[o] = std::max(out[o], row[j]);
+        }
       }
       above.swap(next);
       w = w2;
