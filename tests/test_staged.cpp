@@ -291,8 +291,9 @@ TEST(DerivedStages, RowTracesMatchTheReference) {
   }
   const test::RefResult ref = test::reference_attention(p);
   auto cpu = make_cpu_backend();
-  for (auto [first, last] : std::vector<std::pair<int, int>>{
+  for (const auto& range : std::vector<std::pair<int, int>>{
            {0, 1}, {40, 41}, {74, 75}, {5, 38}, {33, 75}, {17, 70}, {0, 75}}) {
+    const int first = range.first, last = range.second;  // (a lambda below captures them)
     const AttentionTrace t = compute_trace_rows(p, *cpu, first, last);
     const int rows = last - first;
     for (int h = 0; h < H; ++h) {
