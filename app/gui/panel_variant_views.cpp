@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attention/engine.h"
 #include "attention/linformer.h"
 #include "attention/multi_token.h"
 #include "gui/chart_widget.h"
@@ -61,17 +62,17 @@ void linformer_views(Ui& ui) {
   ChartSpec cost;
   ChartSeries full{"full attention: n²", {}, IM_COL32(213, 94, 0, 255)};
   ChartSeries lin{"Linformer: n·k (k = " + std::to_string(k) + ")", {}, IM_COL32(0, 114, 178, 255)};
-  for (int p = 6; p <= 12; ++p) {
-    const double len = std::pow(2.0, p);
-    cost.x_labels.push_back(std::to_string(static_cast<int>(len)));
-    full.y.push_back(static_cast<float>(len * len / 1e6));
-    lin.y.push_back(static_cast<float>(len * k / 1e6));
+  // Small n, where both lines fit one axis; the text below gives a long sequence's figures.
+  for (int len = 8; len <= 96; len += 8) {
+    cost.x_labels.push_back(std::to_string(len));
+    full.y.push_back(static_cast<float>(len * len));
+    lin.y.push_back(static_cast<float>(len * k));
   }
   cost.series = {full, lin};
   cost.x_title = "sequence length n";
-  cost.y_title = "score cells per head (millions)";
+  cost.y_title = "score cells per head";
   cost.y_min = 0;
-  const float chart_h = std::max(fs * 11, ImGui::GetContentRegionAvail().y * 0.3f);
+  const float chart_h = std::max(fs * 11, ImGui::GetContentRegionAvail().y * 0.5f);
   const float half = (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x) / 2;
   const bool side = half > fs * 22;
   cost.size = {side ? half : 0, chart_h};
@@ -118,6 +119,25 @@ struct MapResult {
   ImVec2 origin;
   float cell = 0;
 };
+
+// Key tokens written upright above a map of `cols` cells starting at the cursor; advances the
+// cursor past them. Nothing when the cells are too narrow for readable text.
+void key_labels(Ui& ui, const std::vector<std::string>& tokens, int cols, float cell) {
+  const float fs = ImGui::GetFontSize(), size = std::min(fs * 0.8f, cell * 0.95f);
+  if (size < fs * 0.5f) return;
+  float tall = 0;
+  for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j)
+    tall = std::max(tall, text_width(ui.font_regular, size, tokens[static_cast<size_t>(j)]));
+  tall = std::min(tall, fs * 5);
+  const ImVec2 o = ImGui::GetCursorScreenPos();
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j)
+    draw_text(ui, dl, ui.font_regular, size,
+              {o.x + cell * static_cast<float>(j) + (cell - size) / 2, o.y + tall},
+              ImGui::GetColorU32(ImGuiCol_Text),
+              abbreviate(ui.font_regular, size, tokens[static_cast<size_t>(j)], tall), true);
+  ImGui::Dummy({cell * static_cast<float>(cols), tall + fs * 0.2f});
+}
 
 MapResult draw_map(Ui& ui, const char* id, const Matrix& m, const ColorScale& scale, float cell) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -169,19 +189,44 @@ void convolution_views(Ui& ui) {
   title(ui, "Multi-Token Attention: the scores before and after the key–query convolution");
   ImGui::TextDisabled("hover a cell: the frame shows the %d × %d kernel's cells it adds up", c_q,
                       c_k);
-  const float avail = ImGui::GetContentRegionAvail().x;
-  const float cell =
-      std::clamp((avail - fs * 4) / (2.0f * static_cast<float>(after.cols())), 4.0f, fs * 1.6f);
+  // Query tokens down the left of the first map.
+  float label_w = 0;
+  for (const std::string& q : t.query_tokens)
+    label_w = std::max(label_w, ImGui::CalcTextSize(q.c_str()).x);
+  label_w = std::min(label_w, fs * 9) + fs * 0.5f;
+  float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_w - fs * 4) /
+                              (2.0f * static_cast<float>(after.cols())),
+                          4.0f, fs * 1.6f);
+  if (cell < fs * 0.9f) {  // too small for the query names: give their room to the cells
+    label_w = 0;
+    cell = std::clamp(
+        (ImGui::GetContentRegionAvail().x - fs * 4) / (2.0f * static_cast<float>(after.cols())),
+        4.0f, fs * 1.6f);
+  }
   static int hover_i = -1, hover_j = -1;
   const ColorScale scale = color_scale_for(ui.settings, "scaled", before);
   const ColorScale scale_after = color_scale_for(ui.settings, "masked", after);
+  const int cols = static_cast<int>(after.cols());
   ImGui::BeginGroup();
   ImGui::TextUnformatted("before: S (masked scores)");
+  ImGui::Dummy({label_w, 0});
+  ImGui::SameLine(0, 0);
+  key_labels(ui, t.key_tokens, cols, cell);
+  const ImVec2 rows_at = ImGui::GetCursorScreenPos();
+  if (cell >= fs * 0.9f)
+    for (int i = 0;
+         i < static_cast<int>(before.rows()) && i < static_cast<int>(t.query_tokens.size()); ++i)
+      ImGui::GetWindowDrawList()->AddText(
+          {rows_at.x, rows_at.y + cell * static_cast<float>(i) + (cell - fs) / 2},
+          ImGui::GetColorU32(ImGuiCol_Text), t.query_tokens[static_cast<size_t>(i)].c_str());
+  ImGui::Dummy({label_w, 0});
+  ImGui::SameLine(0, 0);
   const MapResult a = draw_map(ui, "##before", before, scale, cell);
   ImGui::EndGroup();
   ImGui::SameLine(0, fs * 2);
   ImGui::BeginGroup();
   ImGui::TextUnformatted("after: θ ∗ S (convolved)");
+  key_labels(ui, t.key_tokens, cols, cell);
   const MapResult b = draw_map(ui, "##after", after, scale_after, cell);
   ImGui::EndGroup();
   if (a.row >= 0) hover_i = a.row, hover_j = a.col;
@@ -217,9 +262,28 @@ void convolution_views(Ui& ui) {
                              : std::to_string(hover_i);
   const std::string kn = hover_j < static_cast<int>(t.key_tokens.size()) ? t.key_tokens[hover_j]
                                                                          : std::to_string(hover_j);
+  // The weights each map gives: one query–key pair at a time against the convolved scores.
+  Matrix plain_w;
+  std::vector<bool> empty;
+  const ReasonMatrix* hid = t.has_reasons(h) ? &t.hidden_of(h) : nullptr;
+  const ReasonMatrix none = ReasonMatrix::Zero(before.rows(), before.cols());
+  masked_softmax_rows(before, hid ? *hid : none, t.temperature, plain_w, empty);
+  const Matrix& conv_w = t.head(t.find("pre_mix") ? "pre_mix" : "weights", h);
+  const ColorScale wscale = color_scale_for(ui.settings, "weights", conv_w);
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("weights from S (one pair at a time)");
+  ImGui::Dummy({label_w, 0});
+  ImGui::SameLine(0, 0);
+  draw_map(ui, "##plain-w", plain_w, wscale, cell);
+  ImGui::EndGroup();
+  ImGui::SameLine(0, fs * 2);
+  ImGui::BeginGroup();
+  ImGui::TextUnformatted("weights from θ ∗ S");
+  draw_map(ui, "##conv-w", conv_w, wscale, cell);
+  ImGui::EndGroup();
   ImGui::PushTextWrapPos(0);
-  ImGui::Text("C[%s, %s] = %s = %.3f  (the engine: %.3f)", qn.c_str(), kn.c_str(), terms.c_str(),
-              total, static_cast<double>(after(hover_i, hover_j)));
+  ImGui::Text("C[%s, %s] = %s", qn.c_str(), kn.c_str(), terms.c_str());
+  ImGui::Text("= %.3f   (the engine: %.3f)", total, static_cast<double>(after(hover_i, hover_j)));
   ImGui::PopTextWrapPos();
 }
 
