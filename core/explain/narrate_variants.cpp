@@ -136,7 +136,8 @@ void Narrator::head_mixing() {
   double sum = 0;
   for (int jj = 0; jj < t_.n_k; ++jj) sum += (*weights_)(row_, jj);
   line("The mixed row sums to " + num(sum) + " (" + s_.sum + "_b M[" + std::to_string(g) + ", " +
-       std::to_string(a) + ", b] when every head's row sums to 1); the output uses these weights.");
+       std::to_string(a) + ", b] when every head's row sums to 1);");
+  line("the output is computed from these mixed weights.");
 }
 
 }  // namespace attn::narration

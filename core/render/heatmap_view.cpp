@@ -131,8 +131,11 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
     noun_rows = "queries";
     noun_cols = "keys";
   } else {
-    v.row_axis = key_rows ? "keys ↓" : (id == "x" ? "tokens ↓" : "queries ↓");
-    noun_rows = key_rows ? "keys" : (id == "x" ? "tokens" : "queries");
+    const bool projected = id == "k_proj" || id == "v_proj";  // Linformer's virtual keys
+    v.row_axis = projected  ? "virtual keys ↓"
+                 : key_rows ? "keys ↓"
+                            : (id == "x" ? "tokens ↓" : "queries ↓");
+    noun_rows = projected ? "virtual keys" : key_rows ? "keys" : (id == "x" ? "tokens" : "queries");
     v.col_axis = "dimensions →";
     noun_cols = "dimensions";
   }
