@@ -210,7 +210,7 @@ void draw_variants_panel(Ui& ui) {
       ui.defer([&st, d, h = t.num_heads] { st.set_heads(h, d); });
   }
 
-  heading(ui, "Beyond masks: Linformer, Multi-Token Attention");
+  heading(ui, "Beyond masks");
   draw_beyond_masks_controls(ui);
 
   heading(ui, "Compute");

@@ -104,7 +104,9 @@ void draw_beyond_masks_controls(Ui& ui) {
   const int H = t.num_heads;
   bool mix = !v.multi_token.head_mix.empty();
   if (H < 2) {
-    ImGui::TextDisabled("head mixing needs 2 or more heads (Sequences and heads below)");
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("head mixing needs 2 or more heads (Sequences and heads above)");
+    ImGui::PopTextWrapPos();
   } else {
     if (ImGui::Checkbox("head mixing", &mix))
       ui.defer([&st, mix, H] { st.set_head_mix(mix ? H : 0, 0.5f); });
@@ -129,7 +131,12 @@ void draw_beyond_masks_controls(Ui& ui) {
         ui.defer([&st, c, s] { st.set_head_mix(c, s); });
     }
   }
-  if (ImGui::Button("Show the Linformer and Multi-Token views")) ui.show_variant_views = true;
+  if (ImGui::Button("Show their views")) ui.show_variant_views = true;
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
+  help_marker(
+      "A window with Linformer's cost and error charts, the scores before and after the "
+      "key–query convolution with its kernel, and each head's weights before and after mixing "
+      "(also View → Linformer and Multi-Token Attention views).");
 }
 
 }  // namespace attn
