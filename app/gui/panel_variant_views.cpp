@@ -131,6 +131,18 @@ void key_labels(Ui& ui, const std::vector<std::string>& tokens, int cols, float 
   tall = std::min(tall, fs * 5);
   const ImVec2 o = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
+  if (tall <= cell) {  // every label fits its cell's width: written across, centred
+    for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j) {
+      const std::string& tok = tokens[static_cast<size_t>(j)];
+      draw_text(
+          ui, dl, ui.font_regular, size,
+          {o.x + cell * static_cast<float>(j) + (cell - text_width(ui.font_regular, size, tok)) / 2,
+           o.y},
+          ImGui::GetColorU32(ImGuiCol_Text), tok);
+    }
+    ImGui::Dummy({cell * static_cast<float>(cols), size + fs * 0.2f});
+    return;
+  }
   for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j)
     draw_text(ui, dl, ui.font_regular, size,
               {o.x + cell * static_cast<float>(j) + (cell - size) / 2, o.y + tall},
@@ -297,7 +309,7 @@ void mixing_views(Ui& ui) {
   const float cell =
       std::clamp((avail - fs * static_cast<float>(H)) /
                      (static_cast<float>(H) * static_cast<float>(std::max(1, t.n_k))),
-                 2.0f, fs * 0.9f);
+                 2.0f, fs * 1.6f);
   const int c = t.variants.multi_token.mix_group_size();
   for (int row = 0; row < 2; ++row) {
     for (int h = 0; h < H; ++h) {
