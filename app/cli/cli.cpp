@@ -101,7 +101,8 @@ void register_gui(CLI::App& app, Action& action) {
                   "left panel tab: inputs or variants; seq2seq opens the seq2seq window, "
                   "seq2seq-live its live training; lm-heads, lm-next, lm-roles, lm-circuit or "
                   "lm-kv the language model window on that tab (with --model); lm-train the "
-                  "window that trains a transformer live (training starts at once)")
+                  "window that trains a transformer live (training starts at once); flash the "
+                  "FlashAttention window (the online softmax, block by block)")
       ->check(non_empty());
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto")
       ->check(non_empty());

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
@@ -24,6 +25,7 @@ struct ExplainOptions {
   bool ascii = false;
   std::optional<int> key;
   std::string step;
+  std::optional<int> online_block;  // --online-softmax B
 };
 
 }  // namespace
@@ -42,6 +44,9 @@ void register_explain(CLI::App& app, Action& action) {
   cmd->add_option("--step", opts->step,
                   "explain only this stage: scores, scaled, masked, weights, output, or a "
                   "projection step (x, q, k, v, concat, projected, head_contrib)");
+  cmd->add_option("--online-softmax", opts->online_block,
+                  "write the softmax and weighted sum as FlashAttention computes them: keys in "
+                  "blocks of B, running max and sum, one division at the end");
   cmd->callback([&action, opts] {
     action = [opts] {
       // With --model, --head picks the model's head; its scenario has that one head.
@@ -63,7 +68,9 @@ void register_explain(CLI::App& app, Action& action) {
       request.precision = opts->precision;
       request.unicode = !opts->ascii;
       std::string error;
-      std::string text = explain(trace, request, error);
+      std::string text = opts->online_block
+                             ? explain_online_softmax(trace, request, *opts->online_block, error)
+                             : explain(trace, request, error);
       if (!error.empty()) throw CliError{kExitUsage, error};
       std::cout << text;
       return kExitOk;

@@ -428,6 +428,7 @@ void draw_app(Ui& ui) {
     ui.seq2seq_busy = false;
   draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
   if (ui.show_lm_train) draw_lm_train_panel(ui);
+  draw_flash_panel(ui);
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);

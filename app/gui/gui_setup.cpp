@@ -230,10 +230,10 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
   }
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
       o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
-      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-train") {
+      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-train" && o.tab != "flash") {
     error =
         "--tab: expected inputs, variants, seq2seq, seq2seq-live, lm-heads, lm-next, lm-roles, "
-        "lm-circuit, lm-kv or lm-train, got '" +
+        "lm-circuit, lm-kv, lm-train or flash, got '" +
         o.tab + "'";
     return false;
   }
@@ -262,7 +262,10 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       ui.seq2seq->autostart = true;
     }
   }
-  if (!lm_tab && !train_tab && !seq2seq_tab) ui.select_tab = o.tab;
+  if (o.tab == "flash")
+    ui.show_flash = true;  // a window over the others
+  else if (!lm_tab && !train_tab && !seq2seq_tab)
+    ui.select_tab = o.tab;
   if (!o.lesson.empty()) {
     if (!open_lesson(ui, o.lesson, error)) {
       error = "--lesson: " + error;

@@ -215,6 +215,7 @@ void draw_menu_bar(Ui& ui) {
           "Stage changes show what the stage does; an edit lights up what it changed");
     if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
     ImGui::Separator();
+    ImGui::MenuItem("FlashAttention: the online softmax, block by block", nullptr, &ui.show_flash);
     ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.show_seq2seq);
     ImGui::MenuItem("Language model: attention inside GPT-2", nullptr, &ui.show_lm);
     ImGui::MenuItem("Train a transformer: watch an induction head form", nullptr,

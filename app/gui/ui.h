@@ -132,6 +132,12 @@ struct Ui {
   // (panel_lm_train.h).
   bool show_lm_train = false;
   std::shared_ptr<struct LmTrainPanel> lm_train;
+  // The FlashAttention window (View menu, the narration's button, gui --tab flash;
+  // panel_flash.cpp): its query, block size and how many blocks have been read; flash_follow is
+  // the selected query it last followed.
+  bool show_flash = false;
+  int flash_query = 0, flash_block = 2, flash_done = 0, flash_follow = -1;
+  ImVec2 flash_viewport{0, 0};  // the main window's size when it was last placed
   // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
   // place by panel_lesson.cpp; null when none is open.
   std::shared_ptr<LessonPlayer> lesson;
@@ -209,6 +215,7 @@ void draw_heads_panel(Ui& ui);
 void draw_status_bar(Ui& ui);
 void draw_dialogs(Ui& ui);
 void draw_seq2seq_panel(Ui& ui);
+void draw_flash_panel(Ui& ui);  // FlashAttention's online softmax, block by block
 // The contents of panels that also live as tabs of one column in a narrow window.
 void draw_narration_contents(Ui& ui);
 void draw_heads_contents(Ui& ui);
