@@ -12,6 +12,7 @@
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "cli/cli.h"
+#include "cli/score_flags.h"
 
 namespace attn::cli {
 
@@ -26,6 +27,7 @@ struct ExplainOptions {
   std::optional<int> key;
   std::string step;
   std::optional<int> online_block;  // --online-softmax B
+  ScoreFlags score;
 };
 
 }  // namespace
@@ -35,6 +37,7 @@ void register_explain(CLI::App& app, Action& action) {
       "explain", "Print every stage's arithmetic for one query row, with the actual numbers");
   auto opts = std::make_shared<ExplainOptions>();
   add_scenario_options(*cmd, opts->source);
+  add_score_flags(*cmd, opts->score);
   cmd->add_option("--query", opts->query, "query row I to explain (0-based)")->required();
   cmd->add_option("--head", opts->head, "query head H (default 0); with --model, the model's head");
   cmd->add_option("--precision", opts->precision, "decimals to print (0..10, default 4)")
@@ -53,6 +56,7 @@ void register_explain(CLI::App& app, Action& action) {
       ScenarioSource source = opts->source;
       source.head = opts->head;
       Scenario scenario = load_scenario_source(source);
+      apply_score_flags(opts->score, scenario_d_k(scenario), scenario.options);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       // Only the asked row's stages are computed, so one query of a long sequence costs one row
       // (n_k cells per stage), not n_q × n_k. An out-of-range row is named by explain() below.

@@ -230,10 +230,11 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
   }
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
       o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
-      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-train" && o.tab != "flash") {
+      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-rollout" && o.tab != "lm-train" &&
+      o.tab != "flash" && o.tab != "scores" && o.tab != "sqrt-dk" && o.tab != "ghost") {
     error =
         "--tab: expected inputs, variants, seq2seq, seq2seq-live, lm-heads, lm-next, lm-roles, "
-        "lm-circuit, lm-kv, lm-train or flash, got '" +
+        "lm-circuit, lm-kv, lm-rollout, lm-train, flash, scores, sqrt-dk or ghost, got '" +
         o.tab + "'";
     return false;
   }
@@ -262,8 +263,15 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       ui.seq2seq->autostart = true;
     }
   }
+  // These open a window over the others.
   if (o.tab == "flash")
-    ui.show_flash = true;  // a window over the others
+    ui.show_flash = true;
+  else if (o.tab == "scores")
+    ui.show_scores = true;
+  else if (o.tab == "sqrt-dk")
+    ui.show_sqrt_dk = true;
+  else if (o.tab == "ghost")
+    ui.show_ghost = true;
   else if (!lm_tab && !train_tab && !seq2seq_tab)
     ui.select_tab = o.tab;
   if (!o.lesson.empty()) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attention/additive.h"
 #include "attention/engine.h"
 #include "attention/mask.h"
 #include "attention/parallel.h"
@@ -101,8 +102,13 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
   weights.id = "weights";
   output.id = "output";
   // A slice of a few query rows (compute_trace_rows, what explain narrates) is small: its stages
-  // are stored, not derived.
+  // are stored, not derived. Additive scores are not Q·Kᵀ: they are stored, and scaled and
+  // masked follow from them (AttentionTrace::head multiplies stored scores by the scale).
   const bool store_all = p.total_query_rows > 0;
+  if (p.options.additive && !store_all) {
+    scores.derived = DerivedStage::kStored;
+    scores.heads.assign(static_cast<size_t>(H), Matrix(n_q, n_k));
+  }
   if (store_all)
     for (TraceStep* s : {&scores, &scaled, &masked}) {
       s->derived = DerivedStage::kStored;
@@ -127,9 +133,14 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
     // The block's scores, scaled and masked rows, in scratch: AttentionTrace::head repeats
     // these operations (the product in this block, × scale, + bias, −∞) to give the same bits.
     Matrix M(rows, n_k);
-    const Matrix Qb = p.input.q[hs].middleRows(i0, rows);  // as AttentionTrace::head does
-    M.noalias() = Qb * p.input.k[g].transpose();
-    if (store_all) scores.heads[hs].middleRows(i0, rows) = M;
+    if (p.options.additive) {
+      additive_scores(*p.options.additive, p.input.q[hs], i0, rows, p.input.k[g], M);
+      scores.heads[hs].middleRows(i0, rows) = M;
+    } else {
+      const Matrix Qb = p.input.q[hs].middleRows(i0, rows);  // as AttentionTrace::head does
+      M.noalias() = Qb * p.input.k[g].transpose();
+      if (store_all) scores.heads[hs].middleRows(i0, rows) = M;
+    }
     M *= scale;
     if (store_all) scaled.heads[hs].middleRows(i0, rows) = M;
     ReasonMatrix R(rows, n_k);
@@ -170,8 +181,14 @@ void compute_weights_cpu(const AttentionProblem& p, HeadStack& weights, HeadStac
     // The same operations as compute_stages_cpu, in place in the weights: scores, times the
     // scale, plus the bias, -inf, softmax; so the numbers are the staged path's, bit for bit.
     auto W = weights[hs].middleRows(i0, rows);
-    const Matrix Qb = p.input.q[hs].middleRows(i0, rows);  // as compute_stages_cpu
-    W.noalias() = Qb * p.input.k[g].transpose();
+    if (p.options.additive) {
+      Matrix S;
+      additive_scores(*p.options.additive, p.input.q[hs], i0, rows, p.input.k[g], S);
+      W = S;
+    } else {
+      const Matrix Qb = p.input.q[hs].middleRows(i0, rows);  // as compute_stages_cpu
+      W.noalias() = Qb * p.input.k[g].transpose();
+    }
     W *= scale;  // as compute_stages_cpu and AttentionTrace::head
     ReasonMatrix hidden(rows, n_k);
     mask_and_softmax(p, geo, h, i0, W, hidden, W, inv_t, &empty[hs][static_cast<size_t>(i0)]);

@@ -19,8 +19,16 @@ void Backend::run_weights(const AttentionProblem& p, HeadStack& weights, HeadSta
 
 AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   AttentionTrace t = begin_trace(p);
-  t.backend = backend.name();
-  backend.run_stages(p, t);
+  // The additive score has only the CPU's staged path (OpenCL's kernels compute Q·Kᵀ): it runs
+  // there, and the trace's backend says so.
+  std::unique_ptr<Backend> cpu;
+  Backend* run = &backend;
+  if (p.options.additive && !backend.supports(p)) {
+    cpu = make_cpu_backend();
+    run = cpu.get();
+  }
+  t.backend = run->name();
+  run->run_stages(p, t);
   label_stages(p, t);
   return t;
 }

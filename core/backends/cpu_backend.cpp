@@ -22,7 +22,14 @@ class CpuBackend : public Backend {
   }
 
   // Output only: the fused tiled online softmax, which never holds an (n_q, n_k) matrix.
-  HeadStack run_output(const AttentionProblem& p) override { return fused_attention_cpu(p); }
+  // The additive score has no fused kernel: its outputs come from the staged blocks.
+  HeadStack run_output(const AttentionProblem& p) override {
+    if (!p.options.additive) return fused_attention_cpu(p);
+    HeadStack weights, output;
+    std::vector<std::vector<bool>> empty_row;
+    compute_weights_cpu(p, weights, output, empty_row);
+    return output;
+  }
 };
 
 }  // namespace

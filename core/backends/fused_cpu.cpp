@@ -1,6 +1,7 @@
 // The CPU fused outputs-only path: tiled online softmax with Eigen block products on every core.
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -170,6 +171,7 @@ struct FusedJob {
 }  // namespace
 
 HeadStack fused_attention_cpu(const AttentionProblem& p, const FusedCpuConfig& config) {
+  assert(!p.options.additive && "the fused path computes Q·Kᵀ only");
   const AttentionInput& in = p.input;
   const int H = in.num_heads(), n_q = in.n_q(), n_k = in.n_k(), d_k = in.d_k(), d_v = in.d_v();
   const int bq = std::max(1, std::min(config.block_q, n_q));

@@ -96,6 +96,7 @@ class Narrator {
 
   std::vector<Segment> dot_segments(int j) const;
   void scores();
+  void additive_scores();
   void scaling();
 
   // ---- 3. mask (narrate_mask.cpp) ----------------------------------------------------------

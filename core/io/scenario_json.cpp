@@ -177,7 +177,7 @@ Scenario read_scenario(const json& j) {
   if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + type_name(j));
   check_keys(j, "",
              {"format", "version", "name", "description", "query_tokens", "key_tokens", "q", "k",
-              "v", "projection", "mask", "scale", "temperature"});
+              "v", "projection", "mask", "scale", "temperature", "additive"});
   if (j.contains("version")) {
     int v = read_int(j["version"], "version", 0);
     if (v != 1)
@@ -231,6 +231,20 @@ Scenario read_scenario(const json& j) {
     s.options.scale = read_number(j["scale"], "scale", false);
   if (j.contains("temperature"))
     s.options.temperature = read_number(j["temperature"], "temperature", false);
+  if (j.contains("additive")) {
+    // Bahdanau's score vᵀ tanh(W_q q + W_k k): W_q and W_k (d_a, d_k), v (d_a).
+    const json& a = j["additive"];
+    if (!a.is_object())
+      fail("additive", "expected an object with w_q, w_k and v, got " + type_name(a));
+    check_keys(a, "additive", {"w_q", "w_k", "v"});
+    for (const char* f : {"w_q", "w_k", "v"})
+      if (!a.contains(f)) fail(std::string("additive.") + f, "missing field");
+    AdditiveScore add;
+    add.w_q = read_matrix(a["w_q"], "additive.w_q", false);
+    add.w_k = read_matrix(a["w_k"], "additive.w_k", false);
+    add.v = read_matrix(json::array({a["v"]}), "additive.v", false).row(0);
+    s.options.additive = std::move(add);
+  }
   return s;
 }
 
@@ -336,6 +350,11 @@ std::string scenario_to_json(const Scenario& s) {
   }
   if (s.options.scale) j["scale"] = *s.options.scale;
   if (s.options.temperature != 1.0f) j["temperature"] = s.options.temperature;
+  if (s.options.additive) {
+    const AdditiveScore& a = *s.options.additive;
+    j["additive"] = {
+        {"w_q", matrix_json(a.w_q)}, {"w_k", matrix_json(a.w_k)}, {"v", matrix_json(a.v)[0]}};
+  }
   return j.dump(2) + "\n";
 }
 
