@@ -39,6 +39,8 @@ void handle_click(Ui& ui, const std::string& stage, const HeatmapEvent& ev) {
 // The stage's formula in index notation (003), with the hovered cell's indices put in, and the
 // shapes behind each index letter in a section that opens on demand.
 void draw_index_form(Ui& ui, const std::string& id, int h, int g, bool room) {
+  // Presentation mode keeps the height for the cells (the numbers must stay readable).
+  if (room) return;
   const AttentionTrace& t = ui.state.trace();
   const HeatmapViewport& v = ui.views["main"];
   const IndexForm f = index_form(id, t.num_heads > 1, h, g, v.hover_row, v.hover_col);
@@ -48,10 +50,9 @@ void draw_index_form(Ui& ui, const std::string& id, int h, int g, bool room) {
   // Always a line, so the heatmap does not jump as the pointer enters and leaves it.
   if (!f.cell.empty())
     ImGui::TextColored(ImVec4(0.85f, 0.35f, 0.05f, 1), "this cell: %s", f.cell.c_str());
-  else if (!room && id != "qkv" && id != "concat")
+  else if (id != "qkv" && id != "concat")
     ImGui::TextDisabled("%s", "hover a cell to see its indices");
   ImGui::PopTextWrapPos();
-  if (room) return;
   if (ImGui::TreeNode("Shapes and index letters")) {
     const ImGuiTableFlags tf =
         ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;

@@ -41,7 +41,8 @@ float draw_dialogue(const std::vector<Piece>& pieces, float width, bool arrows) 
     ImVec4 c = p.kind == Seg::kInstruction ? ImVec4(0.95f, 0.55f, 0.15f, 1)
                : p.kind == Seg::kUser      ? ImVec4(0.62f, 0.64f, 0.68f, 1)
                                            : ImVec4(0.25f, 0.50f, 0.85f, 1);
-    if (!p.trained && p.kind == Seg::kAssistant) c.w = 0.35f;
+    // In the training diagram (the one with the arrow) the turns without loss are faint.
+    if (arrows && !p.trained && p.kind == Seg::kAssistant) c.w = 0.35f;
     dl->AddRectFilled({x, y}, {x + w, y + h}, ImGui::GetColorU32(c), 4);
     if (p.trained)
       dl->AddRect({x - 2, y - 2}, {x + w + 2, y + h + 2}, ImGui::GetColorU32(ImGuiCol_Text), 5, 0,

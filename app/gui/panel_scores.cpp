@@ -70,7 +70,8 @@ void draw_chart(const std::vector<ScoreTiming>& rows, float width) {
   chart.x_max = x_max;
   chart.y_max = y_max * 1.1f;
   chart.lines = {dot, add, eq};
-  draw_line_chart(chart, {width, std::max(ImGui::GetFontSize() * 12, width * 0.4f)});
+  const float fs = ImGui::GetFontSize();
+  draw_line_chart(chart, {width, std::clamp(width * 0.3f, fs * 10, fs * 16)});
 }
 
 }  // namespace
