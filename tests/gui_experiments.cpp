@@ -110,6 +110,18 @@ TEST_F(ExperimentWindows, GhostAttentionHelpDraws) {
   EXPECT_LE(w->Pos.x + w->Size.x, 1280.0f);
 }
 
+// The additive example follows a change of d_k: W_q and W_k get the new width too.
+TEST(AdditiveInTheApp, DkChangesResizeTheScoreWeights) {
+  AppState st;
+  ASSERT_TRUE(st.load_example("additive"));
+  ASSERT_TRUE(st.set_d_k(5));
+  st.poll();
+  EXPECT_EQ(st.trace().d_k, 5);
+  ASSERT_TRUE(st.trace().additive);
+  EXPECT_EQ(st.trace().additive->w_q.cols(), 5);
+  EXPECT_EQ(st.stages()[1].label, std::string("vᵀtanh"));
+}
+
 TEST(IndexNotation, FormsAndHoveredCells) {
   EXPECT_EQ(index_form("scores", false, 0, 0, -1, -1).general,
             "S^{ij} = Q^{ia} K^{ja}   (a summed over d_k)");
