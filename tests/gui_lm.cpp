@@ -108,7 +108,7 @@ TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
   for (float px : {20.0f, 32.0f}) {
     ui.settings.font_px = px;
     load_fonts(ui, px);
-    for (const char* tab : {"heads", "next", "roles", "kv"}) {
+    for (const char* tab : {"heads", "next", "roles", "kv", "rollout"}) {
       p.select_tab = tab;
       frames(3);
       EXPECT_EQ(p.shown_tab, tab);
@@ -129,6 +129,21 @@ TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
   }
   // Every thumbnail was drawn as a heatmap.
   EXPECT_TRUE(ui.views["lm-thumb-2-3"].drawn);
+  // The rollout tab follows the last token, then any token chosen; one row per layer, each a
+  // distribution over the tokens up to it.
+  p.select_tab = "rollout";
+  frames(2);
+  const int T = static_cast<int>(p.session.run()->ids.size());
+  EXPECT_EQ(p.rollout_token, T - 1);
+  ASSERT_EQ(static_cast<int>(p.rollout_rows.size()), p.session.model()->config.n_layer);
+  p.rollout_token = 1;
+  frames(2);
+  for (const std::vector<double>& row : p.rollout_rows) {
+    double sum = 0;
+    for (double w : row) sum += w;
+    EXPECT_NEAR(sum, 1.0, 1e-9);
+    EXPECT_EQ(row[2], 0.0);  // causal: nothing from after token 1
+  }
 }
 
 TEST_F(LmGui, ClickingAThumbnailOpensThatHeadInTheStepper) {

@@ -167,10 +167,35 @@ TEST(VariantsCli, BadShapesAndCombinationsAreRefused) {
   expect_refused(in.args + " --head-mix " + npy("m2.npy", 1, 4, 4, 2), "expected (G, c_h, c_h)");
   expect_refused(in.args + " --head-mix " + npy("m3.npy", 2, 2, 3, 3), "expected (G, c_h, c_h)");
   expect_refused(in.args + " --head-mix " + q(temp_path("missing.npy")), "--head-mix");
+  // The additive score reshapes what these variants act on: the two are refused together.
+  const int d_k = static_cast<int>(in.p.input.q[0].cols());
+  const std::string additive = " --score additive --additive-wq " + npy("wq.npy", 1, 2, d_k, 2) +
+                               " --additive-wk " + npy("wk.npy", 1, 2, d_k, 2) + " --additive-v " +
+                               npy("av.npy", 1, 1, 2, 2);
+  const test::CliResult alone = run_cli(in.args + additive + " --out " + q(temp_path("a.npy")));
+  EXPECT_EQ(alone.status, 0) << alone.err;  // alone, the additive score is accepted
+  expect_refused(in.args + lin + additive, "do not combine");
+  expect_refused(in.args + additive + " --kq-conv " + npy("ta.npy", 1, 1, 3, 2), "do not combine");
   // A non-finite value, named by its index.
   HeadStack bad = test::random_heads(1, 1, 3, rng);
   bad[0](0, 1) = NAN;
   expect_refused(in.args + " --kq-conv " + q(write_stack("nan.npy", bad, 2)), "θ[0, 1] is nan");
+}
+
+// explain --online-softmax narrates plain attention's row: a variant's trace is refused, with the
+// reason, and a plain one is narrated.
+TEST(VariantsCli, OnlineSoftmaxRefusesVariantScenarios) {
+  for (const char* example : {"linformer", "multi-token"}) {
+    const test::CliResult r =
+        run_cli(std::string("explain --example ") + example + " --query 1 --online-softmax 2");
+    EXPECT_EQ(r.status, 2) << example << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("Linformer or Multi-Token Attention"), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  const test::CliResult ok = run_cli("explain --example fear-is-the --query 1 --online-softmax 2");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NE(ok.out.find("block"), std::string::npos) << ok.out;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "backends/fused.h"
+#include "backends/score_compare.h"
 #include "cli/cli.h"
 
 namespace attn::cli {
@@ -36,6 +37,7 @@ struct BenchArgs {
   int trace_n = 64, trace_heads = 4;
   bool trace_dense = false;
   bool causal = false, json = false, trace_only = false, peak_child = false;
+  bool compare_scores = false;
   std::string backend = "all";
 };
 
@@ -175,7 +177,55 @@ std::string fixed(double x, int digits) {
 // Milliseconds with enough digits for small problems.
 std::string ms(double seconds) { return fixed(seconds * 1e3, seconds < 0.01 ? 3 : 1); }
 
+// --compare-scores: the scores stage as the dot product and as the additive score, for growing n
+// and d, printed as a table (or JSON).
+int run_compare_scores(const BenchArgs& a) {
+  std::vector<ScoreTiming> rows;
+  for (const ScoreCompareCase& c : default_score_cases())
+    rows.push_back(time_score_functions(c, a.runs, 16));
+  if (a.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const ScoreTiming& t : rows)
+      out.push_back({{"n", t.c.n},
+                     {"d", t.c.d},
+                     {"d_a", t.d_a},
+                     {"d_a_equal_flops", t.d_a_equal},
+                     {"dot_seconds", t.dot_seconds},
+                     {"additive_seconds", t.additive_seconds},
+                     {"additive_equal_flops_seconds", t.equal_seconds},
+                     {"dot_flops", t.dot_flops},
+                     {"additive_flops", t.additive_flops}});
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "Scores stage of one head, n_q = n_k = n, one thread, median of " << a.runs
+            << " runs:\n"
+            << "  dot: Q·Kᵀ (one matrix product, 2·n²·d FLOPs)\n"
+            << "  additive: vᵀ tanh(W_q q + W_k k) with d_a = d, and with d_a chosen for the "
+               "same FLOP count\n\n";
+  std::printf("%6s %5s %10s %12s %8s %6s %12s %8s\n", "n", "d", "dot ms", "additive ms", "×dot",
+              "d_a=", "same-FLOP ms", "×dot");
+  for (const ScoreTiming& t : rows)
+    std::printf("%6d %5d %10.3f %12.3f %8.1f %6d %12.3f %8.1f\n", t.c.n, t.c.d, t.dot_seconds * 1e3,
+                t.additive_seconds * 1e3, t.additive_seconds / std::max(t.dot_seconds, 1e-12),
+                t.d_a_equal, t.equal_seconds * 1e3,
+                t.equal_seconds / std::max(t.dot_seconds, 1e-12));
+  int slower = 0, slower_equal = 0;
+  for (const ScoreTiming& t : rows) {
+    slower += t.additive_seconds > t.dot_seconds ? 1 : 0;
+    slower_equal += t.equal_seconds > t.dot_seconds ? 1 : 0;
+  }
+  std::cout << "\n×dot: how many times longer than the dot product took. The additive score was "
+               "slower in "
+            << slower << " of " << rows.size() << " cases with d_a = d, and in " << slower_equal
+            << " of " << rows.size()
+            << " with the same FLOP count:\nits tanh per pair and unit, and pairs that are not "
+               "one matrix product, which the dot product is.\n";
+  return kExitOk;
+}
+
 int run_bench(BenchArgs a) {
+  if (a.compare_scores) return run_compare_scores(a);
   if (a.kv_heads <= 0) a.kv_heads = a.heads;
   if (a.n_k <= 0) a.n_k = a.n;
   if (a.heads % a.kv_heads != 0)
@@ -409,6 +459,9 @@ void register_bench(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 64));
   cmd->add_flag("--trace-dense", a->trace_dense, "no causal mask in the trace-recompute example");
   cmd->add_flag("--json", a->json, "print the figures as JSON");
+  cmd->add_flag("--compare-scores", a->compare_scores,
+                "time the scores stage as the dot product and as the additive score (Bahdanau) "
+                "for growing n and d, with d_a = d and with the same FLOP count");
   cmd->add_flag("--peak-child", a->peak_child, "internal: one fused run, print peak memory")
       ->group("");
   cmd->callback([&action, a] { action = [a] { return run_bench(*a); }; });

@@ -102,7 +102,11 @@ void register_gui(CLI::App& app, Action& action) {
                   "Multi-Token Attention views; seq2seq opens the seq2seq window, "
                   "seq2seq-live its live training; lm-heads, lm-next, lm-roles, lm-circuit or "
                   "lm-kv the language model window on that tab (with --model); lm-train the "
-                  "window that trains a transformer live (training starts at once)")
+                  "window that trains a transformer live (training starts at once); flash the "
+                  "FlashAttention window (the online softmax, block by block); scores the window "
+                  "that times the additive score against the dot product; sqrt-dk the √d_k "
+                  "experiment; ghost the Ghost Attention help page; lm-rollout the language "
+                  "model's rollout tab (with --model)")
       ->check(non_empty());
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto")
       ->check(non_empty());
@@ -187,6 +191,7 @@ void configure_app(CLI::App& app, Action& action) {
   register_worksheet(app, action);
   register_lm(app, action);
   register_lessons(app, action);
+  register_experiment(app, action);
 }
 
 int run(int argc, char** argv) {

@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "cli/mask_flags.h"
 #include "cli/options.h"
+#include "cli/score_flags.h"
 #include "io/atomic_file.h"
 #include "io/npy.h"
 
@@ -23,6 +24,7 @@ namespace {
 struct ComputeOptions {
   std::string q, k, v, out, weights;
   MaskFlags mask;
+  ScoreFlags score;
   std::optional<double> scale;
   double temperature = 1.0;
   std::string backend = "cpu";
@@ -247,6 +249,7 @@ int run_compute(const ComputeOptions& o) {
   if (o.scale) p.options.scale = static_cast<float>(*o.scale);
   p.options.temperature = temperature;
   p.options.variants = std::move(variants);
+  apply_score_flags(o.score, p.input.d_k(), p.options);
   const std::string invalid = validate_problem(p);
   if (!invalid.empty()) usage_error(with_flag(o, invalid));
 
@@ -254,6 +257,10 @@ int run_compute(const ComputeOptions& o) {
     usage_error(
         "--backend opencl: Linformer, --kq-conv and --head-mix are computed by the "
         "staged CPU engine only; use --backend cpu (or auto)");
+  if (p.options.additive && o.backend == "opencl")
+    usage_error(
+        "--backend opencl: the additive score (--score additive) runs on the CPU only; use "
+        "--backend cpu or auto");
   std::unique_ptr<Backend> backend = make_backend_or_throw(o.backend, o.device);
   if (!backend->supports(p)) {
     if (o.backend != "auto")
@@ -295,6 +302,7 @@ void register_compute(CLI::App& app, Action& action) {
   cmd->add_option("--k", o->k, "keys .npy: (n_k, d_k) or (H_kv, n_k, d_k)")->required();
   cmd->add_option("--v", o->v, "values .npy: (n_k, d_v) or (H_kv, n_k, d_v)")->required();
   add_mask_flags(*cmd, o->mask);
+  add_score_flags(*cmd, o->score);
   cmd->add_option("--scale", o->scale, "score scale (default 1/sqrt(d_k))")
       ->check(finite_in(-3.4e38, 3.4e38));
   cmd->add_option("--temperature", o->temperature, "softmax temperature T > 0 (default 1)")

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "cli/cli.h"
+#include "cli/score_flags.h"
 
 namespace attn::cli {
 
@@ -24,6 +26,8 @@ struct ExplainOptions {
   bool ascii = false;
   std::optional<int> key;
   std::string step;
+  std::optional<int> online_block;  // --online-softmax B
+  ScoreFlags score;
 };
 
 }  // namespace
@@ -33,6 +37,7 @@ void register_explain(CLI::App& app, Action& action) {
       "explain", "Print every stage's arithmetic for one query row, with the actual numbers");
   auto opts = std::make_shared<ExplainOptions>();
   add_scenario_options(*cmd, opts->source);
+  add_score_flags(*cmd, opts->score);
   cmd->add_option("--query", opts->query, "query row I to explain (0-based)")->required();
   cmd->add_option("--head", opts->head, "query head H (default 0); with --model, the model's head");
   cmd->add_option("--precision", opts->precision, "decimals to print (0..10, default 4)")
@@ -42,12 +47,16 @@ void register_explain(CLI::App& app, Action& action) {
   cmd->add_option("--step", opts->step,
                   "explain only this stage: scores, scaled, masked, weights, output, or a "
                   "projection step (x, q, k, v, concat, projected, head_contrib)");
+  cmd->add_option("--online-softmax", opts->online_block,
+                  "write the softmax and weighted sum as FlashAttention computes them: keys in "
+                  "blocks of B, running max and sum, one division at the end");
   cmd->callback([&action, opts] {
     action = [opts] {
       // With --model, --head picks the model's head; its scenario has that one head.
       ScenarioSource source = opts->source;
       source.head = opts->head;
       Scenario scenario = load_scenario_source(source);
+      apply_score_flags(opts->score, scenario_d_k(scenario), scenario.options);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       // Only the asked row's stages are computed, so one query of a long sequence costs one row
       // (n_k cells per stage), not n_q × n_k. An out-of-range row is named by explain() below.
@@ -63,7 +72,9 @@ void register_explain(CLI::App& app, Action& action) {
       request.precision = opts->precision;
       request.unicode = !opts->ascii;
       std::string error;
-      std::string text = explain(trace, request, error);
+      std::string text = opts->online_block
+                             ? explain_online_softmax(trace, request, *opts->online_block, error)
+                             : explain(trace, request, error);
       if (!error.empty()) throw CliError{kExitUsage, error};
       std::cout << text;
       return kExitOk;

@@ -8,6 +8,7 @@
 #include "backends/compute.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "cli/score_flags.h"
 #include "render/heatmap_export.h"
 
 namespace attn::cli {
@@ -21,6 +22,7 @@ struct ExportArgs {
   std::string out;
   std::string paper = "slide";
   bool annotate = false, no_annotate = false, all_stages = false;
+  ScoreFlags score;
   ExportArgs() { options.step.clear(); }  // --step or --all-stages is required
 };
 
@@ -31,6 +33,7 @@ void register_export(CLI::App& app, Action& action) {
       "export", "Draw one stage as a heatmap (PNG, SVG or PDF), or every stage as PDF pages");
   auto a = std::make_shared<ExportArgs>();
   add_scenario_options(*cmd, a->src);
+  add_score_flags(*cmd, a->score);
   auto* step = cmd->add_option("--step", a->options.step,
                                "stage to draw: scores, scaled, masked, weights, output, ...");
   auto* all = cmd->add_flag("--all-stages", a->all_stages,
@@ -79,6 +82,7 @@ void register_export(CLI::App& app, Action& action) {
       src.head = o.head;
       if (!src.model.empty()) o.head = 0;
       Scenario s = load_scenario_source(src);
+      apply_score_flags(a->score, scenario_d_k(s), s.options);
       check_traceable(s);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       AttentionTrace trace = compute_scenario_trace(s, *backend);

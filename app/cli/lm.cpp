@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "attention/format.h"
 #include "attention/scenario.h"
 #include "cli/cli.h"
 #include "cli/options.h"
@@ -19,6 +20,7 @@
 #include "lm/forward.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"
+#include "lm/rollout.h"
 
 namespace attn::cli {
 
@@ -112,6 +114,62 @@ void register_attention(CLI::App& parent, Action& action) {
                              {static_cast<size_t>(c.n_layer), static_cast<size_t>(c.n_head), n, n},
                              r->acts.att.data()));
       files.commit();
+      return kExitOk;
+    };
+  });
+}
+
+// ---- lm rollout ----
+
+void register_rollout(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "rollout",
+      "Attention rollout across layers: which tokens feed the last one after 1, 2, … layers");
+  auto a = std::make_shared<LmArgs>();
+  add_model_text(*cmd, *a);
+  cmd->add_option("--top", a->top, "tokens listed per layer (default 10)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--out", a->out, "also write the rollout of every layer, (n_layer, n, n) .npy");
+  cmd->callback([&action, a] {
+    action = [a] {
+      OutputFiles files;  // checked before the model runs (cli.h)
+      const int index = a->out.empty() ? -1 : files.add("--out", a->out);
+      const auto r = run_model(a->model, a->text, false);
+      const lm::Config& c = r->model.config;
+      const lm::Rollout ro = lm::attention_rollout(c, r->acts);
+      const int T = ro.T, last = T - 1;
+      const std::vector<std::string> tokens = lm::display_tokens(r->model.tokenizer, r->ids);
+      if (index >= 0) {
+        std::vector<float> all;
+        for (const MatrixD& m : ro.cumulative)
+          for (int i = 0; i < T; ++i)
+            for (int j = 0; j < T; ++j) all.push_back(static_cast<float>(m(i, j)));
+        files.write(index, npy_array_bytes({static_cast<size_t>(c.n_layer), static_cast<size_t>(T),
+                                            static_cast<size_t>(T)},
+                                           all.data()));
+        files.commit();
+      }
+      std::printf(
+          "Attention rollout of \"%s\" (%d tokens) through %d layer%s: per layer the "
+          "heads' mean weights A,\nthe residual as A' = 0.5·A + 0.5·I, rows renormalised, "
+          "R_l = A'_l · R_(l-1).\nWhat the last token %d \"%s\" draws from:\n",
+          printable_text(a->text).c_str(), T, c.n_layer, c.n_layer == 1 ? "" : "s", last,
+          printable_text(tokens[static_cast<size_t>(last)]).c_str());
+      for (int l = 0; l < c.n_layer; ++l) {
+        const MatrixD& m = ro.cumulative[static_cast<size_t>(l)];
+        std::vector<int> order(static_cast<size_t>(T));
+        for (int j = 0; j < T; ++j) order[static_cast<size_t>(j)] = j;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int x, int y) { return m(last, x) > m(last, y); });
+        std::printf("after layer %d: %d of %d tokens carry >= 1%%:", l,
+                    lm::receptive_field(ro, l, last, 0.01), T);
+        for (int k = 0; k < std::min(a->top, T); ++k) {
+          const int j = order[static_cast<size_t>(k)];
+          std::printf("%s %d \"%s\" %.4f", k ? "," : "", j,
+                      printable_text(tokens[static_cast<size_t>(j)]).c_str(), m(last, j));
+        }
+        std::printf("\n");
+      }
       return kExitOk;
     };
   });
@@ -434,6 +492,7 @@ void register_lm(CLI::App& app, Action& action) {
   cmd->require_subcommand(1);
   register_tokens(*cmd, action);
   register_attention(*cmd, action);
+  register_rollout(*cmd, action);
   register_next(*cmd, action);
   register_bench_lm(*cmd, action);
   register_init(*cmd, action);

@@ -387,6 +387,12 @@ bool AppState::set_d_k(int d_k) {
     cols(s.qkv.q);
     cols(s.qkv.k);
   }
+  if (s.options.additive) {
+    // The additive score's W_q and W_k read d_k columns too (new columns start at 0).
+    AdditiveScore& a = *s.options.additive;
+    a.w_q = resized(a.w_q, a.w_q.rows(), d_k);
+    a.w_k = resized(a.w_k, a.w_k.rows(), d_k);
+  }
   return apply(std::move(s), "d_k = " + std::to_string(d_k));
 }
 

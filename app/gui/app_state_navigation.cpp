@@ -43,6 +43,16 @@ const StageInfo kAllStages[] = {
      "through its own slice of W_O."},
 };
 
+// With Bahdanau's additive score the first two stages read differently.
+const StageInfo kAdditiveScores = {
+    "scores", "vᵀtanh", "Additive scores",
+    "Bahdanau's additive score runs each query–key pair through a small network, vᵀ tanh(W_q q + "
+    "W_k k): W_q q and W_k k are added, squashed by tanh and weighed by v."};
+const StageInfo kAdditiveScaled = {
+    "scaled", "×1", "Scaled scores",
+    "The additive score needs no √d_k: each tanh term lies in [−1, 1], so the score is bounded by "
+    "Σ|v| whatever d_k is. The scale is 1 unless one is chosen."};
+
 }  // namespace
 
 void AppState::clamp_view() {
@@ -57,7 +67,14 @@ void AppState::clamp_view() {
 std::vector<StageInfo> AppState::stages() const {
   std::vector<StageInfo> out;
   for (const StageInfo& s : kAllStages)
-    if (s.id == "qkv" || trace_.find(s.id)) out.push_back(s);
+    if (s.id == "qkv" || trace_.find(s.id)) {
+      if (trace_.additive && s.id == "scores")
+        out.push_back(kAdditiveScores);
+      else if (trace_.additive && s.id == "scaled")
+        out.push_back(kAdditiveScaled);
+      else
+        out.push_back(s);
+    }
   // Multi-Token Attention: masked is the convolved map, weights the mixed ones.
   for (StageInfo& s : out) {
     if (s.id == "masked" && trace_.find("pre_conv")) {

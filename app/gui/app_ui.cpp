@@ -429,6 +429,10 @@ void draw_app(Ui& ui) {
   draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
   if (ui.show_lm_train) draw_lm_train_panel(ui);
   if (ui.show_variant_views) draw_variant_views_panel(ui);
+  draw_flash_panel(ui);
+  draw_scores_panel(ui);
+  draw_sqrt_dk_panel(ui);
+  draw_ghost_help(ui);
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);

@@ -230,11 +230,13 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
   }
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
       o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
-      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-train" &&
-      o.tab != "variant-views") {
+      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-rollout" && o.tab != "lm-train" &&
+      o.tab != "variant-views" && o.tab != "flash" && o.tab != "scores" && o.tab != "sqrt-dk" &&
+      o.tab != "ghost") {
     error =
         "--tab: expected inputs, variants, variant-views, seq2seq, seq2seq-live, lm-heads, "
-        "lm-next, lm-roles, lm-circuit, lm-kv or lm-train, got '" +
+        "lm-next, lm-roles, lm-circuit, lm-kv, lm-rollout, lm-train, flash, scores, sqrt-dk or "
+        "ghost, got '" +
         o.tab + "'";
     return false;
   }
@@ -264,7 +266,16 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       ui.seq2seq->autostart = true;
     }
   }
-  if (!lm_tab && !train_tab && !seq2seq_tab)
+  // These open a window over the others.
+  if (o.tab == "flash")
+    ui.show_flash = true;
+  else if (o.tab == "scores")
+    ui.show_scores = true;
+  else if (o.tab == "sqrt-dk")
+    ui.show_sqrt_dk = true;
+  else if (o.tab == "ghost")
+    ui.show_ghost = true;
+  else if (!lm_tab && !train_tab && !seq2seq_tab)
     ui.select_tab = o.tab == "variant-views" ? "variants" : o.tab;
   if (!o.lesson.empty()) {
     if (!open_lesson(ui, o.lesson, error)) {

@@ -716,6 +716,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
                          ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight |
                              ImGuiButtonFlags_MouseButtonMiddle);
   const bool hovered = ImGui::IsItemHovered();
+  v.hover_row = v.hover_col = -1;
   bool& dragged = v.dragged;
   if (ImGui::IsItemActivated()) dragged = false;
   if (ImGui::IsItemActive()) {
@@ -739,6 +740,8 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
       io.MouseWheel = 0;  // the heatmap used it: the window must not scroll as well
     }
     if (i >= 0 && i < rows && j >= 0 && j < cols && !ImGui::IsItemActive()) {
+      v.hover_row = i;
+      v.hover_col = j;
       // A thin outline on the cell under the pointer, so the tooltip's indices are easy to place.
       const ImVec2 a = v.cell_min(i, j);
       dl->PushClipRect(vp0, vp1, true);

@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "gui/heatmap_widget.h"
+#include "gui/index_notation.h"
 #include "gui/stage_motion.h"
 #include "gui/ui.h"
 
@@ -34,6 +35,48 @@ void handle_click(Ui& ui, const std::string& stage, const HeatmapEvent& ev) {
     st.select_cell(ev.row, ev.col);
   else
     st.select_row(ev.row);
+}
+
+// The stage's formula in index notation (003), with the hovered cell's indices put in, and the
+// shapes behind each index letter in a section that opens on demand.
+void draw_index_form(Ui& ui, const std::string& id, int h, int g, bool room) {
+  // Presentation mode keeps the height for the cells (the numbers must stay readable).
+  if (room) return;
+  const AttentionTrace& t = ui.state.trace();
+  const HeatmapViewport& v = ui.views["main"];
+  const IndexForm f = index_form(id, t.num_heads > 1, h, g, v.hover_row, v.hover_col);
+  if (f.general.empty()) return;
+  ImGui::PushTextWrapPos(0);
+  ImGui::TextDisabled("index form: %s", f.general.c_str());
+  // Always a line, so the heatmap does not jump as the pointer enters and leaves it.
+  if (!f.cell.empty())
+    ImGui::TextColored(ImVec4(0.85f, 0.35f, 0.05f, 1), "this cell: %s", f.cell.c_str());
+  else if (id != "qkv" && id != "concat")
+    ImGui::TextDisabled("%s", "hover a cell to see its indices");
+  ImGui::PopTextWrapPos();
+  if (ImGui::TreeNode("Shapes and index letters")) {
+    const ImGuiTableFlags tf =
+        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
+    if (ImGui::BeginTable("shapes", 3, tf)) {
+      ImGui::TableSetupColumn("tensor");
+      ImGui::TableSetupColumn("indices");
+      ImGui::TableSetupColumn("shape");
+      ImGui::TableHeadersRow();
+      for (const ShapeRow& r :
+           shapes_table(t.num_heads > 1, t.num_heads, t.num_kv_heads, t.n_q, t.n_k, t.d_k, t.d_v)) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(r.tensor.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(r.indices.c_str());
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(r.shape.c_str());
+      }
+      ImGui::EndTable();
+    }
+    ImGui::TextDisabled("%s", "A letter repeated on the right of = is summed over (Einstein).");
+    ImGui::TreePop();
+  }
 }
 
 }  // namespace
@@ -105,6 +148,7 @@ void draw_heatmap_panel(Ui& ui) {
   }
   ImGui::PopTextWrapPos();
   ImGui::PopFont();
+  draw_index_form(ui, stage.id, h, g, room);
   if (ui.custom_mask_edit)
     ImGui::TextColored(ImVec4(0.8f, 0.3f, 0.05f, 1), "%s",
                        "Custom mask: click a cell to hide or show that key for that query.");

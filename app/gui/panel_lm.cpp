@@ -255,6 +255,7 @@ void draw_lm_panel(Ui& ui) {
                         {"next", "Next token", "Next", draw_lm_next_tokens},
                         {"roles", "What heads do", "Roles", draw_lm_head_roles},
                         {"circuit", "Induction circuit", "Circuit", draw_lm_circuit},
+                        {"rollout", "Rollout across layers", "Rollout", draw_lm_rollout},
                         {"kv", "KV cache", "KV", draw_lm_kv_cache}};
     const int kTabs = static_cast<int>(sizeof tabs / sizeof tabs[0]);
     const int first = side_by_side ? 1 : 0;

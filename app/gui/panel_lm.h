@@ -3,7 +3,8 @@
 // model and sentence bar, opening a head in the stepper), panel_lm_model.cpp (layers × heads
 // thumbnails), panel_lm_heads.cpp (BertViz-style head view), panel_lm_next.cpp (next-token
 // chart), panel_lm_roles.cpp (what each head does), panel_lm_kv.cpp (the KV cache),
-// panel_lm_circuit.cpp (how a previous-token head and an induction head compose).
+// panel_lm_circuit.cpp (how a previous-token head and an induction head compose),
+// panel_lm_rollout.cpp (attention rollout across layers).
 #pragma once
 
 #include <string>
@@ -18,9 +19,9 @@ struct LmPanel {
   LmSession session;
   std::string text_buffer;  // the sentence field (applied as the user types)
   bool text_initialised = false;
-  std::string
-      select_tab;  // "model", "heads", "next", "roles", "circuit" or "kv": bring it forward once
-  std::string shown_tab;        // the tab drawn last frame
+  std::string select_tab;  // "model", "heads", "next", "roles", "circuit", "rollout" or "kv": bring
+                           // it forward once
+  std::string shown_tab;   // the tab drawn last frame
   bool model_view_tab = false;  // the window is too narrow for the model view beside the tabs
   int role = 0;  // the score the roles tab shows: 0 previous, 1 first, 2 self, 3 induction
   bool all_heads = false;     // head view: every head of the layer at once
@@ -29,6 +30,10 @@ struct LmPanel {
   int pinned_token = -1;      // head view: a clicked token stays isolated
   bool pinned_is_key = false;
   int kv_tokens = 1024;  // KV cache table: context length
+  // The rollout tab: the token followed (-1: the last), and its rows per depth for that run.
+  int rollout_token = -1, rollout_for = -1;
+  uint64_t rollout_serial = 0;
+  std::vector<std::vector<double>> rollout_rows;
   // The induction-circuit tab: the query token (-1: the last one seen before), the guide's step,
   // the two heads (-1: the best of their kind), and the score parts computed for them.
   int circuit_query = -1, circuit_step = 0, circuit_prev = -1, circuit_ind = -1;
@@ -56,6 +61,7 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p);
 void draw_lm_head_roles(Ui& ui, LmPanel& p);
 void draw_lm_kv_cache(Ui& ui, LmPanel& p);
 void draw_lm_circuit(Ui& ui, LmPanel& p);
+void draw_lm_rollout(Ui& ui, LmPanel& p);  // attention rollout across layers
 
 // Opens head (l, h) of the current run in the stepper: its scenario replaces the app's, and the
 // window steps aside so the pipeline shows.

@@ -215,6 +215,9 @@ void draw_menu_bar(Ui& ui) {
           "Stage changes show what the stage does; an edit lights up what it changed");
     if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
     ImGui::Separator();
+    ImGui::MenuItem("FlashAttention: the online softmax, block by block", nullptr, &ui.show_flash);
+    ImGui::MenuItem("Score functions: additive vs dot product, timed", nullptr, &ui.show_scores);
+    ImGui::MenuItem("Why divide by √d_k? An experiment", nullptr, &ui.show_sqrt_dk);
     ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.show_seq2seq);
     ImGui::MenuItem("Language model: attention inside GPT-2", nullptr, &ui.show_lm);
     ImGui::MenuItem("Train a transformer: watch an induction head form", nullptr,
@@ -229,6 +232,7 @@ void draw_menu_bar(Ui& ui) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Ghost Attention (Llama 2)…")) ui.show_ghost = true;
     if (ImGui::MenuItem("Keyboard shortcuts")) ui.show_shortcuts = true;
     ImGui::EndMenu();
   }

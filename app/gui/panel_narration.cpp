@@ -142,6 +142,18 @@ void draw_narration_contents(Ui& ui) {
   if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(cached_text.c_str());
   flow("clear");
   if (ImGui::SmallButton("clear")) st.clear_selection();
+  const std::string stage_id = st.current_stage().id;
+  if (stage_id == "weights" || stage_id == "output") {
+    // The same row's softmax and weighted sum as FlashAttention computes them.
+    flow("online softmax…");
+    if (ImGui::SmallButton("online softmax…")) {
+      ui.show_flash = true;
+      ui.flash_query = ui.flash_follow = sel.query;
+      ui.flash_done = 0;
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Step through this row block by block, as FlashAttention computes it");
+  }
   char decimals[32];
   std::snprintf(decimals, sizeof decimals, "%d decimals", st.precision);
   flow("− + 8 decimals");

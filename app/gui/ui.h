@@ -43,7 +43,8 @@ struct HeatmapViewport {
   bool col_labels_vertical = false;
   int labels_abbreviated = 0, labels_dropped = 0;
   bool numbers_shown = false;
-  float number_px = 0;  // the size the cell numbers were drawn at
+  float number_px = 0;                 // the size the cell numbers were drawn at
+  int hover_row = -1, hover_col = -1;  // the cell under the pointer last frame (-1: none)
   bool row_stats_shown = false;
   ImVec2 cell_min(int i, int j) const { return {origin.x + j * cell_w, origin.y + i * cell_h}; }
   ImVec2 cell_center(int i, int j) const {
@@ -135,6 +136,20 @@ struct Ui {
   // convolution before and after, the mixed heads (panel_variant_views.cpp).
   bool show_variant_views = false;
   std::shared_ptr<struct LmTrainPanel> lm_train;
+  // The FlashAttention window (View menu, the narration's button, gui --tab flash;
+  // panel_flash.cpp): its query, block size and how many blocks have been read; flash_follow is
+  // the selected query it last followed.
+  bool show_flash = false;
+  int flash_query = 0, flash_block = 2, flash_done = 0, flash_follow = -1;
+  ImVec2 flash_viewport{0, 0};  // the main window's size when it was last placed
+  // The score-function window (View menu, gui --tab scores; panel_scores.cpp): additive vs dot
+  // product, measured on a worker thread.
+  bool show_scores = false;
+  std::shared_ptr<struct ScoreComparePanel> score_compare;
+  // The "Why √d_k" experiment window (View menu, gui --tab sqrt-dk; panel_sqrt_dk.cpp).
+  bool show_sqrt_dk = false;
+  std::shared_ptr<struct SqrtDkPanel> sqrt_dk;
+  bool show_ghost = false;  // Help → Ghost Attention (panel_help_ghost.cpp)
   // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
   // place by panel_lesson.cpp; null when none is open.
   std::shared_ptr<LessonPlayer> lesson;
@@ -216,6 +231,10 @@ void draw_seq2seq_panel(Ui& ui);
 // (panel_variants_beyond.cpp), and the window that shows what they do (panel_variant_views.cpp).
 void draw_beyond_masks_controls(Ui& ui);
 void draw_variant_views_panel(Ui& ui);
+void draw_flash_panel(Ui& ui);    // FlashAttention's online softmax, block by block
+void draw_scores_panel(Ui& ui);   // additive vs dot-product scores, timed on this machine
+void draw_sqrt_dk_panel(Ui& ui);  // why divide by √d_k: the experiment
+void draw_ghost_help(Ui& ui);     // Help → Ghost Attention: which tokens carry the instruction
 // The contents of panels that also live as tabs of one column in a narrow window.
 void draw_narration_contents(Ui& ui);
 void draw_heads_contents(Ui& ui);

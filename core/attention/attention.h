@@ -30,11 +30,20 @@ struct MaskSpec {
   }
 };
 
+// Bahdanau's additive score in place of the dot product (attention/additive.h):
+// scores_ij = vᵀ tanh(W_q q_i + W_k k_j), with W_q and W_k of shape (d_a, d_k) and v of d_a
+// entries, shared by every head.
+struct AdditiveScore {
+  Matrix w_q, w_k;
+  RowVector v;
+};
+
 struct AttentionOptions {
   MaskSpec mask;
-  std::optional<float> scale;  // default 1/sqrt(d_k)
+  std::optional<float> scale;  // default 1/sqrt(d_k); 1 with the additive score
   float temperature = 1.0f;
   VariantSpec variants;  // Linformer, key–query convolution, head mixing (attention/variants.h)
+  std::optional<AdditiveScore> additive;  // none: the scaled dot product
 };
 
 // Q: H matrices (n_q, d_k); K: H_kv matrices (n_k, d_k); V: H_kv matrices (n_k, d_v); H % H_kv ==
@@ -60,7 +69,7 @@ struct AttentionProblem {
   int first_query_row = 0;
   int total_query_rows = 0;
 
-  float effective_scale() const;  // options.scale or 1/sqrt(d_k)
+  float effective_scale() const;  // options.scale, else 1/sqrt(d_k) (1 for the additive score)
   // The query count of the whole problem, the n_q of cli.md's position formulas.
   int full_n_q() const { return total_query_rows > 0 ? total_query_rows : input.n_q(); }
 };
@@ -136,6 +145,9 @@ struct AttentionTrace {
   // With Linformer, key_tokens name the k virtual keys ("k̃0", …) that scores … weights have as
   // columns (n_k = k), and these name the n_k rows of the k and v steps; else empty.
   std::vector<std::string> input_key_tokens;
+  // The additive score's weights when the scores are Bahdanau's (their stage is then stored,
+  // never derived from Q·Kᵀ).
+  std::optional<AdditiveScore> additive;
   std::vector<int> kv_head_of;  // size H
   // Per head (n_q, n_k): MaskReason bits, when the backend stored them; else hidden_of builds
   // them from `mask` on demand.

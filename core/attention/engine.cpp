@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <sstream>
 
+#include "attention/additive.h"
 #include "attention/format.h"
 #include "attention/variant_stages.h"
 
@@ -63,6 +64,14 @@ std::string check_logits_fit_float(const AttentionProblem& p) {
   for (const Matrix& b : p.options.mask.bias)
     for (Eigen::Index i = 0; i < b.size(); ++i)
       if (std::isfinite(b.data()[i])) max_bias = std::max(max_bias, std::abs(double(b.data()[i])));
+  if (p.options.additive) {
+    // |vᵀ tanh(…)| <= Σ|v_a| whatever Q and K are; W_q q + W_k k itself only feeds the tanh,
+    // which saturates instead of overflowing.
+    const double bound = p.options.additive->v.cast<double>().cwiseAbs().sum();
+    if ((scale * bound + max_bias) * inv_t < kLimit) return "";
+    return "the additive scores (at most Σ|v| = " + format_value(bound) +
+           ") times the scale, plus the bias, over T may overflow float32 (max 3.4e+38)";
+  }
   auto row_norm = [](const Matrix& m, Eigen::Index i) { return m.row(i).cast<double>().norm(); };
   for (int h = 0; h < p.input.num_heads(); ++h) {
     const Matrix& Q = p.input.q[h];
@@ -156,8 +165,16 @@ std::string validate_problem(const AttentionProblem& p) {
                  check_finite(m.custom, "mask"), check_finite(m.bias, "bias", true)})
     if (!e.empty()) return e;
   if (p.options.scale && !std::isfinite(*p.options.scale)) return "scale must be a finite number";
+  if (p.options.additive) {
+    const std::string e = validate_additive(*p.options.additive, in.d_k());
+    if (!e.empty()) return e;
+  }
   if (!(p.options.temperature > 0) || !std::isfinite(p.options.temperature))
     return "temperature must be a finite number > 0";
+  if (p.options.variants.any() && p.options.additive)
+    return "the additive score and the variants beyond masks (Linformer, the key–query "
+           "convolution, head mixing) do not combine: those variants reshape Q·Kᵀ scores; "
+           "choose one";
   if (p.options.variants.any()) return validate_variants(p);
   return check_logits_fit_float(p);
 }
@@ -191,6 +208,7 @@ AttentionTrace begin_trace(const AttentionProblem& p) {
   t.temperature = p.options.temperature;
   t.scale_overridden = p.options.scale.has_value();
   t.mask = p.options.mask;
+  t.additive = p.options.additive;
   for (int h = 0; h < t.num_heads; ++h) t.kv_head_of.push_back(in.kv_head_of(h));
   for (int i = 0; i < t.n_q; ++i) t.query_tokens.push_back(std::to_string(i));
   for (int j = 0; j < t.n_k; ++j) t.key_tokens.push_back(std::to_string(j));
@@ -205,9 +223,10 @@ AttentionTrace begin_trace(const AttentionProblem& p) {
 }
 
 void label_stages(const AttentionProblem& p, AttentionTrace& t) {
-  std::string scale_text = p.options.scale
-                               ? "scaled = scores × s   (s = " + format_value(t.scale) + ")"
-                               : "scaled = scores / √d_k   (d_k = " + std::to_string(t.d_k) + ")";
+  std::string scale_text =
+      p.options.scale      ? "scaled = scores × s   (s = " + format_value(t.scale) + ")"
+      : p.options.additive ? std::string("scaled = scores   (the additive score needs no √d_k)")
+                           : "scaled = scores / √d_k   (d_k = " + std::to_string(t.d_k) + ")";
   std::string softmax_text =
       t.temperature == 1.0f
           ? "weights = softmax(masked)   (each row sums to 1)"
@@ -217,7 +236,10 @@ void label_stages(const AttentionProblem& p, AttentionTrace& t) {
     const char* title;
     std::string formula;
   } labels[] = {
-      {"scores", "Scores", "scores = Q·Kᵀ"},
+      {"scores", "Scores",
+       p.options.additive ? "scores_ij = vᵀ tanh(W_q q_i + W_k k_j)   (additive, d_a = " +
+                                std::to_string(p.options.additive->v.size()) + ")"
+                          : std::string("scores = Q·Kᵀ")},
       {"scaled", "Scaled scores", scale_text},
       {"masked", "Masked scores",
        p.options.mask.bias.empty() ? "masked = scaled, −∞ where hidden"

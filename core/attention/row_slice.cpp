@@ -15,6 +15,7 @@ AttentionProblem with_options_of(const AttentionProblem& p) {
   AttentionProblem s;
   s.options.scale = p.options.scale;
   s.options.temperature = p.options.temperature;
+  s.options.additive = p.options.additive;
   const MaskSpec& m = p.options.mask;
   s.options.mask.causal = m.causal;
   s.options.mask.window = m.window;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "attention/additive.h"
 #include "attention/engine.h"
 #include "attention/mask.h"
 #include "attention/parallel.h"
@@ -102,6 +103,12 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
   masked.derived = DerivedStage::kMasked;
   weights.id = "weights";
   output.id = "output";
+  // Additive scores are not Q·Kᵀ: they are stored, and scaled and masked follow from them
+  // (AttentionTrace::head multiplies stored scores by the scale).
+  if (p.options.additive) {
+    scores.derived = DerivedStage::kStored;
+    scores.heads.assign(static_cast<size_t>(H), Matrix(n_q, n_k));
+  }
   for (TraceStep* s : {&weights, &output}) s->heads.resize(static_cast<size_t>(H));
   for (size_t h = 0; h < static_cast<size_t>(H); ++h) {
     resize_for_writing(weights.heads[h], n_q, n_k);
@@ -121,8 +128,13 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
     // The block's scores, scaled and masked rows, in scratch: AttentionTrace::head repeats
     // these operations (the product in this block, × scale, + bias, −∞) to give the same bits.
     Matrix M(rows, n_k);
-    const Matrix Qb = p.input.q[hs].middleRows(i0, rows);  // as AttentionTrace::head does
-    M.noalias() = Qb * p.input.k[g].transpose();
+    if (p.options.additive) {
+      additive_scores(*p.options.additive, p.input.q[hs], i0, rows, p.input.k[g], M);
+      scores.heads[hs].middleRows(i0, rows) = M;
+    } else {
+      const Matrix Qb = p.input.q[hs].middleRows(i0, rows);  // as AttentionTrace::head does
+      M.noalias() = Qb * p.input.k[g].transpose();
+    }
     M *= scale;
     ReasonMatrix R(rows, n_k);
     mask_and_softmax(p, geo, h, i0, M, R, W, inv_t, &empty[hs][static_cast<size_t>(i0)]);
@@ -169,8 +181,14 @@ void compute_weights_cpu(const AttentionProblem& p, HeadStack& weights, HeadStac
     // The same operations as compute_stages_cpu, in place in the weights: scores, times the
     // scale, plus the bias, -inf, softmax; so the numbers are the staged path's, bit for bit.
     auto W = weights[hs].middleRows(i0, rows);
-    const Matrix Qb = p.input.q[hs].middleRows(i0, rows);  // as compute_stages_cpu
-    W.noalias() = Qb * p.input.k[g].transpose();
+    if (p.options.additive) {
+      Matrix S;
+      additive_scores(*p.options.additive, p.input.q[hs], i0, rows, p.input.k[g], S);
+      W = S;
+    } else {
+      const Matrix Qb = p.input.q[hs].middleRows(i0, rows);  // as compute_stages_cpu
+      W.noalias() = Qb * p.input.k[g].transpose();
+    }
     W *= scale;  // as compute_stages_cpu and AttentionTrace::head
     ReasonMatrix hidden(rows, n_k);
     mask_and_softmax(p, geo, h, i0, W, hidden, W, inv_t, &empty[hs][static_cast<size_t>(i0)]);

@@ -12,6 +12,7 @@ namespace attn {
 
 float AttentionProblem::effective_scale() const {
   if (options.scale) return *options.scale;
+  if (options.additive) return 1.0f;
   return 1.0f / std::sqrt(static_cast<float>(input.d_k()));
 }
 

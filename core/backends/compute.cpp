@@ -19,10 +19,11 @@ void Backend::run_weights(const AttentionProblem& p, HeadStack& weights, HeadSta
 
 AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   AttentionTrace t = begin_trace(p);
-  // The variants beyond masks run on the staged CPU engine; the trace names the backend used.
+  // The variants beyond masks and the additive score run on the staged CPU engine only (OpenCL's
+  // kernels compute plain Q·Kᵀ attention); the trace names the backend used.
   std::unique_ptr<Backend> cpu;
   Backend* run = &backend;
-  if (p.options.variants.any() && !backend.supports(p)) {
+  if ((p.options.variants.any() || p.options.additive) && !backend.supports(p)) {
     cpu = make_cpu_backend();
     run = cpu.get();
   }

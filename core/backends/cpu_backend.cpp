@@ -21,15 +21,20 @@ class CpuBackend : public Backend {
     compute_weights_cpu(p, weights, output, empty_row);
   }
 
-  // Output only: the fused tiled online softmax, which never holds an (n_q, n_k) matrix; the
-  // variants (attention/variants.h) change the stages it fuses, so they take the staged path.
+  // Output only: the fused tiled online softmax, which never holds an (n_q, n_k) matrix. The
+  // variants (attention/variants.h) change the stages it fuses, and the additive score has no
+  // fused kernel: both take the staged path.
   HeadStack run_output(const AttentionProblem& p) override {
     if (p.options.variants.any()) {
       AttentionTrace t;
       compute_stages_cpu(p, t);
       return std::move(t.find("output")->heads);
     }
-    return fused_attention_cpu(p);
+    if (!p.options.additive) return fused_attention_cpu(p);
+    HeadStack weights, output;
+    std::vector<std::vector<bool>> empty_row;
+    compute_weights_cpu(p, weights, output, empty_row);
+    return output;
   }
 };
 

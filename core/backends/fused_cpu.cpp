@@ -1,6 +1,7 @@
 // The CPU fused outputs-only path: tiled online softmax with Eigen block products on every core.
 #include <algorithm>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -171,10 +172,10 @@ struct FusedJob {
 }  // namespace
 
 HeadStack fused_attention_cpu(const AttentionProblem& p, const FusedCpuConfig& config) {
-  if (p.options.variants.any())
+  if (p.options.variants.any() || p.options.additive)
     throw std::invalid_argument(
-        "the fused outputs-only path computes plain attention: Linformer, the key–query "
-        "convolution and head mixing need the staged path");
+        "the fused outputs-only path computes plain scaled dot-product attention: Linformer, the "
+        "key–query convolution, head mixing and the additive score need the staged path");
   const AttentionInput& in = p.input;
   const int H = in.num_heads(), n_q = in.n_q(), n_k = in.n_k(), d_k = in.d_k(), d_v = in.d_v();
   const int bq = std::max(1, std::min(config.block_q, n_q));

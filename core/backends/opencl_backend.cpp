@@ -96,8 +96,9 @@ class OpenClBackend : public Backend {
     // The kernels place query i at row i of the whole problem; a slice of rows
     // (attention/row_slice.h) runs on the CPU.
     if (p.first_query_row != 0 || p.total_query_rows != 0) return false;
-    // Linformer, the key–query convolution and head mixing run on the staged CPU path.
-    if (p.options.variants.any()) return false;
+    // The kernels compute plain Q·Kᵀ attention: Linformer, the key–query convolution, head
+    // mixing and the additive score run on the staged CPU path.
+    if (p.options.variants.any() || p.options.additive) return false;
     const size_t f = sizeof(float);
     const size_t q = size_t(in.num_heads()) * in.n_q() * std::max(in.d_k(), in.d_v()) * f;
     const size_t kv = size_t(in.num_kv_heads()) * in.n_k() * (in.d_k() + in.d_v()) * f;

@@ -22,4 +22,11 @@ struct ExplainRequest {
 // Returns the narration, or "" and sets `error` (naming --query/--head/--key) when out of range.
 std::string explain(const AttentionTrace& trace, const ExplainRequest& request, std::string& error);
 
+// The request's query row through stages 4 and 5 as FlashAttention computes them: keys in blocks
+// of `block` (--online-softmax), the running maximum m and sum ℓ, the accumulator rescaled when m
+// grows, one division at the end; its last line is the output line explain() prints. Whole rows
+// only (no key or step). Returns "" and sets `error` as explain() does, or for a block below 1.
+std::string explain_online_softmax(const AttentionTrace& trace, const ExplainRequest& request,
+                                   int block, std::string& error);
+
 }  // namespace attn

@@ -20,9 +20,10 @@ void replace_all(std::string& s, const std::string& from, const std::string& to)
 }  // namespace
 
 const Symbols& symbols(bool unicode) {
-  static const Symbols kUnicode{"×", "·", "√", "−", "−∞", "Σ", "→", "÷", "≤", "≥", "≈", "…", "—"};
+  static const Symbols kUnicode{"×", "·", "√", "−", "−∞", "Σ", "→",
+                                "÷", "≤", "≥", "≈", "…",  "—", "ℓ"};
   static const Symbols kAscii{"x", ".",  "sqrt", "-", "-inf", "sum", "->",
-                              "/", "<=", ">=",   "~", "...",  "--"};
+                              "/", "<=", ">=",   "~", "...",  "--",  "l"};
   return unicode ? kUnicode : kAscii;
 }
 

@@ -11,7 +11,7 @@ namespace attn::explain_text {
 constexpr size_t kLineWidth = 100;
 
 // Every non-ASCII character the narration itself emits lives here (tokens aside), so a GUI font
-// only needs these glyphs: × · √ − ∞ Σ → ÷ ≤ ≥ ≈ … —
+// only needs these glyphs: × · √ − ∞ Σ → ÷ ≤ ≥ ≈ … — ℓ
 struct Symbols {
   const char* times;     // "×" / "x"
   const char* dot;       // "·" / "."  (dot product)
@@ -26,6 +26,7 @@ struct Symbols {
   const char* approx;    // "≈" / "~"
   const char* ellipsis;  // "…" / "..."
   const char* dash;      // "—" / "--"
+  const char* ell;       // "ℓ" / "l"  (the online softmax's running sum)
 };
 const Symbols& symbols(bool unicode);
 

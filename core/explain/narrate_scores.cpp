@@ -38,7 +38,78 @@ std::vector<Segment> Narrator::dot_segments(int j) const {
   return segs;
 }
 
+// Bahdanau's additive score for each key: W_q q once, then per key W_k k_j, the sum, its tanh
+// and the dot product with v, component by component.
+void Narrator::additive_scores() {
+  const AdditiveScore& a = *t_.additive;
+  const int d_a = static_cast<int>(a.v.size()), d_k = t_.d_k;
+  heading(1, "Scores: how well " + quoted_query() + " matches each key " + s_.dash +
+                 " the additive score v" + (r_.unicode ? "ᵀ" : "^T") + " tanh(W_q q + W_k k_j)");
+  line("(Bahdanau et al. 2014: a small network with one tanh layer of d_a = " +
+       std::to_string(d_a) + " units scores each pair,");
+  line("instead of the dot product q " + std::string(s_.dot) + " k_j; W_q and W_k are d_a " +
+       s_.times + " d_k = " + std::to_string(d_a) + " " + s_.times + " " + std::to_string(d_k) +
+       ", v has d_a entries)");
+  auto project = [&](const Matrix& w, const Matrix& x, int row) {
+    std::vector<double> out(static_cast<size_t>(d_a), 0.0);
+    for (int u = 0; u < d_a; ++u)
+      for (int c = 0; c < d_k; ++c) out[static_cast<size_t>(u)] += double(w(u, c)) * x(row, c);
+    return out;
+  };
+  auto text = [&](const std::vector<double>& v) {
+    std::vector<std::string> e;
+    for (double x : v) e.push_back(num(x));
+    return vector_text(e, s_);
+  };
+  const std::vector<double> wq = project(a.w_q, *q_, i_);
+  line("W_q q_" + qn() + " = " + text(wq) + "   (once for this query)");
+  std::vector<double> v(static_cast<size_t>(d_a));
+  for (int u = 0; u < d_a; ++u) v[static_cast<size_t>(u)] = a.v[u];
+  line("v = " + text(v));
+  for (int j : detail_) {
+    const std::vector<double> wk = project(a.w_k, *k_, j);
+    std::vector<double> sum(static_cast<size_t>(d_a)), th(static_cast<size_t>(d_a));
+    for (size_t u = 0; u < sum.size(); ++u) {
+      sum[u] = wq[u] + wk[u];
+      th[u] = std::tanh(sum[u]);
+    }
+    out_ << "\n";
+    line("key " + kn(j) + ":  W_k k_" + kn(j) + " = " + text(wk));
+    line("  W_q q + W_k k = " + text(sum) + "   tanh " + s_.arrow + " " + text(th));
+    Segment terms, prods;
+    for (int u = 0; u < d_a; ++u) {
+      const bool shown = d_a <= kMaxDims || u < 3 || u >= d_a - 2;
+      if (!shown) {
+        if (u == 3) {
+          double middle = 0.0;
+          for (int m = 3; m < d_a - 2; ++m)
+            middle += v[static_cast<size_t>(m)] * th[static_cast<size_t>(m)];
+          terms.push_back(std::string(s_.ellipsis) + " " + std::to_string(d_a - 5) +
+                          " more terms " + s_.ellipsis);
+          prods.push_back("[" + std::to_string(d_a - 5) + " more: " + num(middle) + "]");
+        }
+        continue;
+      }
+      std::string fa = num(v[static_cast<size_t>(u)]);
+      if (!terms.empty() && v[static_cast<size_t>(u)] < 0 && fa.rfind(s_.minus, 0) == 0)
+        fa = "(" + fa + ")";
+      terms.push_back(product(fa, num(th[static_cast<size_t>(u)]), s_));
+      prods.push_back(num(v[static_cast<size_t>(u)] * th[static_cast<size_t>(u)]));
+    }
+    std::vector<Segment> segs{terms};
+    if (d_a > 1) segs.push_back(prods);
+    segs.push_back({num((*scores_)(row_, j))});
+    out_ << equation("     ", "v " + std::string(s_.dot) + " tanh(" + s_.ellipsis + ")", segs, s_);
+  }
+  if (!cell_ && rest_count() > 0)
+    line("The other " + std::to_string(rest_count()) + " keys are scored the same way.");
+}
+
 void Narrator::scores() {
+  if (t_.additive) {
+    additive_scores();
+    return;
+  }
   heading(1, "Scores: how well " + quoted_query() + " matches each key " + s_.dash +
                  " the dot product q " + s_.dot + " k_j");
   if (t_.d_k > kMaxDims)
@@ -67,6 +138,13 @@ void Narrator::scores() {
 
 void Narrator::scaling() {
   const size_t w = key_label_width() + 1;
+  if (t_.additive && !t_.scale_overridden) {
+    heading(2, "Scaling: none for the additive score (scale = 1)");
+    line("Its tanh keeps every term in [" + std::string(s_.minus) +
+         "1, 1], so the score is at most " + s_.sum + "|v_a| whatever d_k is:");
+    line(std::string("no ") + s_.sqrt + "d_k is needed. scaled = scores.");
+    return;
+  }
   if (!t_.scale_overridden) {
     const double root = std::sqrt(static_cast<double>(t_.d_k));
     heading(2, std::string("Scaling: divide by ") + s_.sqrt + "d_k = " + s_.sqrt +

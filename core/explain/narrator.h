@@ -18,6 +18,7 @@
 #include "attention/format.h"
 #include "explain/explain.h"
 #include "explain/explain_text.h"
+#include "explain/online_softmax.h"
 
 namespace attn::narration {
 
@@ -57,6 +58,9 @@ class Narrator {
   Narrator(const AttentionTrace& t, const ExplainRequest& r);
 
   std::string run(const std::vector<Stage>& stages);  // explain.cpp
+  // Stages 4 and 5 as FlashAttention's online softmax, keys in blocks of `block`
+  // (narrate_online_softmax.cpp).
+  std::string run_online(int block);
 
  private:
   // ---- numbers and names (narrator.cpp) ----------------------------------------------------
@@ -105,6 +109,7 @@ class Narrator {
 
   std::vector<Segment> dot_segments(int j) const;
   void scores();
+  void additive_scores();
   void scaling();
 
   // ---- 3. mask (narrate_mask.cpp) ----------------------------------------------------------
@@ -120,6 +125,13 @@ class Narrator {
   // ---- 4. softmax (narrate_softmax.cpp) ----------------------------------------------------
 
   void softmax();
+
+  // ---- 4+5. online softmax (narrate_online_softmax.cpp) -----------------------------------
+
+  std::string vec_text(const std::vector<double>& v) const;
+  std::string block_keys_text(int first, int last) const;
+  void online_block(const OnlineSoftmaxWalk& w, size_t index);
+  void online_block_summary(const OnlineBlock& b, size_t index);
 
   // ---- 5. weighted sum (narrate_weighted_sum.cpp) ------------------------------------------
 

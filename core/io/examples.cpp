@@ -11,8 +11,8 @@ namespace attn {
 namespace {
 // Teaching order: the seed's two tables first, then the variants.
 const char* const kOrder[] = {
-    "fear-is-the", "fear-is", "cross-attention", "padding",    "sliding-window", "multi-head",
-    "mqa",         "gqa",     "linformer",       "multi-token"};
+    "fear-is-the", "fear-is", "cross-attention", "padding",     "sliding-window", "multi-head",
+    "mqa",         "gqa",     "linformer",       "multi-token", "additive"};
 }  // namespace
 
 std::vector<ExampleInfo> list_examples() {

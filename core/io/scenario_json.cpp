@@ -175,9 +175,10 @@ MaskSpec read_mask(const json& j) {
 
 Scenario read_scenario(const json& j) {
   if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + type_name(j));
-  check_keys(j, "",
-             {"format", "version", "name", "description", "query_tokens", "key_tokens", "q", "k",
-              "v", "projection", "mask", "scale", "temperature", "linformer", "multi_token"});
+  check_keys(
+      j, "",
+      {"format", "version", "name", "description", "query_tokens", "key_tokens", "q", "k", "v",
+       "projection", "mask", "scale", "temperature", "linformer", "multi_token", "additive"});
   if (j.contains("version")) {
     int v = read_int(j["version"], "version", 0);
     if (v != 1)
@@ -249,6 +250,20 @@ Scenario read_scenario(const json& j) {
       s.options.variants.multi_token.kq_conv = read_heads(m["kq_conv"], "multi_token.kq_conv");
     if (m.contains("head_mix"))
       s.options.variants.multi_token.head_mix = read_heads(m["head_mix"], "multi_token.head_mix");
+  }
+  if (j.contains("additive")) {
+    // Bahdanau's score vᵀ tanh(W_q q + W_k k): W_q and W_k (d_a, d_k), v (d_a).
+    const json& a = j["additive"];
+    if (!a.is_object())
+      fail("additive", "expected an object with w_q, w_k and v, got " + type_name(a));
+    check_keys(a, "additive", {"w_q", "w_k", "v"});
+    for (const char* f : {"w_q", "w_k", "v"})
+      if (!a.contains(f)) fail(std::string("additive.") + f, "missing field");
+    AdditiveScore add;
+    add.w_q = read_matrix(a["w_q"], "additive.w_q", false);
+    add.w_k = read_matrix(a["w_k"], "additive.w_k", false);
+    add.v = read_matrix(json::array({a["v"]}), "additive.v", false).row(0);
+    s.options.additive = std::move(add);
   }
   return s;
 }
@@ -363,6 +378,11 @@ std::string scenario_to_json(const Scenario& s) {
     if (!v.multi_token.kq_conv.empty()) mj["kq_conv"] = heads_json(v.multi_token.kq_conv);
     if (!v.multi_token.head_mix.empty()) mj["head_mix"] = heads_json(v.multi_token.head_mix);
     j["multi_token"] = mj;
+  }
+  if (s.options.additive) {
+    const AdditiveScore& a = *s.options.additive;
+    j["additive"] = {
+        {"w_q", matrix_json(a.w_q)}, {"w_k", matrix_json(a.w_k)}, {"v", matrix_json(a.v)[0]}};
   }
   return j.dump(2) + "\n";
 }
