@@ -185,8 +185,8 @@ TEST(Predict, WorksOnEveryStageOfEveryExample) {
         EXPECT_FALSE(why.empty());
         continue;
       }
-      const Matrix& m = t.step(stage.id).heads.back();
       const int idx = t.step(stage.id).num_heads() - 1;
+      const Matrix m = t.head(stage.id, idx);  // a copy: derived heads live in one cache slot
       for (PredictScope scope : {PredictScope::kCell, PredictScope::kRow, PredictScope::kStage}) {
         ASSERT_TRUE(p.start(t, stage.id, idx, 0, static_cast<int>(m.cols()) - 1,
                             PredictKind::kValue, scope, why))

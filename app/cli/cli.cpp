@@ -119,6 +119,10 @@ void register_gui(CLI::App& app, Action& action) {
                 "render --frames frames, print the mean and max frame time, exit");
   cmd->add_flag("--animate", opts->animate,
                 "zoom and pan the heatmap every frame (with --frame-stats)");
+  cmd->add_option("--edit-stats", opts->edit_stats,
+                  "with --frame-stats: edit q[0][0][0] N times, each once the last one's result "
+                  "is drawn, and print the time from each edit to the frame that shows it")
+      ->check(CLI::Range(1, 1000));
   cmd->add_flag("--debug", opts->debug,
                 "show the Debug menu (ImGui demo and metrics windows); so does ATTN_DEBUG=1");
   cmd->add_flag("--no-animation", opts->no_animation,

@@ -214,6 +214,15 @@ int run_gui(const GuiOptions& o) {
   std::string window_title;
   int exit_code = 0;
   auto frame_start = std::chrono::steady_clock::now();
+  // --edit-stats: the edit waiting to be drawn, and how long each took.
+  struct EditProbe {
+    int made = 0;
+    bool waiting = false, shown_this_frame = false;
+    uint64_t serial = 0;
+    std::chrono::steady_clock::time_point at;
+    std::vector<double> ms;
+  } probe;
+  const int edit_stats = o.frame_stats ? o.edit_stats : 0;
 
   for (int frame = 0;; ++frame) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -274,6 +283,23 @@ int run_gui(const GuiOptions& o) {
     last = now;
     state.poll();
     state.tick(dt);
+    if (edit_stats > 0) {
+      // An edit once the trace is up (and the last edit's result has been drawn), as a user's
+      // keystroke would: its recompute runs as the app runs it, on a worker for a long sequence.
+      probe.shown_this_frame = false;
+      if (!probe.waiting && probe.made < edit_stats && frame >= 2 && !state.computing()) {
+        const Scenario& sc = state.scenario();
+        if (!sc.use_projection && !sc.qkv.q.empty() && sc.qkv.q[0].size() > 0) {
+          probe.serial = state.trace_serial();
+          probe.at = std::chrono::steady_clock::now();
+          const float x = sc.qkv.q[0](0, 0) + (probe.made % 2 ? -0.25f : 0.25f);
+          state.set_value(Tensor::kQ, 0, 0, 0, x);
+          probe.waiting = true;
+          ++probe.made;
+        }
+      }
+      if (probe.waiting && state.trace_serial() != probe.serial) probe.shown_this_frame = true;
+    }
     if (o.animate) {
       // A scripted zoom and pan of the main heatmap, to measure frame times while it moves.
       HeatmapViewport& v = ui.views["main"];
@@ -304,7 +330,9 @@ int run_gui(const GuiOptions& o) {
     glClear(GL_COLOR_BUFFER_BIT);
     ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
 
-    const bool last_frame = scripted && frame + 1 >= o.frames;
+    // --edit-stats runs on until its last edit is drawn (bounded, in case one never lands).
+    const bool edits_left = probe.made < edit_stats || probe.waiting;
+    const bool last_frame = scripted && frame + 1 >= o.frames && (!edits_left || frame > 100000);
     std::chrono::steady_clock::duration saving{};  // not part of the frame time
     if (last_frame && !o.screenshot.empty()) {
       const auto s0 = std::chrono::steady_clock::now();
@@ -325,6 +353,13 @@ int run_gui(const GuiOptions& o) {
       frame_ms.push_back(
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0 - saving)
               .count());
+    }
+    if (probe.shown_this_frame) {
+      glFinish();
+      probe.ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - probe.at)
+              .count());
+      probe.waiting = false;
     }
     if (last_frame) break;
 
@@ -351,6 +386,17 @@ int run_gui(const GuiOptions& o) {
         frame_ms.size(), frame_ms[0], sum / (frame_ms.size() - 1), sorted[sorted.size() / 2], mx,
         at, o.width, o.height, renderer ? "shader" : "rectangle", state.trace().n_q,
         state.trace().n_k);
+  }
+  if (!probe.ms.empty()) {
+    std::vector<double> sorted = probe.ms;
+    std::sort(sorted.begin(), sorted.end());
+    double sum = 0;
+    for (double x : sorted) sum += x;
+    std::printf(
+        "edits %zu  shown after: mean %.1f ms  median %.1f ms  min %.1f ms  max %.1f ms  (edit "
+        "to the end of the first frame that draws the recomputed stages; %d heads, %dx%d)\n",
+        sorted.size(), sum / sorted.size(), sorted[sorted.size() / 2], sorted.front(),
+        sorted.back(), state.trace().num_heads, state.trace().n_q, state.trace().n_k);
   }
   if (!cfg.empty()) {
     std::string e;

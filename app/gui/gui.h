@@ -22,6 +22,9 @@ struct GuiOptions {
   std::vector<std::string> edits;  // "q[H][I][J]=VALUE" style cell edits, see cli --help
   bool frame_stats = false;        // print mean/max frame time when exiting
   bool animate = false;            // zoom and pan the main heatmap every frame (measurement)
+  // With frame_stats: make this many edits (q[0][0][0] ± 0.25, one after the other's result is
+  // drawn) and print how long each took to show its recomputed stages (measurement).
+  int edit_stats = 0;
   bool presentation = false;  // start in presentation mode (full screen, larger text)
   std::string tab;      // left panel tab ("inputs", "variants") or a window ("seq2seq", "lm-…")
   std::string backend;  // "cpu", "opencl" or "auto"; "" = cpu

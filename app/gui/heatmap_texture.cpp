@@ -129,9 +129,9 @@ class GlHeatmapRenderer : public HeatmapRenderer {
   };
 
   // Uploads level `level` of m (hidden cells as -inf, so the shader hatches them whatever the
-  // stage's value is) and the levels above it, each texel the largest of 2 × 2 below (-inf only
-  // where all four are): the shader reads the level whose texels match a pixel's cells, so a
-  // peak is never skipped however far the view is zoomed out.
+  // stage's value is) and the levels above it, each texel the largest of the 2 × 2 (at an odd
+  // edge 2 × 3 or 3 × 3) below it (-inf only where all are): the shader reads the level whose
+  // texels match a pixel's cells, so a peak is never skipped however far the view is zoomed out.
   void upload(Texture& t, uint64_t serial, const Matrix& m, const ReasonMatrix* hidden, int level) {
     if (!t.id) glGenTextures(1, &t.id);
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -139,15 +139,22 @@ class GlHeatmapRenderer : public HeatmapRenderer {
     const Eigen::Index rows = m.rows(), cols = m.cols();
     int w = static_cast<int>((cols + (Eigen::Index{1} << level) - 1) >> level);
     int h = static_cast<int>((rows + (Eigen::Index{1} << level) - 1) >> level);
-    std::vector<float> above(static_cast<size_t>(w) * h, kNegInf), next;
-    for (Eigen::Index i = 0; i < rows; ++i) {
-      const float* row = m.data() + i * cols;
-      const uint8_t* hid = hidden ? hidden->data() + i * cols : nullptr;
-      float* out = &above[static_cast<size_t>(i >> level) * w];
-      for (Eigen::Index j = 0; j < cols; ++j) {
-        const float v = hid && hid[j] ? kNegInf : row[j];
-        out[j >> level] = std::max(out[j >> level], v);
+    std::vector<float> above, next;
+    // The matrix itself is level 0 when nothing needs hatching by reasons: no copy of its n²
+    // floats (64 MB at 4096 tokens) on the way to the texture.
+    const float* base = m.data();
+    if (level > 0 || hidden) {
+      above.assign(static_cast<size_t>(w) * h, kNegInf);
+      for (Eigen::Index i = 0; i < rows; ++i) {
+        const float* row = m.data() + i * cols;
+        const uint8_t* hid = hidden ? hidden->data() + i * cols : nullptr;
+        float* out = &above[static_cast<size_t>(i >> level) * w];
+        for (Eigen::Index j = 0; j < cols; ++j) {
+          const float v = hid && hid[j] ? kNegInf : row[j];
+          out[j >> level] = std::max(out[j >> level], v);
+        }
       }
+      base = above.data();
     }
     glBindTexture(GL_TEXTURE_2D, t.id);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST_MIPMAP_NEAREST);
@@ -157,16 +164,23 @@ class GlHeatmapRenderer : public HeatmapRenderer {
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
     int mip = 0;
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, above.data());
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, base);
     while (w > 1 || h > 1) {
-      const int w2 = (w + 1) / 2, h2 = (h + 1) / 2;
+      // OpenGL wants each level max(1, ⌊size / 2⌋) on a side, or the texture is incomplete and
+      // samples as 0 (every cell of a 3-token matrix drew as the map's first colour): an odd
+      // side's last texel joins the last one above it, so no value is dropped.
+      const int w2 = std::max(1, w / 2), h2 = std::max(1, h / 2);
       next.assign(static_cast<size_t>(w2) * h2, kNegInf);
       for (int i = 0; i < h; ++i) {
-        const float* row = &above[static_cast<size_t>(i) * w];
-        float* out = &next[static_cast<size_t>(i / 2) * w2];
-        for (int j = 0; j < w; ++j) out[j / 2] = std::max(out[j / 2], row[j]);
+        const float* row = base + static_cast<size_t>(i) * w;
+        float* out = &next[static_cast<size_t>(std::min(i / 2, h2 - 1)) * w2];
+        for (int j = 0; j < w; ++j) {
+          const int o = std::min(j / 2, w2 - 1);
+          out[o] = std::max(out[o], row[j]);
+        }
       }
       above.swap(next);
+      base = above.data();
       w = w2;
       h = h2;
       glTexImage2D(GL_TEXTURE_2D, ++mip, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, above.data());

@@ -8,11 +8,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
 #include <map>
+#include <vector>
 
 #include "attention/format.h"
 #include "gui/heatmap_texture.h"
 #include "gui/stage_motion.h"
+#include "render/color_scale.h"
 #include "render/colormap.h"
 
 namespace attn {
@@ -151,8 +154,19 @@ void vertical_glyphs(ImDrawList* dl, ImFont* font, float size, ImVec2 origin, Im
   }
 }
 
-// Tick values for a colour bar: both ends and the middle when they fit.
-std::string tick_text(float x) { return format_fixed(x, std::fabs(x) >= 100 ? 0 : 2, true); }
+// The colour bar's ticks: the exporter's (render/color_scale.h), both ends with the precision
+// their size needs ("0" … "0.00317" on 4096 keys) and round values between them.
+std::vector<ColorTick> bar_ticks(const ColorScale& scale) { return colorbar_ticks(scale, 5); }
+
+// Every how many rows or columns a label goes when they cannot all have one: at least `need`,
+// rounded up to 1, 2 or 5 × 10^k so a long sequence reads 0, 50, 100, ... rather than 0, 37, 74.
+int label_step(float need) {
+  if (!(need > 1.0f)) return 1;
+  for (int mag = 1; mag <= 100000000; mag *= 10)
+    for (int f : {1, 2, 5})
+      if (static_cast<float>(f * mag) >= need) return f * mag;
+  return std::numeric_limits<int>::max();
+}
 
 }  // namespace
 
@@ -218,18 +232,24 @@ float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorSc
   }
   dl->AddRect({pos.x, pos.y}, {pos.x + bw, pos.y + bh}, dim);
   ImFont* font = ImGui::GetFont();
-  const std::string lo = tick_text(static_cast<float>(scale.lo)),
-                    hi = tick_text(static_cast<float>(scale.hi)),
-                    mid = tick_text((static_cast<float>(scale.lo) + static_cast<float>(scale.hi)) /
-                                    2);
-  const float lo_w = text_width(font, fs, lo), hi_w = text_width(font, fs, hi),
-              mid_w = text_width(font, fs, mid);
-  const float y = pos.y + bh + 2;
-  if (lo_w + hi_w + fs * 0.5f <= bw) {
-    draw_text(ui, dl, font, fs, {pos.x, y}, dim, lo);
-    draw_text(ui, dl, font, fs, {pos.x + bw - hi_w, y}, dim, hi);
-    if (lo_w + hi_w + mid_w + fs * 1.5f <= bw)
-      draw_text(ui, dl, font, fs, {pos.x + (bw - mid_w) / 2, y}, dim, mid);
+  const std::vector<ColorTick> ticks = bar_ticks(scale);
+  const float y = pos.y + bh + 2, gap = fs * 0.75f;
+  const std::string &lo = ticks.front().label, &hi = ticks.back().label;
+  const float lo_w = text_width(font, fs, lo), hi_w = text_width(font, fs, hi);
+  if (lo_w + hi_w + gap > bw) return bh + 2 + fs;  // no room for any number
+  draw_text(ui, dl, font, fs, {pos.x, y}, dim, lo);
+  draw_text(ui, dl, font, fs, {pos.x + bw - hi_w, y}, dim, hi);
+  // Round values between the ends, centred under their place on the bar, each clear of the
+  // labels drawn before it and of the right end's.
+  float right_of_last = pos.x + lo_w;
+  for (size_t k = 1; k + 1 < ticks.size(); ++k) {
+    const float tw = text_width(font, fs, ticks[k].label);
+    const float x = pos.x + bw * scale_position(scale, static_cast<float>(ticks[k].value));
+    if (x - tw / 2 < right_of_last + gap || x + tw / 2 > pos.x + bw - hi_w - gap) continue;
+    dl->AddLine({std::floor(x) + 0.5f, pos.y + bh - fs * 0.25f}, {std::floor(x) + 0.5f, pos.y + bh},
+                dim);
+    draw_text(ui, dl, font, fs, {std::floor(x - tw / 2), y}, dim, ticks[k].label);
+    right_of_last = x + tw / 2;
   }
   return bh + 2 + fs;
 }
@@ -240,9 +260,7 @@ float vertical_bar_width(const ColorScale& scale) {
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
   float w = 0;
-  for (float x : {static_cast<float>(scale.lo), static_cast<float>(scale.hi),
-                  (static_cast<float>(scale.lo) + static_cast<float>(scale.hi)) / 2})
-    w = std::max(w, text_width(font, fs, tick_text(x)));
+  for (const ColorTick& t : bar_ticks(scale)) w = std::max(w, text_width(font, fs, t.label));
   return fs * 0.8f + fs * 0.4f + w;
 }
 
@@ -259,12 +277,21 @@ void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const C
   }
   dl->AddRect(pos, {pos.x + bw, pos.y + height}, dim);
   const float x = pos.x + bw + fs * 0.4f;
-  draw_text(ui, dl, font, fs, {x, pos.y}, dim, tick_text(static_cast<float>(scale.hi)));
-  draw_text(ui, dl, font, fs, {x, pos.y + height - fs}, dim,
-            tick_text(static_cast<float>(scale.lo)));
-  if (height >= fs * 3.5f)
-    draw_text(ui, dl, font, fs, {x, pos.y + (height - fs) / 2}, dim,
-              tick_text((static_cast<float>(scale.lo) + static_cast<float>(scale.hi)) / 2));
+  const std::vector<ColorTick> ticks = bar_ticks(scale);
+  draw_text(ui, dl, font, fs, {x, pos.y}, dim, ticks.back().label);
+  if (height < fs * 2.2f) return;  // room for the top value only
+  draw_text(ui, dl, font, fs, {x, pos.y + height - fs}, dim, ticks.front().label);
+  // Round values at their height, each a line clear of the ends and of each other.
+  float above = pos.y + height - fs;  // top of the last label drawn, from the bottom up
+  for (size_t k = 1; k + 1 < ticks.size(); ++k) {
+    const float yc =
+        pos.y + height * (1.0f - scale_position(scale, static_cast<float>(ticks[k].value)));
+    if (yc + fs / 2 > above - fs * 0.25f || yc - fs / 2 < pos.y + fs * 1.25f) continue;
+    dl->AddLine({pos.x + bw - fs * 0.25f, std::floor(yc) + 0.5f},
+                {pos.x + bw, std::floor(yc) + 0.5f}, dim);
+    draw_text(ui, dl, font, fs, {x, std::floor(yc - fs / 2)}, dim, ticks[k].label);
+    above = yc - fs / 2;
+  }
 }
 
 HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
@@ -351,7 +378,9 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     float bw = std::min(grid_w / cols, max_cell), bh = std::min(grid_h / rows, max_cell);
     bw = std::min(bw, bh * 2.5f);  // wide but not ribbon-like
     bh = std::min(bh, bw);         // never taller than wide
-    return ImVec2{std::max(bw, 0.25f), std::max(bh, 0.25f)};
+    // No lower bound but a tiny one: at "fit" a 4096-token matrix is a fraction of a pixel a
+    // cell and still wholly visible, the GL renderer max-pooling the cells under each pixel.
+    return ImVec2{std::max(bw, 1e-3f), std::max(bh, 1e-3f)};
   };
   float band = sp.labels ? fs * 1.3f : 0;  // key labels above the grid (upright at first)
   bool legend_below = false;
@@ -573,7 +602,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   if (row_names) {
     dl->PushClipRect({pos.x, vp0.y - fs * 0.5f}, {vp0.x, vp1.y + fs * 0.5f}, true);
     const float row_lf = std::clamp(v.cell_h / 1.05f, min_lf, fs);
-    const int every = std::max(1, static_cast<int>(std::ceil(row_lf * 1.02f / v.cell_h)));
+    const int every = label_step(row_lf * 1.02f / v.cell_h);
     const float room = label_w - pad * 2;
     for (int i = i0; i < i1; ++i) {
       if (i % every != 0) {
@@ -595,10 +624,10 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   if (sp.labels && band > 0) {
     const ImVec2 b0{vp0.x, pos.y + cap_h}, b1{vp1.x, vp0.y};
     dl->PushClipRect({b0.x - pad, b0.y}, {b1.x + pad, b1.y}, true);
-    col_every = vertical ? std::max(1, static_cast<int>(std::ceil(col_lf * 1.1f / v.cell_w)))
-                         : std::max(1, static_cast<int>(std::ceil(
-                                           (v.col_label_w * col_lf / fs + pad * 0.5f) / v.cell_w)));
+    col_every = label_step(vertical ? col_lf * 1.1f / v.cell_w
+                                    : (v.col_label_w * col_lf / fs + pad * 0.5f) / v.cell_w);
     const float room = vertical ? band - pad : v.cell_w * col_every - pad * 0.5f;
+    float right_of_last = -FLT_MAX;  // a label moved in at an end must not cover its neighbour
     for (int j = j0; j < j1; ++j) {
       if (j % col_every != 0) {
         ++v.labels_dropped;
@@ -617,6 +646,11 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
         // A label wider than its column stays over the grid at either end.
         const float tw = text_width(font, col_lf, shown);
         const float x = std::clamp(centre - tw / 2, b0.x - pad, b1.x + pad - tw);
+        if (x < right_of_last + pad * 0.5f) {
+          ++v.labels_dropped;
+          continue;
+        }
+        right_of_last = x + tw;
         draw_text(ui, dl, font, col_lf, {x, b1.y - band + (band - col_lf) / 2}, c, shown);
       }
     }

@@ -100,14 +100,6 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
   masked.derived = DerivedStage::kMasked;
   weights.id = "weights";
   output.id = "output";
-  // A slice of a few query rows (compute_trace_rows, what explain narrates) is small: its stages
-  // are stored, not derived.
-  const bool store_all = p.total_query_rows > 0;
-  if (store_all)
-    for (TraceStep* s : {&scores, &scaled, &masked}) {
-      s->derived = DerivedStage::kStored;
-      s->heads.assign(static_cast<size_t>(H), Matrix(n_q, n_k));
-    }
   for (TraceStep* s : {&weights, &output}) s->heads.resize(static_cast<size_t>(H));
   for (size_t h = 0; h < static_cast<size_t>(H); ++h) {
     resize_for_writing(weights.heads[h], n_q, n_k);
@@ -129,12 +121,9 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
     Matrix M(rows, n_k);
     const Matrix Qb = p.input.q[hs].middleRows(i0, rows);  // as AttentionTrace::head does
     M.noalias() = Qb * p.input.k[g].transpose();
-    if (store_all) scores.heads[hs].middleRows(i0, rows) = M;
     M *= scale;
-    if (store_all) scaled.heads[hs].middleRows(i0, rows) = M;
     ReasonMatrix R(rows, n_k);
     mask_and_softmax(p, geo, h, i0, M, R, W, inv_t, &empty[hs][static_cast<size_t>(i0)]);
-    if (store_all) masked.heads[hs].middleRows(i0, rows) = M;
     output.heads[hs].middleRows(i0, rows).noalias() = W * p.input.v[g];
   });
 

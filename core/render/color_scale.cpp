@@ -12,11 +12,18 @@ namespace attn {
 ColorScale color_scale_for(const std::string& step_id, const Matrix& m,
                            const ColormapChoice& maps) {
   double mn = std::numeric_limits<double>::infinity(), mx = -mn;
-  for (Eigen::Index k = 0; k < m.size(); ++k) {
-    const double x = m.data()[k];
-    if (!std::isfinite(x)) continue;
-    mn = std::min(mn, x);
-    mx = std::max(mx, x);
+  if (m.size() > 0 && m.allFinite()) {
+    // The common case (weights, scores: 16 million cells at 4096 tokens, once per new trace):
+    // Eigen's vectorised passes.
+    mn = m.minCoeff();
+    mx = m.maxCoeff();
+  } else {
+    for (Eigen::Index k = 0; k < m.size(); ++k) {
+      const double x = m.data()[k];
+      if (!std::isfinite(x)) continue;
+      mn = std::min(mn, x);
+      mx = std::max(mx, x);
+    }
   }
   if (!(mn <= mx)) return {maps.sequential, 0.0, 1.0};
   if (mn < 0 || is_diverging(maps.sequential)) {
