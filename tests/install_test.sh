@@ -19,6 +19,7 @@ unset ATTN_DATA_DIR
 for f in bin/attention-lab share/applications/attention-lab.desktop \
   share/icons/hicolor/scalable/apps/attention-lab.svg share/attention-lab/models/bahdanau.s2s \
   share/attention-lab/models/bottleneck/none-max40.s2s share/attention-lab/examples/fear-is.json \
+  share/attention-lab/models/lm/stories/model.safetensors \
   share/doc/attention-lab/README.md share/doc/attention-lab/docs/cli.md; do
   [[ -f $p/$f ]] || fail "not installed: $f"
 done
@@ -49,6 +50,10 @@ out=$("$bin" --version)
 "$bin" seq2seq models | grep -q '^bottleneck/none-max40	' || fail "seq2seq models"
 out=$("$bin" seq2seq translate --model bahdanau --input "nov 22 26")
 grep -q '^output: 2026-11-22$' <<< "$out" || fail "translate --model bahdanau: $out"
+# The shipped language model opens by short name and uses its own merges ("Ġthe" is one token).
+out=$("$bin" lm tokens --model stories --text "One day the cat")
+grep -q 'Ġthe$' <<< "$out" || fail "lm tokens --model stories: $out"
+"$bin" lm next --model stories --text "One day Tom" --top 1 > /dev/null || fail "lm next --model stories"
 "$bin" export --example fear-is-the --step weights --out "$tmp/w.png" > /dev/null || fail "export (fonts?)"
 [[ $(head -c 8 "$tmp/w.png" | od -An -tx1 | tr -d ' ') == 89504e470d0a1a0a ]] || fail "export wrote no PNG"
 

@@ -14,6 +14,7 @@
 #include "io/examples.h"
 #include "io/shipped.h"
 #include "lessons/lesson.h"
+#include "lm_fixture.h"
 #include "reference.h"
 
 namespace attn {
@@ -130,6 +131,22 @@ TEST(LessonParse, EveryMalformedFieldIsNamedWithFileAndStep) {
          j["steps"][2]["seq2seq"] = {{"model", "no-such-model"}};
        },
        "step 3 (“Why”): seq2seq.model: "},
+      {[](json& j) {
+         j["steps"][2]["lm"] = {{"model", "no-such-model"}};
+       },
+       "step 3 (“Why”): lm.model: "},
+      {[](json& j) {
+         j["steps"][2]["lm"] = {{"text", "a b a"}};
+       },
+       "step 3 (“Why”): lm.model: missing field"},
+      {[](json& j) {
+         j["steps"][2]["lm"] = {{"model", "no-such-model"}, {"tab", "nowhere"}};
+       },
+       "step 3 (“Why”): lm.tab: expected model, heads, next, roles, circuit or kv"},
+      {[](json& j) {
+         j["steps"][2]["lm"] = {{"model", "no-such-model"}, {"colour", "red"}};
+       },
+       "step 3 (“Why”): lm.colour: unknown field"},
       {[](json& j) { j["steps"][0]["question"].erase("kind"); },
        "step 1 (“Scores”): question.kind: missing field"},
       {[](json& j) { j["steps"][0]["question"]["kind"] = "essay"; },
@@ -192,6 +209,25 @@ TEST(LessonParse, EveryMalformedFieldIsNamedWithFileAndStep) {
     EXPECT_NE(error.find(c.expected), std::string::npos)
         << "expected '" << c.expected << "' in: " << error;
   }
+}
+
+TEST(LessonParse, AStepOpensALanguageModel) {
+  // A model folder by path (a shipped name resolves the same way, through io/shipped.h).
+  const std::string folder = test::temp_path("lesson-lm");
+  test::write_test_model(test::make_test_model({}), folder);
+  json j = base_lesson();
+  j["steps"][1]["lm"] = {{"model", folder}, {"text", " a b a b"}, {"tab", "circuit"}};
+  std::string error;
+  const std::optional<Lesson> l = parse_lesson(j.dump(), "lesson.json", error);
+  ASSERT_TRUE(l) << error;
+  EXPECT_EQ(l->steps[1].lm_model, folder);
+  EXPECT_EQ(l->steps[1].lm_text, " a b a b");
+  EXPECT_EQ(l->steps[1].lm_tab, "circuit");
+  EXPECT_TRUE(l->steps[0].lm_model.empty());  // a step without "lm" leaves the window closed
+  j["steps"][1]["lm"] = {{"model", folder}};
+  const std::optional<Lesson> d = parse_lesson(j.dump(), "lesson.json", error);
+  ASSERT_TRUE(d) << error;
+  EXPECT_EQ(d->steps[1].lm_tab, "model");  // the default tab
 }
 
 TEST(LessonParse, NotJsonNamesTheFile) {

@@ -126,6 +126,31 @@ TEST(LmTrainData, InductionSequencesHoldARepeatedSegment) {
     }
 }
 
+TEST(LmTrainData, TheRepeatedSegmentsLengthCanBeChosen) {
+  TrainSet s = induction_set();
+  s.repeat_min = 8;
+  s.repeat_max = 16;  // 2 · 16 = 33 − 1: the longest pair that fits in 33 tokens
+  Rng rng(7);
+  std::vector<int> lengths(17, 0);
+  for (int i = 0; i < 500; ++i) {
+    std::vector<int> seq;
+    int n = 0;
+    const int second = induction_sequence(s, rng, 32, seq, n);
+    ASSERT_GE(n, 8);
+    ASSERT_LE(n, 16);
+    ASSERT_GE(second, n);  // the copy starts after the original ends
+    ASSERT_LE(second + n, 33);
+    ++lengths[static_cast<size_t>(n)];
+  }
+  for (int n = 8; n <= 16; ++n) EXPECT_GT(lengths[static_cast<size_t>(n)], 0) << n;
+  EXPECT_EQ(check_repeat_range(8, 16, 32), "");
+  EXPECT_EQ(check_repeat_range(0, 0, 32), "");   // the defaults: 4 to 11
+  EXPECT_NE(check_repeat_range(8, 17, 32), "");  // 34 tokens > 33
+  EXPECT_EQ(check_repeat_range(12, 0, 32), "");  // the maximum follows a larger minimum
+  EXPECT_NE(check_repeat_range(0, 3, 32), "");   // below the default minimum 4
+  EXPECT_NE(check_repeat_range(9, 8, 32), "");
+}
+
 TEST(LmTrainData, StoriesMakeATextSet) {
   const std::string text = write_stories(40, 3);
   EXPECT_EQ(text, write_stories(40, 3));

@@ -26,6 +26,7 @@ namespace {
 struct TrainArgs {
   std::string data = "induction", corpus, out, schedule = "cosine";
   int merges = 400, stories = 3000;
+  int repeat_min = 0, repeat_max = 0;  // induction: the repeated segment's length (0: default)
   lm::TrainOptions o;
 };
 
@@ -53,6 +54,8 @@ std::string command_of(const TrainArgs& a) {
   if (a.data == "text") s << " --corpus " << a.corpus;
   if (a.data == "stories") s << " --stories " << a.stories;
   if (a.data != "induction") s << " --merges " << a.merges;
+  if (a.repeat_min) s << " --repeat-min " << a.repeat_min;
+  if (a.repeat_max) s << " --repeat-max " << a.repeat_max;
   s << " --layers " << o.n_layer << " --heads " << o.n_head << " --embd " << o.n_embd
     << " --context " << o.context << (o.attention_only ? " --attention-only" : "") << " --batch "
     << o.batch << " --steps " << o.steps << " --lr " << o.lr << " --warmup " << o.warmup
@@ -68,6 +71,11 @@ int run_train(TrainArgs& a) {
     throw CliError{kExitUsage,
                    "--schedule: expected cosine, linear or constant, got '" + a.schedule + "'"};
   if (const std::string e = lm::check_train_options(o); !e.empty()) throw CliError{kExitUsage, e};
+  if (a.data != "induction" && (a.repeat_min || a.repeat_max))
+    throw CliError{kExitUsage, "--repeat-min/--repeat-max: only with --data induction"};
+  if (const std::string e = lm::check_repeat_range(a.repeat_min, a.repeat_max, o.context);
+      !e.empty())
+    throw CliError{kExitUsage, e};
   if (a.data != "text" && !a.corpus.empty())
     throw CliError{kExitUsage, "--corpus: only with --data text"};
   {  // Fail now, not after the first interval, when the folder cannot be written.
@@ -85,6 +93,8 @@ int run_train(TrainArgs& a) {
   std::string what;
   if (a.data == "induction") {
     set = lm::induction_set();
+    set.repeat_min = a.repeat_min;
+    set.repeat_max = a.repeat_max;
     what = "the induction task (random letters with a repeated segment)";
   } else if (a.data == "stories" || a.data == "text") {
     std::string corpus, error;
@@ -199,6 +209,13 @@ void register_lm_train(CLI::App& parent, Action& action) {
   cmd->add_option("--merges", a->merges, "BPE merges to learn from the text")
       ->check(CLI::Range(0, 100000))
       ->capture_default_str();
+  cmd->add_option("--repeat-min", a->repeat_min,
+                  "with --data induction: the shortest repeated segment (default (context+1)/8)")
+      ->check(CLI::Range(0, 4096));
+  cmd->add_option("--repeat-max", a->repeat_max,
+                  "with --data induction: the longest repeated segment (default (context+1)/3; "
+                  "at most (context+1)/2)")
+      ->check(CLI::Range(0, 4096));
   cmd->add_option("--layers", o.n_layer, "n_layer")
       ->check(CLI::Range(1, 48))
       ->capture_default_str();

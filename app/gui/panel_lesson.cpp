@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "gui/lesson_player.h"
+#include "gui/panel_lm.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"
 #include "io/data_dir.h"
@@ -97,6 +98,25 @@ bool apply_lesson_step(Ui& ui) {
     ui.show_seq2seq = false;  // a window the lesson opened closes when the lesson moves on
     ui.lesson_opened_seq2seq = false;
   }
+  if (!s.lm_model.empty()) {
+    if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
+    LmPanel& lp = *ui.lm;
+    if (!s.lm_text.empty()) {
+      lp.text_buffer = s.lm_text;
+      lp.text_initialised = true;
+      lp.session.set_text(s.lm_text);  // before open, so the model runs on this sentence
+    }
+    std::string error;
+    const std::optional<std::string> path = resolve_shipped(kLmModels, s.lm_model, error);
+    if (path && !lp.session.open(*path))
+      ui.state.set_message("The lesson's model: " + lp.session.error(), true);
+    lp.select_tab = s.lm_tab;
+    ui.show_lm = true;
+    lp.opened_by_lesson = true;
+  } else if (ui.lm && ui.lm->opened_by_lesson) {
+    ui.show_lm = false;
+    ui.lm->opened_by_lesson = false;
+  }
   return true;
 }
 
@@ -126,6 +146,10 @@ void close_lesson(Ui& ui) {
   ui.lesson.reset();
   if (ui.lesson_opened_seq2seq) ui.show_seq2seq = false;
   ui.lesson_opened_seq2seq = false;
+  if (ui.lm && ui.lm->opened_by_lesson) {
+    ui.show_lm = false;
+    ui.lm->opened_by_lesson = false;
+  }
 }
 
 std::string record_lesson_step(Ui& ui, const std::string& path) {

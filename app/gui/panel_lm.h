@@ -45,6 +45,8 @@ struct LmPanel {
     std::vector<std::pair<int, double>> next;  // the most likely tokens after the query
   } circuit;
   int opened_layer = -1, opened_head = -1;  // the head last opened in the stepper
+  // A lesson step opened the window: it closes when the lesson moves on.
+  bool opened_by_lesson = false;
   ImVec4 placed_for{0, 0, 0, 0};  // window width, height and font when the window was placed
   // Every head's weights as matrices for the thumbnails, rebuilt when the run changes.
   std::vector<Matrix> weights;

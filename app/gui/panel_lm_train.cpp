@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 
 #include "gui/heatmap_widget.h"
 #include "gui/line_chart.h"
@@ -150,17 +151,28 @@ void draw_status(LmTrainPanel& p, const lm::LiveSnapshot& s) {
                       : s.cancelled ? "  (cancelled)"
                       : s.finished  ? "  (done)"
                                     : "";
-  ImGui::TextWrapped(
-      "step %ld of %ld  ·  held-out loss %.3f  ·  in-context accuracy %.0f %%  ·  best induction "
-      "head %s %.2f  ·  best previous-token head %s %.2f  ·  %.0f s%s",
-      s.step, s.steps, e.heldout_loss, 100 * e.icl_accuracy,
-      head_label(c, e.best_induction).c_str(),
-      e.heads[static_cast<size_t>(e.best_induction)].induction,
-      head_label(c, e.best_previous).c_str(),
-      e.heads[static_cast<size_t>(e.best_previous)].previous, e.seconds, state);
+  // One piece per figure, each kept whole: wrapping the line as one text could break a number
+  // after its decimal point ("0." at the end of a line, "38" on the next).
+  char buf[5][96];
+  std::snprintf(buf[0], sizeof buf[0], "step %ld of %ld", s.step, s.steps);
+  std::snprintf(buf[1], sizeof buf[1], "held-out loss %.3f", e.heldout_loss);
+  std::snprintf(buf[2], sizeof buf[2], "in-context accuracy %.0f %%", 100 * e.icl_accuracy);
+  std::snprintf(buf[3], sizeof buf[3], "best induction head %s %.2f",
+                head_label(c, e.best_induction).c_str(),
+                e.heads[static_cast<size_t>(e.best_induction)].induction);
+  std::snprintf(buf[4], sizeof buf[4], "best previous-token head %s %.2f  ·  %.0f s%s",
+                head_label(c, e.best_previous).c_str(),
+                e.heads[static_cast<size_t>(e.best_previous)].previous, e.seconds, state);
+  for (int i = 0; i < 5; ++i) {
+    const std::string piece = i ? std::string("·  ") + buf[i] : std::string(buf[i]);
+    if (i) next_on_line(ImGui::CalcTextSize(piece.c_str()).x);
+    ImGui::TextUnformatted(piece.c_str());
+  }
   if (s.phase.found) {
-    ImGui::SameLine();
-    ImGui::TextColored(kAccent, "  Phase change: steps %ld–%ld", s.phase.start, s.phase.end);
+    char phase[64];
+    std::snprintf(phase, sizeof phase, "Phase change: steps %ld–%ld", s.phase.start, s.phase.end);
+    next_on_line(ImGui::CalcTextSize(phase).x + ImGui::GetFontSize());
+    ImGui::TextColored(kAccent, "%s", phase);
   }
 }
 
@@ -273,7 +285,12 @@ void draw_probe_heatmaps(Ui& ui, LmTrainPanel& p, const lm::LiveSnapshot& s, flo
       "again. Rows are the tokens reading (queries), columns the tokens they may read (keys).");
   const double p0 = e.heads[static_cast<size_t>(prev)].previous;
   const double i1 = e.heads[static_cast<size_t>(ind)].induction;
-  if (p0 < 0.4 && i1 < 0.3) {
+  if (p0 < 0.4 && i1 < 0.3 && e.icl_accuracy >= 0.2) {
+    ImGui::Text(
+        "Now: the model already copies (%.0f %% in-context accuracy), but neither head has the "
+        "textbook pattern yet: the copying is spread over several keys, not one stripe.",
+        100 * e.icl_accuracy);
+  } else if (p0 < 0.4 && i1 < 0.3) {
     ImGui::TextUnformatted(
         "Now: diffuse. Every token spreads its attention over the tokens before it; nothing can "
         "be copied yet.");

@@ -292,8 +292,8 @@ struct StepContext {
 LessonStep read_step(const json& j, const StepContext& c) {
   if (!j.is_object()) fail("", "expected an object, got " + type_name(j));
   check_keys(j, "",
-             {"title", "text", "formula", "example", "scenario", "variants", "seq2seq", "stage",
-              "head", "select", "highlight", "question"});
+             {"title", "text", "formula", "example", "scenario", "variants", "seq2seq", "lm",
+              "stage", "head", "select", "highlight", "question"});
   LessonStep s;
   if (!j.contains("title")) fail("title", "missing field");
   s.title = read_string(j["title"], "title");
@@ -353,6 +353,20 @@ LessonStep read_step(const json& j, const StepContext& c) {
     s.seq2seq_tab = m.contains("tab") ? read_string(m["tab"], "seq2seq.tab") : "translate";
     if (s.seq2seq_tab != "translate" && s.seq2seq_tab != "live" && s.seq2seq_tab != "bottleneck")
       fail("seq2seq.tab", "expected translate, live or bottleneck, got \"" + s.seq2seq_tab + "\"");
+  }
+  if (j.contains("lm")) {
+    const json& m = j["lm"];
+    if (!m.is_object()) fail("lm", "expected an object {\"model\", \"text\", \"tab\"}");
+    check_keys(m, "lm", {"model", "text", "tab"});
+    if (m.contains("text")) s.lm_text = read_string(m["text"], "lm.text");
+    s.lm_tab = m.contains("tab") ? read_string(m["tab"], "lm.tab") : "model";
+    const std::set<std::string> tabs = {"model", "heads", "next", "roles", "circuit", "kv"};
+    if (!tabs.count(s.lm_tab))
+      fail("lm.tab", "expected model, heads, next, roles, circuit or kv, got \"" + s.lm_tab + "\"");
+    if (!m.contains("model")) fail("lm.model", "missing field");
+    s.lm_model = read_string(m["model"], "lm.model");
+    std::string error;
+    if (!resolve_shipped(kLmModels, s.lm_model, error)) fail("lm.model", error);
   }
   if (j.contains("stage")) s.stage = read_string(j["stage"], "stage");
   if (j.contains("head")) s.head = read_int(j["head"], "head", 0);

@@ -67,6 +67,10 @@ struct LessonStep {
   // Opens the seq2seq window on a shipped model (io/shipped.h) and tab ("translate", "live" or
   // "bottleneck"); "" = leave it closed.
   std::string seq2seq_model, seq2seq_tab;
+  // Opens the language-model window on a shipped GPT-2-format model (io/shipped.h, kLmModels),
+  // the sentence `lm_text` and a tab ("model", "heads", "next", "roles", "circuit" or "kv");
+  // "" = leave it closed.
+  std::string lm_model, lm_text, lm_tab;
   std::string stage = "qkv";  // "qkv" (the inputs) or a trace step id
   int head = 0;
   int select_query = -1, select_key = -1;  // -1 = no selection / the whole row

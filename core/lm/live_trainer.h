@@ -22,8 +22,9 @@ struct LiveSetup {
   TrainOptions train;
 };
 
-// The sizes the app trains with by default: a 2-layer attention-only model on the induction task
-// whose induction head forms within a few hundred steps on two cores.
+// The sizes the app trains with by default: a 2-layer attention-only model with one head per layer
+// on the induction task, with repeats of (T+1)/5 to 3(T+1)/8 letters; its in-context accuracy
+// jumps within the first 2000 steps.
 LiveSetup default_live_setup();
 
 struct LiveSnapshot {

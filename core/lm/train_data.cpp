@@ -71,12 +71,27 @@ bool text_set(const std::string& corpus, int merges, int context, TrainSet& out,
   return true;
 }
 
+std::string check_repeat_range(int repeat_min, int repeat_max, int T) {
+  const int lo = repeat_min > 0 ? repeat_min : std::max(2, (T + 1) / 8);
+  const int hi = repeat_max > 0 ? repeat_max : std::max(lo, (T + 1) / 3);
+  if (repeat_min < 0 || repeat_max < 0) return "--repeat-min/--repeat-max: not negative";
+  if (hi < lo)
+    return "--repeat-max: " + std::to_string(hi) + " is below --repeat-min " + std::to_string(lo);
+  if (2 * hi > T + 1)
+    return "--repeat-max: a segment of " + std::to_string(hi) +
+           " tokens and its copy do not fit in a sequence of " + std::to_string(T + 1) +
+           " (--context " + std::to_string(T) + " + 1)";
+  return "";
+}
+
 int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& out, int& n) {
   const int A = static_cast<int>(set.letters.size());
   const int len = T + 1;
   out.resize(static_cast<size_t>(len));
   for (int& t : out) t = set.letters[static_cast<size_t>(rng.below(A))];
-  const int lo = std::max(2, len / 8), hi = std::max(lo, len / 3);
+  const int lo = set.repeat_min > 0 ? set.repeat_min : std::max(2, len / 8);
+  const int hi = set.repeat_max > 0 ? set.repeat_max : std::max(lo, len / 3);
+  assert(lo >= 1 && hi >= lo && 2 * hi <= len);
   n = lo + rng.below(hi - lo + 1);
   // The distance from the original to the copy is uniform over every distance that fits, so no
   // fixed look-back predicts the copy (a head that always reads 15 tokens back would learn a

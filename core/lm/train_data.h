@@ -44,7 +44,13 @@ struct TrainSet {
   std::vector<int> letters;       // induction: the ids of " a" … " z"
   std::vector<int> bare_letters;  // induction: "a" … "z" (a sentence's first letter has no space)
   std::vector<int> train, heldout;  // text: the token stream, split 90 / 10
+  // Induction: the repeated segment's length range in tokens; 0 takes the defaults, (T+1)/8 and
+  // (T+1)/3 (at least 2). Longer segments make more of each sequence predictable by copying.
+  int repeat_min = 0, repeat_max = 0;
 };
+
+// An error naming the option when the repeat range does not fit a context of T, else "".
+std::string check_repeat_range(int repeat_min, int repeat_max, int T);
 
 // The induction task's data set.
 TrainSet induction_set();
@@ -54,9 +60,9 @@ bool text_set(const std::string& corpus, int merges, int context, TrainSet& out,
               std::string& error);
 
 // One induction sequence of T + 1 tokens: random letters in which a segment of n letters
-// ((T+1)/8 ≤ n ≤ (T+1)/3) occurs twice, the copy after the original at a distance drawn uniformly
-// from those that fit; the first token is a letter without its space half of the time. Returns the
-// copy's start and sets n.
+// (repeat_min ≤ n ≤ repeat_max, by default (T+1)/8 ≤ n ≤ (T+1)/3) occurs twice, the copy after the
+// original at a distance drawn uniformly from those that fit; the first token is a letter without
+// its space half of the time. Returns the copy's start and sets n.
 int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& out, int& n);
 
 // A training batch: induction sequences, or windows of T + 1 tokens of the training text.

@@ -1,0 +1,102 @@
+// The language models shipped in assets/models/lm/ load and do what docs/lm.md says. The induction
+// model (issue 15; not shipped yet: no training run within the time budget reached the figures, see
+// docs/lm.md) must, on the repeated letter sequence the docs quote, have a previous-token head
+// (layer 0) and an induction head (layer 1) each scoring at least 0.4, and predict the repeat's
+// next token at least 80% of the time. The scores are computed here from the attention weights
+// with the positions written out by hand, and must agree with lm::head_scores.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "lm/head_trace.h"
+#include "lm/model.h"
+
+namespace attn::lm {
+namespace {
+
+const char* kProbe = " q x m b f k z r a w q x m b f k z r a w";
+
+std::string shipped_folder(const std::string& name) {
+  return std::string(ATTN_SOURCE_DIR) + "/assets/models/lm/" + name;
+}
+
+bool is_shipped(const std::string& name) {
+  struct stat st {};
+  return ::stat((shipped_folder(name) + "/config.json").c_str(), &st) == 0;
+}
+
+Model shipped(const std::string& name) {
+  Model m;
+  std::string error;
+  EXPECT_TRUE(load_model(shipped_folder(name), m, error)) << error;
+  return m;
+}
+
+TEST(LmShipped, TheModelsAreShippedByName) {
+  const std::vector<std::string> names = shipped_models();
+  for (const char* name : {"stories"})
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+}
+
+TEST(LmShipped, InductionModelHasTheCircuit) {
+  if (!is_shipped("induction")) GTEST_SKIP() << "assets/models/lm/induction is not shipped yet";
+  const Model m = shipped("induction");
+  const Config& c = m.config;
+  ASSERT_EQ(c.n_layer, 2);
+  const std::vector<int> ids = m.tokenizer.encode(kProbe);
+  // One token per letter: ten distinct letters, then the same ten.
+  ASSERT_EQ(ids.size(), 20u);
+  for (int t = 0; t < 10; ++t) {
+    EXPECT_EQ(ids[static_cast<size_t>(t)], ids[static_cast<size_t>(t + 10)]);
+    for (int u = 0; u < t; ++u) EXPECT_NE(ids[static_cast<size_t>(t)], ids[static_cast<size_t>(u)]);
+  }
+  Activations a;
+  ForwardOptions fo;
+  fo.mlp = m.mlp;
+  gpt_forward(m, ids, 1, 20, a, fo);
+
+  // By hand: token t of the second copy (10 ≤ t ≤ 19) occurred at t − 10, followed by t − 9.
+  auto weight = [&](int l, int h, int t, int u) { return a.att_at(c, l, 0, h)[t * 20 + u]; };
+  const std::vector<HeadScores> scores = head_scores(c, a);
+  double best_prev = 0, best_ind = 0;
+  for (int h = 0; h < c.n_head; ++h) {
+    double prev = 0, ind = 0;
+    for (int t = 1; t < 20; ++t) prev += weight(0, h, t, t - 1);
+    for (int t = 10; t < 20; ++t) ind += weight(1, h, t, t - 9);
+    prev /= 19;
+    ind /= 10;
+    EXPECT_NEAR(scores[static_cast<size_t>(h)].previous, prev, 1e-6) << "layer 0 head " << h;
+    EXPECT_NEAR(scores[static_cast<size_t>(c.n_head + h)].induction, ind, 1e-6)
+        << "layer 1 head " << h;
+    best_prev = std::max(best_prev, prev);
+    best_ind = std::max(best_ind, ind);
+  }
+  EXPECT_GE(best_prev, 0.4) << "layer 0's best previous-token score";
+  EXPECT_GE(best_ind, 0.4) << "layer 1's best induction score";
+
+  // Positions 10 … 18 of the repeat: the next token is the one that followed last time.
+  const int V = c.vocab_size;
+  int right = 0;
+  for (int t = 10; t < 19; ++t) {
+    const float* z = a.logits.data() + static_cast<size_t>(t) * V;
+    right += static_cast<int>(std::max_element(z, z + V) - z) == ids[static_cast<size_t>(t + 1)];
+  }
+  EXPECT_GE(right, 8) << "of 9 (80% is 7.2)";
+  const CopyAccuracy copy = copy_accuracy(c, a);
+  EXPECT_EQ(copy.total, 9);
+  EXPECT_EQ(copy.correct, right);
+}
+
+TEST(LmShipped, StoriesModelWritesItsOwnWords) {
+  const Model m = shipped("stories");
+  // Its own merges: common words of the stories are single tokens.
+  const std::vector<int> ids = m.tokenizer.encode(" the");
+  EXPECT_EQ(ids.size(), 1u);
+  EXPECT_TRUE(m.mlp);
+}
+
+}  // namespace
+}  // namespace attn::lm
