@@ -58,6 +58,11 @@ TEST_F(VariantViews, TheExamplesOpenOnTheirStagesAndDraw) {
     convolved |= s.id == "masked" && std::string(s.title) == "Convolved scores";
   EXPECT_TRUE(convolved);
   every_stage();
+  ASSERT_TRUE(state.load_example("head-mixing"));
+  frames(3);
+  ASSERT_NE(state.trace().find("pre_mix"), nullptr);
+  EXPECT_EQ(state.trace().num_heads, 2);
+  every_stage();
   EXPECT_TRUE(ui.show_variant_views);
 }
 

@@ -11,6 +11,7 @@
 #include "attention/multi_token.h"
 #include "backends/backend.h"
 #include "backends/compute.h"
+#include "io/examples.h"
 #include "io/scenario_json.h"
 #include "variant_reference.h"
 
@@ -178,6 +179,44 @@ TEST(MultiToken, BadShapesAreRefusedNamingTheField) {
   EXPECT_NE(
       message([&](AttentionProblem& p) { M(p).kq_conv[0](0, 0) = 3e38f; }).find("overflow float32"),
       std::string::npos);
+}
+
+// The head-mixing example: every stage against the reference, and what it is there to show. Its
+// values name the sentence a key belongs to, so an output row reads as how much of each of the
+// five sentences the query gathered. The sentences holding both words of each query, read off
+// the example's text by hand: "Alice" and "rabbit" → 2 ("Then Alice met the rabbit"), "Alice"
+// and "cat" → 0, "Bob" and "rabbit" → 3, "Bob" and "cat" → 4.
+TEST(MultiToken, HeadMixingExampleFindsTheSentenceWithBothWords) {
+  std::string error;
+  const std::optional<Scenario> s = load_example("head-mixing", error);
+  ASSERT_TRUE(s) << error;
+  const AttentionProblem p = to_problem(*s);
+  const test::VariantRef ref = test::reference_variants(p);
+  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  const AttentionTrace t = compute_trace(p, *cpu);
+  expect_stage(t, "pre_mix", ref.pre_mix);
+  expect_stage(t, "weights", ref.weights);
+  expect_stage(t, "output", ref.output);
+  const int expected[] = {2, 0, 3, 4};
+  auto best = [](const Matrix& m, int row, float* margin) {
+    Eigen::Index j = 0;
+    const float top = m.row(row).maxCoeff(&j);
+    Eigen::RowVectorXf rest = m.row(row);
+    rest(j) = -1;
+    *margin = top - rest.maxCoeff();
+    return static_cast<int>(j);
+  };
+  for (int i = 0; i < 4; ++i)
+    for (int h = 0; h < 2; ++h) {
+      float margin = 0;
+      EXPECT_EQ(best(t.head("output", h), i, &margin), expected[i]) << "query " << i;
+      EXPECT_GT(margin, 0.15f) << "query " << i << " head " << h;
+      // Before mixing, each head sees one word, found in two sentences or more: it cannot tell
+      // them apart (its top two sentences are within a few hundredths).
+      const Matrix before = t.head("pre_mix", h) * t.step("v").heads[0];
+      best(before, i, &margin);
+      EXPECT_LT(margin, 0.05f) << "query " << i << " head " << h << " before mixing";
+    }
 }
 
 TEST(MultiToken, ScenarioJsonCarriesKernelAndMixing) {

@@ -185,7 +185,7 @@ TEST(VariantsCli, BadShapesAndCombinationsAreRefused) {
 // explain --online-softmax narrates plain attention's row: a variant's trace is refused, with the
 // reason, and a plain one is narrated.
 TEST(VariantsCli, OnlineSoftmaxRefusesVariantScenarios) {
-  for (const char* example : {"linformer", "multi-token"}) {
+  for (const char* example : {"linformer", "multi-token", "head-mixing"}) {
     const test::CliResult r =
         run_cli(std::string("explain --example ") + example + " --query 1 --online-softmax 2");
     EXPECT_EQ(r.status, 2) << example << "\n" << r.err;

@@ -304,31 +304,108 @@ void mixing_views(Ui& ui) {
   const AttentionTrace& t = st.trace();
   const float fs = ImGui::GetFontSize();
   title(ui, "Head mixing: each head's weights (top) and the mixed weights (bottom)");
-  const int H = t.num_heads;
-  const float avail = ImGui::GetContentRegionAvail().x;
-  const float cell =
-      std::clamp((avail - fs * static_cast<float>(H)) /
-                     (static_cast<float>(H) * static_cast<float>(std::max(1, t.n_k))),
-                 2.0f, fs * 1.6f);
+  ImGui::TextDisabled("hover a cell: the frames show the heads' cells it blends");
+  const int H = t.num_heads, cols = std::max(1, t.n_k);
   const int c = t.variants.multi_token.mix_group_size();
+  // Query tokens down the left of the first head's maps, when the cells are tall enough.
+  float label_w = 0;
+  for (const std::string& q : t.query_tokens)
+    label_w = std::max(label_w, ImGui::CalcTextSize(q.c_str()).x);
+  label_w = std::min(label_w, fs * 9) + fs * 0.5f;
+  auto cell_for = [&](float labels) {
+    return std::clamp((ImGui::GetContentRegionAvail().x - labels - fs * 1.5f * H) /
+                          (static_cast<float>(H) * static_cast<float>(cols)),
+                      2.0f, fs * 1.6f);
+  };
+  float cell = cell_for(label_w);
+  if (cell < fs * 0.9f) {
+    label_w = 0;
+    cell = cell_for(0);
+  }
+  static int hover_h = -1, hover_i = -1, hover_j = -1;
+  std::vector<MapResult> maps[2];
   for (int row = 0; row < 2; ++row) {
     for (int h = 0; h < H; ++h) {
       if (h > 0) ImGui::SameLine(0, fs * (h % c == 0 ? 1.5f : 0.6f));
       const Matrix& m = t.head(row == 0 ? "pre_mix" : "weights", h);
       ImGui::BeginGroup();
       ImGui::Text("%s %d", row == 0 ? "head" : "mixed", h);
-      ColorScale s = color_scale_for(ui.settings, "weights", m);
+      if (row == 0) {
+        if (h == 0) {
+          ImGui::Dummy({label_w, 0});
+          ImGui::SameLine(0, 0);
+        }
+        key_labels(ui, t.key_tokens, cols, cell);
+      }
+      if (h == 0 && label_w > 0) {
+        const ImVec2 at = ImGui::GetCursorScreenPos();
+        for (int i = 0;
+             i < static_cast<int>(m.rows()) && i < static_cast<int>(t.query_tokens.size()); ++i)
+          ImGui::GetWindowDrawList()->AddText(
+              {at.x, at.y + cell * static_cast<float>(i) + (cell - fs) / 2},
+              ImGui::GetColorU32(ImGuiCol_Text), t.query_tokens[static_cast<size_t>(i)].c_str());
+      }
+      if (h == 0) {
+        ImGui::Dummy({label_w, 0});
+        ImGui::SameLine(0, 0);
+      }
+      const ColorScale s = color_scale_for(ui.settings, "weights", m);
       const std::string id = "##mix" + std::to_string(row) + "-" + std::to_string(h);
       const MapResult r = draw_map(ui, id.c_str(), m, s, cell);
-      if (r.row >= 0)
-        ImGui::SetTooltip("%s %d: query %d, key %d: %.4f", row == 0 ? "head" : "mixed", h, r.row,
-                          r.col, static_cast<double>(m(r.row, r.col)));
+      if (r.row >= 0) hover_h = h, hover_i = r.row, hover_j = r.col;
+      maps[row].push_back(r);
       ImGui::EndGroup();
     }
   }
-  const Matrix& M = t.variants.multi_token.head_mix[0];
-  ImGui::TextDisabled("M of group 0: diagonal %.2f, off-diagonal %.2f (groups of %d heads)",
-                      static_cast<double>(M(0, 0)), c > 1 ? static_cast<double>(M(0, 1)) : 0.0, c);
+  if (hover_h >= H || hover_i >= t.n_q - t.first_row || hover_j >= t.n_k) hover_h = -1;
+  const Matrix& mixed0 = t.head("weights", 0);
+  if (hover_h < 0 && mixed0.rows() > 0) {
+    // Until the mouse comes: the first query's strongest mixed weight.
+    hover_h = 0;
+    hover_i = 0;
+    Eigen::Index jj = 0;
+    mixed0.row(0).maxCoeff(&jj);
+    hover_j = static_cast<int>(jj);
+  }
+  if (hover_h < 0) return;
+  // The blend for the hovered cell: mixed head g·c + a = Σ_b M[g, a, b] · head g·c + b.
+  const int g = hover_h / c, a = hover_h % c;
+  const Matrix& M = t.variants.multi_token.head_mix[static_cast<size_t>(g)];
+  const ImU32 frame = IM_COL32(230, 20, 60, 255), target = ui.settings.light_theme
+                                                               ? IM_COL32(0, 0, 0, 255)
+                                                               : IM_COL32(255, 255, 255, 255);
+  std::string terms;
+  double total = 0;
+  for (int b = 0; b < c; ++b) {
+    const int hb = g * c + b;
+    const double w = t.head("pre_mix", hb)(hover_i, hover_j);
+    cell_box(maps[0][static_cast<size_t>(hb)], hover_i, hover_j, frame, std::max(1.5f, fs * 0.1f));
+    total += double(M(a, b)) * w;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%.2f×%.3f", terms.empty() ? "" : " + ",
+                  static_cast<double>(M(a, b)), w);
+    terms += buf;
+  }
+  cell_box(maps[1][static_cast<size_t>(hover_h)], hover_i, hover_j, target,
+           std::max(2.0f, fs * 0.12f));
+  const std::string qn = hover_i < static_cast<int>(t.query_tokens.size())
+                             ? t.query_tokens[static_cast<size_t>(hover_i)]
+                             : std::to_string(hover_i);
+  const std::string kn = hover_j < static_cast<int>(t.key_tokens.size())
+                             ? t.key_tokens[static_cast<size_t>(hover_j)]
+                             : std::to_string(hover_j);
+  ImGui::PushTextWrapPos(0);
+  ImGui::Text("mixed %d [%s, %s] = %s", hover_h, qn.c_str(), kn.c_str(), terms.c_str());
+  ImGui::Text("= %.3f   (the engine: %.3f)", total,
+              static_cast<double>(t.head("weights", hover_h)(hover_i, hover_j)));
+  std::string m_row;
+  for (int b = 0; b < c; ++b) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%s%.2f", b ? ", " : "", static_cast<double>(M(a, b)));
+    m_row += buf;
+  }
+  ImGui::TextDisabled("groups of %d heads; M of group %d: row %d = (%s)", c, g, a, m_row.c_str());
+  ImGui::PopTextWrapPos();
 }
 
 }  // namespace
@@ -359,7 +436,7 @@ void draw_variant_views_panel(Ui& ui) {
         "Turn on Linformer, the key–query convolution or head mixing in the Variants tab, or open "
         "a built-in example:");
     ImGui::PopTextWrapPos();
-    for (const char* name : {"linformer", "multi-token"}) {
+    for (const char* name : {"linformer", "multi-token", "head-mixing"}) {
       if (ImGui::Button(name)) ui.defer([&st, n = std::string(name)] { st.load_example(n); });
       ImGui::SameLine();
     }

@@ -12,7 +12,7 @@ namespace {
 // Teaching order: the seed's two tables first, then the variants.
 const char* const kOrder[] = {
     "fear-is-the", "fear-is", "cross-attention", "padding",     "sliding-window", "multi-head",
-    "mqa",         "gqa",     "linformer",       "multi-token", "additive"};
+    "mqa",         "gqa",     "linformer",       "multi-token", "head-mixing",    "additive"};
 }  // namespace
 
 std::vector<ExampleInfo> list_examples() {
