@@ -130,7 +130,9 @@ void draw_flash_panel(Ui& ui) {
     ImGui::TextWrapped(
         "FlashAttention's online softmax is shown for plain attention. This scenario uses "
         "Linformer or Multi-Token Attention, which change the scores or the weights around the "
-        "softmax: open a scenario without them (File → Examples) to step through the blocks.");
+        "softmax: open a scenario without them to step through the blocks.");
+    if (ImGui::Button("Open the fear-is-the example"))
+      ui.defer([&st] { st.load_example("fear-is-the"); });
     ImGui::End();
     return;
   }
