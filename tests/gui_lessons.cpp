@@ -1,11 +1,12 @@
 // The lesson player headless: the whole built-in course played with Page Down (every step draws
 // and shows its stage, head and selection), every question answered right and wrong against the
-// app's own trace, presentation mode, recording the current view as a step, and gui --lesson's
-// flag errors.
+// app's own trace, presentation mode, recording the current view as a step, File → Worksheet for an
+// open lesson, and gui --lesson's flag errors.
 #include <gtest/gtest.h>
 #include <imgui.h>
 
 #include "attention/format.h"
+#include "documents.h"
 #include "gui/lesson_player.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"
@@ -158,6 +159,64 @@ TEST_F(LessonGui, RecordingTheCurrentViewAppendsAStep) {
   EXPECT_EQ(ui.lesson->step_count(), 2);
   EXPECT_EQ(ui.lesson->step_index(), 1);
   EXPECT_EQ(suggested_lesson_path(ui), path);
+}
+
+// pdftotext's text of a PDF with runs of whitespace folded to one space (it breaks wrapped lines).
+std::string folded_pdf_text(const std::string& pdf) {
+  std::string out;
+  for (char c : test::pdf_text(pdf)) {
+    const bool space = c == ' ' || c == '\n' || c == '\f' || c == '\t';
+    if (!space || (!out.empty() && out.back() != ' ')) out += space ? ' ' : c;
+  }
+  return out;
+}
+
+TEST_F(LessonGui, TheWorksheetDialogPrintsTheOpenLessonsQuestions) {
+  std::string error;
+  ASSERT_TRUE(open_lesson(ui, "05-fear-is-by-hand", error)) << error;
+  frames(2);
+  const Lesson& lesson = ui.lesson->lesson();
+  const LessonStep* first = nullptr;
+  for (const LessonStep& s : lesson.steps)
+    if (s.question && !first) first = &s;
+  ASSERT_NE(first, nullptr);
+  // The answer the key must hold, read from the step's own trace.
+  const AttentionTrace t = lesson_step_trace(*first);
+  const std::string answer = answer_text(*first->question, t, 4, error);
+  ASSERT_EQ(error, "");
+
+  // File → Worksheet, OK with Enter; the handout and its key are written on a worker.
+  auto print = [&](const std::string& pdf) {
+    ui.path_dialog = "worksheet";
+    ui.path_buffer = pdf;
+    frames(2);
+    press(ImGuiKey_Enter);
+    ASSERT_TRUE(ui.export_job.valid()) << ui.dialog_error;
+    ui.export_job.wait();
+    frames(2);
+    EXPECT_FALSE(state.message_is_error()) << state.message();
+  };
+  ASSERT_TRUE(ui.worksheet_lesson);  // with a lesson open, its questions are the default
+  const std::string suggested = suggested_worksheet_path(ui);
+  EXPECT_NE(suggested.find("/05-fear-is-by-hand-worksheet.pdf"), std::string::npos) << suggested;
+  const std::string pdf = test::temp_path("lesson-sheet.pdf");
+  print(pdf);
+  const std::string sheet = folded_pdf_text(pdf);
+  const std::string answers = folded_pdf_text(pdf.substr(0, pdf.size() - 4) + "-answers.pdf");
+  EXPECT_NE(sheet.find("spot the error"), std::string::npos) << sheet;  // the lesson's title
+  EXPECT_NE(sheet.find("Compute q_Fear"), std::string::npos) << sheet;
+  EXPECT_EQ(sheet.find(answer), std::string::npos) << "the handout gives the answer away";
+  EXPECT_NE(answers.find(answer), std::string::npos) << answer << " not in: " << answers;
+
+  // The other choice prints the current scenario's worksheet instead.
+  ui.worksheet_lesson = false;
+  EXPECT_NE(suggested_worksheet_path(ui).find("/fear-is-worksheet.pdf"), std::string::npos)
+      << suggested_worksheet_path(ui);
+  const std::string scenario_pdf = test::temp_path("scenario-sheet.pdf");
+  print(scenario_pdf);
+  const std::string scenario = folded_pdf_text(scenario_pdf);
+  EXPECT_EQ(scenario.find("Compute q_Fear"), std::string::npos);
+  EXPECT_NE(scenario.find("Q (queries)"), std::string::npos) << scenario;
 }
 
 TEST_F(LessonGui, GuiLessonFlagsAreChecked) {

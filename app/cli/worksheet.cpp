@@ -14,6 +14,7 @@
 #include "explain/explain.h"
 #include "io/shipped.h"
 #include "lessons/lesson.h"
+#include "lessons/lesson_sheet.h"
 #include "render/heatmap_view.h"
 
 namespace attn::cli {
@@ -34,56 +35,6 @@ void require_pdf(const std::string& path, const std::string& flag) {
   if (image_format_of(path) != ImageFormat::kPdf)
     throw CliError{kExitUsage,
                    flag + ": a worksheet is a PDF; use a name ending in .pdf (got '" + path + "')"};
-}
-
-// Which scenario a question is asked on, in words: the example or file, and the settings that
-// change its numbers.
-std::string setup_of(const LessonStep& step, const AttentionTrace& t) {
-  std::string s = !step.example.empty()         ? "Example “" + step.example + "”"
-                  : !step.scenario_file.empty() ? "Scenario " + step.scenario_file
-                                                : "Scenario “" + step.scenario.name + "”";
-  const std::string mask = mask_summary(t.mask);
-  if (!mask.empty()) s += " · " + mask;
-  if (t.scale_overridden) s += " · scale " + format_fixed(t.scale, 4, true);
-  if (t.temperature != 1.0f) s += " · temperature T = " + format_value(t.temperature);
-  if (t.num_heads > 1) s += " · head " + std::to_string(step.head);
-  return s;
-}
-
-// The lesson's questions with their answers read from each step's trace.
-LessonSheet lesson_sheet(const Lesson& lesson, std::vector<AttentionTrace>& traces, int precision) {
-  LessonSheet sheet;
-  sheet.title = lesson.title;
-  sheet.summary = lesson.summary;
-  traces.reserve(lesson.steps.size());  // the questions point into it
-  std::string last_setup;
-  for (size_t i = 0; i < lesson.steps.size(); ++i) {
-    const LessonStep& step = lesson.steps[i];
-    if (!step.question) continue;
-    traces.push_back(lesson_step_trace(step));
-    const AttentionTrace& t = traces.back();
-    const LessonQuestion& q = *step.question;
-    SheetQuestion sq;
-    sq.step_title = step.title;
-    sq.context = step.text;
-    sq.formula = step.formula;
-    sq.setup = setup_of(step, t);
-    sq.head = step.head;
-    // The tables again only when the numbers differ from the previous question's.
-    if (sq.setup != last_setup) sq.tables = &t;
-    last_setup = sq.setup;
-    sq.prompt = q.prompt;
-    sq.options = question_options(q, t);
-    std::string error;
-    sq.answer = answer_text(q, t, precision, error);
-    if (!error.empty())
-      throw CliError{kExitUsage, lesson.path + ": step " + std::to_string(i + 1) + ": " + error};
-    sq.explanation = q.explanation;
-    sheet.questions.push_back(std::move(sq));
-  }
-  if (sheet.questions.empty())
-    throw CliError{kExitUsage, "--lesson: " + lesson.path + " asks no questions"};
-  return sheet;
 }
 
 }  // namespace
@@ -142,7 +93,10 @@ void register_worksheet(CLI::App& app, Action& action) {
       if (!a->lesson.empty()) {
         const Lesson lesson = load_lesson_or_throw(a->lesson, "--lesson");
         std::vector<AttentionTrace> traces;
-        const LessonSheet sheet = lesson_sheet(lesson, traces, o.precision);
+        std::string error;
+        const std::optional<LessonSheet> built = lesson_sheet(lesson, traces, o.precision, error);
+        if (!built) throw CliError{kExitUsage, "--lesson: " + error};
+        const LessonSheet& sheet = *built;
         render_image_or_throw(files, out_index, a->out, "--out",
                               [&](ImageFormat, std::string& bytes, std::string& e) {
                                 return render_lesson_sheet(sheet, o, false, bytes, e);

@@ -13,9 +13,11 @@
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "explain/explain.h"
+#include "gui/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
+#include "lessons/lesson_sheet.h"
 #include "render/heatmap_export.h"
 #include "render/worksheet.h"
 
@@ -38,8 +40,42 @@ std::string answers_path(const std::string& pdf) {
   return pdf.substr(0, pdf.size() - 4) + "-answers.pdf";
 }
 
+// Writes the open lesson's questions as a worksheet (and its key) on a worker thread; the
+// questions and their answers are read from each step's trace first, here.
+std::string start_lesson_worksheet(Ui& ui, const std::string& path) {
+  WorksheetOptions o;
+  o.paper = ui.worksheet_letter ? Paper::kLetter : Paper::kA4;
+  auto built = std::make_shared<OwnedLessonSheet>();
+  std::string error;
+  std::optional<LessonSheet> sheet =
+      lesson_sheet(ui.lesson->lesson(), built->traces, o.precision, error);
+  if (!sheet) return error;
+  built->sheet = std::move(*sheet);
+  const std::string file = with_extension(path, ".pdf");
+  const std::string key = ui.worksheet_answers ? answers_path(file) : "";
+  ui.export_what = key.empty() ? file : file + " and " + key;
+  ui.export_job = std::async(std::launch::async, [built, o, file, key] {
+    // The handout and its key are written together or not at all (io/atomic_file.h).
+    std::string error, bytes;
+    AtomicOutputs files;
+    const int sheet = files.add(file, error);
+    if (sheet < 0 || !render_lesson_sheet(built->sheet, o, false, bytes, error) ||
+        !files.write(sheet, bytes, error))
+      return error;
+    if (!key.empty()) {
+      const int answers = files.add(key, error);
+      if (answers < 0 || !render_lesson_sheet(built->sheet, o, true, bytes, error) ||
+          !files.write(answers, bytes, error))
+        return error;
+    }
+    return files.commit(error) ? std::string() : error;
+  });
+  return "";
+}
+
 // Writes the worksheet (and its key) for the current scenario on a worker thread.
 std::string start_worksheet(Ui& ui, const std::string& path) {
+  if (ui.lesson && ui.worksheet_lesson) return start_lesson_worksheet(ui, path);
   AppState& st = ui.state;
   Scenario s = st.scenario();
   WorksheetOptions o;
@@ -172,7 +208,32 @@ const char* title_of(const std::string& kind) {
 
 // The worksheet's choices under the path field.
 void draw_worksheet_options(Ui& ui) {
-  ImGui::TextDisabled("Q, K, V, blank grids and questions for the current head, by hand.");
+  if (ui.lesson) {
+    int what = ui.worksheet_lesson ? 0 : 1;
+    const int questions = ui.lesson->question_count();
+    const std::string lesson_label =
+        "The lesson's " + std::to_string(questions) + (questions == 1 ? " question" : " questions");
+    ImGui::RadioButton(lesson_label.c_str(), &what, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("This scenario, by hand", &what, 1);
+    if (ui.worksheet_lesson != (what == 0)) {
+      // The suggested name follows the choice unless the user typed their own.
+      const bool suggested = ui.path_buffer == suggested_worksheet_path(ui);
+      ui.worksheet_lesson = what == 0;
+      if (suggested) ui.path_buffer = suggested_worksheet_path(ui);
+    }
+  }
+  const bool lesson = ui.lesson && ui.worksheet_lesson;
+  // The dialog has a fixed width: long lines wrap rather than widen it past the screen.
+  ImGui::PushTextWrapPos(0.0f);
+  if (lesson)
+    ImGui::TextDisabled(
+        "%s — each question with the numbers it is asked on; the key has the "
+        "answers, read from each step's own trace.",
+        ui.lesson->lesson().title.c_str());
+  else
+    ImGui::TextDisabled("Q, K, V, blank grids and questions for the current head, by hand.");
+  ImGui::PopTextWrapPos();
   int paper = ui.worksheet_letter ? 1 : 0;
   ImGui::RadioButton("A4", &paper, 0);
   ImGui::SameLine();
@@ -184,6 +245,7 @@ void draw_worksheet_options(Ui& ui) {
           .filename()
           .string();
   ImGui::Checkbox(key_label.c_str(), &ui.worksheet_answers);
+  if (lesson) return;  // a lesson's questions quote its own numbers: no fresh seed
   ImGui::Checkbox("Fresh numbers from seed", &ui.worksheet_fresh);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);

@@ -39,6 +39,16 @@ std::string stage_stem(const AppState& st) {
 
 }  // namespace
 
+std::string suggested_worksheet_path(const Ui& ui) {
+  const std::string scenario = suggested_path(ui.state, "-worksheet.pdf");
+  if (!ui.lesson || !ui.worksheet_lesson) return scenario;
+  // The lesson's questions: named after the lesson, in the same folder.
+  const std::filesystem::path lesson_file(ui.lesson->lesson().path);
+  return (std::filesystem::path(scenario).parent_path() /
+          (lesson_file.stem().string() + "-worksheet.pdf"))
+      .string();
+}
+
 std::string suggested_export_path(const AppState& st, const std::string& ext) {
   return suggested_path(st, ext.empty() ? "-stages" : stage_stem(st) + "." + ext);
 }
@@ -161,7 +171,7 @@ void draw_menu_bar(Ui& ui) {
     }
     if (ImGui::MenuItem("Worksheet to print (PDF)…")) {
       ui.path_dialog = "worksheet";
-      ui.path_buffer = suggested_path(st, "-worksheet.pdf");
+      ui.path_buffer = suggested_worksheet_path(ui);
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Quit")) ui.close_requested = true;

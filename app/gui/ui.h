@@ -167,6 +167,8 @@ struct Ui {
   bool worksheet_answers = true;  // also write FILE-answers.pdf
   bool worksheet_fresh = false;   // fresh numbers from worksheet_seed
   int worksheet_seed = 1;
+  // With a lesson open: print the lesson's questions (else the current scenario's worksheet).
+  bool worksheet_lesson = true;
   std::function<void()> after_discard;  // what to do once the user agrees to lose edits
   bool ask_discard = false;
   bool ask_recovery = false;
@@ -269,6 +271,8 @@ void handle_shortcuts(Ui& ui);
 // The path an export dialog suggests: FOLDER/EXAMPLE-STAGE[-hH].EXT in the scenario's folder (or
 // the working folder), or FOLDER/EXAMPLE-stages for every stage when `ext` is "".
 std::string suggested_export_path(const AppState& st, const std::string& ext);
+// The worksheet's: named after the open lesson when its questions are printed, else the scenario.
+std::string suggested_worksheet_path(const Ui& ui);
 
 // Puts the next item on the current line when `width` more pixels fit in the window, else on the
 // next line: rows of controls that flow like words instead of running off a narrow panel.
