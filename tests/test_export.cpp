@@ -652,6 +652,33 @@ TEST(ColorScale, TheRuleForEachKindOfData) {
   EXPECT_LT(s.lo, s.hi);
 }
 
+// The range is read in one vectorised pass of 16 lanes: check it against a plain loop on sizes
+// around the lane count, with the extremes and the −∞/NaN cells in every lane and in the tail.
+TEST(ColorScale, TheRangeIsTheFiniteMinimumAndMaximumAtAnySize) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int cells : {1, 15, 16, 17, 35, 48, 1000}) {
+    for (int where = 0; where < cells; where += std::max(1, cells / 7)) {
+      Matrix m(1, cells);
+      for (int k = 0; k < cells; ++k) m(0, k) = 1.0f + 0.001f * static_cast<float>((k * 37) % 101);
+      m(0, where) = 7.5f;                               // the maximum
+      m(0, (where + 3) % cells) = 0.25f;                // the minimum (unless it overwrote the max)
+      if (cells > 2) m(0, (where + 1) % cells) = -inf;  // hidden cell
+      if (cells > 5) m(0, (where + 5) % cells) = std::nanf("");
+      if (cells > 6) m(0, (where + 6) % cells) = inf;
+      double lo = inf, hi = -inf;
+      for (int k = 0; k < cells; ++k)
+        if (std::isfinite(m(0, k))) {
+          lo = std::min(lo, static_cast<double>(m(0, k)));
+          hi = std::max(hi, static_cast<double>(m(0, k)));
+        }
+      const ColorScale s = color_scale_for("output", m);
+      if (!(lo < hi)) continue;  // a flat or empty row: covered above
+      EXPECT_EQ(s.lo, lo) << cells << " cells, extreme at " << where;
+      EXPECT_EQ(s.hi, hi) << cells << " cells, extreme at " << where;
+    }
+  }
+}
+
 TEST(ColorScale, EveryExportedStageUsesTheRule) {
   for (const char* name : {"fear-is", "fear-is-the", "cross-attention", "sliding-window", "gqa"}) {
     AttentionTrace t = trace_of_example(name);
