@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backends/backend.h"
+#include "backends/compute.h"
 #include "gui/app_state.h"
 #include "io/atomic_file.h"
 #include "npy_fixture.h"
@@ -389,6 +391,44 @@ TEST(AppState, EditsCancelTheRunningComputation) {
   EXPECT_FALSE(st.computing());
   EXPECT_NEAR(st.trace().head("q", 0)(0, 0), 5.5, 1e-7);
   EXPECT_LT(weights_gap(st), 1e-6);
+}
+
+// Large problems: an edit of one head's Q recomputes that head only (and of K or V, the heads of
+// its key/value group), and the trace equals a whole computation of the edited scenario.
+TEST(AppState, AnEditOfOneHeadRecomputesOnlyThatHead) {
+  AppState st;
+  ASSERT_TRUE(st.load_example("gqa"));  // H = 4 query heads over 2 key/value heads
+  st.async_threshold = 0;
+  const std::unique_ptr<Backend> cpu = make_cpu_backend();
+  auto expect_whole = [&](const char* what) {
+    const AttentionTrace whole = compute_scenario_trace(st.scenario(), *cpu);
+    for (const char* id : {"q", "k", "v", "scores", "masked", "weights", "output"}) {
+      const TraceStep& s = st.trace().step(id);
+      for (int h = 0; h < s.num_heads(); ++h)
+        EXPECT_TRUE(Matrix(st.trace().head(s, h)) == whole.head(id, h))
+            << what << ": " << id << " head " << h;
+    }
+    EXPECT_LT(weights_gap(st), 1e-6) << what;
+  };
+  const uint64_t head0 = st.head_serial(0);
+  ASSERT_TRUE(st.set_value_text(Tensor::kQ, 2, 1, 0, "0.9"));
+  st.wait_for_trace();
+  EXPECT_EQ(st.recomputed_heads(), 1);
+  expect_whole("q edit");
+  EXPECT_EQ(st.head_serial(0), head0);  // the heads grid keeps head 0's texture
+  EXPECT_EQ(st.head_serial(2), st.trace_serial());
+  ASSERT_TRUE(st.set_value_text(Tensor::kK, 1, 0, 0, "-0.3"));
+  st.wait_for_trace();
+  EXPECT_EQ(st.recomputed_heads(), 2);
+  expect_whole("k edit");
+  st.undo();  // a value change like any other
+  st.wait_for_trace();
+  EXPECT_EQ(st.recomputed_heads(), 2);
+  expect_whole("undo");
+  st.randomise(3);  // every head changes: the whole trace
+  st.wait_for_trace();
+  EXPECT_EQ(st.recomputed_heads(), 4);
+  expect_whole("randomise");
 }
 
 TEST(AppState, RandomiseAndReset) {

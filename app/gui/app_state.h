@@ -14,6 +14,7 @@
 #include "attention/attention.h"
 #include "attention/parallel.h"
 #include "attention/scenario.h"
+#include "backends/head_patch.h"
 #include "explain/explain.h"
 
 namespace attn {
@@ -70,6 +71,13 @@ class AppState {
   bool has_trace() const { return !trace_.steps.empty(); }
   // Changes whenever the trace does, so views can cache what they derive from it (textures).
   uint64_t trace_serial() const { return trace_serial_; }
+  // Changes whenever query head h's stages do (after an edit of other heads it stays): views of
+  // every head, like the heads grid, redraw only what changed.
+  uint64_t head_serial(int h) const {
+    return h >= 0 && static_cast<size_t>(h) < head_serials_.size()
+               ? head_serials_[static_cast<size_t>(h)]
+               : trace_serial_;
+  }
   bool computing() const { return pending_.valid(); }
   // Seconds the background computation has run, as of this frame's poll(): every panel that
   // shows it in one frame shows the same number.
@@ -82,6 +90,9 @@ class AppState {
   void wait_for_trace();  // blocks until no computation is pending (tests, screenshots)
   // Problems larger than this many score cells (H·n_q·n_k) are computed on a worker thread.
   size_t async_threshold = 256 * 256;
+  // The query heads the latest background computation recomputed: all of them, or, after an
+  // edit of some heads' Q, K or V values, only those (backends/head_patch.h).
+  int recomputed_heads() const { return recomputed_heads_; }
   const std::string& backend_name() const { return backend_name_; }
   bool set_backend(const std::string& name);  // "cpu", "opencl", "auto"
 
@@ -201,7 +212,23 @@ class AppState {
   AttentionTrace trace_;
   uint64_t trace_serial_ = 0;
   std::string backend_request_ = "cpu", backend_name_ = "cpu";
-  std::future<AttentionTrace> pending_;
+  // What a background computation returns: the whole trace, or the heads an edit changed, to
+  // move into the trace it started from (base_serial).
+  struct Recomputed {
+    AttentionTrace whole;
+    std::optional<HeadPatch> patch;
+    uint64_t base_serial = 0;
+    Scenario scenario;  // what it computed
+    std::string backend_request;
+  };
+  std::future<Recomputed> pending_;
+  // The scenario and backend the trace on screen was computed from: an edit is compared with them
+  // to find the heads it changed.
+  Scenario trace_scenario_;
+  std::string trace_backend_request_;
+  int recomputed_heads_ = 0;
+  std::vector<uint64_t> head_serials_;  // per query head: the trace serial it last changed at
+  bool force_whole_ = false;  // a patch did not fit: the next computation is the whole trace
   // The running computation's progress and cancel flag: an edit made while it runs cancels it
   // (it stops at its next block of rows) and the newest scenario is computed next.
   std::shared_ptr<WorkControl> pending_control_;

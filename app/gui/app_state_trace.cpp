@@ -1,5 +1,6 @@
 // AppState's trace: recomputed after every edit on the chosen backend, on a worker thread when
-// the problem is large so the window keeps drawing.
+// the problem is large so the window keeps drawing — and then, after an edit of some heads' Q, K
+// or V values, only those heads.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,7 +9,9 @@
 
 #include "backends/backend.h"
 #include "backends/compute.h"
+#include "backends/head_patch.h"
 #include "gui/app_state.h"
+#include "io/scenario_json.h"
 
 namespace attn {
 namespace {
@@ -33,6 +36,40 @@ std::vector<double> row_entropy_bits(const Matrix& w) {
   return out;
 }
 
+namespace {
+
+// The query heads an edit changed, when it changed nothing but values of Q, K or V of a plain
+// scenario (same tokens, shapes, masks, scale, temperature, no projection or variant): each head
+// whose Q differs, and every head of a key/value group whose K or V differs. None when anything
+// else changed: the whole trace is recomputed then.
+std::optional<std::vector<int>> edited_heads(const Scenario& before, const Scenario& after) {
+  if (before.use_projection || after.use_projection) return std::nullopt;
+  const AttentionInput& a = before.qkv;
+  const AttentionInput& b = after.qkv;
+  auto same_shapes = [](const HeadStack& x, const HeadStack& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (x[i].rows() != y[i].rows() || x[i].cols() != y[i].cols()) return false;
+    return true;
+  };
+  if (a.q.empty() || !same_shapes(a.q, b.q) || !same_shapes(a.k, b.k) || !same_shapes(a.v, b.v))
+    return std::nullopt;
+  // Everything but the values, compared as the file would save it (so a new field is compared
+  // too): tokens, masks, scale, temperature, variants.
+  Scenario x = before, y = after;
+  x.qkv = {};
+  y.qkv = {};
+  if (scenario_to_json(x) != scenario_to_json(y)) return std::nullopt;
+  std::vector<int> heads;
+  for (int h = 0; h < b.num_heads(); ++h) {
+    const size_t hs = static_cast<size_t>(h), g = static_cast<size_t>(b.kv_head_of(h));
+    if (a.q[hs] != b.q[hs] || a.k[g] != b.k[g] || a.v[g] != b.v[g]) heads.push_back(h);
+  }
+  return heads;
+}
+
+}  // namespace
+
 void AppState::recompute() {
   if (pending_.valid()) {
     // The running one is out of date: it stops at its next block, and poll() starts this one.
@@ -41,24 +78,46 @@ void AppState::recompute() {
     return;
   }
   AttentionProblem p = to_problem(scenario_);
-  const size_t cells = static_cast<size_t>(p.input.num_heads()) * p.input.n_q() * p.input.n_k();
+  const int H = p.input.num_heads();
+  const size_t cells = static_cast<size_t>(H) * p.input.n_q() * p.input.n_k();
   if (cells <= async_threshold) {
     std::unique_ptr<Backend> b = backend_or_cpu(backend_request_, backend_name_);
     trace_ = compute_scenario_trace(scenario_, *b);
+    trace_scenario_ = scenario_;
+    trace_backend_request_ = backend_request_;
     ++trace_serial_;
+    head_serials_.assign(static_cast<size_t>(trace_.num_heads), trace_serial_);
     clamp_view();
     return;
   }
+  // An edit of some heads' values: only those heads are computed, and moved into the trace on
+  // screen when they land (one head's memory more, not a second whole trace).
+  std::optional<std::vector<int>> heads;
+  if (has_trace() && !force_whole_ && trace_backend_request_ == backend_request_ && patchable(p))
+    heads = edited_heads(trace_scenario_, scenario_);
+  force_whole_ = false;
+  if (heads && heads->empty()) return;  // nothing the trace shows has changed
+  if (heads && static_cast<int>(heads->size()) == H) heads.reset();  // every head: the whole
   // Large problems run on a worker so the window keeps drawing; the old trace stays on screen.
   pending_start_ = frame_time_ = std::chrono::steady_clock::now();
   pending_control_ = std::make_shared<WorkControl>();
-  pending_ = std::async(std::launch::async,
-                        [s = scenario_, name = backend_request_, control = pending_control_] {
-                          WorkScope scope(control.get());
-                          std::string used;
-                          std::unique_ptr<Backend> b = backend_or_cpu(name, used);
-                          return compute_scenario_trace(s, *b);
-                        });
+  recomputed_heads_ = heads ? static_cast<int>(heads->size()) : H;
+  pending_ =
+      std::async(std::launch::async, [s = scenario_, name = backend_request_,
+                                      control = pending_control_, heads, base = trace_serial_] {
+        WorkScope scope(control.get());
+        std::string used;
+        std::unique_ptr<Backend> b = backend_or_cpu(name, used);
+        Recomputed r;
+        if (heads)
+          r.patch = compute_head_patch(to_problem(s), *heads, *b);
+        else
+          r.whole = compute_scenario_trace(s, *b);
+        r.base_serial = base;
+        r.scenario = s;
+        r.backend_request = name;
+        return r;
+      });
 }
 
 double AppState::computing_progress() const {
@@ -76,11 +135,27 @@ bool AppState::poll() {
   if (pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
   bool changed = false;
   try {
-    trace_ = pending_.get();
-    ++trace_serial_;
-    backend_name_ = trace_.backend.empty() ? backend_name_ : trace_.backend;
-    clamp_view();
-    changed = true;
+    Recomputed r = pending_.get();
+    if (!r.patch) {
+      trace_ = std::move(r.whole);
+      changed = true;
+    } else if (r.base_serial == trace_serial_ && apply_head_patch(trace_, *r.patch)) {
+      changed = true;
+    } else {
+      // The trace it was meant for has gone, or it did not fit: compute the whole.
+      recompute_again_ = force_whole_ = true;
+    }
+    if (changed) {
+      trace_scenario_ = std::move(r.scenario);
+      trace_backend_request_ = std::move(r.backend_request);
+      ++trace_serial_;
+      if (!r.patch) head_serials_.assign(static_cast<size_t>(trace_.num_heads), trace_serial_);
+      for (int h : r.patch ? r.patch->heads : std::vector<int>())
+        if (static_cast<size_t>(h) < head_serials_.size())
+          head_serials_[static_cast<size_t>(h)] = trace_serial_;
+      backend_name_ = trace_.backend.empty() ? backend_name_ : trace_.backend;
+      clamp_view();
+    }
   } catch (const WorkCancelled&) {
     // Superseded by a newer edit (recompute_again_ is set): the old trace stays until it lands.
   }

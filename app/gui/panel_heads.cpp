@@ -100,7 +100,9 @@ void draw_heads_contents(Ui& ui) {
       sp.id = "head-" + std::to_string(h);
       sp.m = &w->heads[h];
       sp.hidden = t.has_reasons(h) ? &t.hidden_of(h) : nullptr;
-      sp.scale = color_scale_cached(ui, sp.id, "weights", w->heads[h]);
+      // An edit of another head leaves this one's texture and colour range as they are.
+      sp.serial = st.head_serial(h);
+      sp.scale = color_scale_cached(ui, sp.id, "weights", w->heads[h], sp.serial);
       sp.labels = false;
       sp.color_bar = false;
       sp.interactive = false;

@@ -120,8 +120,14 @@ void draw_heatmap_panel(Ui& ui) {
     ImGui::TextDisabled("%s", head_text.c_str());
   }
   if (st.computing()) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "computing… %d%%  %.1f s",
+    char buf[96];
+    const int heads = st.recomputed_heads();
+    // After an edit of some heads, only those are computed: say so.
+    const std::string which =
+        heads > 0 && heads < t.num_heads
+            ? " " + std::to_string(heads) + " of " + std::to_string(t.num_heads) + " heads"
+            : "";
+    std::snprintf(buf, sizeof buf, "computing%s… %d%%  %.1f s", which.c_str(),
                   static_cast<int>(st.computing_progress() * 100), st.computing_seconds());
     flow(buf);
     ImGui::TextColored(ImVec4(0.85f, 0.45f, 0.05f, 1), "%s", buf);

@@ -211,9 +211,10 @@ struct Ui {
 ColormapChoice colormaps(const UiSettings& s);
 ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m);
 // color_scale_for once per trace for the heatmap `key` names (its stage and head): the range of
-// a 4096-token stage is 16 million cells, too many to scan every frame.
+// a 4096-token stage is 16 million cells, too many to scan every frame. `serial`: when the matrix
+// changes (0 = whenever the trace does).
 const ColorScale& color_scale_cached(Ui& ui, const std::string& key, const std::string& step,
-                                     const Matrix& m);
+                                     const Matrix& m, uint64_t serial = 0);
 
 // The whole app, one frame (menu bar, every panel, dialogs, keyboard shortcuts).
 void draw_app(Ui& ui);
