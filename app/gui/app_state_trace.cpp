@@ -149,10 +149,13 @@ bool AppState::poll() {
       trace_scenario_ = std::move(r.scenario);
       trace_backend_request_ = std::move(r.backend_request);
       ++trace_serial_;
-      if (!r.patch) head_serials_.assign(static_cast<size_t>(trace_.num_heads), trace_serial_);
-      for (int h : r.patch ? r.patch->heads : std::vector<int>())
-        if (static_cast<size_t>(h) < head_serials_.size())
-          head_serials_[static_cast<size_t>(h)] = trace_serial_;
+      if (!r.patch) {
+        head_serials_.assign(static_cast<size_t>(trace_.num_heads), trace_serial_);
+      } else {
+        for (int h : r.patch->heads)
+          if (static_cast<size_t>(h) < head_serials_.size())
+            head_serials_[static_cast<size_t>(h)] = trace_serial_;
+      }
       backend_name_ = trace_.backend.empty() ? backend_name_ : trace_.backend;
       clamp_view();
     }
