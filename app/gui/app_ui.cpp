@@ -70,6 +70,17 @@ void help_marker(const char* text) {
   }
 }
 
+void place_beside_lesson(const Ui& ui, bool& pending) {
+  if (!pending || ui.lesson_rect.z <= 0) return;
+  const ImGuiViewport* vp = ImGui::GetMainViewport();
+  const float x0 = vp->Pos.x, y0 = ui.lesson_rect.y;
+  ImGui::SetNextWindowPos({x0, y0}, ImGuiCond_Always);
+  ImGui::SetNextWindowSize({std::max(320.0f, ui.lesson_rect.x - x0), ui.lesson_rect.w},
+                           ImGuiCond_Always);
+  ImGui::SetNextWindowFocus();
+  pending = false;
+}
+
 void same_line_if_fits(float width) {
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right)

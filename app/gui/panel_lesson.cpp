@@ -113,6 +113,7 @@ bool apply_lesson_step(Ui& ui) {
     lp.select_tab = s.lm_tab;
     ui.show_lm = true;
     lp.opened_by_lesson = true;
+    lp.place_beside_lesson = true;
   } else if (ui.lm && ui.lm->opened_by_lesson) {
     ui.show_lm = false;
     ui.lm->opened_by_lesson = false;

@@ -216,6 +216,7 @@ void draw_lm_panel(Ui& ui) {
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.02f, vp->Pos.y + top + vp->Size.y * 0.02f},
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, cond);
+  place_beside_lesson(ui, p.place_beside_lesson);
   p.shown_tab.clear();
   if (!ImGui::Begin("Language model: attention inside a transformer###lm", &ui.show_lm,
                     ImGuiWindowFlags_NoCollapse)) {

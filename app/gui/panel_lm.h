@@ -47,7 +47,8 @@ struct LmPanel {
   int opened_layer = -1, opened_head = -1;  // the head last opened in the stepper
   // A lesson step opened the window: it closes when the lesson moves on.
   bool opened_by_lesson = false;
-  ImVec4 placed_for{0, 0, 0, 0};  // window width, height and font when the window was placed
+  bool place_beside_lesson = false;  // a lesson step opened it: left of the lesson window, once
+  ImVec4 placed_for{0, 0, 0, 0};     // window width, height and font when the window was placed
   // Every head's weights as matrices for the thumbnails, rebuilt when the run changes.
   std::vector<Matrix> weights;
   uint64_t weights_serial = 0;

@@ -545,15 +545,7 @@ void draw_seq2seq_panel(Ui& ui) {
   const ImGuiCond cond = resized ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + vp->Size.y * 0.08f}, cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f}, cond);
-  if (p.place_beside_lesson && ui.lesson_rect.z > 0) {
-    // Left of the lesson window, so the step's text stays readable beside the alignment.
-    const float x0 = vp->Pos.x, y0 = ui.lesson_rect.y;
-    ImGui::SetNextWindowPos({x0, y0}, ImGuiCond_Always);
-    ImGui::SetNextWindowSize({std::max(320.0f, ui.lesson_rect.x - x0), ui.lesson_rect.w},
-                             ImGuiCond_Always);
-    ImGui::SetNextWindowFocus();
-    p.place_beside_lesson = false;
-  }
+  place_beside_lesson(ui, p.place_beside_lesson);
   p.shown_tab.clear();
   if (!ImGui::Begin("Seq2seq with attention: dates###seq2seq", &ui.show_seq2seq)) {
     ImGui::End();

@@ -34,10 +34,8 @@ struct Seq2seqPanel {
   int live_score = 1, live_hidden = 32, live_epochs = 4;
   char live_example[128] = "sunday the 22nd of november, 2026";
   std::string live_error;
-  bool autostart = false;
-  bool place_beside_lesson =
-      false;  // a lesson opened the window: put it beside the lesson, once  // press Train on the
-              // first frame the live tab shows (gui --tab)
+  bool autostart = false;  // press Train on the first frame the live tab shows (gui --tab)
+  bool place_beside_lesson = false;  // a lesson opened the window: put it beside the lesson, once
 
   std::future<std::vector<std::vector<s2s::LengthBucket>>> compare_job;
   std::vector<std::string> compare_names;

@@ -275,6 +275,10 @@ std::string suggested_export_path(const AppState& st, const std::string& ext);
 // The worksheet's: named after the open lesson when its questions are printed, else the scenario.
 std::string suggested_worksheet_path(const Ui& ui);
 
+// For a window a lesson step opened (`pending` set): places the next window left of the lesson
+// window, once, so the step's text and its Next button stay in view; clears `pending` when done.
+void place_beside_lesson(const Ui& ui, bool& pending);
+
 // Puts the next item on the current line when `width` more pixels fit in the window, else on the
 // next line: rows of controls that flow like words instead of running off a narrow panel.
 void same_line_if_fits(float width);
