@@ -30,10 +30,11 @@ std::string find_font(const char* file) {
 }
 
 // Latin, combining marks (the tilde of Linformer's k̃, drawn over the letter before it: the
-// marks have no advance), Greek, general punctuation (− … ·), super/subscripts (ᵀ ₖ), arrows,
-// mathematical operators (√ ∞ ≤ Σ ×), box and geometric shapes (▶ ◀ ●).
-const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0300, 0x036F, 0x0370, 0x03FF, 0x1D00,
-                           0x1DBF, 0x2000, 0x22FF, 0x2500, 0x26FF, 0};
+// marks have no advance), Greek, super/subscripts (ᵀ ₖ), Latin Extended Additional (Linformer's
+// Ṽ is one precomposed letter), general punctuation (− … ·), arrows, mathematical operators
+// (√ ∞ ≤ Σ ×), box and geometric shapes (▶ ◀ ●).
+const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0300, 0x036F, 0x0370, 0x03FF, 0x1D00, 0x1DBF,
+                           0x1E00, 0x1EFF, 0x2000, 0x22FF, 0x2500, 0x26FF, 0};
 
 // Digits, signs and the few symbols a cell shows (−∞ ≈ … ·): a small range, so the cell-number
 // font can be baked large for a projector without growing the atlas much.
