@@ -7,7 +7,9 @@
 #include <cctype>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <future>
+#include <memory>
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
@@ -40,6 +42,31 @@ std::string answers_path(const std::string& pdf) {
   return pdf.substr(0, pdf.size() - 4) + "-answers.pdf";
 }
 
+// Renders one PDF into `bytes`; false with `error` when it cannot.
+using RenderPdf = std::function<bool(std::string& bytes, std::string& error)>;
+
+// Starts the worker that writes a worksheet to `path` (.pdf added when missing) and, when the
+// dialog asks for it, its key beside it as FILE-answers.pdf: both together or neither
+// (io/atomic_file.h).
+void start_handout_job(Ui& ui, const std::string& path, RenderPdf handout, RenderPdf answers) {
+  const std::string file = with_extension(path, ".pdf");
+  const std::string key = ui.worksheet_answers ? answers_path(file) : "";
+  ui.export_what = key.empty() ? file : file + " and " + key;
+  ui.export_job = std::async(
+      std::launch::async, [handout = std::move(handout), answers = std::move(answers), file, key] {
+        std::string error, bytes;
+        AtomicOutputs files;
+        const int sheet = files.add(file, error);
+        if (sheet < 0 || !handout(bytes, error) || !files.write(sheet, bytes, error)) return error;
+        if (!key.empty()) {
+          const int answer_file = files.add(key, error);
+          if (answer_file < 0 || !answers(bytes, error) || !files.write(answer_file, bytes, error))
+            return error;
+        }
+        return files.commit(error) ? std::string() : error;
+      });
+}
+
 // Writes the open lesson's questions as a worksheet (and its key) on a worker thread; the
 // questions and their answers are read from each step's trace first, here.
 std::string start_lesson_worksheet(Ui& ui, const std::string& path) {
@@ -51,25 +78,12 @@ std::string start_lesson_worksheet(Ui& ui, const std::string& path) {
       lesson_sheet(ui.lesson->lesson(), built->traces, o.precision, error);
   if (!sheet) return error;
   built->sheet = std::move(*sheet);
-  const std::string file = with_extension(path, ".pdf");
-  const std::string key = ui.worksheet_answers ? answers_path(file) : "";
-  ui.export_what = key.empty() ? file : file + " and " + key;
-  ui.export_job = std::async(std::launch::async, [built, o, file, key] {
-    // The handout and its key are written together or not at all (io/atomic_file.h).
-    std::string error, bytes;
-    AtomicOutputs files;
-    const int sheet = files.add(file, error);
-    if (sheet < 0 || !render_lesson_sheet(built->sheet, o, false, bytes, error) ||
-        !files.write(sheet, bytes, error))
-      return error;
-    if (!key.empty()) {
-      const int answers = files.add(key, error);
-      if (answers < 0 || !render_lesson_sheet(built->sheet, o, true, bytes, error) ||
-          !files.write(answers, bytes, error))
-        return error;
-    }
-    return files.commit(error) ? std::string() : error;
-  });
+  auto render = [built, o](bool answers) -> RenderPdf {
+    return [built, o, answers](std::string& bytes, std::string& e) {
+      return render_lesson_sheet(built->sheet, o, answers, bytes, e);
+    };
+  };
+  start_handout_job(ui, path, render(false), render(true));
   return "";
 }
 
@@ -86,39 +100,31 @@ std::string start_worksheet(Ui& ui, const std::string& path) {
     o.variant = "seed " + std::to_string(ui.worksheet_seed);
   }
   std::string error;
-  AttentionTrace trace = st.trace();
+  auto trace = std::make_shared<AttentionTrace>();
   if (ui.worksheet_fresh) {
     std::unique_ptr<Backend> cpu = make_backend("cpu", error);
     if (!cpu) return error;
-    trace = compute_scenario_trace(s, *cpu);
+    *trace = compute_scenario_trace(s, *cpu);
+  } else {
+    *trace = st.trace();  // the worker's own copy
   }
-  error = check_worksheet(trace, o);
+  error = check_worksheet(*trace, o);
   if (!error.empty()) return error;
-  const std::string file = with_extension(path, ".pdf");
-  const std::string key = ui.worksheet_answers ? answers_path(file) : "";
-  ui.export_what = key.empty() ? file : file + " and " + key;
-  ui.export_job = std::async(std::launch::async, [trace = std::move(trace), o, file, key] {
-    // The handout and its key are written together or not at all (io/atomic_file.h).
-    std::string error, bytes;
-    AtomicOutputs files;
-    const int sheet = files.add(file, error);
-    if (sheet < 0 || !render_worksheet(trace, o, bytes, error) || !files.write(sheet, bytes, error))
-      return error;
-    if (!key.empty()) {
-      const NarrateQuery narrate = [&trace, &o](int query, std::string& e) {
-        ExplainRequest r;
-        r.query = query;
-        r.head = o.head;
-        r.precision = o.precision;
-        return explain(trace, r, e);
-      };
-      const int answers = files.add(key, error);
-      if (answers < 0 || !render_answer_key(trace, o, narrate, bytes, error) ||
-          !files.write(answers, bytes, error))
-        return error;
-    }
-    return files.commit(error) ? std::string() : error;
-  });
+  start_handout_job(
+      ui, path,
+      [trace, o](std::string& bytes, std::string& e) {
+        return render_worksheet(*trace, o, bytes, e);
+      },
+      [trace, o](std::string& bytes, std::string& e) {
+        const NarrateQuery narrate = [&trace, &o](int query, std::string& narrate_error) {
+          ExplainRequest r;
+          r.query = query;
+          r.head = o.head;
+          r.precision = o.precision;
+          return explain(*trace, r, narrate_error);
+        };
+        return render_answer_key(*trace, o, narrate, bytes, e);
+      });
   return "";
 }
 
