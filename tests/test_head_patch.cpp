@@ -3,6 +3,7 @@
 // the masks' reasons; a patch that does not fit is refused and leaves the trace alone.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 
 #include "backends/backend.h"
@@ -64,31 +65,37 @@ void expect_identical(const AttentionTrace& a, const AttentionTrace& b) {
   }
 }
 
-TEST(HeadPatch, AnEditOfOneHeadsQueryEqualsAWholeRecompute) {
-  std::mt19937 rng(5);
-  AttentionProblem p = gqa_problem(rng);
+// The trace of `p` is computed and derived head `shown` of `stage` read (so a stale cache would
+// show); then `edit` changes p's inputs, `heads` are patched in, and the trace must equal a whole
+// recompute of the edited problem.
+void expect_patch_equals_whole(AttentionProblem p, const std::string& stage, int shown,
+                               const std::function<void(AttentionInput&)>& edit,
+                               const std::vector<int>& heads) {
   ASSERT_TRUE(patchable(p));
   std::unique_ptr<Backend> cpu = make_cpu_backend();
   AttentionTrace trace = compute_trace(p, *cpu);
-  // Read a derived head before the edit, so a stale cache would show.
-  (void)trace.head("scores", 1);
-  p.input.q[1](12, 3) += 0.75f;
-  HeadPatch patch = compute_head_patch(p, {1}, *cpu);
+  (void)trace.head(stage, shown);
+  edit(p.input);
+  HeadPatch patch = compute_head_patch(p, heads, *cpu);
   ASSERT_TRUE(apply_head_patch(trace, patch));
   expect_identical(trace, compute_trace(p, *cpu));
 }
 
+TEST(HeadPatch, AnEditOfOneHeadsQueryEqualsAWholeRecompute) {
+  std::mt19937 rng(5);
+  expect_patch_equals_whole(gqa_problem(rng), "scores", 1,
+                            [](AttentionInput& in) { in.q[1](12, 3) += 0.75f; }, {1});
+}
+
 TEST(HeadPatch, AnEditOfAKeyChangesEveryHeadOfItsGroup) {
   std::mt19937 rng(6);
-  AttentionProblem p = gqa_problem(rng);
-  std::unique_ptr<Backend> cpu = make_cpu_backend();
-  AttentionTrace trace = compute_trace(p, *cpu);
-  (void)trace.head("masked", 3);
-  p.input.k[1](20, 0) -= 1.5f;  // key/value head 1 is read by query heads 2 and 3
-  p.input.v[1](4, 2) = 9.0f;
-  HeadPatch patch = compute_head_patch(p, {2, 3}, *cpu);
-  ASSERT_TRUE(apply_head_patch(trace, patch));
-  expect_identical(trace, compute_trace(p, *cpu));
+  // Key/value head 1 is read by query heads 2 and 3.
+  expect_patch_equals_whole(gqa_problem(rng), "masked", 3,
+                            [](AttentionInput& in) {
+                              in.k[1](20, 0) -= 1.5f;
+                              in.v[1](4, 2) = 9.0f;
+                            },
+                            {2, 3});
 }
 
 TEST(HeadPatch, APatchOfTheWrongHeadsIsVisibleAndAMisfitIsRefused) {
