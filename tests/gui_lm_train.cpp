@@ -82,6 +82,9 @@ TEST_F(LmTrainGui, TrainsDrawsAndOpensTheModel) {
   const lm::LiveSnapshot s = p.live.snapshot();
   EXPECT_TRUE(s.finished) << p.error;
   EXPECT_EQ(s.history.size(), 5u);
+  frames(1);
+  EXPECT_FALSE(ui.lm_training);
+  EXPECT_FALSE(p.collapse_settings);  // asked for when training started, done on the next frame
   for (float px : {20.0f, 32.0f}) {
     ui.settings.font_px = px;
     load_fonts(ui, px);
@@ -112,9 +115,11 @@ TEST_F(LmTrainGui, PauseResumeCancel) {
   std::string error;
   ASSERT_TRUE(p.live.start(p.setup, error)) << error;
   ASSERT_TRUE(frames_until([&] { return p.live.snapshot().history.size() >= 2; }));
+  EXPECT_TRUE(ui.lm_training);  // the window wakes for new figures while it trains
   p.live.set_paused(true);
   frames(2);
   EXPECT_TRUE(p.live.snapshot().paused);
+  EXPECT_FALSE(ui.lm_training);  // and sleeps while paused
   p.live.set_paused(false);
   p.live.cancel();
   frames(2);

@@ -256,12 +256,21 @@ TEST(LmTrain, PhaseChangeIsWhereInContextAccuracyJumps) {
     EXPECT_EQ(p.found, i >= 5) << i;  // a rise of 0.3 is first reached at step 500
   }
   const PhaseChange p = detect_phase_change(h);
-  // Lowest 0.02 (step 0), highest 0.91: 10% of the way is 0.109, first passed at step 400 (so the
-  // rise began after step 300); 90% is 0.821, first passed at step 600.
+  // Highest 0.91; the points under halfway from the lowest (0.465) are 0.02 0.03 0.03 0.05 0.20,
+  // their median 0.03. 10% of the way from 0.03 is 0.118: the last point under it before the end
+  // is step 300; 90% is 0.822, first passed at step 600.
   EXPECT_EQ(p.start, 300);
   EXPECT_EQ(p.end, 600);
-  EXPECT_DOUBLE_EQ(p.from, 0.02);
+  EXPECT_DOUBLE_EQ(p.from, 0.03);
   EXPECT_DOUBLE_EQ(p.to, 0.91);
+  // A noisy point past 10% long before the rise (step 100: 0.15) does not move the start, nor does
+  // one far under chance level (step 200: 0.0; the median of 0.02 0.15 0.0 0.05 0.20 is 0.05, so
+  // 10% of the way is 0.136 and 90% 0.824).
+  h[1].icl_accuracy = 0.15;
+  h[2].icl_accuracy = 0.0;
+  EXPECT_EQ(detect_phase_change(h).start, 300);
+  EXPECT_EQ(detect_phase_change(h).end, 600);
+  EXPECT_DOUBLE_EQ(detect_phase_change(h).from, 0.05);
   h.resize(3);
   EXPECT_FALSE(detect_phase_change(h).found);
 }

@@ -436,7 +436,10 @@ void draw_app(Ui& ui) {
   else
     ui.seq2seq_busy = false;
   draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
-  if (ui.show_lm_train) draw_lm_train_panel(ui);
+  if (ui.show_lm_train)
+    draw_lm_train_panel(ui);
+  else
+    ui.lm_training = false;
   if (ui.show_variant_views) draw_variant_views_panel(ui);
   draw_flash_panel(ui);
   draw_scores_panel(ui);

@@ -32,7 +32,7 @@ void draw_line_chart(const LineChart& c, ImVec2 size) {
   const float top = ImGui::CalcTextSize(c.title.c_str(), nullptr, false, size.x).y +
                     ImGui::GetStyle().ItemSpacing.y;
   const float bottom = ImGui::GetTextLineHeightWithSpacing() * 1.1f;
-  float label_w = 0;
+  float label_w = c.label_room;
   for (const ChartLine& l : c.lines)
     if (!l.label.empty()) label_w = std::max(label_w, ImGui::CalcTextSize(l.label.c_str()).x);
   const float right = label_w > 0 ? label_w + fs * 0.6f : fs * 0.6f;

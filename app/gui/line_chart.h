@@ -27,6 +27,9 @@ struct LineChart {
   bool band = false;  // a shaded range of steps
   float band_from = 0, band_to = 0;
   std::string band_label;
+  // At least this much room right of the plot for the lines' labels: charts stacked with the
+  // same value keep their step axes aligned whichever labels each one shows.
+  float label_room = 0;
 };
 
 // Draws the chart in a box of `size` at the cursor and advances the cursor past it.

@@ -59,10 +59,26 @@ float button_width(const char* label) {
   return ImGui::CalcTextSize(label, nullptr, true).x + ImGui::GetStyle().FramePadding.x * 2;
 }
 
-void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
+// The settings' header: what the model and its training are, readable while they are folded away.
+std::string settings_summary(const LmTrainPanel& p) {
+  const lm::TrainOptions& o = p.setup.train;
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "Settings: %s · %d layers × %d heads · width %d · context %d · %ld steps"
+                "###lm-train-settings",
+                p.data == 0 ? "induction task" : "short stories", o.n_layer, o.n_head, o.n_embd,
+                o.context, o.steps);
+  return buf;
+}
+
+void draw_settings(LmTrainPanel& p, bool idle) {
   const float fs = ImGui::GetFontSize();
   lm::TrainOptions& o = p.setup.train;
-  const bool idle = !s.running;
+  if (p.collapse_settings) {
+    ImGui::SetNextItemOpen(false);
+    p.collapse_settings = false;
+  }
+  if (!ImGui::CollapsingHeader(settings_summary(p).c_str(), ImGuiTreeNodeFlags_DefaultOpen)) return;
   if (!idle) ImGui::BeginDisabled();
   const char* tasks[] = {"Induction task: random letters, a segment repeated",
                          "Short stories (text written by a grammar)"};
@@ -72,9 +88,8 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
       ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::Combo("##task", &p.data, tasks, 2)) {
     p.setup.data = p.data == 0 ? lm::DataKind::kInduction : lm::DataKind::kText;
-    // Stories need an MLP and a longer context to say anything; letters do not.
+    // Stories need an MLP to say anything; letters do not.
     o.attention_only = p.data == 0;
-    o.context = p.data == 0 ? 32 : 64;
     p.save_folder = p.data == 0 ? "trained-induction" : "trained-stories";
   }
   auto slider = [fs](const char* label, int* v, int lo, int hi) {
@@ -91,7 +106,7 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   int steps = static_cast<int>(o.steps);
   next_on_line(labelled(fs * 7, "steps"));
   ImGui::SetNextItemWidth(fs * 7);
-  if (ImGui::SliderInt("steps", &steps, 100, 5000)) o.steps = steps;
+  if (ImGui::SliderInt("steps", &steps, 100, 10000)) o.steps = steps;
   float lr = static_cast<float>(o.lr);
   next_on_line(labelled(fs * 7, "learning rate"));
   ImGui::SetNextItemWidth(fs * 7);
@@ -104,15 +119,21 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   ImGui::SetNextItemWidth(fs * 4);
   if (ImGui::InputInt("seed", &seed, 0)) o.seed = static_cast<uint64_t>(std::max(0, seed));
   if (!idle) ImGui::EndDisabled();
-  const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  next_on_line(button_width("Train again") + button_width("Cancel") + spacing + fs);
+}
+
+void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
+  const bool idle = !s.running;
+  draw_settings(p, idle);
   if (idle) {
     const bool autostart = p.autostart;
     p.autostart = false;
     if (ImGui::Button(s.finished || s.cancelled ? "Train again" : "Train") || autostart) {
       p.live.set_paused(false);
       p.error.clear();
-      if (!p.live.start(p.setup, p.error)) p.error = "Cannot train: " + p.error;
+      if (p.live.start(p.setup, p.error))
+        p.collapse_settings = true;
+      else
+        p.error = "Cannot train: " + p.error;
     }
   } else {
     if (ImGui::Button(s.paused ? "Resume" : "Pause")) p.live.set_paused(!s.paused);
@@ -164,9 +185,12 @@ void draw_status(LmTrainPanel& p, const lm::LiveSnapshot& s) {
                 head_label(c, e.best_previous).c_str(),
                 e.heads[static_cast<size_t>(e.best_previous)].previous, e.seconds, state);
   for (int i = 0; i < 5; ++i) {
-    const std::string piece = i ? std::string("·  ") + buf[i] : std::string(buf[i]);
-    if (i) next_on_line(ImGui::CalcTextSize(piece.c_str()).x);
-    ImGui::TextUnformatted(piece.c_str());
+    // "·" between figures on a line; a figure that starts a new line goes without it.
+    const std::string piece = std::string("·  ") + buf[i];
+    if (i) ImGui::SameLine();
+    const bool fits = i && ImGui::GetContentRegionAvail().x >= ImGui::CalcTextSize(piece.c_str()).x;
+    if (i && !fits) ImGui::NewLine();
+    ImGui::TextUnformatted(fits ? piece.c_str() : buf[i]);
   }
   if (s.phase.found) {
     char phase[64];
@@ -188,6 +212,8 @@ void draw_charts(const lm::LiveSnapshot& s, float width, float height) {
     ch.band_from = static_cast<float>(ph.start);
     ch.band_to = static_cast<float>(ph.end);
     ch.band_label = ph.found ? "phase change" : "";
+    // Room for the widest label any of the three may show, so their step axes line up.
+    ch.label_room = ImGui::CalcTextSize("in-context").x;
     return ch;
   };
   {
@@ -258,13 +284,19 @@ void draw_probe_heatmaps(Ui& ui, LmTrainPanel& p, const lm::LiveSnapshot& s, flo
     if (k) ImGui::SameLine();
     ImGui::BeginGroup();
     const lm::HeadScores& hs = e.heads[static_cast<size_t>(head)];
-    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + side);
-    if (k == 0)
-      ImGui::TextWrapped("L%dH%d · previous token %.2f", head / c.n_head, head % c.n_head,
-                         hs.previous);
-    else
-      ImGui::TextWrapped("L%dH%d · induction %.2f", head / c.n_head, head % c.n_head, hs.induction);
-    ImGui::PopTextWrapPos();
+    // The head, then its score kept whole on the same line or the next (wrapping the title as
+    // one text could split "0.54" after its point).
+    char score[48];
+    std::snprintf(score, sizeof score, "%s %.2f", k == 0 ? "previous token" : "induction",
+                  k == 0 ? hs.previous : hs.induction);
+    const std::string name = head_label(c, head) + " ·";
+    ImGui::TextUnformatted(name.c_str());
+    ImGui::SameLine();
+    if (ImGui::CalcTextSize(name.c_str()).x + ImGui::GetStyle().ItemSpacing.x +
+            ImGui::CalcTextSize(score).x >
+        side)
+      ImGui::NewLine();
+    ImGui::TextUnformatted(score);
     HeatmapSpec sp;
     sp.id = k == 0 ? "lm-train-prev" : "lm-train-ind";
     sp.serial = static_cast<uint64_t>(s.probe_serial) * 2 + static_cast<uint64_t>(k) + 1;
@@ -373,12 +405,13 @@ void draw_lm_train_panel(Ui& ui) {
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.02f, vp->Pos.y + top + vp->Size.y * 0.02f},
                           ImGuiCond_Appearing);
   ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, ImGuiCond_Appearing);
+  const lm::LiveSnapshot s = p.live.snapshot();
+  ui.lm_training = s.running && !s.paused;
   if (!ImGui::Begin("Train a transformer: watch an induction head form###lm-train",
                     &ui.show_lm_train, ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
     return;
   }
-  const lm::LiveSnapshot s = p.live.snapshot();
   draw_controls(p, s);
   draw_status(p, s);
   ImGui::Separator();

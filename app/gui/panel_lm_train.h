@@ -16,6 +16,9 @@ struct LmTrainPanel {
   int data = 0;  // 0 the induction task, 1 stories
   std::string error, status;
   bool autostart = false;  // press Train on the first frame (gui --tab lm-train)
+  // Close the settings (their header still sums them up) at the next frame: set when training
+  // starts, so the curves and heatmaps get the room.
+  bool collapse_settings = false;
   std::string save_folder = "trained-induction";
   bool show_save = false;
   bool open_requested = false;  // "Open in the model view", handled after the window is drawn

@@ -129,6 +129,10 @@ struct Ui {
   bool show_lm = false;
   std::shared_ptr<struct LmPanel> lm;
   bool lm_busy = false;  // loading or running a model in the background (set by the panel)
+  // The "Train a transformer" window's model is training (set by the panel): the window wakes a
+  // few times a second to draw the new figures, not every frame, so the UI does not take the
+  // training threads' cores.
+  bool lm_training = false;
   // The window that trains a transformer live (View menu, gui --tab lm-train) and its state
   // (panel_lm_train.h).
   bool show_lm_train = false;

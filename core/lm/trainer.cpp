@@ -59,33 +59,40 @@ std::string check_train_options(const TrainOptions& o) {
 PhaseChange detect_phase_change(const std::vector<EvalPoint>& h) {
   PhaseChange p;
   if (h.size() < 2) return p;
-  size_t lo = 0, hi = 0;
-  for (size_t i = 0; i < h.size(); ++i) {
-    if (h[i].icl_accuracy < h[lo].icl_accuracy) lo = i;
+  size_t hi = 0;
+  for (size_t i = 0; i < h.size(); ++i)
     if (h[i].icl_accuracy > h[hi].icl_accuracy) hi = i;
-  }
-  // The rise that counts starts at the lowest point before the highest.
-  lo = 0;
+  // The rise that counts is the one to the highest point. It starts from the level before it:
+  // the median of the points up to there that are less than halfway up from the lowest — chance
+  // level, whose noise would make the lowest point or a threshold near it a poor start.
+  double low = h[0].icl_accuracy;
+  for (size_t i = 0; i <= hi; ++i) low = std::min(low, h[i].icl_accuracy);
+  const double b = h[hi].icl_accuracy;
+  std::vector<double> before;
   for (size_t i = 0; i <= hi; ++i)
-    if (h[i].icl_accuracy < h[lo].icl_accuracy) lo = i;
-  const double a = h[lo].icl_accuracy, b = h[hi].icl_accuracy;
+    if (h[i].icl_accuracy < (low + b) / 2) before.push_back(h[i].icl_accuracy);
+  if (before.empty()) return p;
+  std::nth_element(before.begin(), before.begin() + before.size() / 2, before.end());
+  const double a = before[before.size() / 2];
   if (b - a < 0.3) return p;
   p.found = true;
   p.from = a;
   p.to = b;
-  size_t start = lo, end = hi;
-  for (size_t i = lo; i <= hi; ++i)
-    if (h[i].icl_accuracy >= a + 0.1 * (b - a)) {
-      start = i;
-      break;
-    }
-  for (size_t i = start; i <= hi; ++i)
+  // The end: the first point 90% of the way up. The start: the last point before it still under
+  // 10% of the way (a noisy point past 10% long before the rise does not pull the start back).
+  size_t end = hi;
+  for (size_t i = 0; i <= hi; ++i)
     if (h[i].icl_accuracy >= a + 0.9 * (b - a)) {
       end = i;
       break;
     }
-  // The rise began after the point before the first one past 10%.
-  p.start = h[start > lo ? start - 1 : start].step;
+  size_t start = 0;
+  for (size_t i = end; i > 0; --i)
+    if (h[i - 1].icl_accuracy < a + 0.1 * (b - a)) {
+      start = i - 1;
+      break;
+    }
+  p.start = h[start].step;
   p.end = h[end].step;
   return p;
 }

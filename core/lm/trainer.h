@@ -54,9 +54,10 @@ struct EvalPoint {
   int best_induction = 0, best_previous = 0;  // the heads with the highest score
 };
 
-// The phase change: where in-context accuracy jumps. Found once it has risen by at least 0.3
-// (from its lowest to its highest so far): from the first point 10% of the way up to the first
-// point 90% of the way up.
+// The phase change: where in-context accuracy jumps. Found once it has risen by at least 0.3 from
+// its level before the rise (the median of the points up to the highest so far that are under
+// halfway from the lowest) to the highest: from the last point under 10% of the way up before the
+// first point 90% of the way up, to that point.
 struct PhaseChange {
   bool found = false;
   long start = 0, end = 0;  // steps
