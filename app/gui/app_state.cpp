@@ -16,7 +16,6 @@
 namespace attn {
 namespace {
 
-constexpr size_t kMaxUndo = 500;
 constexpr int kMaxDim = 512;
 constexpr int kMaxHeads = 16;
 
@@ -204,19 +203,16 @@ void AppState::randomise(unsigned seed) {
   apply(std::move(s), "Randomised the inputs with seed " + std::to_string(seed));
 }
 
-void AppState::push_undo() {
-  undo_.push_back(scenario_);
-  if (undo_.size() > kMaxUndo) undo_.erase(undo_.begin());
-  redo_.clear();
-}
-
 bool AppState::apply(Scenario next, const std::string& what, const std::string& gesture) {
   fit_variants(next);
   if (std::string e = validate_scenario(next); !e.empty()) {
     set_message(what + " refused: " + e, true);
     return false;
   }
-  if (gesture.empty() || gesture != gesture_key_) push_undo();
+  if (gesture.empty() || gesture != gesture_key_)
+    history_.record(std::move(scenario_), next);
+  else
+    history_.extend(scenario_, next);
   gesture_key_ = gesture;
   scenario_ = std::move(next);
   dirty_ = true;
@@ -607,10 +603,7 @@ bool AppState::set_temperature(float t) {
 }
 
 bool AppState::undo() {
-  if (undo_.empty()) return false;
-  redo_.push_back(scenario_);
-  scenario_ = std::move(undo_.back());
-  undo_.pop_back();
+  if (!history_.undo(scenario_)) return false;
   gesture_key_.clear();
   dirty_ = true;
   recovery_written_ = false;
@@ -620,10 +613,7 @@ bool AppState::undo() {
 }
 
 bool AppState::redo() {
-  if (redo_.empty()) return false;
-  undo_.push_back(scenario_);
-  scenario_ = std::move(redo_.back());
-  redo_.pop_back();
+  if (!history_.redo(scenario_)) return false;
   gesture_key_.clear();
   dirty_ = true;
   recovery_written_ = false;

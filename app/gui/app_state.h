@@ -16,6 +16,7 @@
 #include "attention/scenario.h"
 #include "backends/head_patch.h"
 #include "explain/explain.h"
+#include "gui/scenario_history.h"
 
 namespace attn {
 
@@ -164,11 +165,12 @@ class AppState {
   // Head mixing in groups of c_h heads (0 = off): M = (1 − s)·I + s/c_h, s the strength.
   bool set_head_mix(int group, float strength);
 
-  bool can_undo() const { return !undo_.empty(); }
-  bool can_redo() const { return !redo_.empty(); }
+  bool can_undo() const { return history_.can_undo(); }
+  bool can_redo() const { return history_.can_redo(); }
   bool undo();
   bool redo();
-  size_t undo_depth() const { return undo_.size(); }
+  size_t undo_depth() const { return history_.undo_depth(); }
+  const ScenarioHistory& history() const { return history_; }
 
   // ---- messages for the status bar ----
   const std::string& message() const { return message_; }
@@ -200,7 +202,6 @@ class AppState {
   bool apply(Scenario next, const std::string& what, const std::string& gesture = "");
   void recompute();
   void clamp_view();
-  void push_undo();
 
   Scenario scenario_;
   Scenario origin_scenario_;
@@ -242,7 +243,7 @@ class AppState {
   int head_ = 0;
   Selection selection_;
 
-  std::vector<Scenario> undo_, redo_;
+  ScenarioHistory history_;
   std::string gesture_key_;
   std::string message_;
   bool message_error_ = false;

@@ -62,8 +62,7 @@ bool AppState::load_scenario(Scenario s, const std::string& origin) {
   origin_scenario_ = scenario_;
   origin_ = origin;
   ++load_serial_;
-  undo_.clear();
-  redo_.clear();
+  history_.clear();
   gesture_key_.clear();
   dirty_ = false;
   recovery_written_ = true;

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <future>
 #include <memory>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "backends/backend.h"
 #include "backends/compute.h"
@@ -77,9 +80,19 @@ void AppState::recompute() {
     recompute_again_ = true;
     return;
   }
-  AttentionProblem p = to_problem(scenario_);
-  const int H = p.input.num_heads();
-  const size_t cells = static_cast<size_t>(H) * p.input.n_q() * p.input.n_k();
+  // The problem's shape, without a copy of a plain scenario's inputs (3 MB at 4096 × 4 heads).
+  int H = 0, n_q = 0, n_k = 0;
+  if (scenario_.use_projection) {
+    const AttentionProblem p = to_problem(scenario_);
+    H = p.input.num_heads();
+    n_q = p.input.n_q();
+    n_k = p.input.n_k();
+  } else {
+    H = scenario_.qkv.num_heads();
+    n_q = scenario_.qkv.n_q();
+    n_k = scenario_.qkv.n_k();
+  }
+  const size_t cells = static_cast<size_t>(H) * n_q * n_k;
   if (cells <= async_threshold) {
     std::unique_ptr<Backend> b = backend_or_cpu(backend_request_, backend_name_);
     trace_ = compute_scenario_trace(scenario_, *b);
@@ -93,7 +106,8 @@ void AppState::recompute() {
   // An edit of some heads' values: only those heads are computed, and moved into the trace on
   // screen when they land (one head's memory more, not a second whole trace).
   std::optional<std::vector<int>> heads;
-  if (has_trace() && !force_whole_ && trace_backend_request_ == backend_request_ && patchable(p))
+  if (has_trace() && !force_whole_ && trace_backend_request_ == backend_request_ &&
+      patchable(scenario_.options))
     heads = edited_heads(trace_scenario_, scenario_);
   force_whole_ = false;
   if (heads && heads->empty()) return;  // nothing the trace shows has changed
@@ -102,22 +116,22 @@ void AppState::recompute() {
   pending_start_ = frame_time_ = std::chrono::steady_clock::now();
   pending_control_ = std::make_shared<WorkControl>();
   recomputed_heads_ = heads ? static_cast<int>(heads->size()) : H;
-  pending_ =
-      std::async(std::launch::async, [s = scenario_, name = backend_request_,
-                                      control = pending_control_, heads, base = trace_serial_] {
-        WorkScope scope(control.get());
-        std::string used;
-        std::unique_ptr<Backend> b = backend_or_cpu(name, used);
-        Recomputed r;
-        if (heads)
-          r.patch = compute_head_patch(to_problem(s), *heads, *b);
-        else
-          r.whole = compute_scenario_trace(s, *b);
-        r.base_serial = base;
-        r.scenario = s;
-        r.backend_request = name;
-        return r;
-      });
+  pending_ = std::async(std::launch::async,
+                        [s = scenario_, name = backend_request_, control = pending_control_, heads,
+                         base = trace_serial_]() mutable {
+                          WorkScope scope(control.get());
+                          std::string used;
+                          std::unique_ptr<Backend> b = backend_or_cpu(name, used);
+                          Recomputed r;
+                          if (heads)
+                            r.patch = compute_head_patch(to_problem(s), *heads, *b);
+                          else
+                            r.whole = compute_scenario_trace(s, *b);
+                          r.base_serial = base;
+                          r.scenario = std::move(s);
+                          r.backend_request = name;
+                          return r;
+                        });
 }
 
 double AppState::computing_progress() const {
@@ -163,6 +177,12 @@ bool AppState::poll() {
     // Superseded by a newer edit (recompute_again_ is set): the old trace stays until it lands.
   }
   pending_control_.reset();
+#ifdef __GLIBC__
+  // What the worker freed (the replaced head's stages, its blocks' scratch) goes back to the
+  // system now: glibc keeps a thread's freed heap for reuse, and after a few edits at 4096
+  // tokens that was tens of MB more on top of the trace.
+  malloc_trim(0);
+#endif
   if (recompute_again_) {
     recompute_again_ = false;
     recompute();

@@ -1,6 +1,7 @@
 // OpenGL side of the heatmaps: one R32F texture per heatmap, re-uploaded only when the trace or
 // the level of detail changes, whose levels hold the largest value of the cells they cover (so a
-// zoomed-out view of thousands of tokens still shows every peak, in a few MB), a 256-entry
+// zoomed-out view of thousands of tokens still shows every peak, in a few MB, and zoomed in on
+// one, the texture holds the cells on screen and a margin, not the whole matrix), a 256-entry
 // colour-map table per map, and the shader program of shaders/heatmap.*, bound through ImDrawList
 // callbacks so the quad sits in ImGui's draw order and clipping.
 #define GL_GLEXT_PROTOTYPES 1
@@ -105,49 +106,99 @@ class GlHeatmapRenderer : public HeatmapRenderer {
       ++level;
     auto side = [&](Eigen::Index n) { return (n + (Eigen::Index{1} << level) - 1) >> level; };
     while (level < 30 && (side(m.cols()) > max_texture_ || side(m.rows()) > max_texture_)) ++level;
+    // The cells on screen: those under the clip rectangle the widget pushed.
+    const ImVec2 k0 = dl->GetClipRectMin(), k1 = dl->GetClipRectMax();
+    const double cw = qw / static_cast<double>(m.cols()), ch = qh / static_cast<double>(m.rows());
+    const Window visible{
+        std::clamp<Eigen::Index>(static_cast<Eigen::Index>(std::floor((k0.y - p0.y) / ch)), 0,
+                                 m.rows()),
+        std::clamp<Eigen::Index>(static_cast<Eigen::Index>(std::floor((k0.x - p0.x) / cw)), 0,
+                                 m.cols()),
+        std::clamp<Eigen::Index>(static_cast<Eigen::Index>(std::ceil((k1.y - p0.y) / ch)), 0,
+                                 m.rows()),
+        std::clamp<Eigen::Index>(static_cast<Eigen::Index>(std::ceil((k1.x - p0.x) / cw)), 0,
+                                 m.cols())};
+    if (visible.r1 <= visible.r0 || visible.c1 <= visible.c0) return true;  // none on screen
     Texture& t = textures_[key];
     if (!t.id || t.serial != serial || t.rows != m.rows() || t.cols != m.cols() ||
-        t.hidden != (hidden != nullptr) || t.level != level)
-      upload(t, serial, m, hidden, level);
+        t.hidden != (hidden != nullptr) || t.level != level || !t.window.holds(visible))
+      upload(t, serial, m, hidden, level, window_for(visible, m, level));
     params_.push_back({this, t.id, lut(scale.map), static_cast<float>(scale.lo),
                        static_cast<float>(scale.hi),
                        ImGui::ColorConvertU32ToFloat4(hatch_color(light, 0)),
                        ImGui::ColorConvertU32ToFloat4(hatch_color(light, 1))});
     dl->AddCallback(&GlHeatmapRenderer::bind, &params_.back());
-    dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.id)), p0, p1);
+    const Window& w = t.window;
+    const ImVec2 q0{static_cast<float>(p0.x + w.c0 * cw), static_cast<float>(p0.y + w.r0 * ch)};
+    const ImVec2 q1{static_cast<float>(p0.x + w.c1 * cw), static_cast<float>(p0.y + w.r1 * ch)};
+    dl->AddImage(reinterpret_cast<ImTextureID>(static_cast<intptr_t>(t.id)), q0, q1);
     dl->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
     return true;
   }
 
  private:
+  // Cells [r0, r1) × [c0, c1) of a matrix.
+  struct Window {
+    Eigen::Index r0 = 0, c0 = 0, r1 = 0, c1 = 0;
+    bool holds(const Window& o) const {
+      return o.r0 >= r0 && o.c0 >= c0 && o.r1 <= r1 && o.c1 <= c1;
+    }
+  };
   struct Texture {
     GLuint id = 0;
     uint64_t serial = 0;
     Eigen::Index rows = 0, cols = 0;
     bool hidden = false;
     int level = 0;  // the texture's level 0 is this level of the matrix
+    Window window;  // the cells it holds
   };
 
-  // Uploads level `level` of m (hidden cells as -inf, so the shader hatches them whatever the
-  // stage's value is) and the levels above it, each texel the largest of the 2 × 2 (at an odd
-  // edge 2 × 3 or 3 × 3) below it (-inf only where all are): the shader reads the level whose
-  // texels match a pixel's cells, so a peak is never skipped however far the view is zoomed out.
-  void upload(Texture& t, uint64_t serial, const Matrix& m, const ReasonMatrix* hidden, int level) {
+  // The whole matrix when its texture at `level` is small (up to 1024 × 1024 texels, 4 MB: a
+  // 4096-token matrix zoomed out to fit); else the cells on screen and a quarter more on every
+  // side, on the level's texel boundaries. Zoomed in on a 4096-token head, the texture
+  // holds what is on screen and around it instead of 64 MB and its levels, and a pan within the
+  // margin uploads nothing.
+  static Window window_for(const Window& visible, const Matrix& m, int level) {
+    const Eigen::Index unit = Eigen::Index{1} << level;
+    auto texels = [&](Eigen::Index n) { return (n + unit - 1) / unit; };
+    if (texels(m.rows()) * texels(m.cols()) <= Eigen::Index{1024} * 1024)
+      return {0, 0, m.rows(), m.cols()};
+    auto span = [unit](Eigen::Index a, Eigen::Index b, Eigen::Index n, Eigen::Index& w0,
+                       Eigen::Index& w1) {
+      const Eigen::Index margin = std::max<Eigen::Index>(16 * unit, (b - a) / 4);
+      w0 = std::max<Eigen::Index>(0, a - margin) / unit * unit;
+      w1 = std::min(n, (b + margin + unit - 1) / unit * unit);  // whole texels, or the edge
+    };
+    Window w;
+    span(visible.r0, visible.r1, m.rows(), w.r0, w.r1);
+    span(visible.c0, visible.c1, m.cols(), w.c0, w.c1);
+    return w;
+  }
+
+  // Uploads level `level` of the cells of m in `win` (hidden cells as -inf, so the shader hatches
+  // them whatever the stage's value is) and the levels above it, each texel the largest of the 2 ×
+  // 2 (at an odd edge 2 × 3 or 3 × 3) below it (-inf only where all are): the shader reads the
+  // level whose texels match a pixel's cells, so a peak is never skipped however far the view is
+  // zoomed out.
+  void upload(Texture& t, uint64_t serial, const Matrix& m, const ReasonMatrix* hidden, int level,
+              const Window& win) {
     if (!t.id) glGenTextures(1, &t.id);
     constexpr float kNegInf = -std::numeric_limits<float>::infinity();
     if (hidden && (hidden->rows() != m.rows() || hidden->cols() != m.cols())) hidden = nullptr;
-    const Eigen::Index rows = m.rows(), cols = m.cols();
+    const Eigen::Index rows = win.r1 - win.r0, cols = win.c1 - win.c0;
     int w = static_cast<int>((cols + (Eigen::Index{1} << level) - 1) >> level);
     int h = static_cast<int>((rows + (Eigen::Index{1} << level) - 1) >> level);
     std::vector<float> above, next;
     // The matrix itself is level 0 when nothing needs hatching by reasons: no copy of its n²
-    // floats (64 MB at 4096 tokens) on the way to the texture.
-    const float* base = m.data();
+    // floats (64 MB at 4096 tokens) on the way to the texture; its rows are `stride` apart.
+    const float* base = m.data() + win.r0 * m.cols() + win.c0;
+    size_t stride = static_cast<size_t>(m.cols());
     if (level > 0 || hidden) {
       above.assign(static_cast<size_t>(w) * h, kNegInf);
       for (Eigen::Index i = 0; i < rows; ++i) {
-        const float* row = m.data() + i * cols;
-        const uint8_t* hid = hidden ? hidden->data() + i * cols : nullptr;
+        const float* row = base + i * m.cols();
+        const uint8_t* hid =
+            hidden ? hidden->data() + (win.r0 + i) * hidden->cols() + win.c0 : nullptr;
         float* out = &above[static_cast<size_t>(i >> level) * w];
         for (Eigen::Index j = 0; j < cols; ++j) {
           const float v = hid && hid[j] ? kNegInf : row[j];
@@ -155,6 +206,7 @@ class GlHeatmapRenderer : public HeatmapRenderer {
         }
       }
       base = above.data();
+      stride = static_cast<size_t>(w);
     }
     glBindTexture(GL_TEXTURE_2D, t.id);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST_MIPMAP_NEAREST);
@@ -162,9 +214,10 @@ class GlHeatmapRenderer : public HeatmapRenderer {
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, static_cast<GLint>(stride));
     int mip = 0;
     glTexImage2D(GL_TEXTURE_2D, 0, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, base);
+    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
     while (w > 1 || h > 1) {
       // OpenGL wants each level max(1, ⌊size / 2⌋) on a side, or the texture is incomplete and
       // samples as 0 (every cell of a 3-token matrix drew as the map's first colour): an odd
@@ -172,7 +225,7 @@ class GlHeatmapRenderer : public HeatmapRenderer {
       const int w2 = std::max(1, w / 2), h2 = std::max(1, h / 2);
       next.assign(static_cast<size_t>(w2) * h2, kNegInf);
       for (int i = 0; i < h; ++i) {
-        const float* row = base + static_cast<size_t>(i) * w;
+        const float* row = base + static_cast<size_t>(i) * stride;
         float* out = &next[static_cast<size_t>(std::min(i / 2, h2 - 1)) * w2];
         for (int j = 0; j < w; ++j) {
           const int o = std::min(j / 2, w2 - 1);
@@ -181,6 +234,7 @@ class GlHeatmapRenderer : public HeatmapRenderer {
       }
       above.swap(next);
       base = above.data();
+      stride = static_cast<size_t>(w2);
       w = w2;
       h = h2;
       glTexImage2D(GL_TEXTURE_2D, ++mip, GL_R32F, w, h, 0, GL_RED, GL_FLOAT, above.data());
@@ -188,10 +242,11 @@ class GlHeatmapRenderer : public HeatmapRenderer {
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_BASE_LEVEL, 0);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAX_LEVEL, mip);
     t.serial = serial;
-    t.rows = rows;
-    t.cols = cols;
+    t.rows = m.rows();
+    t.cols = m.cols();
     t.hidden = hidden != nullptr;
     t.level = level;
+    t.window = win;
   }
 
   GLuint lut(const std::string& name) {

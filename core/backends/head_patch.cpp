@@ -41,9 +41,10 @@ bool fits(const AttentionTrace& trace, int h, const AttentionTrace& one) {
 
 }  // namespace
 
+bool patchable(const AttentionOptions& o) { return !o.variants.any() && !o.additive; }
+
 bool patchable(const AttentionProblem& p) {
-  return !p.options.variants.any() && !p.options.additive && p.first_query_row == 0 &&
-         p.total_query_rows == 0;
+  return patchable(p.options) && p.first_query_row == 0 && p.total_query_rows == 0;
 }
 
 HeadPatch compute_head_patch(const AttentionProblem& p, const std::vector<int>& heads,

@@ -22,6 +22,8 @@ struct HeadPatch {
 // Whether a trace of `p` can be patched head by head: plain attention, whose heads are computed
 // independently (not the variants, which mix rows and heads, nor the additive score).
 bool patchable(const AttentionProblem& p);
+// The same for a problem with these options, whole (not a slice of rows).
+bool patchable(const AttentionOptions& o);
 
 // Computes query heads `heads` (ascending, each < H) of `p`. `p` must be patchable. Runs under
 // the caller's WorkScope like any trace (cancellable).

@@ -1,0 +1,65 @@
+// The app's undo and redo: each step keeps only what it changed. A scenario of 4096 tokens and
+// 4 heads holds 4 MB of Q, K and V, and an edit of one value changes one 4096 × 16 matrix of it
+// (256 KB); keeping whole scenarios, 500 steps of undo could have held 2 GB. A step keeps the
+// scenario's small fields whole (tokens, options, names) and, of its matrices (Q, K, V per head,
+// and the projection's X, W_Q, W_K, W_V, W_O), only those that differ from the next state.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+#include "attention/scenario.h"
+
+namespace attn {
+
+class ScenarioHistory {
+ public:
+  // Steps kept at most, and bytes of matrices kept at most (the oldest steps go first; the
+  // newest is kept whatever its size). 16 MB: the last 64 one-value edits of a 4096-token,
+  // 4-head scenario, or 5 edits that changed all of it, within the app's 600 MB there; thousands
+  // of steps (up to the 500) of a classroom-sized one.
+  static constexpr size_t kMaxSteps = 500;
+  static constexpr size_t kMaxBytes = size_t{16} << 20;
+
+  // `before` is about to become `after` (an edit): remembers how to go back, and forgets the
+  // steps that could be redone. `before` is consumed.
+  void record(Scenario&& before, const Scenario& after);
+  // One more change of the same gesture (a drag, a slider): `before` is about to become `after`,
+  // and undoing the newest step still returns to where the gesture started. Records a step when
+  // there is none.
+  void extend(const Scenario& before, const Scenario& after);
+  // `current` becomes the state before the newest step (undo) or after the newest undone step
+  // (redo); false when there is none.
+  bool undo(Scenario& current);
+  bool redo(Scenario& current);
+  void clear();
+
+  bool can_undo() const { return !undo_.empty(); }
+  bool can_redo() const { return !redo_.empty(); }
+  size_t undo_depth() const { return undo_.size(); }
+  // Bytes of matrices the steps keep (undo and redo).
+  size_t bytes() const;
+
+ private:
+  // A state, as the difference from the state next to it in the history: its small fields whole
+  // (its matrices emptied, the vectors that hold them kept at their sizes) and the matrices that
+  // differ, by their index in matrix_slots order.
+  struct Step {
+    Scenario rest;
+    size_t slots = 0;  // how many matrices the state has
+    std::vector<std::pair<size_t, Matrix>> changed;
+    size_t bytes() const;
+  };
+  static Step diff(Scenario&& from, const Scenario& to);
+  // Restores the state `s` describes from `current` (the state next to it), and turns `s` into
+  // the step back to `current`.
+  static void swap_with(Step& s, Scenario& current);
+  // Restores the newest step of `from` into `current` and keeps the way back in `to`.
+  static bool move_newest(std::vector<Step>& from, std::vector<Step>& to, Scenario& current);
+  void trim();
+
+  std::vector<Step> undo_, redo_;
+};
+
+}  // namespace attn
