@@ -27,20 +27,6 @@ std::unique_ptr<Backend> backend_or_cpu(const std::string& name, std::string& us
   return b;
 }
 
-}  // namespace
-
-std::vector<double> row_entropy_bits(const Matrix& w) {
-  std::vector<double> out(w.rows(), 0.0);
-  for (Eigen::Index i = 0; i < w.rows(); ++i)
-    for (Eigen::Index j = 0; j < w.cols(); ++j) {
-      const double p = w(i, j);
-      if (p > 0) out[i] -= p * std::log2(p);
-    }
-  return out;
-}
-
-namespace {
-
 // The query heads an edit changed, when it changed nothing but values of Q, K or V of a plain
 // scenario (same tokens, shapes, masks, scale, temperature, no projection or variant): each head
 // whose Q differs, and every head of a key/value group whose K or V differs. None when anything
@@ -72,6 +58,16 @@ std::optional<std::vector<int>> edited_heads(const Scenario& before, const Scena
 }
 
 }  // namespace
+
+std::vector<double> row_entropy_bits(const Matrix& w) {
+  std::vector<double> out(w.rows(), 0.0);
+  for (Eigen::Index i = 0; i < w.rows(); ++i)
+    for (Eigen::Index j = 0; j < w.cols(); ++j) {
+      const double p = w(i, j);
+      if (p > 0) out[i] -= p * std::log2(p);
+    }
+  return out;
+}
 
 void AppState::recompute() {
   if (pending_.valid()) {

@@ -109,15 +109,14 @@ class GlHeatmapRenderer : public HeatmapRenderer {
     // The cells on screen: those under the clip rectangle the widget pushed.
     const ImVec2 k0 = dl->GetClipRectMin(), k1 = dl->GetClipRectMax();
     const double cw = qw / static_cast<double>(m.cols()), ch = qh / static_cast<double>(m.rows());
-    const Window visible{
-        std::clamp<Eigen::Index>(static_cast<Eigen::Index>(std::floor((k0.y - p0.y) / ch)), 0,
-                                 m.rows()),
-        std::clamp<Eigen::Index>(static_cast<Eigen::Index>(std::floor((k0.x - p0.x) / cw)), 0,
-                                 m.cols()),
-        std::clamp<Eigen::Index>(static_cast<Eigen::Index>(std::ceil((k1.y - p0.y) / ch)), 0,
-                                 m.rows()),
-        std::clamp<Eigen::Index>(static_cast<Eigen::Index>(std::ceil((k1.x - p0.x) / cw)), 0,
-                                 m.cols())};
+    // The cell index at `cells` cells from the matrix's edge, within [0, n].
+    auto cell = [](double cells, Eigen::Index n) {
+      return std::clamp<Eigen::Index>(static_cast<Eigen::Index>(cells), 0, n);
+    };
+    const Window visible{cell(std::floor((k0.y - p0.y) / ch), m.rows()),
+                         cell(std::floor((k0.x - p0.x) / cw), m.cols()),
+                         cell(std::ceil((k1.y - p0.y) / ch), m.rows()),
+                         cell(std::ceil((k1.x - p0.x) / cw), m.cols())};
     if (visible.r1 <= visible.r0 || visible.c1 <= visible.c0) return true;  // none on screen
     Texture& t = textures_[key];
     if (!t.id || t.serial != serial || t.rows != m.rows() || t.cols != m.cols() ||

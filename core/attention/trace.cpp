@@ -99,9 +99,7 @@ const Matrix& AttentionTrace::head(const TraceStep& s, int h) const {
   if (s.derived != DerivedStage::kScores) slot.m *= scale;
   // Without a mask nothing is hidden: no reasons to build (a byte per cell, 16 MB a head at 4096
   // tokens) and no cell to set to −∞.
-  const bool stored_reasons =
-      static_cast<size_t>(h) < hidden.size() && hidden[static_cast<size_t>(h)].size() > 0;
-  if (s.derived == DerivedStage::kMasked && (!mask.empty() || stored_reasons)) {
+  if (s.derived == DerivedStage::kMasked && has_reasons(h)) {
     if (const Matrix* bias = mask_for_head(mask.bias, h))
       slot.m += bias->middleRows(first_row, rows);
     const ReasonMatrix& r = hidden_locked(h);
