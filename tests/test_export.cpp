@@ -572,6 +572,101 @@ TEST(ExportScene, LargeMatricesStayBoundedAndThinTheirLabels) {
     }
 }
 
+// A 150-token sliding window: the cells are 4 units, too small for separators or numbers, so
+// they are one picture (a pixel per cell) rather than 22 500 shapes. In PNG, SVG (rendered by
+// librsvg) and PDF (pdftoppm at 72 dpi) every visible cell still has its weight's colour,
+// computed here in double, and every hidden cell the grey hatch.
+TEST(ExportScene, ALongStageIsOnePictureWithEveryCellInItsColour) {
+  const int n = 150, d = 4, window = 20;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(-1.5, 1.5);
+  Table q(n, std::vector<double>(d)), k = q;
+  for (auto* t : {&q, &k})
+    for (auto& row : *t)
+      for (double& x : row) x = std::round(u(rng) * 1000) / 1000;  // as written in the JSON
+  auto json_of = [](const Table& t) {
+    std::string s = "[";
+    for (size_t i = 0; i < t.size(); ++i) {
+      s += i ? ",[" : "[";
+      for (size_t j = 0; j < t[i].size(); ++j) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%s%.3f", j ? "," : "", t[i][j]);
+        s += buf;
+      }
+      s += "]";
+    }
+    return s + "]";
+  };
+  std::string tokens = "[";
+  for (int i = 0; i < n; ++i) tokens += (i ? ",\"t" : "\"t") + std::to_string(i) + "\"";
+  const std::string scen = write_temp(
+      "window150.json",
+      R"({"format": "attention-lab-scenario", "version": 1, "name": "window-150", "query_tokens": )" +
+          tokens + "], \"q\": " + json_of(q) + ", \"k\": " + json_of(k) + ", \"v\": " + json_of(k) +
+          ", \"mask\": {\"causal\": true, \"window\": " + std::to_string(window) + "}}");
+  std::vector<std::vector<bool>> visible(n, std::vector<bool>(n));
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) visible[i][j] = j <= i && i - j <= window;
+  const Table w = masked_softmax(dot_scores(q, k), d, visible);
+  double max_w = 0;
+  for (const auto& row : w)
+    for (double x : row) max_w = std::max(max_w, x);
+
+  AttentionTrace t = trace_of_file(scen);
+  HeatmapOptions o;
+  o.step = "weights";
+  MatrixScene scene;
+  std::string error;
+  ASSERT_TRUE(build_heatmap_scene(t, o, scene, error)) << error;
+  const MatrixLayout& L = scene.layout;
+  EXPECT_EQ(L.cell, 4);
+  EXPECT_EQ(L.separator, 0);
+  EXPECT_EQ(count_items(scene, "cell"), 0);
+  EXPECT_EQ(count_items(scene, "cells"), 1);
+  EXPECT_EQ(count_items(scene, "masked cells"), 1);
+  EXPECT_LT(scene.page.items.size(), 400u);
+
+  std::map<std::string, Image> pictures;
+  for (const char* ext : {"png", "svg", "pdf"}) {
+    const std::string out = test::temp_path(std::string("window150.") + ext);
+    auto r = test::run_cli("export --scenario '" + scen + "' --step weights --out '" + out + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    pictures[ext] = ext == std::string("png")   ? test::load_png_rgb(out)
+                    : ext == std::string("svg") ? test::svg_pixels(out)
+                                                : test::pdf_page_pixels(out);
+  }
+  for (const auto& [ext, img] : pictures) {
+    ASSERT_EQ(img.w, L.width) << ext;
+    ASSERT_EQ(img.h, L.height) << ext;
+    int wrong = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        const PixelRect c = L.cell_rect(i, j);
+        const Rgb got = img.at(c.x + 2, c.y + 2);
+        if (visible[i][j]) {
+          const Rgb want = colormap_color("viridis", w[i][j] / max_w);
+          if (max_channel_diff(got, want) > 2 && ++wrong <= 5)
+            ADD_FAILURE() << ext << " cell (" << i << ", " << j << "): got " << hex(got)
+                          << ", expected " << hex(want);
+        } else if (!(got.r == got.g && got.g == got.b && got.r >= 170) && ++wrong <= 5) {
+          ADD_FAILURE() << ext << " hidden cell (" << i << ", " << j << "): got " << hex(got);
+        }
+      }
+    EXPECT_EQ(wrong, 0) << ext;
+  }
+
+  // Numbers in 22 500 cells would be unreadable: --annotate says so and writes nothing.
+  const std::string png = test::temp_path("window150-numbers.png");
+  std::remove(png.c_str());
+  auto r = test::run_cli("export --scenario '" + scen + "' --step weights --annotate --out '" +
+                         png + "'");
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("--annotate: stage 'weights' has 150 × 150 cells, too many to number"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(exists(png));
+}
+
 TEST(ExportScene, ColourBarTicksAreDistinctAndLabelBothEnds) {
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> u(-1, 1);
@@ -788,6 +883,57 @@ TEST(ExportPdf, AllStagesPutEveryStageAndHeadOnItsOwnPage) {
   const std::string gt = test::pdf_text(out);
   for (const char* s : {"kv head 1 (used by head 2)", "head 3 (kv 1)"})
     EXPECT_NE(gt.find(s), std::string::npos) << s;
+}
+
+// A slide is 540 points high; cells are whole units at layout time, so 600 rows did not fit and
+// ran off the page. Every shape and line of text of every stage page stays inside the margins
+// (36 around, 22 more for the footer), and the title keeps a readable size.
+TEST(ExportPdf, AStageWithMoreRowsThanThePageHasPointsStaysOnThePage) {
+  AttentionTrace t = trace_of_file(write_temp("r600.json", random_scenario(600, 4)));
+  std::string error;
+  std::unique_ptr<TextEngine> text = TextEngine::create(error);
+  ASSERT_TRUE(text) << error;
+  for (Paper paper : {Paper::kSlide, Paper::kA4}) {
+    for (const char* step : {"q", "weights"}) {
+      HeatmapOptions o;
+      o.step = step;
+      ScenePage page;
+      ASSERT_TRUE(stage_page(t, o, paper, 0, 1, *text, page, error)) << error;
+      const auto [w, h] = paper_size(paper, true);
+      EXPECT_EQ(page.width, w);
+      EXPECT_EQ(page.height, h);
+      const double left = 36, right = w - 36, bottom = h - 36 - 22 + 0.5;
+      int images = 0;
+      for (const SceneItem& it : page.items) {
+        const std::string what = std::string(paper_name(paper)) + " " + step + " " + it.cls;
+        if (it.cls == "footer" || it.cls == "rule") continue;
+        if (it.kind == SceneItem::Kind::kText || it.kind == SceneItem::Kind::kParagraph) {
+          // A paragraph wraps at its width.
+          const double tw =
+              it.kind == SceneItem::Kind::kParagraph ? it.wrap : text->width(it.text, it.font);
+          const double x0 = it.anchor == TextAnchor::kStart    ? it.x
+                            : it.anchor == TextAnchor::kMiddle ? it.x - tw / 2
+                                                               : it.x - tw;
+          if (it.angle == 0) {
+            EXPECT_GE(x0, left - 0.5) << what << " '" << it.text << "'";
+            EXPECT_LE(x0 + tw, right + 0.5) << what << " '" << it.text << "'";
+          }
+          EXPECT_LE(it.y, bottom) << what << " '" << it.text << "'";
+          EXPECT_GE(it.y, 36) << what << " '" << it.text << "'";
+          if (it.cls == "title") {
+            EXPECT_GE(it.font.size, 8) << what;
+          }
+        } else if (it.kind != SceneItem::Kind::kLine) {
+          EXPECT_GE(it.rect.x, left - 0.5) << what;
+          EXPECT_LE(it.rect.right(), right + 0.5) << what;
+          EXPECT_GE(it.rect.y, 36) << what;
+          EXPECT_LE(it.rect.bottom(), bottom) << what;
+        }
+        images += it.kind == SceneItem::Kind::kImage;
+      }
+      EXPECT_EQ(images, 1) << step;
+    }
+  }
 }
 
 // ---- Text in any script: a CJK token is drawn as glyphs in PNG, SVG and PDF ----

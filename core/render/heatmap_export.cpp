@@ -11,6 +11,10 @@ namespace attn {
 namespace {
 
 constexpr int kMinWidth = 200, kMaxWidth = 8192;
+// The margin around a stage page and the room its footer takes.
+constexpr double kPageMargin = 36, kFooter = 22;
+// Numbers in the cells: 128 × 128 on the widest picture (8192) gives cells of 64 units.
+constexpr long kMaxNumbered = 128 * 128;
 
 std::string colormap_error(const std::string& name) {
   std::string names;
@@ -43,6 +47,10 @@ std::string check_heatmap_options(const AttentionTrace& trace, const HeatmapOpti
   if (m.rows() > 16384 || m.cols() > 16384 || m.rows() * m.cols() > 16 * 1024 * 1024)
     return "--step: stage '" + o.step + "' is too large to draw (" + std::to_string(m.rows()) +
            " × " + std::to_string(m.cols()) + ")";
+  if (o.annotate.value_or(false) && m.rows() * m.cols() > kMaxNumbered)
+    return "--annotate: stage '" + o.step + "' has " + std::to_string(m.rows()) + " × " +
+           std::to_string(m.cols()) + " cells, too many to number (at most " +
+           std::to_string(kMaxNumbered) + "); leave --annotate out";
   return "";
 }
 
@@ -131,55 +139,100 @@ std::pair<double, double> paper_size(Paper paper, bool landscape) {
   return {w, h};
 }
 
+namespace {
+
+// Lays m out as large as fits room_w × room_h: as wide as the room, then narrower until it is
+// also short enough. `k` is the factor its items are to be scaled by: 1 unless the matrix has more
+// rows (or columns) than the room has units.
+MatrixScene fit_matrix(const LabelledMatrix& m, MatrixStyle style, double room_w, double room_h,
+                       const TextEngine& text, double& k) {
+  style.layout_only = true;  // the cells come once the size is settled
+  MatrixScene sc = compose_matrix(m, style, text);
+  double w = std::min(room_w, sc.layout.width * room_h / sc.layout.height);
+  for (int iter = 0; iter < 6; ++iter) {
+    style.width = std::max(200, static_cast<int>(std::floor(w)));
+    sc = compose_matrix(m, style, text);
+    if (sc.layout.height <= room_h || style.width == 200) break;
+    w *= room_h / sc.layout.height * 0.99;
+  }
+  k = 1;
+  if (sc.layout.width > room_w || sc.layout.height > room_h) {
+    // Cells are whole units, so no width fits such a matrix, and narrowing it only shrank the
+    // text. Instead it is laid out magnified by `mag` with one-unit cells, text and all, and
+    // shrunk back: the text keeps its print size (0.75 of the natural one) and the cells go
+    // under a unit (in a PDF the viewer's zoom brings them back).
+    constexpr double kTextScale = 0.75;
+    style.width = 0;
+    style.cell = 1;
+    style.scale = kTextScale;
+    sc = compose_matrix(m, style, text);
+    const double text_w = sc.layout.width - sc.layout.grid.w;
+    const double text_h = sc.layout.height - sc.layout.grid.h;
+    double mag = std::max({1.0, sc.layout.grid.w / std::max(1.0, room_w - text_w),
+                           sc.layout.grid.h / std::max(1.0, room_h - text_h)});
+    for (int pass = 0; pass < 4; ++pass) {
+      style.scale = kTextScale * mag;
+      sc = compose_matrix(m, style, text);
+      const double fit =
+          std::min({1.0, room_w * mag / sc.layout.width, room_h * mag / sc.layout.height});
+      if (fit >= 1) break;
+      mag /= fit;
+    }
+    k = std::min(room_w / sc.layout.width, room_h / sc.layout.height);
+  }
+  style.layout_only = false;
+  return compose_matrix(m, style, text);
+}
+
+}  // namespace
+
+bool stage_page(const AttentionTrace& trace, const HeatmapOptions& o, Paper paper, int p, int count,
+                const TextEngine& text, ScenePage& page, std::string& error) {
+  error = check_heatmap_options(trace, o);
+  if (!error.empty()) return false;
+  const auto [page_w, page_h] = paper_size(paper, true);
+  LabelledMatrix m = stage_matrix(trace, o);
+  m.caption = stage_caption(o.step);
+  const double room_w = page_w - 2 * kPageMargin, room_h = page_h - 2 * kPageMargin - kFooter;
+  MatrixStyle style;
+  style.annotate = o.annotate;
+  style.max_cell = 120;
+  double k = 1;
+  MatrixScene sc = fit_matrix(m, style, room_w, room_h, text, k);
+  page.width = page_w;
+  page.height = page_h;
+  page.items = std::move(sc.page.items);
+  if (k < 1) scale_items(page.items, k);
+  shift_items(page.items, std::floor((page_w - k * sc.layout.width) / 2),
+              std::floor(kPageMargin + std::max(0.0, (room_h - k * sc.layout.height) / 2)));
+  const Font small{10, false, false, false};
+  const Rgb grey{120, 120, 120};
+  const double rule_y = page_h - kPageMargin - kFooter + 4;
+  page.items.push_back(
+      line_item(kPageMargin, rule_y, page_w - kPageMargin, rule_y, {215, 215, 215}, 0.75, "rule"));
+  page.items.push_back(text_item(trace.name, kPageMargin, page_h - kPageMargin, small,
+                                 TextAnchor::kStart, grey, "footer"));
+  page.items.push_back(text_item("page " + std::to_string(p + 1) + " of " + std::to_string(count),
+                                 page_w - kPageMargin, page_h - kPageMargin, small,
+                                 TextAnchor::kEnd, grey, "footer"));
+  return true;
+}
+
 bool render_stage_pages(const AttentionTrace& trace, const HeatmapOptions& base, Paper paper,
                         std::string& bytes, std::string& error,
                         std::vector<std::string>* warnings) {
   std::unique_ptr<TextEngine> text = TextEngine::create(error);
   if (!text) return false;
-  const auto [page_w, page_h] = paper_size(paper, true);
-  const double margin = 36, footer = 22;
   const std::vector<StageChoice> stages = every_stage(trace, base);
-  std::vector<ScenePage> pages;
-  for (size_t p = 0; p < stages.size(); ++p) {
-    const HeatmapOptions& o = stages[p].options;
-    error = check_heatmap_options(trace, o);
-    if (!error.empty()) return false;
-    LabelledMatrix m = stage_matrix(trace, o);
-    m.caption = stage_caption(o.step);
-    // As wide as the page allows, then narrower until it is also short enough.
-    const double room_w = page_w - 2 * margin, room_h = page_h - 2 * margin - footer;
-    MatrixStyle style;
-    style.annotate = o.annotate;
-    style.max_cell = 120;
-    MatrixScene sc = compose_matrix(m, style, *text);
-    double w = std::min(room_w, sc.layout.width * room_h / sc.layout.height);
-    for (int iter = 0; iter < 6; ++iter) {
-      style.width = std::max(200, static_cast<int>(std::floor(w)));
-      sc = compose_matrix(m, style, *text);
-      if (sc.layout.height <= room_h || style.width == 200) break;
-      w *= room_h / sc.layout.height * 0.99;
-    }
-    ScenePage page;
-    page.width = page_w;
-    page.height = page_h;
-    page.items = std::move(sc.page.items);
-    shift_items(page.items, std::floor((page_w - sc.layout.width) / 2),
-                std::floor(margin + std::max(0.0, (room_h - sc.layout.height) / 2)));
-    const Font small{10, false, false, false};
-    const Rgb grey{120, 120, 120};
-    page.items.push_back(line_item(margin, page_h - margin - footer + 4, page_w - margin,
-                                   page_h - margin - footer + 4, {215, 215, 215}, 0.75, "rule"));
-    page.items.push_back(
-        text_item(trace.name, margin, page_h - margin, small, TextAnchor::kStart, grey, "footer"));
-    page.items.push_back(
-        text_item("page " + std::to_string(p + 1) + " of " + std::to_string(stages.size()),
-                  page_w - margin, page_h - margin, small, TextAnchor::kEnd, grey, "footer"));
-    pages.push_back(std::move(page));
-  }
+  const int count = static_cast<int>(stages.size());
+  // Each page is laid out just before it is drawn: a long trace's pages do not all fit in memory.
+  auto page_at = [&](int p, ScenePage& page, std::string& e) {
+    return stage_page(trace, stages[p].options, paper, p, count, *text, page, e);
+  };
   RenderOptions ro;
   ro.title = trace.name + " — every stage of attention";
   ro.warnings = warnings;
-  return render_pages(pages, ImageFormat::kPdf, bytes, error, ro);
+  return render_pdf_pages(count, page_at, bytes, error, ro);
 }
 
 }  // namespace attn

@@ -64,5 +64,9 @@ std::pair<double, double> paper_size(Paper paper, bool landscape);
 bool render_stage_pages(const AttentionTrace& trace, const HeatmapOptions& base, Paper paper,
                         std::string& bytes, std::string& error,
                         std::vector<std::string>* warnings = nullptr);
+// Page p (0-based) of `count` of those: the stage `o` names, inside the page's margins however
+// many rows it has.
+bool stage_page(const AttentionTrace& trace, const HeatmapOptions& o, Paper paper, int p, int count,
+                const TextEngine& text, ScenePage& page, std::string& error);
 
 }  // namespace attn

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <memory>
 
 namespace attn {
 namespace {
@@ -25,6 +27,24 @@ int auto_cell(int rows, int cols, int max_cell) {
 
 Font font(double size, bool bold = false) { return Font{size, bold, false, false}; }
 
+// Widths at a font size of 1 of the text there is one of per row, column or cell, measured once
+// per matrix: the layout search composes up to 160 times, and a 4096-token stage has 8192 labels.
+// Measured at 100 and scaled: at a size of 1 the glyph advances would round to whole units.
+struct UnitWidths {
+  std::vector<double> col_labels, row_labels, row_notes;
+  double widest_number = 0;
+
+  UnitWidths(const LabelledMatrix& v, const TextEngine& f) {
+    auto unit = [&f](const std::string& t) {
+      return f.width(t, Font{100, false, false, false}) / 100;
+    };
+    for (const auto& l : v.col_labels) col_labels.push_back(unit(l));
+    for (const auto& l : v.row_labels) row_labels.push_back(unit(l));
+    for (const auto& n : v.row_notes) row_notes.push_back(unit(n));
+    for (const auto& n : v.numbers) widest_number = std::max(widest_number, unit(n));
+  }
+};
+
 // What compose measured, so the caller can decide to put the formula on a line of its own.
 struct Measures {
   double content_width = 0;   // everything but the title and subtitle
@@ -44,10 +64,11 @@ SceneItem hatch_item(PixelRect r, double spacing, double width, const std::strin
 }
 
 // Lays the matrix out at scale s (1 = the natural size) with the given cell pitch. Text wider
-// than max_width shrinks. The page's width is the natural width of what it holds.
-MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, double s, int cell,
-                    double max_width, bool split_title, const MatrixStyle& o,
-                    Measures* measures = nullptr) {
+// than max_width shrinks. The page's width is the natural width of what it holds. Without
+// `cells` the layout is complete but the cells are left out: sizing needs only the layout.
+MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, const UnitWidths& units, double s,
+                    int cell, double max_width, bool split_title, const MatrixStyle& o,
+                    Measures* measures = nullptr, bool cells = true) {
   MatrixScene sc;
   MatrixLayout& L = sc.layout;
   auto& items = sc.page.items;
@@ -68,8 +89,9 @@ MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, double s, int 
   // Font sizes.
   double title_size = std::max(9.0, (o.compact ? 18 : 24) * s),
          sub_size = std::max(7.0, (o.compact ? 13 : 15) * s);
-  // Labels: as large as a row allows, but not below 9 at the natural size (thinned instead).
-  const double lf = std::max(std::max(7.0, std::min(9.0, 9 * s)), std::min(16 * s, cell * 0.8));
+  // Labels: as large as a row allows, but not below 9 at the natural size (thinned instead); 9·s
+  // on a picture scaled up, down to 7 on one scaled down.
+  const double lf = std::max(std::max(7.0, 9 * s), std::min(16 * s, cell * 0.8));
   const double cap_size = std::max(7.0, 13 * s);
   const double tick_size = std::max(7.0, 14 * s);
   const double note_size = std::max(7.0, std::min(14 * s, cell * 0.7));
@@ -103,7 +125,7 @@ MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, double s, int 
 
   // Column labels: upright when they fit in a cell, else at 45°, else vertical and thinned.
   double max_cw = 0;
-  for (const auto& l : v.col_labels) max_cw = std::max(max_cw, f.width(l, font(lf)));
+  for (double u : units.col_labels) max_cw = std::max(max_cw, u * lf);
   double angle = 0, col_h = 0, col_right = 0;
   int col_step = 1;
   if (max_cw <= cell - 4 * s) {
@@ -120,8 +142,7 @@ MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, double s, int 
   }
   const int row_step = static_cast<int>(std::ceil(lf * 1.15 / cell));
   double max_rw = 0;
-  for (int i = 0; i < rows; i += row_step)
-    max_rw = std::max(max_rw, f.width(v.row_labels[i], font(lf)));
+  for (int i = 0; i < rows; i += row_step) max_rw = std::max(max_rw, units.row_labels[i] * lf);
   const double row_axis_w = f.width(v.row_axis, font(cap_size));
   const double left_w = std::max(max_rw, row_axis_w) + gap;
 
@@ -188,43 +209,71 @@ MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, double s, int 
                               font(lf), TextAnchor::kEnd, kInk, "label"));
 
   // Numbers: as large as fits the widest one, default on up to 16×16.
-  double unit_w = 0;
-  // Measured at 100 and scaled: at a size of 1 the glyph advances would round to whole units.
-  for (const auto& n : v.numbers) unit_w = std::max(unit_w, f.width(n, font(100)) / 100);
+  const double unit_w = units.widest_number;
   const double inner = cell - L.separator - 2 * std::max(2.0, cell * 0.08);
   double nf = std::min({17 * s, cell * 0.36, unit_w > 0 ? inner / unit_w : 17 * s});
   L.annotate = !v.numbers.empty() && o.annotate.value_or(rows <= 16 && cols <= 16 && nf >= 7);
   if (L.annotate) nf = std::max(nf, 5.0);
 
   const double hatch_spacing = std::max(4, px(7)), hatch_width = std::max(1.0, 1.2 * s);
-  for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) {
-      const size_t k = static_cast<size_t>(i) * cols + j;
-      const PixelRect r = L.cell_rect(i, j);
-      const bool hidden = !v.hidden.empty() && v.hidden[k];
-      Rgb fill = kHiddenFill;
-      SceneItem c;
-      if (hidden) {
-        c = hatch_item(r, hatch_spacing, hatch_width, "cell masked");
-      } else if (v.plain) {
-        fill = {255, 255, 255};
-        c = rect_item(r, fill, "cell");
-      } else {
-        fill = v.scale.color(m(i, j));
-        c = rect_item(r, fill, "cell");
+  // Cells without separators or numbers are one picture, a pixel each stretched over the grid: a
+  // 4096-token stage has 16 M cells, which as shapes took gigabytes to lay out and draw. Hidden
+  // cells are see-through, over one hatch behind the grid.
+  const bool picture = L.separator == 0 && !L.annotate && !v.plain;
+  if (cells && picture) {
+    auto pixels = std::make_shared<std::vector<std::uint32_t>>(static_cast<size_t>(rows) * cols);
+    bool any_hidden = false;
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const size_t k = static_cast<size_t>(i) * cols + j;
+        if (!v.hidden.empty() && v.hidden[k]) {
+          any_hidden = true;
+          (*pixels)[k] = 0;
+          continue;
+        }
+        const Rgb c = v.scale.color(m(i, j));
+        (*pixels)[k] = 0xFF000000u | static_cast<std::uint32_t>(c.r) << 16 |
+                       static_cast<std::uint32_t>(c.g) << 8 | c.b;
       }
-      c.row = i;
-      c.col = j;
-      items.push_back(c);
-      if (L.annotate) {
-        SceneItem t =
-            text_item(v.numbers[k], r.x + r.w / 2.0, r.y + r.h / 2.0 + nf * kCentre, font(nf),
-                      TextAnchor::kMiddle, hidden ? kMaskedInk : text_color_on(fill), "num");
-        t.row = i;
-        t.col = j;
-        items.push_back(t);
+    if (any_hidden) items.push_back(hatch_item(g, hatch_spacing, hatch_width, "masked cells"));
+    SceneItem cells;
+    cells.kind = SceneItem::Kind::kImage;
+    cells.rect = g;
+    cells.pixels = std::move(pixels);
+    cells.image_w = cols;
+    cells.image_h = rows;
+    cells.cls = "cells";
+    items.push_back(std::move(cells));
+  } else if (cells) {
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const size_t k = static_cast<size_t>(i) * cols + j;
+        const PixelRect r = L.cell_rect(i, j);
+        const bool hidden = !v.hidden.empty() && v.hidden[k];
+        Rgb fill = kHiddenFill;
+        SceneItem c;
+        if (hidden) {
+          c = hatch_item(r, hatch_spacing, hatch_width, "cell masked");
+        } else if (v.plain) {
+          fill = {255, 255, 255};
+          c = rect_item(r, fill, "cell");
+        } else {
+          fill = v.scale.color(m(i, j));
+          c = rect_item(r, fill, "cell");
+        }
+        c.row = i;
+        c.col = j;
+        items.push_back(c);
+        if (L.annotate) {
+          SceneItem t =
+              text_item(v.numbers[k], r.x + r.w / 2.0, r.y + r.h / 2.0 + nf * kCentre, font(nf),
+                        TextAnchor::kMiddle, hidden ? kMaskedInk : text_color_on(fill), "num");
+          t.row = i;
+          t.col = j;
+          items.push_back(t);
+        }
       }
-    }
+  }
 
   if (v.plain) {
     // Grid lines, so blank cells can be written in.
@@ -244,7 +293,7 @@ MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, double s, int 
     for (int i = 0; i < rows; ++i) {
       items.push_back(text_item(v.row_notes[i], x, g.y + (i + 0.5) * cell + note_size * kCentre,
                                 font(note_size), TextAnchor::kStart, kGrey, "sum"));
-      w = std::max(w, f.width(v.row_notes[i], font(note_size)));
+      w = std::max(w, units.row_notes[i] * note_size);
     }
     x += w;
   }
@@ -345,22 +394,30 @@ MatrixScene compose_matrix(const LabelledMatrix& v, const MatrixStyle& style,
     return m.one_line_title > std::min(limit, m.content_width * 1.35);
   };
   constexpr double kUnbounded = 1e9;
+  const UnitWidths units(v, text);
+  // The search below composes up to 160 times; only the final layout gets its cells.
   Measures ms;
   const double s0 = style.scale;
-  MatrixScene scene = compose(v, text, s0, cell, kUnbounded, false, style, &ms);
-  if (too_wide(ms, kUnbounded)) scene = compose(v, text, s0, cell, kUnbounded, true, style);
-  if (style.width == 0) return scene;
+  compose(v, text, units, s0, cell, kUnbounded, false, style, &ms, false);
+  bool split = too_wide(ms, kUnbounded);
+  const bool cells = !style.layout_only;
+  if (style.width == 0)
+    return compose(v, text, units, s0, cell, kUnbounded, split, style, nullptr, cells);
   // A fixed width: scale the natural picture, then shrink until it fits and centre it.
   const int target = style.width;
-  double s = s0 * target / scene.layout.width;
+  double s =
+      s0 * target /
+      compose(v, text, units, s0, cell, kUnbounded, split, style, nullptr, false).layout.width;
+  int c = cell;
   for (int iter = 0; iter < 80; ++iter) {
-    const int c = std::max(1, static_cast<int>(std::floor(cell * s / s0)));
-    scene = compose(v, text, s, c, kUnbounded, false, style, &ms);
-    const bool split = too_wide(ms, target);
-    scene = compose(v, text, s, c, target, split, style);
-    if (scene.layout.width <= target) break;
-    s *= 0.97;
+    c = std::max(1, static_cast<int>(std::floor(cell * s / s0)));
+    compose(v, text, units, s, c, kUnbounded, false, style, &ms, false);
+    split = too_wide(ms, target);
+    if (compose(v, text, units, s, c, target, split, style, nullptr, false).layout.width <= target)
+      break;
+    if (iter + 1 < 80) s *= 0.97;
   }
+  MatrixScene scene = compose(v, text, units, s, c, target, split, style, nullptr, cells);
   if (scene.layout.width < target) {
     shift_scene(scene, (target - scene.layout.width) / 2);
     scene.layout.width = target;

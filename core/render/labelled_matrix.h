@@ -41,6 +41,7 @@ struct MatrixStyle {
   int cell = 0;                  // a fixed cell pitch (worksheets); 0 = from the matrix's size
   int margin = -1;               // around the picture; −1 = automatic
   double scale = 1;              // text and gap sizes at the natural size (0.72 for print)
+  bool layout_only = false;      // leave the cells out: only the layout is wanted (sizing)
 };
 
 // Where things are, in page units. Cell (i, j) starts at grid.x + j·cell, grid.y + i·cell.

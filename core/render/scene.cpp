@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <mutex>
 #include <sstream>
 
@@ -147,13 +148,15 @@ std::unique_ptr<TextEngine> TextEngine::create(std::string& error) {
   m.lock = std::move(lock);
   m.map = fonts.map;
   m.context = pango_font_map_create_context(m.map);
-  // Unhinted outlines and metrics: glyph advances scale exactly with size, so text measured
-  // here has the same width on a PNG, in an SVG and on a PDF page.
+  // Unhinted outlines and metrics, and glyph positions not rounded to whole units (pango rounds
+  // them by default): glyph advances scale exactly with size, so text measured here has the same
+  // width on a PNG, in an SVG and on a PDF page, and small text is not spread out letter by letter.
   m.options = cairo_font_options_create();
   cairo_font_options_set_hint_metrics(m.options, CAIRO_HINT_METRICS_OFF);
   cairo_font_options_set_hint_style(m.options, CAIRO_HINT_STYLE_NONE);
   cairo_font_options_set_antialias(m.options, CAIRO_ANTIALIAS_GRAY);
   pango_cairo_context_set_font_options(m.context, m.options);
+  pango_context_set_round_glyph_positions(m.context, FALSE);
   return e;
 }
 
@@ -277,6 +280,21 @@ void shift_items(std::vector<SceneItem>& items, double dx, double dy) {
   }
 }
 
+void scale_items(std::vector<SceneItem>& items, double k) {
+  auto round = [k](int v) { return static_cast<int>(std::lround(v * k)); };
+  for (auto& it : items) {
+    const int right = round(it.rect.right()), bottom = round(it.rect.bottom());
+    it.rect.x = round(it.rect.x);
+    it.rect.y = round(it.rect.y);
+    it.rect.w = right - it.rect.x;
+    it.rect.h = bottom - it.rect.y;
+    for (double* v : {&it.x, &it.y, &it.x2, &it.y2, &it.line_width, &it.hatch_spacing, &it.dots,
+                      &it.wrap, &it.hang, &it.font.size})
+      *v *= k;
+    for (double& p : it.points) p *= k;
+  }
+}
+
 namespace {
 
 void set_color(cairo_t* cr, Rgb c) {
@@ -325,11 +343,13 @@ cairo_status_t append_bytes(void* closure, const unsigned char* data, unsigned i
 
 class Painter {
  public:
-  Painter(const TextEngine::Impl& text, cairo_t* cr, std::vector<std::string>* warnings)
-      : text_(text), cr_(cr), warnings_(warnings) {
+  Painter(const TextEngine::Impl& text, cairo_t* cr, std::vector<std::string>* warnings,
+          bool upscale_images)
+      : text_(text), cr_(cr), warnings_(warnings), upscale_images_(upscale_images) {
     // A drawing context that shares the measuring context's font map and options.
     ctx_ = pango_font_map_create_context(text.map);
     pango_cairo_context_set_font_options(ctx_, text.options);
+    pango_context_set_round_glyph_positions(ctx_, FALSE);
   }
   ~Painter() { g_object_unref(ctx_); }
   Painter(const Painter&) = delete;
@@ -417,6 +437,9 @@ class Painter {
       case SceneItem::Kind::kParagraph:
         paragraph(it);
         break;
+      case SceneItem::Kind::kImage:
+        image(it);
+        break;
     }
     cairo_restore(cr);
   }
@@ -425,6 +448,43 @@ class Painter {
   const std::string& text_layer() const { return layer_; }
 
  private:
+  // Each pixel a block with sharp edges, not smoothed into its neighbours. PNG and PDF (where the
+  // image says /Interpolate false) scale it by nearest neighbour. SVG cannot say so to every
+  // viewer (librsvg smooths whatever the style says), so there each pixel is first repeated to
+  // the block it fills, up to 16 M pixels.
+  void image(const SceneItem& it) {
+    const int w = it.image_w, h = it.image_h;
+    if (!it.pixels || w <= 0 || h <= 0 || it.pixels->size() != static_cast<size_t>(w) * h) return;
+    const PixelRect& r = it.rect;
+    int f = 1;
+    if (upscale_images_)
+      while ((f + 1) * w <= r.w && (f + 1) * h <= r.h &&
+             static_cast<double>((f + 1) * w) * ((f + 1) * h) <= 16e6)
+        ++f;
+    cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w * f, h * f);
+    if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) {
+      cairo_surface_destroy(img);
+      return;
+    }
+    cairo_surface_flush(img);
+    unsigned char* data = cairo_image_surface_get_data(img);
+    const int stride = cairo_image_surface_get_stride(img);
+    for (int y = 0; y < h * f; ++y) {
+      auto* out = reinterpret_cast<std::uint32_t*>(data + static_cast<size_t>(y) * stride);
+      const std::uint32_t* in = it.pixels->data() + static_cast<size_t>(y / f) * w;
+      for (int x = 0; x < w * f; ++x) out[x] = in[x / f];
+    }
+    cairo_surface_mark_dirty(img);
+    cairo_rectangle(cr_, r.x, r.y, r.w, r.h);
+    cairo_clip(cr_);
+    cairo_translate(cr_, r.x, r.y);
+    cairo_scale(cr_, static_cast<double>(r.w) / (w * f), static_cast<double>(r.h) / (h * f));
+    cairo_set_source_surface(cr_, img, 0, 0);
+    cairo_pattern_set_filter(cairo_get_source(cr_), CAIRO_FILTER_NEAREST);
+    cairo_paint(cr_);
+    cairo_surface_destroy(img);
+  }
+
   void check_glyphs(PangoLayout* l, const std::string& s) {
     if (!warnings_ || pango_layout_get_unknown_glyphs_count(l) == 0) return;
     std::string w = "no installed font can draw some characters of '" + one_line(s) +
@@ -490,18 +550,25 @@ class Painter {
   cairo_t* cr_;
   PangoContext* ctx_ = nullptr;
   std::vector<std::string>* warnings_;
+  bool upscale_images_;
   std::string layer_;
 };
 
-// Draws one page onto cr (white background first).
+// Draws one page onto cr (white background first); upscale_images for SVG (Painter::image).
 std::string paint_page(const TextEngine& engine, cairo_t* cr, const ScenePage& page,
-                       std::vector<std::string>* warnings) {
+                       std::vector<std::string>* warnings, bool upscale_images = false) {
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_rectangle(cr, 0, 0, page.width, page.height);
   cairo_fill(cr);
-  Painter p(engine.impl(), cr, warnings);
+  Painter p(engine.impl(), cr, warnings, upscale_images);
   for (const SceneItem& it : page.items) p.draw(it);
   return p.text_layer();
+}
+
+bool page_size_ok(const ScenePage& p, std::string& error) {
+  if (p.width >= 1 && p.height >= 1 && p.width <= 32768 && p.height <= 32768) return true;
+  error = "cannot draw a page of " + num(p.width) + " × " + num(p.height);
+  return false;
 }
 
 bool surface_ok(cairo_surface_t* s, std::string& error, const char* what) {
@@ -526,10 +593,15 @@ bool render_pages(const std::vector<ScenePage>& pages, ImageFormat format, std::
     return false;
   }
   for (const ScenePage& p : pages)
-    if (!(p.width >= 1 && p.height >= 1 && p.width <= 32768 && p.height <= 32768)) {
-      error = "cannot draw a page of " + num(p.width) + " × " + num(p.height);
-      return false;
-    }
+    if (!page_size_ok(p, error)) return false;
+  if (format == ImageFormat::kPdf)
+    return render_pdf_pages(
+        static_cast<int>(pages.size()),
+        [&pages](int k, ScenePage& page, std::string&) {
+          page = pages[k];
+          return true;
+        },
+        bytes, error, options);
   std::unique_ptr<TextEngine> engine = TextEngine::create(error);
   if (!engine) return false;
 
@@ -557,40 +629,54 @@ bool render_pages(const std::vector<ScenePage>& pages, ImageFormat format, std::
     return ok;
   }
 
-  if (format == ImageFormat::kSvg) {
-    const ScenePage& p = pages[0];
-    std::string svg;
-    cairo_surface_t* s = cairo_svg_surface_create_for_stream(append_bytes, &svg, p.width, p.height);
-    cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX);
-    std::string layer;
-    bool ok = surface_ok(s, error, "SVG image");
-    if (ok) {
-      cairo_t* cr = cairo_create(s);
-      layer = paint_page(*engine, cr, p, options.warnings);
-      cairo_destroy(cr);
-      cairo_surface_finish(s);
-      ok = surface_ok(s, error, "SVG image");
-    }
-    cairo_surface_destroy(s);
-    if (!ok) return false;
-    // Cairo draws glyphs as outlines, so the picture is the same wherever it is opened; the text
-    // itself goes in a transparent layer on top, where it can be searched, selected and read aloud.
-    const size_t end = svg.rfind("</svg>");
-    if (end == std::string::npos) {
-      error = "cannot draw the SVG image: no closing tag";
-      return false;
-    }
-    svg.insert(end,
-               "<g id=\"text-layer\" fill=\"#000000\" fill-opacity=\"0\" "
-               "font-family=\"DejaVu Sans, sans-serif\">\n" +
-                   layer + "</g>\n");
-    bytes = std::move(svg);
-    return true;
+  // SVG.
+  const ScenePage& p = pages[0];
+  std::string svg;
+  cairo_surface_t* s = cairo_svg_surface_create_for_stream(append_bytes, &svg, p.width, p.height);
+  cairo_svg_surface_set_document_unit(s, CAIRO_SVG_UNIT_PX);
+  std::string layer;
+  bool ok = surface_ok(s, error, "SVG image");
+  if (ok) {
+    cairo_t* cr = cairo_create(s);
+    layer = paint_page(*engine, cr, p, options.warnings, true);
+    cairo_destroy(cr);
+    cairo_surface_finish(s);
+    ok = surface_ok(s, error, "SVG image");
   }
+  cairo_surface_destroy(s);
+  if (!ok) return false;
+  // Cairo does not say how to scale an image; cells must stay sharp blocks, not blur together.
+  const std::string sharp =
+      "<image style=\"image-rendering:optimizeSpeed;image-rendering:pixelated\" ";
+  for (size_t at = svg.find("<image "); at != std::string::npos;
+       at = svg.find("<image ", at + sharp.size()))
+    svg.replace(at, 7, sharp);
+  const size_t end = svg.rfind("</svg>");
+  if (end == std::string::npos) {
+    error = "cannot draw the SVG image: no closing tag";
+    return false;
+  }
+  // Cairo draws glyphs as outlines, so the picture is the same wherever it is opened; the text
+  // itself goes in a transparent layer on top, where it can be searched, selected and read aloud.
+  svg.insert(end,
+             "<g id=\"text-layer\" fill=\"#000000\" fill-opacity=\"0\" "
+             "font-family=\"DejaVu Sans, sans-serif\">\n" +
+                 layer + "</g>\n");
+  bytes = std::move(svg);
+  return true;
+}
 
-  // PDF: one page per scene page, each its own size.
-  cairo_surface_t* s =
-      cairo_pdf_surface_create_for_stream(append_bytes, &bytes, pages[0].width, pages[0].height);
+bool render_pdf_pages(int count, const std::function<bool(int, ScenePage&, std::string&)>& page_at,
+                      std::string& bytes, std::string& error, const RenderOptions& options) {
+  bytes.clear();
+  if (count <= 0) {
+    error = "nothing to draw";
+    return false;
+  }
+  std::unique_ptr<TextEngine> engine = TextEngine::create(error);
+  if (!engine) return false;
+  // One page per scene page, each its own size (set before it is drawn).
+  cairo_surface_t* s = cairo_pdf_surface_create_for_stream(append_bytes, &bytes, 100, 100);
   bool ok = surface_ok(s, error, "PDF document");
   if (ok) {
     cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_CREATOR, "Attention Lab");
@@ -598,14 +684,17 @@ bool render_pages(const std::vector<ScenePage>& pages, ImageFormat format, std::
       cairo_pdf_surface_set_metadata(s, CAIRO_PDF_METADATA_TITLE,
                                      clean_text(options.title).c_str());
     cairo_t* cr = cairo_create(s);
-    for (const ScenePage& p : pages) {
+    for (int k = 0; ok && k < count; ++k) {
+      ScenePage p;
+      ok = page_at(k, p, error) && page_size_ok(p, error);
+      if (!ok) break;
       cairo_pdf_surface_set_size(s, p.width, p.height);
       paint_page(*engine, cr, p, options.warnings);
       cairo_show_page(cr);
     }
     cairo_destroy(cr);
     cairo_surface_finish(s);
-    ok = surface_ok(s, error, "PDF document");
+    ok = ok && surface_ok(s, error, "PDF document");
   }
   cairo_surface_destroy(s);
   if (!ok) bytes.clear();

@@ -4,6 +4,8 @@
 // PDF come from the same code; the result is the file's bytes (io/ writes files).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -42,6 +44,7 @@ struct SceneItem {
     kPolyline,   // through points (x, y pairs), with a dot on each when dots > 0
     kText,       // one line anchored at (x, y) on its baseline, rotated by angle (degrees, ccw)
     kParagraph,  // text wrapped to width wrap, its first line's top at (x, y)
+    kImage,      // pixels (image_w × image_h) stretched over rect, each a sharp-edged block
   };
   Kind kind = Kind::kRect;
   PixelRect rect;
@@ -66,6 +69,9 @@ struct SceneItem {
   // it, and the SVG's text layer writes it as the class of each <text>.
   std::string cls;
   int row = -1, col = -1;  // for cells and their numbers
+  // kImage: premultiplied 0xAARRGGBB, row by row; shared so copying an item stays cheap.
+  std::shared_ptr<const std::vector<std::uint32_t>> pixels;
+  int image_w = 0, image_h = 0;
 };
 
 struct ScenePage {
@@ -111,6 +117,10 @@ struct RenderOptions {
 };
 bool render_pages(const std::vector<ScenePage>& pages, ImageFormat format, std::string& bytes,
                   std::string& error, const RenderOptions& options = {});
+// A PDF of `count` pages made one at a time by `page_at` (false with `error` stops it), so only
+// one page's shapes are held at once: the pages of a long trace's stages can be hundreds of MB.
+bool render_pdf_pages(int count, const std::function<bool(int, ScenePage&, std::string&)>& page_at,
+                      std::string& bytes, std::string& error, const RenderOptions& options = {});
 
 // Text colour that reads on a background: near-black on light colours, white on dark ones.
 Rgb text_color_on(Rgb background);
@@ -127,5 +137,8 @@ SceneItem paragraph_item(const std::string& s, double x, double y, double wrap, 
 
 // Moves every item of a page by (dx, dy).
 void shift_items(std::vector<SceneItem>& items, double dx, double dy);
+// Scales every item by k about the page's origin: positions, sizes, fonts and line widths.
+// Rectangles are rounded to whole units.
+void scale_items(std::vector<SceneItem>& items, double k);
 
 }  // namespace attn
