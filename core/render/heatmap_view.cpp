@@ -157,14 +157,15 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
   const int precision = std::clamp(o.precision, 0, 6);
   // Numbers only where they can be drawn (compose_matrix's rule): formatting and measuring every
   // cell of a 4096-token stage took most of a minute.
-  if (o.annotate.value_or(rows <= 16 && cols <= 16))
+  if (o.annotate.value_or(rows <= 16 && cols <= 16)) {
     v.numbers.resize(static_cast<size_t>(rows) * cols);
-  for (int i = 0; i < rows && !v.numbers.empty(); ++i)
-    for (int j = 0; j < cols; ++j) {
-      const size_t k = static_cast<size_t>(i) * cols + j;
-      const bool masked_weight = v.hidden[k] && id == "weights" && std::isfinite(m(i, j));
-      v.numbers[k] = masked_weight ? "0" : format_fixed(m(i, j), precision, true);
-    }
+    for (int i = 0; i < rows; ++i)
+      for (int j = 0; j < cols; ++j) {
+        const size_t k = static_cast<size_t>(i) * cols + j;
+        const bool masked_weight = v.hidden[k] && id == "weights" && std::isfinite(m(i, j));
+        v.numbers[k] = masked_weight ? "0" : format_fixed(m(i, j), precision, true);
+      }
+  }
   if (id == "weights" && attention) {
     for (int i = 0; i < rows; ++i) {
       const bool empty = o.head < static_cast<int>(t.empty_row.size()) &&

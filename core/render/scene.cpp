@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <mutex>
 #include <sstream>
 
@@ -463,6 +462,9 @@ class Painter {
         ++f;
     cairo_surface_t* img = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w * f, h * f);
     if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) {
+      if (warnings_)
+        warnings_->push_back("cannot draw the " + std::to_string(w) + " × " + std::to_string(h) +
+                             " cells: " + cairo_status_to_string(cairo_surface_status(img)));
       cairo_surface_destroy(img);
       return;
     }
