@@ -104,6 +104,25 @@ TEST_F(Seq2seqWindow, TrainsLiveWhileDrawn) {
   setup.redraw_every = 2;
   setup.example = p.live_example;
   std::string error;
+
+  // While a (long) run trains, the window wakes a few times a second for new figures rather than
+  // drawing every frame (Ui::training, app_window.cpp); paused, it sleeps.
+  s2s::LiveTrainingSetup long_run = setup;
+  long_run.train.epochs = 100000;
+  ASSERT_TRUE(p.live.start(long_run, error)) << error;
+  const auto started = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (p.live.snapshot().batch_loss.empty() && std::chrono::steady_clock::now() < started)
+    frames(1);
+  frames(1);
+  EXPECT_TRUE(ui.seq2seq_training);
+  EXPECT_TRUE(ui.training());
+  EXPECT_FALSE(ui.seq2seq_busy);
+  p.live.set_paused(true);
+  frames(1);
+  EXPECT_FALSE(ui.seq2seq_training);
+  p.live.set_paused(false);  // as the panel's Train button does before a new run
+  p.live.cancel();
+
   ASSERT_TRUE(p.live.start(setup, error)) << error;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (p.live.snapshot().running && std::chrono::steady_clock::now() < end) frames(1);
@@ -111,6 +130,7 @@ TEST_F(Seq2seqWindow, TrainsLiveWhileDrawn) {
   EXPECT_TRUE(s.finished);
   EXPECT_EQ(s.batch_loss.size(), 12u);
   frames(3);
+  EXPECT_FALSE(ui.seq2seq_training);  // finished: the window sleeps again
   p.select_tab = "bottleneck";
   frames(2);
   EXPECT_EQ(p.shown_tab, "bottleneck");

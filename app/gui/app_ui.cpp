@@ -431,10 +431,12 @@ void draw_app(Ui& ui) {
   }
 
   draw_status_bar(ui);
-  if (ui.show_seq2seq)
+  if (ui.show_seq2seq) {
     draw_seq2seq_panel(ui);
-  else
+  } else {
     ui.seq2seq_busy = false;
+    ui.seq2seq_training = false;
+  }
   draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
   if (ui.show_lm_train)
     draw_lm_train_panel(ui);

@@ -273,9 +273,9 @@ int run_gui(const GuiOptions& o) {
         glfwPollEvents();
     } else {
       double timeout = 30.0;
-      if (io.WantTextInput) timeout = 0.5;                    // the cursor blinks
-      if (state.dirty()) timeout = std::min(timeout, 1.0);    // the recovery file is due
-      if (ui.lm_training) timeout = std::min(timeout, 0.25);  // new training figures
+      if (io.WantTextInput) timeout = 0.5;                   // the cursor blinks
+      if (state.dirty()) timeout = std::min(timeout, 1.0);   // the recovery file is due
+      if (ui.training()) timeout = std::min(timeout, 0.25);  // new training figures
       glfwWaitEventsTimeout(timeout);
       ui.frames_wanted = std::max(ui.frames_wanted, 3);
     }

@@ -531,9 +531,11 @@ void draw_seq2seq_panel(Ui& ui) {
   }
   Seq2seqPanel& p = *ui.seq2seq;
   {
-    // Training or evaluating in the background keeps the window drawing; idle, it sleeps.
+    // Evaluating in the background keeps the window drawing; training wakes it a few times a
+    // second (Ui::training); idle, it sleeps.
     const LiveSnapshot s = p.live.snapshot();
-    ui.seq2seq_busy = (s.running && !s.paused) || p.compare_job.valid();
+    ui.seq2seq_busy = p.compare_job.valid();
+    ui.seq2seq_training = s.running && !s.paused;
   }
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   // Placed when it opens, and again when the main window changes size or the font does (F11,

@@ -123,16 +123,17 @@ struct Ui {
   // The seq2seq window (View menu, or gui --tab seq2seq) and its state (panel_seq2seq.cpp).
   bool show_seq2seq = false;
   std::shared_ptr<struct Seq2seqPanel> seq2seq;
-  bool seq2seq_busy = false;  // training or evaluating in the background (set by the panel)
+  bool seq2seq_busy = false;  // evaluating in the background (set by the panel)
   // The language-model window (View menu, File → Open model folder…, gui --model) and its state
   // (panel_lm.h).
   bool show_lm = false;
   std::shared_ptr<struct LmPanel> lm;
   bool lm_busy = false;  // loading or running a model in the background (set by the panel)
-  // The "Train a transformer" window's model is training (set by the panel): the window wakes a
-  // few times a second to draw the new figures, not every frame, so the UI does not take the
-  // training threads' cores.
-  bool lm_training = false;
+  // The "Train a transformer" window's model, or the seq2seq window's, is training (set by each
+  // panel): the window wakes a few times a second to draw the new figures, not every frame, so the
+  // UI does not take the training threads' cores.
+  bool lm_training = false, seq2seq_training = false;
+  bool training() const { return lm_training || seq2seq_training; }
   // The window that trains a transformer live (View menu, gui --tab lm-train) and its state
   // (panel_lm_train.h).
   bool show_lm_train = false;
