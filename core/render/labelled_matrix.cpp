@@ -398,16 +398,15 @@ MatrixScene compose_matrix(const LabelledMatrix& v, const MatrixStyle& style,
   // The search below composes up to 160 times; only the final layout gets its cells.
   Measures ms;
   const double s0 = style.scale;
-  compose(v, text, units, s0, cell, kUnbounded, false, style, &ms, false);
+  MatrixScene natural = compose(v, text, units, s0, cell, kUnbounded, false, style, &ms, false);
   bool split = too_wide(ms, kUnbounded);
   const bool cells = !style.layout_only;
   if (style.width == 0)
     return compose(v, text, units, s0, cell, kUnbounded, split, style, nullptr, cells);
   // A fixed width: scale the natural picture, then shrink until it fits and centre it.
+  if (split) natural = compose(v, text, units, s0, cell, kUnbounded, true, style, nullptr, false);
   const int target = style.width;
-  double s =
-      s0 * target /
-      compose(v, text, units, s0, cell, kUnbounded, split, style, nullptr, false).layout.width;
+  double s = s0 * target / natural.layout.width;
   int c = cell;
   for (int iter = 0; iter < 80; ++iter) {
     c = std::max(1, static_cast<int>(std::floor(cell * s / s0)));
