@@ -22,7 +22,7 @@ using test::reference_attention;
 // Max |trace weights - reference weights| over every head.
 double weights_gap(const AppState& st) {
   test::RefResult ref = reference_attention(to_problem(st.scenario()));
-  const TraceStep& w = st.trace().step("weights");
+  const TraceStep& w = st.trace().step(StageId::kWeights);
   double gap = 0;
   for (size_t h = 0; h < w.heads.size(); ++h)
     gap = std::max(gap, test::max_abs_diff(w.heads[h], ref.weights[h]));
@@ -32,41 +32,41 @@ double weights_gap(const AppState& st) {
 TEST(AppState, OpensOnFearIsTheWithEveryStage) {
   AppState st;
   ASSERT_TRUE(st.load_example("fear-is-the"));
-  std::vector<std::string> ids;
+  std::vector<StageId> ids;
   for (const StageInfo& s : st.stages()) ids.push_back(s.id);
-  EXPECT_EQ(ids,
-            (std::vector<std::string>{"qkv", "scores", "scaled", "masked", "weights", "output"}));
+  EXPECT_EQ(ids, (std::vector<StageId>{StageId::kInputs, StageId::kScores, StageId::kScaled,
+                                       StageId::kMasked, StageId::kWeights, StageId::kOutput}));
   EXPECT_EQ(st.stage_index(), 0);
   EXPECT_FALSE(st.dirty());
   EXPECT_LT(weights_gap(st), 1e-6);
   // The causal table: "Fear" sees only itself.
-  EXPECT_NEAR(st.trace().head("weights", 0)(0, 0), 1.0, 1e-6);
+  EXPECT_NEAR(st.trace().head(StageId::kWeights, 0)(0, 0), 1.0, 1e-6);
 }
 
 TEST(AppState, SteppingAndPlaying) {
   AppState st;
   ASSERT_TRUE(st.load_example("fear-is-the"));
   st.next_stage();
-  EXPECT_EQ(st.current_stage().id, "scores");
+  EXPECT_EQ(st.current_stage().id, StageId::kScores);
   st.last_stage();
-  EXPECT_EQ(st.current_stage().id, "output");
+  EXPECT_EQ(st.current_stage().id, StageId::kOutput);
   st.next_stage();  // stays at the end
-  EXPECT_EQ(st.current_stage().id, "output");
+  EXPECT_EQ(st.current_stage().id, StageId::kOutput);
   st.prev_stage();
-  EXPECT_EQ(st.current_stage().id, "weights");
+  EXPECT_EQ(st.current_stage().id, StageId::kWeights);
   st.first_stage();
   EXPECT_EQ(st.stage_index(), 0);
-  EXPECT_TRUE(st.set_stage("k"));  // an input step opens the inputs stage
-  EXPECT_EQ(st.current_stage().id, "qkv");
-  EXPECT_FALSE(st.set_stage("nonsense"));
+  EXPECT_TRUE(st.set_stage(StageId::kK));  // an input step opens the inputs stage
+  EXPECT_EQ(st.current_stage().id, StageId::kInputs);
+  EXPECT_FALSE(st.set_stage(StageId::kConcat));  // fear-is-the has one head: no concat
 
   st.playing = true;
   st.play_interval = 1.0;
   EXPECT_FALSE(st.tick(0.6));
   EXPECT_TRUE(st.tick(0.6));
-  EXPECT_EQ(st.current_stage().id, "scores");
+  EXPECT_EQ(st.current_stage().id, StageId::kScores);
   for (int i = 0; i < 20; ++i) st.tick(1.1);
-  EXPECT_EQ(st.current_stage().id, "output");
+  EXPECT_EQ(st.current_stage().id, StageId::kOutput);
   EXPECT_FALSE(st.playing);  // stops at the last stage
 }
 
@@ -74,22 +74,22 @@ TEST(AppState, SelectionBecomesTheNarrationRequest) {
   AppState st;
   ASSERT_TRUE(st.load_example("fear-is-the"));
   EXPECT_FALSE(st.narration_request());
-  st.set_stage("weights");
+  st.set_stage(StageId::kWeights);
   st.select_cell(2, 1);
   auto r = st.narration_request();
   ASSERT_TRUE(r);
   EXPECT_EQ(r->query, 2);
   ASSERT_TRUE(r->key);
   EXPECT_EQ(*r->key, 1);
-  EXPECT_EQ(r->step, "weights");
+  EXPECT_EQ(r->step, StageId::kWeights);
   st.select_row(1);
   r = st.narration_request();
   EXPECT_EQ(r->query, 1);
   EXPECT_FALSE(r->key);
   st.select_cell(7, 0);  // outside: ignored
   EXPECT_EQ(st.selection().query, 1);
-  st.set_stage("qkv");
-  EXPECT_EQ(st.narration_request()->step, "");  // the inputs stage narrates every stage
+  st.set_stage(StageId::kInputs);
+  EXPECT_FALSE(st.narration_request()->step);  // the inputs stage narrates every stage
 }
 
 TEST(AppState, BadTypedValuesAreRefusedAndTheOldValueKept) {
@@ -112,20 +112,20 @@ TEST(AppState, BadTypedValuesAreRefusedAndTheOldValueKept) {
 TEST(AppState, AnEditRecomputesEveryStageAndUndoRedoRestore) {
   AppState st;
   ASSERT_TRUE(st.load_example("fear-is-the"));
-  const Matrix w0 = st.trace().head("weights", 0);
+  const Matrix w0 = st.trace().head(StageId::kWeights, 0);
   ASSERT_TRUE(st.set_value_text(Tensor::kK, 0, 0, 2,
                                 "\xE2\x88\x92"
                                 "1.5"));  // Unicode minus
   EXPECT_FLOAT_EQ((*st.tensor(Tensor::kK, 0))(0, 2), -1.5f);
   EXPECT_TRUE(st.dirty());
   // scores[2][0] = q_2 · k_0 by hand with the new value: 0.1·0.3 + 0.6·0.5 + 0.3·(−1.5).
-  EXPECT_NEAR(st.trace().head("scores", 0)(2, 0), 0.1 * 0.3 + 0.6 * 0.5 + 0.3 * -1.5, 1e-6);
+  EXPECT_NEAR(st.trace().head(StageId::kScores, 0)(2, 0), 0.1 * 0.3 + 0.6 * 0.5 + 0.3 * -1.5, 1e-6);
   EXPECT_LT(weights_gap(st), 1e-6);
-  EXPECT_GT((st.trace().head("weights", 0) - w0).cwiseAbs().maxCoeff(), 0.01);
+  EXPECT_GT((st.trace().head(StageId::kWeights, 0) - w0).cwiseAbs().maxCoeff(), 0.01);
 
   ASSERT_TRUE(st.undo());
   EXPECT_FLOAT_EQ((*st.tensor(Tensor::kK, 0))(0, 2), 0.2f);
-  EXPECT_LT((st.trace().head("weights", 0) - w0).cwiseAbs().maxCoeff(), 1e-7);
+  EXPECT_LT((st.trace().head(StageId::kWeights, 0) - w0).cwiseAbs().maxCoeff(), 1e-7);
   ASSERT_TRUE(st.redo());
   EXPECT_FLOAT_EQ((*st.tensor(Tensor::kK, 0))(0, 2), -1.5f);
   EXPECT_FALSE(st.redo());
@@ -152,7 +152,7 @@ TEST(AppState, DimensionAndTokenChangesKeepShapesValid) {
   EXPECT_EQ(st.trace().d_k, 5);
   EXPECT_EQ(st.tensor(Tensor::kK, 0)->cols(), 5);
   ASSERT_TRUE(st.set_d_v(1));
-  EXPECT_EQ(st.trace().head("output", 0).cols(), 1);
+  EXPECT_EQ(st.trace().head(StageId::kOutput, 0).cols(), 1);
   EXPECT_FALSE(st.set_d_k(0));
   ASSERT_TRUE(st.add_token(Side::kQuery));
   EXPECT_EQ(st.trace().n_q, 4);
@@ -202,14 +202,14 @@ TEST(AppState, HeadsMhaMqaGqa) {
 TEST(AppState, ProjectionModeKeepsEveryValue) {
   AppState st;
   ASSERT_TRUE(st.load_example("gqa"));
-  const Matrix w = st.trace().head("weights", 3);
+  const Matrix w = st.trace().head(StageId::kWeights, 3);
   ASSERT_TRUE(st.set_projection_mode(true));
   EXPECT_TRUE(st.scenario().use_projection);
-  EXPECT_TRUE(st.trace().find("projected"));
-  EXPECT_LT((st.trace().head("weights", 3) - w).cwiseAbs().maxCoeff(), 1e-6);
+  EXPECT_TRUE(st.trace().find(StageId::kProjected));
+  EXPECT_LT((st.trace().head(StageId::kWeights, 3) - w).cwiseAbs().maxCoeff(), 1e-6);
   // Editing X changes the derived Q.
   ASSERT_TRUE(st.set_value_text(Tensor::kX, 0, 0, 0, "2"));
-  EXPECT_NEAR(st.trace().head("q", 0)(0, 0), 2.0, 1e-6);
+  EXPECT_NEAR(st.trace().head(StageId::kQ, 0)(0, 0), 2.0, 1e-6);
   EXPECT_LT(weights_gap(st), 1e-6);
   ASSERT_TRUE(st.set_d_model(st.tensor(Tensor::kX, 0)->cols() + 2));
   ASSERT_TRUE(st.set_projection_mode(false));
@@ -229,7 +229,7 @@ TEST(AppState, MasksScaleAndTemperature) {
   ASSERT_TRUE(st.set_window(std::nullopt));
   ASSERT_TRUE(st.toggle_custom_cell(2, 1));
   EXPECT_EQ(st.trace().hidden_of(0)(2, 1) & kHiddenCustom, kHiddenCustom);
-  EXPECT_NEAR(st.trace().head("weights", 0)(2, 1), 0.0, 0.0);
+  EXPECT_NEAR(st.trace().head(StageId::kWeights, 0)(2, 1), 0.0, 0.0);
   ASSERT_TRUE(st.set_key_length(2));
   EXPECT_EQ(st.trace().hidden_of(0)(0, 2) & kHiddenPadding, kHiddenPadding);
   EXPECT_FALSE(st.set_key_length(9));
@@ -238,18 +238,19 @@ TEST(AppState, MasksScaleAndTemperature) {
   // Temperature below 1 sharpens (lower entropy), above 1 flattens.
   ASSERT_TRUE(st.set_key_length(std::nullopt));
   ASSERT_TRUE(st.clear_custom_mask());
-  const double h1 = row_entropy_bits(st.trace().head("weights", 0))[2];
+  const double h1 = row_entropy_bits(st.trace().head(StageId::kWeights, 0))[2];
   ASSERT_TRUE(st.set_temperature(0.1f));
-  const double h_cold = row_entropy_bits(st.trace().head("weights", 0))[2];
+  const double h_cold = row_entropy_bits(st.trace().head(StageId::kWeights, 0))[2];
   ASSERT_TRUE(st.set_temperature(10.0f));
-  const double h_hot = row_entropy_bits(st.trace().head("weights", 0))[2];
+  const double h_hot = row_entropy_bits(st.trace().head(StageId::kWeights, 0))[2];
   EXPECT_LT(h_cold, h1);
   EXPECT_GT(h_hot, h1);
   EXPECT_LE(h_hot, std::log2(3.0) + 1e-9);
   EXPECT_FALSE(st.set_temperature(0));
   EXPECT_FALSE(st.set_scale(-1.0f));
   ASSERT_TRUE(st.set_scale(1.0f));
-  EXPECT_NEAR(st.trace().head("scaled", 0)(1, 0), st.trace().head("scores", 0)(1, 0), 1e-7);
+  EXPECT_NEAR(st.trace().head(StageId::kScaled, 0)(1, 0),
+              st.trace().head(StageId::kScores, 0)(1, 0), 1e-7);
   EXPECT_LT(weights_gap(st), 1e-6);
 }
 
@@ -371,7 +372,7 @@ TEST(AppState, LargeProblemsComputeOffTheUiThread) {
   ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 0, "1.25"));
   st.wait_for_trace();
   EXPECT_FALSE(st.computing());
-  EXPECT_NEAR(st.trace().head("q", 0)(0, 0), 1.25, 1e-7);
+  EXPECT_NEAR(st.trace().head(StageId::kQ, 0)(0, 0), 1.25, 1e-7);
   EXPECT_LT(weights_gap(st), 1e-6);
 }
 
@@ -389,7 +390,7 @@ TEST(AppState, EditsCancelTheRunningComputation) {
   }
   st.wait_for_trace();
   EXPECT_FALSE(st.computing());
-  EXPECT_NEAR(st.trace().head("q", 0)(0, 0), 5.5, 1e-7);
+  EXPECT_NEAR(st.trace().head(StageId::kQ, 0)(0, 0), 5.5, 1e-7);
   EXPECT_LT(weights_gap(st), 1e-6);
 }
 
@@ -402,7 +403,8 @@ TEST(AppState, AnEditOfOneHeadRecomputesOnlyThatHead) {
   const std::unique_ptr<Backend> cpu = make_cpu_backend();
   auto expect_whole = [&](const char* what) {
     const AttentionTrace whole = compute_scenario_trace(st.scenario(), *cpu);
-    for (const char* id : {"q", "k", "v", "scores", "masked", "weights", "output"}) {
+    for (StageId id : {StageId::kQ, StageId::kK, StageId::kV, StageId::kScores, StageId::kMasked,
+                       StageId::kWeights, StageId::kOutput}) {
       const TraceStep& s = st.trace().step(id);
       for (int h = 0; h < s.num_heads(); ++h)
         EXPECT_TRUE(Matrix(st.trace().head(s, h)) == whole.head(id, h))

@@ -123,13 +123,14 @@ TEST(AdditiveInTheApp, DkChangesResizeTheScoreWeights) {
 }
 
 TEST(IndexNotation, FormsAndHoveredCells) {
-  EXPECT_EQ(index_form("scores", false, 0, 0, -1, -1).general,
+  EXPECT_EQ(index_form(StageId::kScores, false, 0, 0, -1, -1).general,
             "S^{ij} = Q^{ia} K^{ja}   (a summed over d_k)");
-  EXPECT_EQ(index_form("scores", false, 0, 0, 1, 2).cell, "S^{1,2} = Q^{1,a} K^{2,a}");
-  EXPECT_EQ(index_form("output", true, 3, 1, 0, 12).cell, "O^{3,0,12} = A^{3,0,j} V^{1,j,12}");
-  EXPECT_EQ(index_form("weights", false, 0, 0, 4, 5).cell,
+  EXPECT_EQ(index_form(StageId::kScores, false, 0, 0, 1, 2).cell, "S^{1,2} = Q^{1,a} K^{2,a}");
+  EXPECT_EQ(index_form(StageId::kOutput, true, 3, 1, 0, 12).cell,
+            "O^{3,0,12} = A^{3,0,j} V^{1,j,12}");
+  EXPECT_EQ(index_form(StageId::kWeights, false, 0, 0, 4, 5).cell,
             "A^{4,5} = exp(M^{4,5}) / Σ_k exp(M^{4,k})");
-  EXPECT_EQ(index_form("scores", false, 0, 0, -1, 3).cell, "");
+  EXPECT_EQ(index_form(StageId::kScores, false, 0, 0, -1, 3).cell, "");
   const std::vector<ShapeRow> rows = shapes_table(true, 4, 2, 5, 6, 8, 3);
   ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows[1].indices, "gja");

@@ -47,7 +47,7 @@ TEST_F(FlashWindow, EveryExampleBlockSizeAndStepDraws) {
   for (const ExampleInfo& e : list_examples()) {
     SCOPED_TRACE(e.name);
     ASSERT_TRUE(state.load_example(e.name));
-    ASSERT_TRUE(state.set_stage("weights"));
+    ASSERT_TRUE(state.set_stage(StageId::kWeights));
     frame();
     ASSERT_NE(window(), nullptr);
     const AttentionTrace& t = state.trace();

@@ -202,10 +202,11 @@ class Layout : public ::testing::Test {
   void walk(Size s, const std::string& what, bool all_stages) {
     const std::vector<StageInfo> stages = state.stages();
     for (size_t i = 0; i < stages.size(); ++i) {
-      if (!all_stages && stages[i].id != "qkv" && stages[i].id != "weights") continue;
+      if (!all_stages && stages[i].id != StageId::kInputs && stages[i].id != StageId::kWeights)
+        continue;
       state.set_stage(stages[i].id);
       frames(s);
-      check(what + " stage " + stages[i].id);
+      check(what + " stage " + stages[i].name);
     }
     for (const char* tab : {"variants", "heads", "inputs", "narration"}) {
       ui.select_tab = tab;
@@ -253,7 +254,7 @@ TEST_F(Layout, PresentationModeFitsAtEverySizeThemeAndFont) {
           const std::string what = name(s, true, px, light) + " " + e.name;
           walk(s, what, e.name == "fear-is-the" || e.name == "sliding-window" || e.name == "mqa");
           // A cell's narration beside the heatmap, in large type.
-          state.set_stage("weights");
+          state.set_stage(StageId::kWeights);
           state.select_cell(state.trace().n_q - 1, 0);
           frames(s);
           check(what + " narration");
@@ -278,7 +279,7 @@ TEST_F(Layout, APredictionAndItsRevealFit) {
     for (bool presentation : {false, true}) {
       ui.presentation = presentation;
       ASSERT_TRUE(state.load_example("sliding-window"));
-      state.set_stage("weights");
+      state.set_stage(StageId::kWeights);
       for (PredictKind kind : {PredictKind::kValue, PredictKind::kPick}) {
         ui.predict_kind = kind;
         start_prediction(ui);
@@ -380,7 +381,7 @@ TEST_F(Layout, TheLanguageModelWindowFits) {
 // 1600×1000, and at 1920×1080 with a 28 px font in presentation mode).
 TEST_F(Layout, NoKeyLabelIsDroppedWhileThereIsRoom) {
   ASSERT_TRUE(state.load_example("sliding-window"));
-  state.set_stage("weights");
+  state.set_stage(StageId::kWeights);
   frames({1600, 1000});
   HeatmapViewport& v = ui.views["main"];
   EXPECT_EQ(v.labels_dropped, 0);

@@ -51,10 +51,11 @@ class LessonGui : public ::testing::Test {
   // The app shows what the step asks for (the pipeline strip folds the inputs and head_contrib
   // into its own stages).
   void expect_step_shown(const LessonStep& s) {
-    std::string stage = s.stage;
-    if (stage == "q" || stage == "k" || stage == "v" || stage == "x" || stage == "x_kv")
-      stage = "qkv";
-    if (stage == "head_contrib") stage = "projected";
+    StageId stage = s.stage;
+    if (stage == StageId::kQ || stage == StageId::kK || stage == StageId::kV ||
+        stage == StageId::kX || stage == StageId::kXKv)
+      stage = StageId::kInputs;
+    if (stage == StageId::kHeadContrib) stage = StageId::kProjected;
     EXPECT_EQ(state.current_stage().id, stage);
     EXPECT_EQ(state.head(), s.head);
     EXPECT_EQ(state.selection().query, s.select_query);
@@ -62,7 +63,7 @@ class LessonGui : public ::testing::Test {
       EXPECT_EQ(state.selection().key, s.select_key);
     }
     EXPECT_GT(ui.lesson_rect.z, 0) << "the lesson window was not drawn";
-    if (stage != "qkv") {
+    if (stage != StageId::kInputs) {
       EXPECT_TRUE(ui.views["main"].drawn);
     }
     EXPECT_EQ(ui.show_seq2seq, !s.seq2seq_tab.empty());
@@ -142,7 +143,7 @@ TEST_F(LessonGui, PresentationModeAndLargeFontsPlayToo) {
 
 TEST_F(LessonGui, RecordingTheCurrentViewAppendsAStep) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
-  state.set_stage("weights");
+  state.set_stage(StageId::kWeights);
   state.select_cell(2, 1);
   frames(2);
   const std::string path = test::temp_path("recorded-gui.json");
@@ -150,11 +151,11 @@ TEST_F(LessonGui, RecordingTheCurrentViewAppendsAStep) {
   std::string error;
   ASSERT_TRUE(open_lesson(ui, path, error)) << error;
   frames(2);
-  EXPECT_EQ(state.current_stage().id, "weights");
+  EXPECT_EQ(state.current_stage().id, StageId::kWeights);
   EXPECT_EQ(state.selection().query, 2);
   EXPECT_EQ(state.selection().key, 1);
   // Recording into the open lesson shows the new step.
-  state.set_stage("scores");
+  state.set_stage(StageId::kScores);
   EXPECT_EQ(record_lesson_step(ui, path), "");
   EXPECT_EQ(ui.lesson->step_count(), 2);
   EXPECT_EQ(ui.lesson->step_index(), 1);
@@ -226,7 +227,7 @@ TEST_F(LessonGui, GuiLessonFlagsAreChecked) {
   std::string error;
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
   EXPECT_EQ(ui.lesson->step_index(), 1);
-  EXPECT_EQ(state.current_stage().id, "masked");
+  EXPECT_EQ(state.current_stage().id, StageId::kMasked);
   o.lesson_step = 99;
   EXPECT_FALSE(setup_from_options(ui, o, error));
   EXPECT_NE(error.find("--lesson-step: expected 1.."), std::string::npos) << error;

@@ -167,11 +167,11 @@ TEST_F(LmGui, ClickingAThumbnailOpensThatHeadInTheStepper) {
   EXPECT_EQ(l, 1);
   EXPECT_EQ(h, 2);
   EXPECT_FALSE(ui.show_lm);
-  EXPECT_EQ(state.current_stage().id, "weights");
+  EXPECT_EQ(state.current_stage().id, StageId::kWeights);
   // The stepper's weights are the model's own for that head.
   const LmRun& r = *ui.lm->session.run();
   const int T = r.acts.T;
-  const Matrix& w = state.trace().head("weights", 0);
+  const Matrix& w = state.trace().head(StageId::kWeights, 0);
   ASSERT_EQ(w.rows(), T);
   const float* att = r.acts.att_at(r.model->config, 1, 0, 2);
   for (int i = 0; i < T; ++i)
@@ -183,8 +183,9 @@ TEST_F(LmGui, ClickingAThumbnailOpensThatHeadInTheStepper) {
   ASSERT_TRUE(state.set_value(Tensor::kQ, 0, 3, 0, 5.0f));
   state.wait_for_trace();
   frames(2);
-  EXPECT_GT((state.trace().head("weights", 0).row(3) - old_weights.row(3)).cwiseAbs().maxCoeff(),
-            1e-4);
+  EXPECT_GT(
+      (state.trace().head(StageId::kWeights, 0).row(3) - old_weights.row(3)).cwiseAbs().maxCoeff(),
+      1e-4);
   EXPECT_EQ(ui.lm->session.run()->acts.att_at(r.model->config, 1, 0, 2)[3 * T + 1], before);
 
   // "Back to the model" from the stepper's note.

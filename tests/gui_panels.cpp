@@ -92,7 +92,7 @@ TEST_F(Headless, EveryPanelDrawsWithNoScenarioLoaded) {
 TEST_F(Headless, EveryExampleEveryStageDrawsForManyFrames) {
   for (const ExampleInfo& e : list_examples()) {
     SCOPED_TRACE(e.name);
-    const std::string before = state.has_trace() ? state.current_stage().id : "qkv";
+    const StageId before = state.has_trace() ? state.current_stage().id : StageId::kInputs;
     ASSERT_TRUE(state.load_example(e.name));
     frames(3);
     // Another example opens on the same stage, so a class can compare them.
@@ -108,7 +108,7 @@ TEST_F(Headless, EveryExampleEveryStageDrawsForManyFrames) {
       press(ImGui::GetKeyIndex(ImGuiKey_RightArrow));
       EXPECT_EQ(state.stage_index(), i);
       frames(5);
-      EXPECT_TRUE(ui.views["main"].drawn || state.current_stage().id == "qkv");
+      EXPECT_TRUE(ui.views["main"].drawn || state.current_stage().id == StageId::kInputs);
     }
     press(ImGui::GetKeyIndex(ImGuiKey_Home));
     EXPECT_EQ(state.stage_index(), 0);
@@ -133,12 +133,12 @@ TEST_F(Headless, SpacePlaysThroughTheStages) {
     state.tick(1.0 / 60);
     frame();
   }
-  EXPECT_EQ(state.current_stage().id, "output");
+  EXPECT_EQ(state.current_stage().id, StageId::kOutput);
 }
 
 TEST_F(Headless, ClickingACellSelectsItForTheNarration) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
-  state.set_stage("weights");
+  state.set_stage(StageId::kWeights);
   frames(3);
   const HeatmapViewport& v = ui.views["main"];
   ASSERT_TRUE(v.drawn);
@@ -150,7 +150,7 @@ TEST_F(Headless, ClickingACellSelectsItForTheNarration) {
   EXPECT_EQ(state.selection().key, 1);
   auto r = state.narration_request();
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->step, "weights");
+  EXPECT_EQ(r->step, StageId::kWeights);
   EXPECT_EQ(*r->key, 1);
   // A click on a query token (left of the cells) selects its whole row.
   const ImVec2 c = v.cell_center(1, 0);
@@ -163,7 +163,7 @@ TEST_F(Headless, ClickingACellSelectsItForTheNarration) {
 
 TEST_F(Headless, CustomMaskEditingTogglesCells) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
-  state.set_stage("masked");
+  state.set_stage(StageId::kMasked);
   ui.custom_mask_edit = true;
   frames(3);
   click(ui.views["main"].cell_center(2, 0));
@@ -203,7 +203,7 @@ TEST_F(Headless, EditsFromPanelsRecomputeAndBadInputKeepsTheOldValue) {
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
   frames(5);
   EXPECT_EQ(state.head(), 3);
-  EXPECT_FLOAT_EQ(state.trace().head("q", 3)(4, 0), 0.5f);
+  EXPECT_FLOAT_EQ(state.trace().head(StageId::kQ, 3)(4, 0), 0.5f);
   for (const char* bad : {"q:0:0:0=abc", "q:0:0:0=nan", "q:0:0:0=inf", "q:9:0:0=1", "zz:0:0:0=1"}) {
     GuiOptions b = o;
     b.edits = {bad};
@@ -239,7 +239,7 @@ TEST_F(Headless, OpeningAMalformedFileFromTheDialogKeepsTheScenario) {
 
 TEST_F(Headless, VariantsAndProjectionModeDraw) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
-  state.set_stage("weights");
+  state.set_stage(StageId::kWeights);
   frames(2);
   ASSERT_TRUE(state.set_heads(4, 2));
   frames(3);
@@ -250,7 +250,7 @@ TEST_F(Headless, VariantsAndProjectionModeDraw) {
   frames(3);
   ASSERT_TRUE(state.set_projection_mode(true));
   frames(3);
-  EXPECT_TRUE(state.set_stage("projected"));
+  EXPECT_TRUE(state.set_stage(StageId::kProjected));
   frames(3);
   EXPECT_TRUE(ui.views["main"].drawn);
   EXPECT_EQ(ui.views["main"].rows, 3);
@@ -269,7 +269,7 @@ TEST_F(Headless, A1024TokenScenarioComputesWithoutBlockingFrames) {
   for (int i = 0; i < 1024; ++i) s.query_tokens.push_back("t" + std::to_string(i));
   ASSERT_TRUE(state.load_scenario(s, "big"));
   state.wait_for_trace();
-  state.set_stage("weights");
+  state.set_stage(StageId::kWeights);
   frames(3);
   EXPECT_EQ(ui.views["main"].rows, 1024);
   // An edit of a large problem runs on a worker; frames keep coming while it computes.
@@ -281,7 +281,7 @@ TEST_F(Headless, A1024TokenScenarioComputesWithoutBlockingFrames) {
     ++frames_while_computing;
   }
   EXPECT_FALSE(state.computing());
-  EXPECT_NEAR(state.trace().head("q", 0)(0, 0), 0.5, 1e-7);
+  EXPECT_NEAR(state.trace().head(StageId::kQ, 0)(0, 0), 0.5, 1e-7);
   std::cout << "frames drawn while the 1024-token trace computed: " << frames_while_computing
             << "\n";
   frames(3);
@@ -333,7 +333,7 @@ namespace {
 
 TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   ASSERT_TRUE(state.load_example("gqa"));
-  state.set_stage("weights");
+  state.set_stage(StageId::kWeights);
   state.set_head(2);
   frames(2);
   const std::string png = test::temp_path("dialog-export.png");
@@ -423,7 +423,7 @@ TEST(ColourScale, TheAppAndTheExporterAgreeOnEveryStage) {
   // The case: a weight of 0.67 is one colour on screen and on the slide.
   Matrix w(1, 3);
   w << 0.67f, 0.33f, 0.0f;
-  EXPECT_EQ(color_scale_for(settings, "weights", w).hi, 1.0);
+  EXPECT_EQ(color_scale_for(settings, StageId::kWeights, w).hi, 1.0);
 }
 
 }  // namespace
@@ -434,7 +434,7 @@ namespace {
 
 TEST_F(Headless, TypingIntoTablesGoesThroughValidationAndUndo) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
-  state.set_stage("scores");
+  state.set_stage(StageId::kScores);
   frames(3);
   auto type_into = [&](const std::string& key, const char* text) {
     ASSERT_TRUE(ui.text_cell_rects.count(key)) << key;
@@ -456,7 +456,7 @@ TEST_F(Headless, TypingIntoTablesGoesThroughValidationAndUndo) {
   type_into("Q-0:1:2", "0.75");
   EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(1, 2), 0.75f);
   // scores[1][0] = q_is · k_Fear = 0.5·0.3 + 0.2·0.5 + 0.75·0.2, by hand.
-  EXPECT_NEAR(state.trace().head("scores", 0)(1, 0), 0.15 + 0.1 + 0.15, 1e-6);
+  EXPECT_NEAR(state.trace().head(StageId::kScores, 0)(1, 0), 0.15 + 0.1 + 0.15, 1e-6);
   type_into("Tokens:tok:2", "dog");
   EXPECT_EQ(state.trace().query_tokens[2], "dog");
   press(ImGui::GetKeyIndex(ImGuiKey_Z), true);
@@ -476,7 +476,7 @@ namespace {
 // The mouse wheel zooms even a 3×3 heatmap (about the cursor), and the panel does not scroll.
 TEST_F(Headless, TheWheelZoomsASmallHeatmap) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
-  state.set_stage("weights");
+  state.set_stage(StageId::kWeights);
   frames(4);
   HeatmapViewport& v = ui.views["main"];
   ASSERT_TRUE(v.drawn);
@@ -497,7 +497,7 @@ TEST_F(Headless, TheWheelZoomsASmallHeatmap) {
 // bare "weights.png" in whatever the working folder is.
 TEST_F(Headless, ExportSuggestsAFullPathNamedAfterWhatItShows) {
   ASSERT_TRUE(state.load_example("gqa"));
-  state.set_stage("weights");
+  state.set_stage(StageId::kWeights);
   state.set_head(2);
   const std::string p = suggested_export_path(state, "png");
   EXPECT_TRUE(std::filesystem::path(p).is_absolute()) << p;

@@ -94,7 +94,7 @@ TEST(Colours, TheAppAndTheExporterSpanTheSameValues) {
     for (const TraceStep& step : t.steps)
       for (int h = 0; h < t.num_heads; ++h) {
         // The exporter's --head is a query head; K and V show its key/value head.
-        SCOPED_TRACE(e.name + " " + step.id + " head " + std::to_string(h));
+        SCOPED_TRACE(e.name + " " + stage_name(step.id) + " head " + std::to_string(h));
         HeatmapOptions o;
         o.step = step.id;
         o.head = h;
@@ -109,13 +109,13 @@ TEST(Colours, TheAppAndTheExporterSpanTheSameValues) {
   // The sliding window's largest weight is 0.54: both still span [0, 1] (8 keys).
   AppState st;
   ASSERT_TRUE(st.load_example("sliding-window"));
-  const Matrix& w = st.trace().head("weights", 0);
+  const Matrix& w = st.trace().head(StageId::kWeights, 0);
   EXPECT_LT(w.maxCoeff(), 0.6f);
-  const ColorScale app = color_scale_for(settings, "weights", w);
+  const ColorScale app = color_scale_for(settings, StageId::kWeights, w);
   EXPECT_EQ(app.lo, 0.0);
   EXPECT_EQ(app.hi, 1.0);
   HeatmapOptions o;
-  o.step = "weights";
+  o.step = StageId::kWeights;
   const LabelledMatrix v = stage_matrix(st.trace(), o);
   EXPECT_EQ(v.scale.lo, 0.0);
   EXPECT_EQ(v.scale.hi, 1.0);
@@ -176,10 +176,10 @@ TEST(Predict, WorksOnEveryStageOfEveryExample) {
     ASSERT_TRUE(st.load_example(e.name));
     const AttentionTrace& t = st.trace();
     for (const StageInfo& stage : st.stages()) {
-      SCOPED_TRACE(e.name + " " + stage.id);
+      SCOPED_TRACE(e.name + " " + stage.name);
       Prediction p;
       std::string why;
-      if (stage.id == "qkv") {
+      if (stage.id == StageId::kInputs) {
         EXPECT_FALSE(
             p.start(t, stage.id, 0, -1, -1, PredictKind::kValue, PredictScope::kCell, why));
         EXPECT_FALSE(why.empty());
@@ -199,7 +199,9 @@ TEST(Predict, WorksOnEveryStageOfEveryExample) {
         if (m.rows() > 1) {
           EXPECT_EQ(p.conceals(stage.id, idx, 1, q.col), scope == PredictScope::kStage);
         }
-        EXPECT_FALSE(p.conceals("nope", idx, 0, q.col));
+        // Another stage is not hidden.
+        const StageId other = stage.id == StageId::kOutput ? StageId::kScores : StageId::kOutput;
+        EXPECT_FALSE(p.conceals(other, idx, 0, q.col));
         EXPECT_FALSE(p.prompt(t).empty());
         const double answer = m(0, q.col);
         EXPECT_EQ(p.answer(t), answer);
@@ -218,8 +220,8 @@ TEST(Predict, WorksOnEveryStageOfEveryExample) {
       const Matrix& mh = t.head(stage.id, h);
       int best = -1;
       for (int j = 0; j < mh.cols(); ++j) {
-        const bool hid = (stage.id == "masked" || stage.id == "weights") && t.has_reasons(h) &&
-                         t.hidden_of(h)(row, j);
+        const bool hid = (stage.id == StageId::kMasked || stage.id == StageId::kWeights) &&
+                         t.has_reasons(h) && t.hidden_of(h)(row, j);
         if (!hid && std::isfinite(mh(row, j)) && (best < 0 || mh(row, j) > mh(row, best))) best = j;
       }
       ASSERT_GE(best, 0);
@@ -237,12 +239,14 @@ TEST(Predict, TheFearIsTheWeightOfIsOnFearIsWorkedOutByHand) {
   // q_is·k_is = 0.5·0.1 + 0.2·0.4 + 0.3·0.6 = 0.31; equal scores, so each weight is 1/2.
   Prediction p;
   std::string why;
-  ASSERT_TRUE(p.start(t, "weights", 0, 1, 0, PredictKind::kValue, PredictScope::kCell, why));
+  ASSERT_TRUE(
+      p.start(t, StageId::kWeights, 0, 1, 0, PredictKind::kValue, PredictScope::kCell, why));
   EXPECT_NE(p.prompt(t).find("\"is\""), std::string::npos) << p.prompt(t);
   EXPECT_NE(p.prompt(t).find("\"Fear\""), std::string::npos) << p.prompt(t);
   ASSERT_TRUE(p.guess_text("0.5", why));
   EXPECT_EQ(p.reveal(t, 2).grade, Verdict::Grade::kExact) << p.verdict().detail;
-  ASSERT_TRUE(p.start(t, "weights", 0, 1, 0, PredictKind::kValue, PredictScope::kCell, why));
+  ASSERT_TRUE(
+      p.start(t, StageId::kWeights, 0, 1, 0, PredictKind::kValue, PredictScope::kCell, why));
   ASSERT_TRUE(p.guess_text("0.33", why));
   const Verdict v = p.reveal(t, 2);
   EXPECT_EQ(v.grade, Verdict::Grade::kOff);
@@ -255,18 +259,18 @@ TEST(Motion, TheWeightedSumAddsUpKeyByKey) {
   AppState st;
   ASSERT_TRUE(st.load_example("fear-is-the"));
   const AttentionTrace& t = st.trace();
-  const Matrix& w = t.head("weights", 0);
-  const Matrix& v = t.head("v", 0);
+  const Matrix& w = t.head(StageId::kWeights, 0);
+  const Matrix& v = t.head(StageId::kV, 0);
   AnimatedFrame f;
-  ASSERT_TRUE(animate_stage(t, "weights", "output", 0, 1.0f, f));
-  EXPECT_TRUE(f.value.isApprox(t.head("output", 0)));
+  ASSERT_TRUE(animate_stage(t, StageId::kWeights, StageId::kOutput, 0, 1.0f, f));
+  EXPECT_TRUE(f.value.isApprox(t.head(StageId::kOutput, 0)));
   // Halfway through 3 keys: the first key whole and half of the second, by hand.
-  ASSERT_TRUE(animate_stage(t, "weights", "output", 0, 0.5f, f));
+  ASSERT_TRUE(animate_stage(t, StageId::kWeights, StageId::kOutput, 0, 0.5f, f));
   for (int i = 0; i < 3; ++i)
     for (int c = 0; c < 3; ++c)
       EXPECT_NEAR(f.value(i, c), w(i, 0) * v(0, c) + 0.5 * w(i, 1) * v(1, c), 1e-6);
   EXPECT_NE(f.caption.find("\"is\" (2 of 3)"), std::string::npos) << f.caption;
-  ASSERT_TRUE(animate_stage(t, "weights", "output", 0, 0.0f, f));
+  ASSERT_TRUE(animate_stage(t, StageId::kWeights, StageId::kOutput, 0, 0.0f, f));
   EXPECT_EQ(f.value.norm(), 0.0f);
 }
 
@@ -275,24 +279,25 @@ TEST(Motion, MaskedCellsTurnToMinusInfinityAndScoresSlideIntoWeights) {
   ASSERT_TRUE(st.load_example("fear-is-the"));
   const AttentionTrace& t = st.trace();
   AnimatedFrame f;
-  ASSERT_TRUE(animate_stage(t, "scaled", "masked", 0, 0.25f, f));
+  ASSERT_TRUE(animate_stage(t, StageId::kScaled, StageId::kMasked, 0, 0.25f, f));
   // Causal: cell (0, 1) is hidden, cell (1, 0) visible.
   EXPECT_FLOAT_EQ(f.hatch[0 * 3 + 1], 0.25f);
   EXPECT_FLOAT_EQ(f.hatch[1 * 3 + 0], 0.0f);
-  ASSERT_TRUE(animate_stage(t, "scaled", "masked", 0, 0.75f, f));
+  ASSERT_TRUE(animate_stage(t, StageId::kScaled, StageId::kMasked, 0, 0.75f, f));
   EXPECT_TRUE(std::isinf(f.value(0, 1)));
-  ASSERT_TRUE(animate_stage(t, "masked", "weights", 0, 1.0f, f));
+  ASSERT_TRUE(animate_stage(t, StageId::kMasked, StageId::kWeights, 0, 1.0f, f));
   EXPECT_TRUE(f.from_on_own_scale);
   for (float r : f.row_progress) EXPECT_EQ(r, 1.0f);
-  EXPECT_FLOAT_EQ(f.value(2, 2), t.head("weights", 0)(2, 2));
-  ASSERT_TRUE(animate_stage(t, "masked", "weights", 0, 0.3f, f));
+  EXPECT_FLOAT_EQ(f.value(2, 2), t.head(StageId::kWeights, 0)(2, 2));
+  ASSERT_TRUE(animate_stage(t, StageId::kMasked, StageId::kWeights, 0, 0.3f, f));
   EXPECT_GT(f.row_progress[0], f.row_progress[2]);  // the rows go one after another
-  ASSERT_TRUE(animate_stage(t, "scores", "scaled", 0, 0.5f, f));
-  const float mid = 0.5f * (t.head("scores", 0)(2, 1) + t.head("scaled", 0)(2, 1));
+  ASSERT_TRUE(animate_stage(t, StageId::kScores, StageId::kScaled, 0, 0.5f, f));
+  const float mid = 0.5f * (t.head(StageId::kScores, 0)(2, 1) + t.head(StageId::kScaled, 0)(2, 1));
   EXPECT_FLOAT_EQ(f.value(2, 1), mid);
-  EXPECT_FALSE(animate_stage(t, "weights", "scores", 0, 0.5f, f));  // no animation backwards
-  EXPECT_FALSE(stage_change_animates("weights", "masked"));
-  EXPECT_TRUE(stage_change_animates("masked", "weights"));
+  EXPECT_FALSE(
+      animate_stage(t, StageId::kWeights, StageId::kScores, 0, 0.5f, f));  // no animation backwards
+  EXPECT_FALSE(stage_change_animates(StageId::kWeights, StageId::kMasked));
+  EXPECT_TRUE(stage_change_animates(StageId::kMasked, StageId::kWeights));
 }
 
 TEST(Motion, AnEditLightsUpExactlyTheCellsItChanged) {
@@ -305,16 +310,16 @@ TEST(Motion, AnEditLightsUpExactlyTheCellsItChanged) {
   ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 1, 0, "0.9"));
   c.update(st.trace(), st.trace_serial(), true, 10.0);
   EXPECT_TRUE(c.active(10.1));
-  EXPECT_EQ(c.changed_cells("scores", 0), 3);
+  EXPECT_EQ(c.changed_cells(StageId::kScores, 0), 3);
   for (int j = 0; j < 3; ++j) {
-    EXPECT_GT(c.strength("scores", 0, 1, j, 10.1), 0.9f);
-    EXPECT_EQ(c.strength("scores", 0, 0, j, 10.1), 0.0f);
+    EXPECT_GT(c.strength(StageId::kScores, 0, 1, j, 10.1), 0.9f);
+    EXPECT_EQ(c.strength(StageId::kScores, 0, 0, j, 10.1), 0.0f);
   }
-  EXPECT_EQ(c.changed_cells("q", 0), 1);
-  EXPECT_EQ(c.changed_cells("k", 0), 0);
+  EXPECT_EQ(c.changed_cells(StageId::kQ, 0), 1);
+  EXPECT_EQ(c.changed_cells(StageId::kK, 0), 0);
   // Causal: "is" sees two keys, so two weights move (the hidden third stays 0).
-  EXPECT_EQ(c.changed_cells("weights", 0), 2);
-  EXPECT_EQ(c.strength("scores", 0, 1, 0, 10.01 + ChangeTracker::kSeconds), 0.0f);  // faded
+  EXPECT_EQ(c.changed_cells(StageId::kWeights, 0), 2);
+  EXPECT_EQ(c.strength(StageId::kScores, 0, 1, 0, 10.01 + ChangeTracker::kSeconds), 0.0f);  // faded
   // Opening another example is not an edit: nothing lights up.
   ASSERT_TRUE(st.load_example("fear-is"));
   c.update(st.trace(), st.trace_serial(), false, 20.0);
@@ -330,7 +335,7 @@ TEST(Idle, TheWindowSleepsUnlessSomethingMoves) {
   st.playing = true;
   EXPECT_TRUE(ui.wants_frames());
   st.playing = false;
-  ui.transition = {"masked", "weights", 4.5, 1.0};
+  ui.transition = {StageId::kMasked, StageId::kWeights, 4.5, 1.0};
   EXPECT_TRUE(ui.wants_frames());
   ui.now = 6.0;
   EXPECT_FALSE(ui.wants_frames());  // the animation is over

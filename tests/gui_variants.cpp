@@ -47,20 +47,20 @@ TEST_F(VariantViews, TheExamplesOpenOnTheirStagesAndDraw) {
   ui.show_variant_views = true;
   ASSERT_TRUE(state.load_example("linformer"));
   frames(3);
-  ASSERT_NE(state.trace().find("k_proj"), nullptr);
+  ASSERT_NE(state.trace().find(StageId::kKProj), nullptr);
   EXPECT_EQ(state.trace().n_k, 6);
   every_stage();
   ASSERT_TRUE(state.load_example("multi-token"));
   frames(3);
-  ASSERT_NE(state.trace().find("pre_conv"), nullptr);
+  ASSERT_NE(state.trace().find(StageId::kPreConv), nullptr);
   bool convolved = false;
   for (const StageInfo& s : state.stages())
-    convolved |= s.id == "masked" && std::string(s.title) == "Convolved scores";
+    convolved |= s.id == StageId::kMasked && std::string(s.title) == "Convolved scores";
   EXPECT_TRUE(convolved);
   every_stage();
   ASSERT_TRUE(state.load_example("head-mixing"));
   frames(3);
-  ASSERT_NE(state.trace().find("pre_mix"), nullptr);
+  ASSERT_NE(state.trace().find(StageId::kPreMix), nullptr);
   EXPECT_EQ(state.trace().num_heads, 2);
   every_stage();
   EXPECT_TRUE(ui.show_variant_views);
@@ -90,17 +90,17 @@ TEST_F(VariantViews, TheControlsTurnEachVariantOnAndOff) {
   ASSERT_TRUE(state.set_kq_conv(theta));
   ASSERT_TRUE(state.set_head_mix(2, 0.5f));
   frames(3);
-  ASSERT_NE(state.trace().find("pre_conv"), nullptr);
-  ASSERT_NE(state.trace().find("pre_mix"), nullptr);
+  ASSERT_NE(state.trace().find(StageId::kPreConv), nullptr);
+  ASSERT_NE(state.trace().find(StageId::kPreMix), nullptr);
   every_stage();
   // Fewer heads than the mixing's group: mixing turns itself off, the convolution stays.
   ASSERT_TRUE(state.set_heads(1, 1));
   frames(2);
-  EXPECT_EQ(state.trace().find("pre_mix"), nullptr);
-  EXPECT_NE(state.trace().find("pre_conv"), nullptr);
+  EXPECT_EQ(state.trace().find(StageId::kPreMix), nullptr);
+  EXPECT_NE(state.trace().find(StageId::kPreConv), nullptr);
   ASSERT_TRUE(state.set_kq_conv(Matrix()));
   frames(3);
-  EXPECT_EQ(state.trace().find("pre_conv"), nullptr);
+  EXPECT_EQ(state.trace().find(StageId::kPreConv), nullptr);
 }
 
 }  // namespace

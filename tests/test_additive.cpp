@@ -104,18 +104,18 @@ TEST(Additive, EveryStageMatchesAnIndependentDoubleLoop) {
       for (int i = 0; i < n_q; ++i)
         for (int j = 0; j < n_k; ++j) {
           const double s = r.scores[i][j];
-          EXPECT_NEAR(t.head("scores", h)(i, j), s, 1e-5) << trial;
-          EXPECT_NEAR(t.head("scaled", h)(i, j), s * scale, 1e-5) << trial;
+          EXPECT_NEAR(t.head(StageId::kScores, h)(i, j), s, 1e-5) << trial;
+          EXPECT_NEAR(t.head(StageId::kScaled, h)(i, j), s * scale, 1e-5) << trial;
           if (std::isinf(masks.masked[static_cast<size_t>(h)](i, j))) {
-            EXPECT_TRUE(std::isinf(t.head("masked", h)(i, j)));
+            EXPECT_TRUE(std::isinf(t.head(StageId::kMasked, h)(i, j)));
           } else {
-            EXPECT_NEAR(t.head("masked", h)(i, j), s * scale, 1e-5) << trial;
+            EXPECT_NEAR(t.head(StageId::kMasked, h)(i, j), s * scale, 1e-5) << trial;
           }
-          EXPECT_NEAR(t.head("weights", h)(i, j), r.weights[i][j], 1e-5) << trial;
+          EXPECT_NEAR(t.head(StageId::kWeights, h)(i, j), r.weights[i][j], 1e-5) << trial;
         }
       for (int i = 0; i < n_q; ++i)
         for (int c = 0; c < p.input.d_v(); ++c)
-          EXPECT_NEAR(t.head("output", h)(i, c), r.output[i][c], 1e-5) << trial;
+          EXPECT_NEAR(t.head(StageId::kOutput, h)(i, c), r.output[i][c], 1e-5) << trial;
       // The outputs-only path (compute without --weights) takes the staged blocks.
       const HeadStack out = cpu->run_output(p);
       for (int i = 0; i < n_q; ++i)
@@ -165,10 +165,10 @@ TEST(Additive, ExampleNarratesTheArithmeticAndRoundTripsThroughJson) {
     for (int c = 0; c < 3; ++c) pre += wq[a][c] * q[c] + wk[a][c] * k[c];
     score += v[a] * std::tanh(pre);
   }
-  EXPECT_NEAR(t.head("scores", 0)(1, 2), score, 1e-6);
+  EXPECT_NEAR(t.head(StageId::kScores, 0)(1, 2), score, 1e-6);
   // The trace of one row (what `explain` computes) keeps the score function too.
   const AttentionTrace row = compute_scenario_trace_rows(*s, *cpu, 1, 2);
-  EXPECT_NEAR(row.head("scores", 0)(0, 2), score, 1e-6);
+  EXPECT_NEAR(row.head(StageId::kScores, 0)(0, 2), score, 1e-6);
   EXPECT_EQ(explain(row, req, error), text);
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4f", score);

@@ -185,12 +185,12 @@ TEST_P(BackendTest, EveryStageMatchesReference) {
     AttentionTrace t = compute_trace(p, *backend_);
     for (int h = 0; h < c.heads; ++h) {
       SCOPED_TRACE("head " + std::to_string(h));
-      EXPECT_LE(max_abs_diff(t.head("scores", h), ref.scores[h]), kStageTol);
-      EXPECT_LE(max_abs_diff(t.head("scaled", h), ref.scaled[h]), kStageTol);
-      EXPECT_LE(max_abs_diff(t.head("masked", h), ref.masked[h]), kStageTol);
-      EXPECT_LE(max_abs_diff(t.head("weights", h), ref.weights[h]), kWeightTol);
-      EXPECT_LE(max_abs_diff(t.head("output", h), ref.output[h]), kWeightTol);
-      EXPECT_EQ(t.step("output").kv_head[h], h / (c.heads / c.kv_heads));
+      EXPECT_LE(max_abs_diff(t.head(StageId::kScores, h), ref.scores[h]), kStageTol);
+      EXPECT_LE(max_abs_diff(t.head(StageId::kScaled, h), ref.scaled[h]), kStageTol);
+      EXPECT_LE(max_abs_diff(t.head(StageId::kMasked, h), ref.masked[h]), kStageTol);
+      EXPECT_LE(max_abs_diff(t.head(StageId::kWeights, h), ref.weights[h]), kWeightTol);
+      EXPECT_LE(max_abs_diff(t.head(StageId::kOutput, h), ref.output[h]), kWeightTol);
+      EXPECT_EQ(t.step(StageId::kOutput).kv_head[h], h / (c.heads / c.kv_heads));
       ASSERT_EQ(t.empty_row[h].size(), ref.empty_row[h].size());
       for (int i = 0; i < c.n_q; ++i) {
         EXPECT_EQ(t.empty_row[h][i], ref.empty_row[h][i]) << "row " << i;
@@ -213,7 +213,7 @@ TEST_P(BackendTest, FusedOutputMatchesReferenceAndStaged) {
     for (int h = 0; h < c.heads; ++h) {
       SCOPED_TRACE("head " + std::to_string(h));
       EXPECT_LE(max_abs_diff(out[h], ref.output[h]), kWeightTol);
-      EXPECT_LE((out[h] - staged.head("output", h)).cwiseAbs().maxCoeff(), 1e-5f);
+      EXPECT_LE((out[h] - staged.head(StageId::kOutput, h)).cwiseAbs().maxCoeff(), 1e-5f);
       EXPECT_TRUE(out[h].allFinite());
       for (int i = 0; i < c.n_q; ++i)
         if (ref.empty_row[h][i]) {
@@ -236,9 +236,9 @@ TEST_P(BackendTest, HugeLogitsStayFinite) {
   AttentionTrace t = compute_trace(p, *backend_);
   HeadStack out = backend_->run_output(p);
   for (int h = 0; h < 2; ++h) {
-    EXPECT_TRUE(t.head("weights", h).allFinite());
-    EXPECT_LE(max_abs_diff(t.head("weights", h), ref.weights[h]), kWeightTol);
-    EXPECT_LE(max_abs_diff(t.head("output", h), ref.output[h]), kWeightTol);
+    EXPECT_TRUE(t.head(StageId::kWeights, h).allFinite());
+    EXPECT_LE(max_abs_diff(t.head(StageId::kWeights, h), ref.weights[h]), kWeightTol);
+    EXPECT_LE(max_abs_diff(t.head(StageId::kOutput, h), ref.output[h]), kWeightTol);
     EXPECT_LE(max_abs_diff(out[h], ref.output[h]), kWeightTol);
   }
 }

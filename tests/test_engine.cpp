@@ -43,16 +43,16 @@ void expect_matches_reference(const AttentionProblem& p, double tol = 1e-5) {
   AttentionTrace t = run(p);
   test::RefResult r = reference_attention(p);
   for (int h = 0; h < p.input.num_heads(); ++h) {
-    EXPECT_LE(max_abs_diff(t.head("scores", h), r.scores[h]), tol) << "head " << h;
-    EXPECT_LE(max_abs_diff(t.head("scaled", h), r.scaled[h]), tol) << "head " << h;
-    EXPECT_LE(max_abs_diff(t.head("masked", h), r.masked[h]), tol) << "head " << h;
-    EXPECT_LE(max_abs_diff(t.head("weights", h), r.weights[h]), tol) << "head " << h;
-    EXPECT_LE(max_abs_diff(t.head("output", h), r.output[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head(StageId::kScores, h), r.scores[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head(StageId::kScaled, h), r.scaled[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head(StageId::kMasked, h), r.masked[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head(StageId::kWeights, h), r.weights[h]), tol) << "head " << h;
+    EXPECT_LE(max_abs_diff(t.head(StageId::kOutput, h), r.output[h]), tol) << "head " << h;
     EXPECT_EQ(t.empty_row[h], r.empty_row[h]) << "head " << h;
     // The trace's reason bits agree with where the masked stage holds -inf.
     for (int i = 0; i < t.n_q; ++i)
       for (int j = 0; j < t.n_k; ++j)
-        EXPECT_EQ(t.hidden_of(h)(i, j) != 0, std::isinf(t.head("masked", h)(i, j)))
+        EXPECT_EQ(t.hidden_of(h)(i, j) != 0, std::isinf(t.head(StageId::kMasked, h)(i, j)))
             << "head " << h << " cell " << i << "," << j;
   }
 }
@@ -72,24 +72,25 @@ TEST(Engine, FearIsScoresByHand) {
   // q_is·k_is     = 0.5·0.1 + 0.2·0.4 + 0.3·0.6 = 0.05 + 0.08 + 0.18 = 0.31
   // (The source's "Show calculations" uses q_is·k_is for the Fear row and gets 0.38; both wrong.)
   AttentionTrace t = run(fear_is());
-  const Matrix& s = t.head("scores", 0);
+  const Matrix& s = t.head(StageId::kScores, 0);
   EXPECT_NEAR(s(0, 0), 0.27, 1e-6);
   EXPECT_NEAR(s(0, 1), 0.54, 1e-6);
   EXPECT_NEAR(s(1, 0), 0.31, 1e-6);
   EXPECT_NEAR(s(1, 1), 0.31, 1e-6);
   // scaled = s/√3; weights row 0 = softmax(0.27/√3, 0.54/√3): w1 = 1/(1+e^{-0.27/√3}).
   const double w01 = 1.0 / (1.0 + std::exp(-0.27 / std::sqrt(3.0)));
-  EXPECT_NEAR(t.head("weights", 0)(0, 1), w01, 1e-6);
-  EXPECT_NEAR(t.head("weights", 0)(1, 0), 0.5, 1e-6);  // equal scores -> equal weights
+  EXPECT_NEAR(t.head(StageId::kWeights, 0)(0, 1), w01, 1e-6);
+  EXPECT_NEAR(t.head(StageId::kWeights, 0)(1, 0), 0.5, 1e-6);  // equal scores -> equal weights
   // output row 1 = 0.5·v_Fear + 0.5·v_is = (0.45, 0.4, 0.3)
-  EXPECT_NEAR(t.head("output", 0)(1, 0), 0.45, 1e-6);
-  EXPECT_NEAR(t.head("output", 0)(1, 1), 0.40, 1e-6);
-  EXPECT_NEAR(t.head("output", 0)(1, 2), 0.30, 1e-6);
+  EXPECT_NEAR(t.head(StageId::kOutput, 0)(1, 0), 0.45, 1e-6);
+  EXPECT_NEAR(t.head(StageId::kOutput, 0)(1, 1), 0.40, 1e-6);
+  EXPECT_NEAR(t.head(StageId::kOutput, 0)(1, 2), 0.30, 1e-6);
   expect_matches_reference(fear_is());
-  std::vector<std::string> ids;
+  std::vector<StageId> ids;
   for (const auto& st : t.steps) ids.push_back(st.id);
-  EXPECT_EQ(ids, (std::vector<std::string>{"q", "k", "v", "scores", "scaled", "masked", "weights",
-                                           "output"}));
+  EXPECT_EQ(ids, (std::vector<StageId>{StageId::kQ, StageId::kK, StageId::kV, StageId::kScores,
+                                       StageId::kScaled, StageId::kMasked, StageId::kWeights,
+                                       StageId::kOutput}));
 }
 
 TEST(Engine, FearIsTheCausalByHand) {
@@ -98,17 +99,17 @@ TEST(Engine, FearIsTheCausalByHand) {
   ASSERT_TRUE(s) << error;
   auto cpu = make_cpu_backend();
   AttentionTrace t = compute_scenario_trace(*s, *cpu);
-  const Matrix& w = t.head("weights", 0);
+  const Matrix& w = t.head(StageId::kWeights, 0);
   // Row "Fear" sees only itself; row "is" sees Fear and is with equal scores 0.31 and 0.31.
   EXPECT_FLOAT_EQ(w(0, 0), 1.0f);
   EXPECT_EQ(w(0, 1), 0.0f);
   EXPECT_NEAR(w(1, 0), 0.5, 1e-6);
   EXPECT_NEAR(w(1, 1), 0.5, 1e-6);
   EXPECT_EQ(w(1, 2), 0.0f);
-  EXPECT_TRUE(std::isinf(t.head("masked", 0)(1, 2)));
+  EXPECT_TRUE(std::isinf(t.head(StageId::kMasked, 0)(1, 2)));
   EXPECT_EQ(t.hidden_of(0)(1, 2), kHiddenCausal);
   // q_is·k_the = 0.5·0.4 + 0.2·0.2 + 0.3·0.5 = 0.2 + 0.04 + 0.15 = 0.39 (the source says 0.41)
-  EXPECT_NEAR(t.head("scores", 0)(1, 2), 0.39, 1e-6);
+  EXPECT_NEAR(t.head(StageId::kScores, 0)(1, 2), 0.39, 1e-6);
   EXPECT_EQ(t.query_tokens, (std::vector<std::string>{"Fear", "is", "the"}));
 }
 
@@ -242,9 +243,9 @@ TEST(EngineMaskPatterns, CausalAlignments) {
   AttentionTrace t = run(zeros(4, 2, causal(CausalAlign::kLowerRight)));
   EXPECT_EQ(pattern(t), (std::vector<std::string>{"..", "..", "x.", "xx"}));
   EXPECT_EQ(t.empty_row[0], (std::vector<bool>{true, true, false, false}));
-  EXPECT_EQ(t.head("weights", 0).row(0).cwiseAbs().sum(), 0.0f);
-  EXPECT_EQ(t.head("output", 0).row(1).cwiseAbs().sum(), 0.0f);
-  EXPECT_TRUE(t.head("output", 0).allFinite());
+  EXPECT_EQ(t.head(StageId::kWeights, 0).row(0).cwiseAbs().sum(), 0.0f);
+  EXPECT_EQ(t.head(StageId::kOutput, 0).row(1).cwiseAbs().sum(), 0.0f);
+  EXPECT_TRUE(t.head(StageId::kOutput, 0).allFinite());
 }
 
 TEST(EngineMaskPatterns, WindowGlobalAndPadding) {
@@ -273,8 +274,8 @@ TEST(Engine, GqaMappingRecorded) {
   p.input.v = random_heads(2, 4, 3, rng);
   AttentionTrace t = run(p);
   EXPECT_EQ(t.kv_head_of, (std::vector<int>{0, 0, 0, 1, 1, 1}));
-  EXPECT_EQ(t.step("weights").kv_head, (std::vector<int>{0, 0, 0, 1, 1, 1}));
-  EXPECT_EQ(t.step("k").heads.size(), 2u);
+  EXPECT_EQ(t.step(StageId::kWeights).kv_head, (std::vector<int>{0, 0, 0, 1, 1, 1}));
+  EXPECT_EQ(t.step(StageId::kK).heads.size(), 2u);
   EXPECT_EQ(t.num_kv_heads, 2);
 }
 
@@ -285,8 +286,8 @@ TEST(Engine, LargeScoresDoNotOverflow) {
   p.input.v = {mat({{1.0f}, {2.0f}, {3.0f}})};
   p.options.scale = 1.0f;  // scores up to 1e4
   AttentionTrace t = run(p);
-  EXPECT_TRUE(t.head("weights", 0).allFinite());
-  EXPECT_TRUE(t.head("output", 0).allFinite());
+  EXPECT_TRUE(t.head(StageId::kWeights, 0).allFinite());
+  EXPECT_TRUE(t.head(StageId::kOutput, 0).allFinite());
   expect_matches_reference(p, 1e-4);
 }
 
@@ -301,9 +302,9 @@ TEST(Engine, TinyTemperatureGivesOneHotNotNan) {
   AttentionTrace t = run(p);
   test::RefResult r = reference_attention(p);
   for (int h = 0; h < 2; ++h) {
-    EXPECT_TRUE(t.head("weights", h).allFinite());
-    EXPECT_LE(max_abs_diff(t.head("weights", h), r.weights[h]), 1e-6);
-    EXPECT_LE(max_abs_diff(t.head("output", h), r.output[h]), 1e-6);
+    EXPECT_TRUE(t.head(StageId::kWeights, h).allFinite());
+    EXPECT_LE(max_abs_diff(t.head(StageId::kWeights, h), r.weights[h]), 1e-6);
+    EXPECT_LE(max_abs_diff(t.head(StageId::kOutput, h), r.output[h]), 1e-6);
   }
 }
 
@@ -322,10 +323,10 @@ TEST(Engine, LogitsBeyondFloatAreRefused) {
 TEST(Engine, TemperatureSharpensAndFlattens) {
   AttentionProblem p = fear_is();
   p.options.temperature = 0.1f;
-  float sharp = run(p).step("weights").heads[0](0, 1);
+  float sharp = run(p).step(StageId::kWeights).heads[0](0, 1);
   p.options.temperature = 10.0f;
-  float flat = run(p).step("weights").heads[0](0, 1);
-  float normal = run(fear_is()).step("weights").heads[0](0, 1);
+  float flat = run(p).step(StageId::kWeights).heads[0](0, 1);
+  float normal = run(fear_is()).step(StageId::kWeights).heads[0](0, 1);
   EXPECT_GT(sharp, normal);
   EXPECT_LT(flat, normal);
   EXPECT_GT(flat, 0.5f);
@@ -401,10 +402,10 @@ TEST(Engine, ProjectionFormsAgreeAndMatchLoops) {
   for (const Matrix& w : pr.w_v) p.input.v.push_back(project(pr.x_kv, w));
   test::RefResult r = reference_attention(p);
   for (int h = 0; h < H; ++h) {
-    EXPECT_LE(max_abs_diff(t.head("weights", h), r.weights[h]), 1e-5);
-    EXPECT_LE((t.head("q", h) - p.input.q[h]).cwiseAbs().maxCoeff(), 1e-5f);
+    EXPECT_LE(max_abs_diff(t.head(StageId::kWeights, h), r.weights[h]), 1e-5);
+    EXPECT_LE((t.head(StageId::kQ, h) - p.input.q[h]).cwiseAbs().maxCoeff(), 1e-5f);
   }
-  const Matrix& projected = t.head("projected", 0);
+  const Matrix& projected = t.head(StageId::kProjected, 0);
   ASSERT_EQ(projected.rows(), n);
   ASSERT_EQ(projected.cols(), d_out);
   for (int i = 0; i < n; ++i)
@@ -414,8 +415,8 @@ TEST(Engine, ProjectionFormsAgreeAndMatchLoops) {
         for (int b = 0; b < d_v; ++b) acc += r.output[h](i, b) * double(pr.w_o(h * d_v + b, c));
       EXPECT_NEAR(projected(i, c), acc, 1e-5) << i << "," << c;
     }
-  EXPECT_EQ(t.head("concat", 0).cols(), H * d_v);
-  EXPECT_EQ(t.step("head_contrib").heads.size(), static_cast<size_t>(H));
+  EXPECT_EQ(t.head(StageId::kConcat, 0).cols(), H * d_v);
+  EXPECT_EQ(t.step(StageId::kHeadContrib).heads.size(), static_cast<size_t>(H));
   EXPECT_EQ(t.key_tokens, s.key_tokens);
 }
 

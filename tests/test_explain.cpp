@@ -394,7 +394,7 @@ TEST(Explain, KeyAndStepNarrowTheText) {
 
   ExplainRequest step;
   step.query = 0;
-  step.step = "weights";
+  step.step = StageId::kWeights;
   const std::string s = narrate(t, step);
   EXPECT_HAS(s, "4. Softmax");
   EXPECT_LACKS(s, "1. Scores");
@@ -419,7 +419,7 @@ TEST(Explain, OutOfRangeErrorsNameTheFlag) {
     EXPECT_HAS(error, c.range);
   }
   ExplainRequest bad;
-  bad.step = "nonsense";
+  bad.step = StageId::kConcat;  // a one-head scenario has no concatenated heads
   std::string error;
   EXPECT_EQ(explain(t, bad, error), "");
   EXPECT_HAS(error, "--step");
@@ -569,7 +569,7 @@ TEST(Explain, EveryMaskReasonIsATrueInequality) {
                                         std::to_string(key_length) + " query " + std::to_string(i);
               check.text(text, where);
               // One cell at a time (the mask stage) says the same things.
-              r.step = "masked";
+              r.step = StageId::kMasked;
               for (int j = 0; j < n_k; ++j) {
                 r.key = j;
                 check.text(explain(t, r, error), where + " key " + std::to_string(j));

@@ -217,12 +217,12 @@ TEST(Colormap, NamesAndDefaults) {
   EXPECT_FALSE(is_colormap("jet"));
   EXPECT_TRUE(is_diverging("diverging"));
   EXPECT_FALSE(is_diverging("viridis"));
-  EXPECT_EQ(default_colormap_for("weights", 0.0), "viridis");
-  EXPECT_EQ(default_colormap_for("scores", -0.5), "diverging");
-  EXPECT_EQ(default_colormap_for("scores", 0.1), "viridis");
-  EXPECT_EQ(default_colormap_for("q", -1.0), "diverging");
-  EXPECT_EQ(default_colormap_for("projected", -1.0), "diverging");
-  EXPECT_EQ(default_colormap_for("output", 0.0), "viridis");
+  EXPECT_EQ(default_colormap_for(StageId::kWeights, 0.0), "viridis");
+  EXPECT_EQ(default_colormap_for(StageId::kScores, -0.5), "diverging");
+  EXPECT_EQ(default_colormap_for(StageId::kScores, 0.1), "viridis");
+  EXPECT_EQ(default_colormap_for(StageId::kQ, -1.0), "diverging");
+  EXPECT_EQ(default_colormap_for(StageId::kProjected, -1.0), "diverging");
+  EXPECT_EQ(default_colormap_for(StageId::kOutput, 0.0), "viridis");
 }
 
 // ---- PNG pixels ----
@@ -243,7 +243,7 @@ TEST(ExportPng, FearIsTheWeightsMatchTheColourMap) {
 
   AttentionTrace t = trace_of_example("fear-is-the");
   HeatmapOptions o;
-  o.step = "weights";
+  o.step = StageId::kWeights;
   MatrixLayout L;
   std::string error;
   ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
@@ -289,7 +289,7 @@ TEST(ExportPng, SignedScoresUseADivergingMapCentredOnZero) {
   ASSERT_GT(img.w, 0);
   AttentionTrace t = trace_of_file(scen);
   HeatmapOptions o;
-  o.step = "scores";
+  o.step = StageId::kScores;
   MatrixLayout L;
   std::string error;
   ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
@@ -320,7 +320,7 @@ TEST(ExportPng, OutputIsNonSquareAndUsesItsOwnRange) {
   Image img = test::load_png_rgb(out);
   AttentionTrace t = trace_of_file(scen);
   HeatmapOptions o;
-  o.step = "output";
+  o.step = StageId::kOutput;
   MatrixLayout L;
   std::string error;
   ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
@@ -345,7 +345,7 @@ TEST(ExportPng, ChosenColourMapAndWidth) {
   EXPECT_EQ(img.w, 1000);
   AttentionTrace t = trace_of_example("fear-is-the");
   HeatmapOptions o;
-  o.step = "weights";
+  o.step = StageId::kWeights;
   o.maps = ColormapChoice::only("magma");
   o.width = 1000;
   MatrixLayout L;
@@ -419,7 +419,7 @@ TEST(ExportSvg, MaskedStageHasTokensTitleAndMinusInfinity) {
   // The picture: the layout's size, and every visible cell in its colour (rendered by librsvg).
   AttentionTrace t = trace_of_example("fear-is-the");
   HeatmapOptions o;
-  o.step = "masked";
+  o.step = StageId::kMasked;
   MatrixLayout L;
   std::string error;
   ASSERT_TRUE(layout_heatmap(t, o, L, error)) << error;
@@ -528,7 +528,7 @@ TEST(ExportSvg, NumbersByDefaultOnlyUpTo16x16) {
   EXPECT_EQ(texts_of(svg_texts(out), "num").size(), 0u);
   AttentionTrace t = trace_of_file(big);
   HeatmapOptions o;
-  o.step = "scores";
+  o.step = StageId::kScores;
   MatrixScene scene;
   std::string error;
   ASSERT_TRUE(build_heatmap_scene(t, o, scene, error)) << error;
@@ -551,7 +551,7 @@ TEST(ExportScene, LargeMatricesStayBoundedAndThinTheirLabels) {
   std::string big = write_temp("r200.json", random_scenario(200, 4));
   AttentionTrace t = trace_of_file(big);
   HeatmapOptions o;
-  o.step = "weights";
+  o.step = StageId::kWeights;
   MatrixScene scene;
   std::string error;
   ASSERT_TRUE(build_heatmap_scene(t, o, scene, error)) << error;
@@ -614,7 +614,7 @@ TEST(ExportScene, ALongStageIsOnePictureWithEveryCellInItsColour) {
 
   AttentionTrace t = trace_of_file(scen);
   HeatmapOptions o;
-  o.step = "weights";
+  o.step = StageId::kWeights;
   MatrixScene scene;
   std::string error;
   ASSERT_TRUE(build_heatmap_scene(t, o, scene, error)) << error;
@@ -678,7 +678,7 @@ TEST(ExportScene, ColourBarTicksAreDistinctAndLabelBothEnds) {
               std::to_string(u(rng) * scale) + "]";
     json += R"(], "k": [[1, 0.5], [-0.3, 0.2], [0.7, -0.9]], "v": [[1, 2], [3, 4], [5, 6]]})";
     AttentionTrace t = trace_of_file(write_temp("ticks.json", json));
-    for (const char* step : {"scores", "weights", "output", "q"}) {
+    for (StageId step : {StageId::kScores, StageId::kWeights, StageId::kOutput, StageId::kQ}) {
       HeatmapOptions o;
       o.step = step;
       MatrixScene scene;
@@ -715,35 +715,35 @@ TEST(ExportScene, ColourBarTicksAreDistinctAndLabelBothEnds) {
 TEST(ColorScale, TheRuleForEachKindOfData) {
   Matrix w(2, 3);
   w << 0.2f, 0.3f, 0.5f, 0.67f, 0.33f, 0.0f;
-  ColorScale s = color_scale_for("weights", w);
+  ColorScale s = color_scale_for(StageId::kWeights, w);
   EXPECT_EQ(s.map, "viridis");
   EXPECT_EQ(s.lo, 0.0);
   EXPECT_EQ(s.hi, 1.0);  // a few keys: 0.67 has the same colour in every example
   Matrix many = Matrix::Constant(2, 40, 1.0f / 40);
   many(0, 0) = 0.05f;
-  s = color_scale_for("weights", many);
+  s = color_scale_for(StageId::kWeights, many);
   EXPECT_EQ(s.lo, 0.0);
   EXPECT_NEAR(s.hi, 0.05, 1e-7);  // many keys: every weight is small
   Matrix signed_m(1, 3);
   signed_m << -0.2f, 0.5f, -std::numeric_limits<float>::infinity();
-  s = color_scale_for("scores", signed_m, {"magma", "diverging"});
+  s = color_scale_for(StageId::kScores, signed_m, {"magma", "diverging"});
   EXPECT_EQ(s.map, "diverging");
   EXPECT_NEAR(s.lo, -0.5, 1e-7);
   EXPECT_NEAR(s.hi, 0.5, 1e-7);  // symmetric, −∞ ignored
   Matrix pos(1, 2);
   pos << 0.25f, 0.75f;
-  s = color_scale_for("output", pos, {"magma", "diverging"});
+  s = color_scale_for(StageId::kOutput, pos, {"magma", "diverging"});
   EXPECT_EQ(s.map, "magma");
   EXPECT_NEAR(s.lo, 0.25, 1e-7);
   EXPECT_NEAR(s.hi, 0.75, 1e-7);
-  s = color_scale_for("weights", w, ColormapChoice::only("diverging"));
+  s = color_scale_for(StageId::kWeights, w, ColormapChoice::only("diverging"));
   EXPECT_EQ(s.lo, -s.hi);  // a diverging map always centres on 0
   Matrix flat = Matrix::Constant(2, 2, 3.0f);
-  s = color_scale_for("q", flat);
+  s = color_scale_for(StageId::kQ, flat);
   EXPECT_LT(s.lo, 3.0);
   EXPECT_GT(s.hi, 3.0);
   Matrix none = Matrix::Constant(1, 2, -std::numeric_limits<float>::infinity());
-  s = color_scale_for("masked", none);
+  s = color_scale_for(StageId::kMasked, none);
   EXPECT_LT(s.lo, s.hi);
 }
 
@@ -766,7 +766,7 @@ TEST(ColorScale, TheRangeIsTheFiniteMinimumAndMaximumAtAnySize) {
           lo = std::min(lo, static_cast<double>(m(0, k)));
           hi = std::max(hi, static_cast<double>(m(0, k)));
         }
-      const ColorScale s = color_scale_for("output", m);
+      const ColorScale s = color_scale_for(StageId::kOutput, m);
       if (!(lo < hi)) continue;  // a flat or empty row: covered above
       EXPECT_EQ(s.lo, lo) << cells << " cells, extreme at " << where;
       EXPECT_EQ(s.hi, hi) << cells << " cells, extreme at " << where;
@@ -894,7 +894,7 @@ TEST(ExportPdf, AStageWithMoreRowsThanThePageHasPointsStaysOnThePage) {
   std::unique_ptr<TextEngine> text = TextEngine::create(error);
   ASSERT_TRUE(text) << error;
   for (Paper paper : {Paper::kSlide, Paper::kA4}) {
-    for (const char* step : {"q", "weights"}) {
+    for (StageId step : {StageId::kQ, StageId::kWeights}) {
       HeatmapOptions o;
       o.step = step;
       ScenePage page;
@@ -905,7 +905,8 @@ TEST(ExportPdf, AStageWithMoreRowsThanThePageHasPointsStaysOnThePage) {
       const double left = 36, right = w - 36, bottom = h - 36 - 22 + 0.5;
       int images = 0;
       for (const SceneItem& it : page.items) {
-        const std::string what = std::string(paper_name(paper)) + " " + step + " " + it.cls;
+        const std::string what =
+            std::string(paper_name(paper)) + " " + stage_name(step) + " " + it.cls;
         if (it.cls == "footer" || it.cls == "rule") continue;
         if (it.kind == SceneItem::Kind::kText || it.kind == SceneItem::Kind::kParagraph) {
           // A paragraph wraps at its width.
@@ -1103,7 +1104,7 @@ TEST(ExportApi, ReportsBadOptions) {
   EXPECT_EQ(image_format_of("a.b/api.svg"), ImageFormat::kSvg);
   EXPECT_FALSE(image_format_of("a.png/api"));
   HeatmapOptions o;
-  o.step = "weights";
+  o.step = StageId::kWeights;
   o.head = 1;
   std::string bytes, error;
   EXPECT_FALSE(render_heatmap(t, o, ImageFormat::kPng, bytes, error));

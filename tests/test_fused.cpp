@@ -93,7 +93,7 @@ TEST(FusedCpu, MatchesStagedForEveryMaskAndTiling) {
         HeadStack fused = fused_attention_cpu(p, config);
         ASSERT_EQ(fused.size(), static_cast<size_t>(shape[0]));
         for (int h = 0; h < shape[0]; ++h) {
-          EXPECT_LE(max_diff(fused[h], staged.head("output", h)), 1e-5f) << "head " << h;
+          EXPECT_LE(max_diff(fused[h], staged.head(StageId::kOutput, h)), 1e-5f) << "head " << h;
           EXPECT_TRUE(fused[h].allFinite());
         }
       }

@@ -68,7 +68,7 @@ void expect_identical(const AttentionTrace& a, const AttentionTrace& b) {
 // The trace of `p` is computed and derived head `shown` of `stage` read (so a stale cache would
 // show); then `edit` changes p's inputs, `heads` are patched in, and the trace must equal a whole
 // recompute of the edited problem.
-void expect_patch_equals_whole(AttentionProblem p, const std::string& stage, int shown,
+void expect_patch_equals_whole(AttentionProblem p, StageId stage, int shown,
                                const std::function<void(AttentionInput&)>& edit,
                                const std::vector<int>& heads) {
   ASSERT_TRUE(patchable(p));
@@ -83,14 +83,14 @@ void expect_patch_equals_whole(AttentionProblem p, const std::string& stage, int
 
 TEST(HeadPatch, AnEditOfOneHeadsQueryEqualsAWholeRecompute) {
   std::mt19937 rng(5);
-  expect_patch_equals_whole(gqa_problem(rng), "scores", 1,
+  expect_patch_equals_whole(gqa_problem(rng), StageId::kScores, 1,
                             [](AttentionInput& in) { in.q[1](12, 3) += 0.75f; }, {1});
 }
 
 TEST(HeadPatch, AnEditOfAKeyChangesEveryHeadOfItsGroup) {
   std::mt19937 rng(6);
   // Key/value head 1 is read by query heads 2 and 3.
-  expect_patch_equals_whole(gqa_problem(rng), "masked", 3,
+  expect_patch_equals_whole(gqa_problem(rng), StageId::kMasked, 3,
                             [](AttentionInput& in) {
                               in.k[1](20, 0) -= 1.5f;
                               in.v[1](4, 2) = 9.0f;
@@ -108,7 +108,8 @@ TEST(HeadPatch, APatchOfTheWrongHeadsIsVisibleAndAMisfitIsRefused) {
   AttentionTrace wrong = before;
   HeadPatch patch0 = compute_head_patch(p, {0}, *cpu);
   ASSERT_TRUE(apply_head_patch(wrong, patch0));
-  EXPECT_FALSE(wrong.step("weights").heads[1] == compute_trace(p, *cpu).step("weights").heads[1]);
+  EXPECT_FALSE(wrong.step(StageId::kWeights).heads[1] ==
+               compute_trace(p, *cpu).step(StageId::kWeights).heads[1]);
 
   // A patch of another shape (one query row fewer) does not fit: refused, trace unchanged.
   AttentionProblem shorter = p;

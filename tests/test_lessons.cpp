@@ -272,8 +272,8 @@ Expected independent_answer(const LessonStep& step) {
   const test::RefResult ref = test::reference_attention(p);
   Expected e;
   if (q.kind == QuestionKind::kKey) {
-    const test::RefMat& w = a.stage == "weights" ? ref.weights[a.head] : ref.scores[a.head];
-    EXPECT_TRUE(a.stage == "weights" || a.stage == "scores") << a.stage;
+    const test::RefMat& w = a.stage == StageId::kWeights ? ref.weights[a.head] : ref.scores[a.head];
+    EXPECT_TRUE(a.stage == StageId::kWeights || a.stage == StageId::kScores);
     for (int j = 0; j < w.cols; ++j) {
       if (std::isinf(ref.masked[a.head](a.row, j))) continue;
       if (e.key < 0 || (a.smallest ? w(a.row, j) < w(a.row, e.key) : w(a.row, j) > w(a.row, e.key)))
@@ -296,14 +296,17 @@ Expected independent_answer(const LessonStep& step) {
     }
     return e;
   }
-  const std::map<std::string, const std::vector<test::RefMat>*> stages = {{"scores", &ref.scores},
-                                                                          {"scaled", &ref.scaled},
-                                                                          {"masked", &ref.masked},
-                                                                          {"weights", &ref.weights},
-                                                                          {"output", &ref.output}};
-  if (stages.count(a.stage)) return {(*stages.at(a.stage))[a.head](a.row, a.col), -1};
+  const std::map<StageId, const std::vector<test::RefMat>*> stages = {
+      {StageId::kScores, &ref.scores},
+      {StageId::kScaled, &ref.scaled},
+      {StageId::kMasked, &ref.masked},
+      {StageId::kWeights, &ref.weights},
+      {StageId::kOutput, &ref.output}};
+  EXPECT_TRUE(a.stage);
+  if (!a.stage) return {};
+  if (stages.count(*a.stage)) return {(*stages.at(*a.stage))[a.head](a.row, a.col), -1};
   // The output projection: concat of the heads' outputs times W_O plus b_O, by loops.
-  EXPECT_EQ(a.stage, "projected");
+  EXPECT_EQ(a.stage, StageId::kProjected);
   const ProjectionSpec& pr = step.scenario.projection;
   double sum = pr.b_o.size() ? pr.b_o(a.col) : 0.0;
   int r = 0;
@@ -414,7 +417,7 @@ TEST(LessonRecord, AppendsAStepAtomicallyAndRefusesOtherFiles) {
   ASSERT_TRUE(s);
   s->options.temperature = 0.5f;
   const std::string step =
-      step_json_for_view("Weights — fear-is-the", *s, "fear-is-the", "weights", 0, 1, 0);
+      step_json_for_view("Weights — fear-is-the", *s, "fear-is-the", StageId::kWeights, 0, 1, 0);
   ASSERT_TRUE(append_step_to_file(path, "Mine", step, error)) << error;
   ASSERT_TRUE(append_step_to_file(path, "Mine", step, error)) << error;
   std::optional<Lesson> l = load_lesson_file(path, error);
@@ -422,14 +425,15 @@ TEST(LessonRecord, AppendsAStepAtomicallyAndRefusesOtherFiles) {
   ASSERT_EQ(l->steps.size(), 2u);
   EXPECT_EQ(l->title, "Mine");
   EXPECT_EQ(l->steps[1].example, "fear-is-the");
-  EXPECT_EQ(l->steps[1].stage, "weights");
+  EXPECT_EQ(l->steps[1].stage, StageId::kWeights);
   EXPECT_EQ(l->steps[1].select_query, 1);
   EXPECT_EQ(l->steps[1].select_key, 0);
   EXPECT_EQ(l->steps[1].scenario.options.temperature, 0.5f);
   // An edited scenario is recorded inline, numbers and all.
   s->qkv.q[0](0, 0) = 0.9f;
   ASSERT_TRUE(append_step_to_file(
-      path, "Mine", step_json_for_view("Edited", *s, "fear-is-the", "scores", 0, -1, -1), error));
+      path, "Mine", step_json_for_view("Edited", *s, "fear-is-the", StageId::kScores, 0, -1, -1),
+      error));
   l = load_lesson_file(path, error);
   ASSERT_TRUE(l) << error;
   EXPECT_TRUE(l->steps[2].inline_scenario);

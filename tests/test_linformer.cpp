@@ -34,7 +34,7 @@ AttentionProblem random_problem(std::mt19937& rng, int H, int H_kv, int n_q, int
   return p;
 }
 
-void expect_stage(const AttentionTrace& t, const char* id, const std::vector<test::RefMat>& ref) {
+void expect_stage(const AttentionTrace& t, StageId id, const std::vector<test::RefMat>& ref) {
   const TraceStep* s = t.find(id);
   ASSERT_NE(s, nullptr) << id;
   ASSERT_EQ(s->num_heads(), static_cast<int>(ref.size())) << id;
@@ -68,13 +68,13 @@ TEST(Linformer, EveryStageMatchesTheReferenceForRandomShapesAndHeadLayouts) {
               "k\xCC\x83"
               "0");
     EXPECT_EQ(t.input_key_tokens.size(), static_cast<size_t>(n_k));
-    expect_stage(t, "k_proj", ref.k_proj);
-    expect_stage(t, "v_proj", ref.v_proj);
-    expect_stage(t, "scores", ref.scores);
-    expect_stage(t, "scaled", ref.scaled);
-    expect_stage(t, "masked", ref.masked);
-    expect_stage(t, "weights", ref.weights);
-    expect_stage(t, "output", ref.output);
+    expect_stage(t, StageId::kKProj, ref.k_proj);
+    expect_stage(t, StageId::kVProj, ref.v_proj);
+    expect_stage(t, StageId::kScores, ref.scores);
+    expect_stage(t, StageId::kScaled, ref.scaled);
+    expect_stage(t, StageId::kMasked, ref.masked);
+    expect_stage(t, StageId::kWeights, ref.weights);
+    expect_stage(t, StageId::kOutput, ref.output);
     // The outputs-only path and the streamed weights give the same numbers.
     const HeadStack out = cpu->run_output(p);
     for (size_t h = 0; h < out.size(); ++h)
@@ -92,9 +92,9 @@ TEST(Linformer, TheTraceOfARowHoldsThatRowOfEveryStage) {
   const AttentionTrace rows = compute_trace_rows(p, *cpu, 2, 3);
   const test::VariantRef ref = test::reference_variants(p);
   EXPECT_EQ(rows.first_row, 2);
-  expect_stage(rows, "k_proj", ref.k_proj);  // the key side is whole
+  expect_stage(rows, StageId::kKProj, ref.k_proj);  // the key side is whole
   for (int h = 0; h < 2; ++h) {
-    const Matrix& w = rows.head("weights", h);
+    const Matrix& w = rows.head(StageId::kWeights, h);
     ASSERT_EQ(w.rows(), 1);
     for (int j = 0; j < 3; ++j)
       EXPECT_NEAR(w(0, j), ref.weights[static_cast<size_t>(h)](2, j), kTolerance);
@@ -112,7 +112,8 @@ TEST(Linformer, IdentityProjectionsGiveFullAttention) {
   std::unique_ptr<Backend> cpu = make_cpu_backend();
   const AttentionTrace t = compute_trace(p, *cpu);
   for (int h = 0; h < 2; ++h)
-    EXPECT_LT(max_abs_diff(t.head("output", h), plain.output[static_cast<size_t>(h)]), kTolerance);
+    EXPECT_LT(max_abs_diff(t.head(StageId::kOutput, h), plain.output[static_cast<size_t>(h)]),
+              kTolerance);
   // The error curve is 0 (to float rounding) at the identity and positive for a random E.
   const std::vector<double> err = linformer_error_by_k(full, {1, 7}, 5);
   ASSERT_EQ(err.size(), 2u);

@@ -133,9 +133,9 @@ TEST(LmModel, HeadTraceThroughTheEngineMatchesTheReference) {
       const AttentionTrace tr = compute_scenario_trace(s, *cpu);
       ASSERT_EQ(tr.n_q, T);
       ASSERT_EQ(tr.d_k, hs);
-      const Matrix& q = tr.head("q", 0);
-      const Matrix& w = tr.head("weights", 0);
-      const Matrix& out = tr.head("output", 0);
+      const Matrix& q = tr.head(StageId::kQ, 0);
+      const Matrix& w = tr.head(StageId::kWeights, 0);
+      const Matrix& out = tr.head(StageId::kOutput, 0);
       for (int t = 0; t < T; ++t) {
         for (int i = 0; i < hs; ++i) {
           const size_t at = (static_cast<size_t>(l) * T + t) * C + h * hs + i;

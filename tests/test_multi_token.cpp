@@ -23,7 +23,7 @@ using test::random_heads;
 
 constexpr double kTolerance = 1e-5;
 
-void expect_stage(const AttentionTrace& t, const char* id, const std::vector<test::RefMat>& ref) {
+void expect_stage(const AttentionTrace& t, StageId id, const std::vector<test::RefMat>& ref) {
   const TraceStep* s = t.find(id);
   ASSERT_NE(s, nullptr) << id;
   ASSERT_EQ(s->num_heads(), static_cast<int>(ref.size())) << id;
@@ -61,15 +61,15 @@ TEST(MultiToken, EveryStageMatchesTheReferenceForRandomKernelsMasksAndHeadGroups
     ASSERT_EQ(validate_problem(p), "");
     const AttentionTrace t = compute_trace(p, *cpu);
     const test::VariantRef ref = test::reference_variants(p);
-    expect_stage(t, "scores", ref.scores);
-    expect_stage(t, "scaled", ref.scaled);
-    if (conv) expect_stage(t, "pre_conv", ref.pre_conv);
-    EXPECT_EQ(t.find("pre_conv") != nullptr, conv);
-    expect_stage(t, "masked", ref.masked);
-    if (mix) expect_stage(t, "pre_mix", ref.pre_mix);
-    EXPECT_EQ(t.find("pre_mix") != nullptr, mix);
-    expect_stage(t, "weights", ref.weights);
-    expect_stage(t, "output", ref.output);
+    expect_stage(t, StageId::kScores, ref.scores);
+    expect_stage(t, StageId::kScaled, ref.scaled);
+    if (conv) expect_stage(t, StageId::kPreConv, ref.pre_conv);
+    EXPECT_EQ(t.find(StageId::kPreConv) != nullptr, conv);
+    expect_stage(t, StageId::kMasked, ref.masked);
+    if (mix) expect_stage(t, StageId::kPreMix, ref.pre_mix);
+    EXPECT_EQ(t.find(StageId::kPreMix) != nullptr, mix);
+    expect_stage(t, StageId::kWeights, ref.weights);
+    expect_stage(t, StageId::kOutput, ref.output);
     const HeadStack out = cpu->run_output(p);
     for (size_t h = 0; h < out.size(); ++h)
       EXPECT_LT(max_abs_diff(out[h], ref.output[h]), kTolerance);
@@ -96,7 +96,7 @@ TEST(MultiToken, TheTraceOfARowKeepsTheRowsItsKernelReads) {
   EXPECT_EQ(rows.first_row, 2);  // rows 2..4: query 4 and the two before it
   const test::VariantRef ref = test::reference_variants(p);
   for (int h = 0; h < 2; ++h) {
-    const Matrix& m = rows.head("masked", h);
+    const Matrix& m = rows.head(StageId::kMasked, h);
     ASSERT_EQ(m.rows(), 3);
     for (int j = 0; j <= 4; ++j)
       EXPECT_NEAR(m(2, j), ref.masked[static_cast<size_t>(h)](4, j), kTolerance);
@@ -119,7 +119,8 @@ TEST(MultiToken, IdentityKernelAndIdentityMixingGivePlainAttention) {
   std::unique_ptr<Backend> cpu = make_cpu_backend();
   const AttentionTrace t = compute_trace(p, *cpu);
   for (int h = 0; h < 2; ++h)
-    EXPECT_LT(max_abs_diff(t.head("weights", h), ref.weights[static_cast<size_t>(h)]), kTolerance);
+    EXPECT_LT(max_abs_diff(t.head(StageId::kWeights, h), ref.weights[static_cast<size_t>(h)]),
+              kTolerance);
   EXPECT_TRUE(t.has_reasons(0));
   EXPECT_NE(t.hidden_of(0)(0, 1), 0);  // causal: key 1 is after query 0
 }
@@ -194,9 +195,9 @@ TEST(MultiToken, HeadMixingExampleFindsTheSentenceWithBothWords) {
   const test::VariantRef ref = test::reference_variants(p);
   std::unique_ptr<Backend> cpu = make_cpu_backend();
   const AttentionTrace t = compute_trace(p, *cpu);
-  expect_stage(t, "pre_mix", ref.pre_mix);
-  expect_stage(t, "weights", ref.weights);
-  expect_stage(t, "output", ref.output);
+  expect_stage(t, StageId::kPreMix, ref.pre_mix);
+  expect_stage(t, StageId::kWeights, ref.weights);
+  expect_stage(t, StageId::kOutput, ref.output);
   const int expected[] = {2, 0, 3, 4};
   auto best = [](const Matrix& m, int row, float* margin) {
     Eigen::Index j = 0;
@@ -209,11 +210,11 @@ TEST(MultiToken, HeadMixingExampleFindsTheSentenceWithBothWords) {
   for (int i = 0; i < 4; ++i)
     for (int h = 0; h < 2; ++h) {
       float margin = 0;
-      EXPECT_EQ(best(t.head("output", h), i, &margin), expected[i]) << "query " << i;
+      EXPECT_EQ(best(t.head(StageId::kOutput, h), i, &margin), expected[i]) << "query " << i;
       EXPECT_GT(margin, 0.15f) << "query " << i << " head " << h;
       // Before mixing, each head sees one word, found in two sentences or more: it cannot tell
       // them apart (its top two sentences are within a few hundredths).
-      const Matrix before = t.head("pre_mix", h) * t.step("v").heads[0];
+      const Matrix before = t.head(StageId::kPreMix, h) * t.step(StageId::kV).heads[0];
       best(before, i, &margin);
       EXPECT_LT(margin, 0.05f) << "query " << i << " head " << h << " before mixing";
     }

@@ -53,7 +53,7 @@ TEST(OnlineSoftmax, EveryExampleHeadQueryAndBlockSizeEndsOnTheTracesOutput) {
     // them (test_variants_cli.cpp checks the refusal).
     if (t.variants.any()) continue;
     for (int h = 0; h < t.num_heads; ++h) {
-      const Matrix out = t.head("output", h);
+      const Matrix out = t.head(StageId::kOutput, h);
       for (int i = 0; i < t.n_q; ++i) {
         ExplainRequest req;
         req.query = i;

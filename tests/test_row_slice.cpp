@@ -133,12 +133,13 @@ TEST(RowSlice, StagesOfRowsEqualThoseRowsOfTheWholeTraceOnEveryMaskCombination) 
                   const AttentionTrace part = compute_trace_rows(p, *cpu, a, b);
                   EXPECT_EQ(part.first_row, a);
                   EXPECT_EQ(part.n_q, n_q);
-                  for (const char* id : {"scores", "scaled", "masked", "weights", "output"})
+                  for (StageId id : {StageId::kScores, StageId::kScaled, StageId::kMasked,
+                                     StageId::kWeights, StageId::kOutput})
                     for (int h = 0; h < 2; ++h) {
                       const Matrix& m = part.head(id, static_cast<size_t>(h));
                       ASSERT_EQ(m.rows(), b - a);
                       expect_rows_equal(whole.head(id, static_cast<size_t>(h)), a, m,
-                                        name + " " + id + " head " + std::to_string(h));
+                                        name + " " + stage_name(id) + " head " + std::to_string(h));
                     }
                   for (int h = 0; h < 2; ++h)
                     for (int i = a; i < b; ++i) {
@@ -156,8 +157,8 @@ TEST(RowSlice, StagesOfRowsEqualThoseRowsOfTheWholeTraceOnEveryMaskCombination) 
                 for (int h = 0; h < 2; ++h) {
                   test::RefMat row = ref.weights[static_cast<size_t>(h)];
                   for (int j = 0; j < n_k; ++j)
-                    EXPECT_NEAR(last.head("weights", static_cast<size_t>(h))(0, j), row(n_q - 1, j),
-                                1e-5)
+                    EXPECT_NEAR(last.head(StageId::kWeights, static_cast<size_t>(h))(0, j),
+                                row(n_q - 1, j), 1e-5)
                         << name;
                 }
                 ++cases;
@@ -179,7 +180,7 @@ TEST(RowSlice, ASliceOfASliceIsASliceOfTheWhole) {
   AttentionTrace a, b;
   cpu->run_stages(twice, a);
   cpu->run_stages(once, b);
-  EXPECT_EQ(a.head("weights", 0), b.head("weights", 0));
+  EXPECT_EQ(a.head(StageId::kWeights, 0), b.head(StageId::kWeights, 0));
   EXPECT_EQ(build_reasons(twice, 1), build_reasons(once, 1));
 }
 
@@ -194,8 +195,8 @@ TEST(RowSlice, OneHeadAndBlocksOfRowsEqualTheWholeTrace) {
     EXPECT_EQ(h, next_head);
     EXPECT_EQ(first, next_row);
     EXPECT_LE(w.rows(), 3);
-    expect_rows_equal(whole.head("weights", static_cast<size_t>(h)), first, w, "weights");
-    expect_rows_equal(whole.head("output", static_cast<size_t>(h)), first, o, "output");
+    expect_rows_equal(whole.head(StageId::kWeights, static_cast<size_t>(h)), first, w, "weights");
+    expect_rows_equal(whole.head(StageId::kOutput, static_cast<size_t>(h)), first, o, "output");
     next_row = first + static_cast<int>(w.rows());
     if (next_row == 8) next_row = 0, ++next_head;
     ++calls;
@@ -267,9 +268,10 @@ TEST(MaskWindow, ExtremeWindowsAgreeOnTheFusedAndStagedPaths) {
           const AttentionTrace staged = compute_trace(p, *cpu);
           const test::RefResult ref = test::reference_attention(p);
           EXPECT_LT(test::max_abs_diff(fused[0], ref.output[0]), 1e-5) << name << " fused";
-          EXPECT_LT(test::max_abs_diff(staged.head("output", 0), ref.output[0]), 1e-5)
+          EXPECT_LT(test::max_abs_diff(staged.head(StageId::kOutput, 0), ref.output[0]), 1e-5)
               << name << " staged";
-          EXPECT_LT(test::max_abs_diff(staged.head("weights", 0), ref.weights[0]), 1e-5) << name;
+          EXPECT_LT(test::max_abs_diff(staged.head(StageId::kWeights, 0), ref.weights[0]), 1e-5)
+              << name;
           if (w >= n_q + n_k) {  // no |p - j| is that large: the window hides nothing
             AttentionProblem none = p;
             none.options.mask.window.reset();

@@ -153,8 +153,8 @@ TEST(Scenario, SaveRoundTripsEveryExample) {
     ASSERT_TRUE(back) << error;
     EXPECT_EQ(scenario_to_json(*back), scenario_to_json(*s)) << e.name;
     auto cpu = make_cpu_backend();
-    EXPECT_EQ(compute_scenario_trace(*back, *cpu).step("output").heads[0],
-              compute_scenario_trace(*s, *cpu).step("output").heads[0]);
+    EXPECT_EQ(compute_scenario_trace(*back, *cpu).step(StageId::kOutput).heads[0],
+              compute_scenario_trace(*s, *cpu).step(StageId::kOutput).heads[0]);
   }
 }
 

@@ -153,11 +153,11 @@ TEST(StagedEngine, SizesAcrossBlocksMatchReference) {
       const test::RefResult r = test::reference_attention(p);
       const std::string what = describe(p.options.mask, n_q, n_k, 0);
       for (int h = 0; h < 3; ++h) {
-        ASSERT_LE(test::max_abs_diff(t.head("scores", h), r.scores[h]), 1e-5) << what;
-        ASSERT_LE(test::max_abs_diff(t.head("scaled", h), r.scaled[h]), 1e-5) << what;
-        ASSERT_LE(test::max_abs_diff(t.head("masked", h), r.masked[h]), 1e-5) << what;
-        ASSERT_LE(test::max_abs_diff(t.head("weights", h), r.weights[h]), 1e-5) << what;
-        ASSERT_LE(test::max_abs_diff(t.head("output", h), r.output[h]), 1e-5) << what;
+        ASSERT_LE(test::max_abs_diff(t.head(StageId::kScores, h), r.scores[h]), 1e-5) << what;
+        ASSERT_LE(test::max_abs_diff(t.head(StageId::kScaled, h), r.scaled[h]), 1e-5) << what;
+        ASSERT_LE(test::max_abs_diff(t.head(StageId::kMasked, h), r.masked[h]), 1e-5) << what;
+        ASSERT_LE(test::max_abs_diff(t.head(StageId::kWeights, h), r.weights[h]), 1e-5) << what;
+        ASSERT_LE(test::max_abs_diff(t.head(StageId::kOutput, h), r.output[h]), 1e-5) << what;
         ASSERT_EQ(t.empty_row[h], r.empty_row[h]) << what;
         for (int i = 0; i < n_q; ++i)
           for (int j = 0; j < n_k; ++j)
@@ -183,7 +183,8 @@ TEST(StagedEngine, SliceStartingMidBlockEqualsRowsOfWhole) {
   auto cpu = make_cpu_backend();
   const AttentionTrace whole = compute_trace(p, *cpu);
   const AttentionTrace part = compute_trace_rows(p, *cpu, 17, 71);  // p has 90 rows
-  for (const char* id : {"scores", "scaled", "masked", "weights", "output"})
+  for (StageId id :
+       {StageId::kScores, StageId::kScaled, StageId::kMasked, StageId::kWeights, StageId::kOutput})
     for (int h = 0; h < 2; ++h) {
       const Matrix& a = part.head(id, h);
       const Matrix b = whole.head(id, h).middleRows(17, 54);
@@ -222,26 +223,26 @@ TEST(DerivedStages, SameBitsAsTheEngineUsed) {
   }
   auto cpu = make_cpu_backend();
   const AttentionTrace t = compute_trace(p, *cpu);
-  EXPECT_EQ(t.step("scores").derived, DerivedStage::kScores);
-  EXPECT_EQ(t.step("scaled").derived, DerivedStage::kScaled);
-  EXPECT_TRUE(t.step("scores").heads.empty());
-  EXPECT_EQ(t.step("masked").derived, DerivedStage::kMasked);
-  EXPECT_TRUE(t.step("scaled").heads.empty());
-  EXPECT_TRUE(t.step("masked").heads.empty());
+  EXPECT_EQ(t.step(StageId::kScores).derived, DerivedStage::kScores);
+  EXPECT_EQ(t.step(StageId::kScaled).derived, DerivedStage::kScaled);
+  EXPECT_TRUE(t.step(StageId::kScores).heads.empty());
+  EXPECT_EQ(t.step(StageId::kMasked).derived, DerivedStage::kMasked);
+  EXPECT_TRUE(t.step(StageId::kScaled).heads.empty());
+  EXPECT_TRUE(t.step(StageId::kMasked).heads.empty());
   EXPECT_TRUE(t.hidden.empty());
-  EXPECT_EQ(t.step("masked").num_heads(), H);
+  EXPECT_EQ(t.step(StageId::kMasked).num_heads(), H);
   const AttentionTrace copy = t;
   for (int h : {2, 0, 1, 0}) {
     for (const AttentionTrace* x : {&t, &copy}) {
       EXPECT_TRUE(x->has_reasons(h));
-      const Matrix scaled = x->head("scaled", h);
-      EXPECT_EQ(scaled, Matrix(x->head("scores", h) * t.scale)) << "head " << h;
-      const Matrix& masked = x->head("masked", h);
+      const Matrix scaled = x->head(StageId::kScaled, h);
+      EXPECT_EQ(scaled, Matrix(x->head(StageId::kScores, h) * t.scale)) << "head " << h;
+      const Matrix& masked = x->head(StageId::kMasked, h);
       EXPECT_EQ(x->hidden_of(h), build_reasons(p, h)) << "head " << h;
       Matrix w;
       std::vector<bool> empty;
       masked_softmax_rows(masked, x->hidden_of(h), p.options.temperature, w, empty);
-      EXPECT_EQ(w, x->head("weights", h)) << "head " << h;
+      EXPECT_EQ(w, x->head(StageId::kWeights, h)) << "head " << h;
       EXPECT_EQ(empty, x->empty_row[static_cast<size_t>(h)]);
       for (int i = 0; i < n_q; ++i)
         for (int j = 0; j < n_k; ++j) {
@@ -256,13 +257,14 @@ TEST(DerivedStages, SameBitsAsTheEngineUsed) {
   // blocks, bit for bit too (RowTraces below checks it against the reference).
   const AttentionTrace part = compute_trace_rows(p, *cpu, 17, n_q);
   for (int h = 0; h < H; ++h) {
-    EXPECT_EQ(part.step("masked").derived, DerivedStage::kMasked);
+    EXPECT_EQ(part.step(StageId::kMasked).derived, DerivedStage::kMasked);
     Matrix w;
     std::vector<bool> empty;
-    masked_softmax_rows(part.head("masked", h), part.hidden_of(h), p.options.temperature, w, empty);
-    EXPECT_EQ(w, part.head("weights", h)) << "rows 17..69, head " << h;
+    masked_softmax_rows(part.head(StageId::kMasked, h), part.hidden_of(h), p.options.temperature, w,
+                        empty);
+    EXPECT_EQ(w, part.head(StageId::kWeights, h)) << "rows 17..69, head " << h;
   }
-  EXPECT_TRUE(std::isinf(t.head("masked", 1)(60, 25)));
+  EXPECT_TRUE(std::isinf(t.head(StageId::kMasked, 1)(60, 25)));
   EXPECT_EQ(t.hidden_of(1)(60, 25), kHiddenBias);
   EXPECT_EQ(t.hidden_of(1)(60, 21), kHiddenWindow);
   EXPECT_EQ(t.hidden_of(1)(60, 0), kVisible);  // the global key
@@ -306,13 +308,17 @@ TEST(DerivedStages, RowTracesMatchTheReference) {
                    m.a.begin() + static_cast<long>(last) * m.cols);
         return r;
       };
-      const Matrix& masked = t.head("masked", h);
+      const Matrix& masked = t.head(StageId::kMasked, h);
       ASSERT_EQ(masked.rows(), rows) << what;
-      EXPECT_LE(test::max_abs_diff(t.head("scores", h), ref_rows(ref.scores[hs])), 1e-5) << what;
-      EXPECT_LE(test::max_abs_diff(t.head("scaled", h), ref_rows(ref.scaled[hs])), 1e-5) << what;
+      EXPECT_LE(test::max_abs_diff(t.head(StageId::kScores, h), ref_rows(ref.scores[hs])), 1e-5)
+          << what;
+      EXPECT_LE(test::max_abs_diff(t.head(StageId::kScaled, h), ref_rows(ref.scaled[hs])), 1e-5)
+          << what;
       EXPECT_LE(test::max_abs_diff(masked, ref_rows(ref.masked[hs])), 1e-5) << what;
-      EXPECT_LE(test::max_abs_diff(t.head("weights", h), ref_rows(ref.weights[hs])), 1e-6) << what;
-      EXPECT_LE(test::max_abs_diff(t.head("output", h), ref_rows(ref.output[hs])), 1e-5) << what;
+      EXPECT_LE(test::max_abs_diff(t.head(StageId::kWeights, h), ref_rows(ref.weights[hs])), 1e-6)
+          << what;
+      EXPECT_LE(test::max_abs_diff(t.head(StageId::kOutput, h), ref_rows(ref.output[hs])), 1e-5)
+          << what;
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < n_k; ++j)
           ASSERT_EQ(t.hidden_of(h)(i, j) != 0, ref.masked[hs](first + i, j) == -INFINITY)
@@ -320,7 +326,7 @@ TEST(DerivedStages, RowTracesMatchTheReference) {
       Matrix w;
       std::vector<bool> empty;
       masked_softmax_rows(masked, t.hidden_of(h), p.options.temperature, w, empty);
-      EXPECT_EQ(w, t.head("weights", h)) << what;
+      EXPECT_EQ(w, t.head(StageId::kWeights, h)) << what;
     }
   }
 }
@@ -341,8 +347,8 @@ TEST(DerivedStages, WeightsOnlyPathEqualsTheTrace) {
   cpu->run_weights(p, w, o);
   ASSERT_EQ(w.size(), 4u);
   for (int h = 0; h < 4; ++h) {
-    EXPECT_EQ(w[static_cast<size_t>(h)], t.head("weights", h)) << "head " << h;
-    EXPECT_EQ(o[static_cast<size_t>(h)], t.head("output", h)) << "head " << h;
+    EXPECT_EQ(w[static_cast<size_t>(h)], t.head(StageId::kWeights, h)) << "head " << h;
+    EXPECT_EQ(o[static_cast<size_t>(h)], t.head(StageId::kOutput, h)) << "head " << h;
   }
 }
 
@@ -358,7 +364,7 @@ TEST(StagedEngine, ProgressAndCancellation) {
   {
     WorkScope scope(&control);
     const AttentionTrace t = compute_trace(p, *cpu);
-    EXPECT_EQ(t.head("weights", 1).rows(), 100);
+    EXPECT_EQ(t.head(StageId::kWeights, 1).rows(), 100);
   }
   EXPECT_GT(control.total.load(), 1);
   EXPECT_EQ(control.done.load(), control.total.load());

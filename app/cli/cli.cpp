@@ -63,6 +63,14 @@ void check_traceable(const Scenario& s) {
   if (!error.empty()) throw CliError{kExitUsage, "the scenario is too large to trace: " + error};
 }
 
+StageId stage_in_trace_or_throw(const std::string& name, const AttentionTrace& trace) {
+  const std::optional<StageId> id = stage_from_name(name);
+  if (!id || !trace.find(*id))
+    throw CliError{kExitUsage, "--step: no stage '" + name + "' in this trace; expected one of " +
+                                   stage_names(trace, false)};
+  return *id;
+}
+
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device) {
   if (name != "cpu" && name != "opencl" && name != "auto")
     throw CliError{kExitUsage,

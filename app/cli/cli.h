@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/attention.h"
 #include "io/atomic_file.h"
 #include "render/image_format.h"
 
@@ -86,6 +87,9 @@ void check_traceable(const Scenario& s);
 // A lesson file, or a built-in lesson by name ("03-softmax"), read and checked; throws CliError
 // (exit 2) naming the file, the step and the field (app/cli/worksheet.cpp).
 Lesson load_lesson_or_throw(const std::string& name_or_path, const std::string& flag);
+// The stage --step names, which the trace must hold; throws CliError (exit 2) listing the stages
+// the trace has ("no stage 'X' in this trace; expected one of …").
+StageId stage_in_trace_or_throw(const std::string& name, const AttentionTrace& trace);
 // Creates the backend named by --backend or throws CliError (exit 2 for a bad name, 1 when
 // the backend is unavailable).
 std::unique_ptr<Backend> make_backend_or_throw(const std::string& name, int device = 0);

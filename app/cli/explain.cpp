@@ -68,7 +68,7 @@ void register_explain(CLI::App& app, Action& action) {
       request.query = opts->query;
       request.head = source.model.empty() ? opts->head : 0;
       request.key = opts->key;
-      request.step = opts->step;
+      if (!opts->step.empty()) request.step = stage_in_trace_or_throw(opts->step, trace);
       request.precision = opts->precision;
       request.unicode = !opts->ascii;
       std::string error;

@@ -23,7 +23,7 @@ struct ExportArgs {
   std::string paper = "slide";
   bool annotate = false, no_annotate = false, all_stages = false;
   ScoreFlags score;
-  ExportArgs() { options.step.clear(); }  // --step or --all-stages is required
+  std::string step;  // --step or --all-stages is required
 };
 
 }  // namespace
@@ -34,7 +34,7 @@ void register_export(CLI::App& app, Action& action) {
   auto a = std::make_shared<ExportArgs>();
   add_scenario_options(*cmd, a->src);
   add_score_flags(*cmd, a->score);
-  auto* step = cmd->add_option("--step", a->options.step,
+  auto* step = cmd->add_option("--step", a->step,
                                "stage to draw: scores, scaled, masked, weights, output, ...");
   auto* all = cmd->add_flag("--all-stages", a->all_stages,
                             "every stage (every head) on its own page of one PDF");
@@ -67,7 +67,7 @@ void register_export(CLI::App& app, Action& action) {
       if (!paper)
         throw CliError{kExitUsage, "--paper: unknown page size '" + a->paper +
                                        "'; expected slide, a4 or letter"};
-      if (!a->all_stages && o.step.empty())
+      if (!a->all_stages && a->step.empty())
         throw CliError{kExitUsage, "--step: give the stage to draw, or --all-stages"};
       if (a->all_stages && image_format_of(a->out) != ImageFormat::kPdf)
         throw CliError{kExitUsage,
@@ -86,7 +86,7 @@ void register_export(CLI::App& app, Action& action) {
       check_traceable(s);
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       AttentionTrace trace = compute_scenario_trace(s, *backend);
-      if (a->all_stages) o.step = trace.steps.front().id;
+      o.step = a->all_stages ? trace.steps.front().id : stage_in_trace_or_throw(a->step, trace);
       std::string error = check_heatmap_options(trace, o);
       if (!error.empty()) throw CliError{kExitUsage, error};
       std::vector<std::string> warnings;

@@ -24,13 +24,6 @@ namespace attn {
 enum class Tensor { kQ, kK, kV, kX, kXkv, kWq, kWk, kWv, kWo };
 const char* tensor_name(Tensor t);
 
-// One stage of the pipeline strip. "qkv" shows the inputs; the others are trace step ids.
-struct StageInfo {
-  std::string id;
-  const char* label;  // short label in the strip, e.g. "QKᵀ"
-  const char* title;  // e.g. "Scores"
-  const char* why;    // one sentence: why this stage exists
-};
 // Which side of the attention a token list belongs to.
 enum class Side { kQuery, kKey };
 
@@ -98,10 +91,12 @@ class AppState {
   bool set_backend(const std::string& name);  // "cpu", "opencl", "auto"
 
   // ---- navigation ----
-  std::vector<StageInfo> stages() const;  // the strip for the current trace
+  // The pipeline strip for the current trace: the inputs, then its stages (attention/stage.h),
+  // titled as the trace's variants show them.
+  std::vector<StageInfo> stages() const;
   int stage_index() const { return stage_; }
   const StageInfo current_stage() const;
-  bool set_stage(const std::string& id);  // also accepts q, k, v, x (the inputs stage)
+  bool set_stage(StageId id);  // q, k, v or x open the inputs stage, head_contrib projected
   void next_stage();
   void prev_stage();
   void first_stage();
@@ -238,7 +233,7 @@ class AppState {
   bool recompute_again_ = false;
 
   int stage_ = 0;
-  std::string stage_id_ = "qkv";  // kept across recomputes so a stage survives edits
+  StageId stage_id_ = StageId::kInputs;  // kept across recomputes so a stage survives edits
   double play_clock_ = 0;
   int head_ = 0;
   Selection selection_;

@@ -119,12 +119,12 @@ bool slider_int_beside(const char* id, const char* label, int* v, int lo, int hi
 
 ColormapChoice colormaps(const UiSettings& s) { return {s.colormap, s.signed_colormap}; }
 
-ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m) {
+ColorScale color_scale_for(const UiSettings& s, StageId step, const Matrix& m) {
   return attn::color_scale_for(step, m, colormaps(s));
 }
 
-const ColorScale& color_scale_cached(Ui& ui, const std::string& key, const std::string& step,
-                                     const Matrix& m, uint64_t serial) {
+const ColorScale& color_scale_cached(Ui& ui, const std::string& key, StageId step, const Matrix& m,
+                                     uint64_t serial) {
   if (serial == 0) serial = ui.state.trace_serial();
   struct Entry {
     const AppState* state = nullptr;
@@ -216,18 +216,17 @@ float Ui::font_px(float window_w, float window_h) const {
 void start_prediction(Ui& ui, int row, int col) {
   AppState& st = ui.state;
   if (!st.has_trace()) return;
-  std::string stage = st.current_stage().id;
-  if (stage == "qkv") {  // the inputs are given: predict the first thing computed from them
-    st.set_stage("scores");
-    stage = "scores";
+  StageId stage = st.current_stage().id;
+  if (stage == StageId::kInputs) {  // the inputs are given: predict the first thing computed
+    st.set_stage(StageId::kScores);
+    stage = StageId::kScores;
   }
   PredictKind kind = ui.predict_kind;
   if (!stage_supports(stage, kind)) kind = PredictKind::kValue;
   const TraceStep* step = st.trace().find(stage);
   const int index = step && step->num_heads() == 1 ? 0 : st.head();
   const Selection sel = st.selection();
-  const bool attention =
-      stage == "scores" || stage == "scaled" || stage == "masked" || stage == "weights";
+  const bool attention = is_query_key(stage);
   if (row < 0) {  // the selection: a cell of an attention stage, else its row
     row = sel.query;
     col = attention ? sel.key : -1;
@@ -248,9 +247,7 @@ void reveal_prediction(Ui& ui) {
   Prediction& p = ui.predict;
   p.reveal(st.trace(), ui.settings.decimals);
   const PredictQuestion& q = p.question();
-  const bool cells =
-      q.stage == "scores" || q.stage == "scaled" || q.stage == "masked" || q.stage == "weights";
-  if (cells && q.kind == PredictKind::kValue)
+  if (is_query_key(q.stage) && q.kind == PredictKind::kValue)
     st.select_cell(q.row, q.col);
   else
     st.select_row(q.row);
@@ -320,10 +317,12 @@ void draw_app(Ui& ui) {
 
   // What moves: a stage change starts its animation; an edit lights up the cells it changed; a
   // question about a stage the class has left is dropped.
-  const std::string stage = st.has_trace() ? st.current_stage().id : "";
+  const std::optional<StageId> stage =
+      st.has_trace() ? std::optional<StageId>(st.current_stage().id) : std::nullopt;
   if (stage != ui.shown_stage) {
-    if (ui.settings.animate && stage_change_animates(ui.shown_stage, stage))
-      ui.transition = {ui.shown_stage, stage, ui.now, stage_change_seconds(ui.shown_stage, stage)};
+    const std::optional<StageId> from = ui.shown_stage;
+    if (ui.settings.animate && from && stage && stage_change_animates(*from, *stage))
+      ui.transition = {*from, *stage, ui.now, stage_change_seconds(*from, *stage)};
     else
       ui.transition = {};
     ui.shown_stage = stage;

@@ -106,7 +106,7 @@ std::string sidecar_json(const Ui& ui, int fb_w, int fb_h, float scale_x, float 
   nlohmann::json j;
   const AppState& st = ui.state;
   j["framebuffer"] = {fb_w, fb_h};
-  j["stage"] = st.current_stage().id;
+  j["stage"] = stage_name(st.current_stage().id);
   j["head"] = st.head();
   j["colormap"] = ui.main_scale.map;
   j["vmin"] = ui.main_scale.lo;

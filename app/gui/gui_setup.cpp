@@ -124,11 +124,13 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     }
   }
   st.wait_for_trace();
-  if (!o.step.empty() && !st.set_stage(o.step)) {
-    std::string list;
-    for (const StageInfo& s : st.stages()) list += (list.empty() ? "" : ", ") + s.id;
-    error = "--step: unknown stage '" + o.step + "' for this scenario; expected one of " + list;
-    return false;
+  if (!o.step.empty()) {
+    const std::optional<StageId> id = stage_from_name(o.step);
+    if (!id || !st.set_stage(*id)) {
+      error = "--step: unknown stage '" + o.step + "' for this scenario; expected one of " +
+              stage_names(st.trace(), true);
+      return false;
+    }
   }
   if (o.head < 0 || o.head >= st.trace().num_heads) {
     error = "--head: " + std::to_string(o.head) + " is outside 0.." +
@@ -178,17 +180,17 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     const size_t colon = o.transition.rfind(':');
     float p = -1;
     char extra = 0;
-    const std::string from = colon == std::string::npos ? "" : o.transition.substr(0, colon);
-    if (colon == std::string::npos ||
-        std::sscanf(o.transition.c_str() + colon + 1, "%f%c", &p, &extra) != 1 || !(p >= 0) ||
-        p > 1 || !stage_change_animates(from, st.current_stage().id)) {
+    const std::optional<StageId> from =
+        colon == std::string::npos ? std::nullopt : stage_from_name(o.transition.substr(0, colon));
+    if (!from || std::sscanf(o.transition.c_str() + colon + 1, "%f%c", &p, &extra) != 1 ||
+        !(p >= 0) || p > 1 || !stage_change_animates(*from, st.current_stage().id)) {
       error =
           "--transition: expected FROM:P with FROM the stage before --step and P in 0..1, "
           "got '" +
           o.transition + "'";
       return false;
     }
-    ui.transition = {from, st.current_stage().id, 0, 1, p};
+    ui.transition = {*from, st.current_stage().id, 0, 1, p};
     ui.shown_stage = st.current_stage().id;
   }
   if (!o.predict.empty() || !o.predict_scope.empty() || !o.guess.empty()) {

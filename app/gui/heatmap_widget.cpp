@@ -364,10 +364,9 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   const std::string stats_sample = "Σ 1.00  H 10.00";
   const float stats_w =
       sp.row_stats && sp.labels ? text_width(font, fs, stats_sample) + pad * 2 : 0;
-  const std::string legend = !any_hidden ? ""
-                             : std::string(sp.matrix_name) == "weights"
-                                 ? "hidden by the mask: weight 0"
-                                 : "hidden by the mask (−∞)";
+  const std::string legend = !any_hidden          ? ""
+                             : sp.hidden_are_zero ? "hidden by the mask: weight 0"
+                                                  : "hidden by the mask (−∞)";
   const float legend_w = legend.empty() ? 0 : fs * 1.3f + pad + text_width(font, fs, legend);
   const float bar_block = sp.color_bar ? fs * 0.6f + fs * 0.8f + 2 + fs + fs * 0.2f : 0;
   const float max_cell = sp.max_cell > 0 ? sp.max_cell * fs / 20.0f : 1e9f;

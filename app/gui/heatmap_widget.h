@@ -21,8 +21,9 @@ struct HeatmapSpec {
   std::string texture_key;  // the renderer's texture cache key; "" = id
   uint64_t serial = 0;      // when the matrix changes for the texture cache; 0 = the trace's
   const Matrix* m = nullptr;
-  const ReasonMatrix* hidden = nullptr;             // cells hidden by the mask (hatched), or null
-  const char* matrix_name = "";                     // for tooltips, e.g. "weights"
+  const ReasonMatrix* hidden = nullptr;  // cells hidden by the mask (hatched), or null
+  const char* matrix_name = "";          // for tooltips, e.g. "weights"
+  bool hidden_are_zero = false;  // hidden cells are weights of 0 (after a softmax), not −∞
   std::vector<std::string> row_labels, col_labels;  // empty = indices
   std::string row_axis, col_axis;                   // "queries ↓", "keys →"; "" = none
   ColorScale scale;

@@ -35,45 +35,45 @@ std::string with_commas(const std::string& s) {
 
 }  // namespace
 
-IndexForm index_form(const std::string& id, bool multi, int head, int kv_head, int row, int col) {
+IndexForm index_form(StageId id, bool multi, int head, int kv_head, int row, int col) {
   // The head prefix: "h" in the general form, the head's number for a cell.
   const std::string h = multi ? "h" : "", g = multi ? "g" : "";
   std::string f, note;
   char second = 'j';  // the column's letter
-  if (id == "qkv") {
+  if (id == StageId::kInputs) {
     f = "Q^{" + h + "ia}   K^{" + g + "ja}   V^{" + g + "jb}";
     note = "i query, j key, a over d_k, b over d_v";
     second = 'a';
-  } else if (id == "scores") {
+  } else if (id == StageId::kScores) {
     f = "S^{" + h + "ij} = Q^{" + h + "ia} K^{" + g + "ja}";
     note = "a summed over d_k";
-  } else if (id == "scaled") {
+  } else if (id == StageId::kScaled) {
     f = "S'^{" + h + "ij} = S^{" + h + "ij} / √d_k";
-  } else if (id == "masked") {
+  } else if (id == StageId::kMasked) {
     f = "M^{" + h + "ij} = S'^{" + h + "ij} + B^{" + h + "ij}   (−∞ where hidden)";
-  } else if (id == "weights") {
+  } else if (id == StageId::kWeights) {
     f = "A^{" + h + "ij} = exp(M^{" + h + "ij}) / Σ_k exp(M^{" + h + "ik})";
     note = "softmax over j";
-  } else if (id == "output") {
+  } else if (id == StageId::kOutput) {
     f = "O^{" + h + "ib} = A^{" + h + "ij} V^{" + g + "jb}";
     note = "j summed over the keys";
     second = 'b';
-  } else if (id == "concat") {
+  } else if (id == StageId::kConcat) {
     f = "C^{i(hb)} = O^{hib}";
     note = "head h's d_v columns side by side";
     second = 'c';
-  } else if (id == "projected") {
+  } else if (id == StageId::kProjected) {
     f = "Y^{ie} = O^{hib} W_O^{hbe} + b_O^{e}";
     note = "h and b summed";
     second = 'e';
   } else {
     return {};
   }
-  if (multi && id != "concat" && id != "projected")
+  if (multi && id != StageId::kConcat && id != StageId::kProjected)
     note += (note.empty() ? "" : "; ") + std::string("g = the key/value head of h");
   IndexForm out;
   out.general = f + (note.empty() ? "" : "   (" + note + ")");
-  if (row >= 0 && col >= 0 && id != "qkv" && id != "concat") {
+  if (row >= 0 && col >= 0 && id != StageId::kInputs && id != StageId::kConcat) {
     std::string c = with_commas(f);
     c = substitute(c, 'i', std::to_string(row));
     c = substitute(c, second, std::to_string(col));

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "attention/stage.h"
+
 namespace attn {
 
 struct IndexForm {
@@ -13,11 +15,10 @@ struct IndexForm {
   std::string cell;     // with the hovered cell: "S^{1,2} = Q^{1,a} K^{2,a}"; "" when none
 };
 
-// The index form of stage `id` ("qkv", "scores", "scaled", "masked", "weights", "output",
-// "concat", "projected"); multi-head forms carry h (and g, the key/value head). `row`, `col`:
-// the hovered cell, or −1.
-IndexForm index_form(const std::string& id, bool multi_head, int head, int kv_head, int row,
-                     int col);
+// The index form of stage `id` (the inputs, scores … output, concat, projected; empty for the
+// others); multi-head forms carry h (and g, the key/value head). `row`, `col`: the hovered cell,
+// or −1.
+IndexForm index_form(StageId id, bool multi_head, int head, int kv_head, int row, int col);
 
 // One row of the shapes table: a tensor, its index letters and its shape.
 struct ShapeRow {

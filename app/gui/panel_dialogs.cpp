@@ -158,8 +158,8 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
   if (kind.rfind("export-all-", 0) != 0) {
     const std::string file = with_extension(path, ext);
     HeatmapOptions o;
-    const std::string id = st.current_stage().id;
-    o.step = id == "qkv" ? "q" : id;
+    const StageId id = st.current_stage().id;
+    o.step = id == StageId::kInputs ? StageId::kQ : id;  // the inputs: export Q
     const TraceStep* step = st.trace().find(o.step);
     if (!step) return "nothing to export yet";
     o.head = st.head();

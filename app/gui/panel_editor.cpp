@@ -293,11 +293,11 @@ void draw_editor_panel(Ui& ui) {
     section(Tensor::kWo, o_rows, "(H·d_v) × d_out output projection");
     // The derived Q, K, V, read-only, from the trace.
     if (ImGui::CollapsingHeader("Derived Q, K, V (read-only)")) {
-      for (const char* id : {"q", "k", "v"}) {
+      for (StageId id : {StageId::kQ, StageId::kK, StageId::kV}) {
         const TraceStep* step = t.find(id);
         if (!step || step->heads.empty()) continue;
         const Matrix& m = step->heads[0];
-        ImGui::Text("%s = %s", id, step->formula.c_str());
+        ImGui::Text("%s = %s", stage_name(id), step->formula.c_str());
         for (int r = 0; r < std::min<int>(static_cast<int>(m.rows()), 12); ++r) {
           std::string line;
           for (int c = 0; c < std::min<int>(static_cast<int>(m.cols()), 8); ++c)

@@ -118,8 +118,8 @@ void draw_flash_panel(Ui& ui) {
     return;
   }
   const AttentionTrace& t = st.trace();
-  const int rows = t.find("weights") && !t.step("weights").heads.empty()
-                       ? static_cast<int>(t.step("weights").heads[0].rows())
+  const int rows = t.find(StageId::kWeights) && !t.step(StageId::kWeights).heads.empty()
+                       ? static_cast<int>(t.step(StageId::kWeights).heads[0].rows())
                        : 0;
   if (rows == 0 || t.n_k == 0) {
     ImGui::TextDisabled("This trace has no softmax to step through.");
@@ -273,7 +273,7 @@ void draw_flash_panel(Ui& ui) {
 
   // The end: one division, and the standard softmax's output beside it.
   if (ui.flash_done == nb) {
-    const Matrix& out = t.head("output", h);
+    const Matrix& out = t.head(StageId::kOutput, h);
     std::vector<double> standard(static_cast<size_t>(t.d_v));
     for (int c = 0; c < t.d_v; ++c)
       standard[static_cast<size_t>(c)] = out(ui.flash_query - t.first_row, c);

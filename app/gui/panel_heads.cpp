@@ -47,14 +47,14 @@ void draw_heads_contents(Ui& ui) {
       "Why it matters: while generating, a model keeps every past token's keys and values so "
       "they are not recomputed. Sharing key/value heads between query heads (GQA, MQA) shrinks "
       "that cache, the main memory cost of long contexts.");
-  const TraceStep* w = t.find("weights");
+  const TraceStep* w = t.find(StageId::kWeights);
   if (!w || H == 1) {
     measure();
     return;
   }
   ImGui::Separator();
   // A prediction about the weights must not show them here.
-  if (ui.predict.conceals_stage("weights")) {
+  if (ui.predict.conceals_stage(StageId::kWeights)) {
     ImGui::TextDisabled("The heads' weights are hidden until the reveal.");
     measure();
     return;
@@ -102,7 +102,7 @@ void draw_heads_contents(Ui& ui) {
       sp.hidden = t.has_reasons(h) ? &t.hidden_of(h) : nullptr;
       // An edit of another head leaves this one's texture and colour range as they are.
       sp.serial = st.head_serial(h);
-      sp.scale = color_scale_cached(ui, sp.id, "weights", w->heads[h], sp.serial);
+      sp.scale = color_scale_cached(ui, sp.id, StageId::kWeights, w->heads[h], sp.serial);
       sp.labels = false;
       sp.color_bar = false;
       sp.interactive = false;

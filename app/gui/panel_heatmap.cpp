@@ -19,19 +19,14 @@ std::vector<std::string> index_labels(int n, const char* prefix) {
   return out;
 }
 
-bool is_score_matrix(const std::string& id) {
-  return id == "scores" || id == "scaled" || id == "masked" || id == "weights" ||
-         id == "pre_conv" || id == "pre_mix";
-}
-
-void handle_click(Ui& ui, const std::string& stage, const HeatmapEvent& ev) {
+void handle_click(Ui& ui, StageId stage, const HeatmapEvent& ev) {
   if (!ev.clicked) return;
   AppState& st = ui.state;
-  if (ui.custom_mask_edit && is_score_matrix(stage) && ev.col >= 0) {
+  if (ui.custom_mask_edit && is_query_key(stage) && ev.col >= 0) {
     st.toggle_custom_cell(ev.row, ev.col);
     return;
   }
-  if (is_score_matrix(stage) && ev.col >= 0)
+  if (is_query_key(stage) && ev.col >= 0)
     st.select_cell(ev.row, ev.col);
   else
     st.select_row(ev.row);
@@ -39,7 +34,7 @@ void handle_click(Ui& ui, const std::string& stage, const HeatmapEvent& ev) {
 
 // The stage's formula in index notation (003), with the hovered cell's indices put in, and the
 // shapes behind each index letter in a section that opens on demand.
-void draw_index_form(Ui& ui, const std::string& id, int h, int g, bool room) {
+void draw_index_form(Ui& ui, StageId id, int h, int g, bool room) {
   // Presentation mode keeps the height for the cells (the numbers must stay readable).
   if (room) return;
   const AttentionTrace& t = ui.state.trace();
@@ -51,7 +46,7 @@ void draw_index_form(Ui& ui, const std::string& id, int h, int g, bool room) {
   // Always a line, so the heatmap does not jump as the pointer enters and leaves it.
   if (!f.cell.empty())
     ImGui::TextColored(ImVec4(0.85f, 0.35f, 0.05f, 1), "this cell: %s", f.cell.c_str());
-  else if (id != "qkv" && id != "concat")
+  else if (id != StageId::kInputs && id != StageId::kConcat)
     ImGui::TextDisabled("%s", "hover a cell to see its indices");
   ImGui::PopTextWrapPos();
   if (ImGui::TreeNode("Shapes and index letters")) {
@@ -111,7 +106,7 @@ void draw_heatmap_panel(Ui& ui) {
   ImGui::PopFont();
   same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(stage.why);
-  const bool per_head = stage.id != "concat" && stage.id != "projected";
+  const bool per_head = stage.id != StageId::kConcat && stage.id != StageId::kProjected;
   if (t.num_heads > 1 && per_head) {
     const std::string head_text = "head " + std::to_string(h) + " of " +
                                   std::to_string(t.num_heads) + " · uses key/value head " +
@@ -135,10 +130,10 @@ void draw_heatmap_panel(Ui& ui) {
   // The formula, large: the one line a student copies down (wrapped, never cut).
   ImGui::PushFont(ui.font_mono);
   ImGui::PushTextWrapPos(0);
-  if (stage.id == "qkv") {
-    const TraceStep* q = t.find("q");
-    const TraceStep* k = t.find("k");
-    const TraceStep* v = t.find("v");
+  if (stage.id == StageId::kInputs) {
+    const TraceStep* q = t.find(StageId::kQ);
+    const TraceStep* k = t.find(StageId::kK);
+    const TraceStep* v = t.find(StageId::kV);
     if (q && k && v && q->formula.find('=') != std::string::npos)
       ImGui::TextWrapped("%s     %s     %s", q->formula.c_str(), k->formula.c_str(),
                          v->formula.c_str());
@@ -147,9 +142,9 @@ void draw_heatmap_panel(Ui& ui) {
                          t.n_k, t.d_k, t.n_k, t.d_v);
   } else if (const TraceStep* s = t.find(stage.id)) {
     ImGui::TextWrapped("%s", s->formula.c_str());
-    if (stage.id == "scaled")
+    if (stage.id == StageId::kScaled)
       ImGui::TextDisabled("scale = %s = %.4f", t.scale_overridden ? "chosen" : "1/√d_k", t.scale);
-    if (stage.id == "weights" && t.temperature != 1.0f)
+    if (stage.id == StageId::kWeights && t.temperature != 1.0f)
       ImGui::TextDisabled("temperature T = %.3g", t.temperature);
   }
   ImGui::PopTextWrapPos();
@@ -185,13 +180,14 @@ void draw_heatmap_panel(Ui& ui) {
     ImGui::End();
     return;
   }
-  if (stage.id == "qkv") {
+  if (stage.id == StageId::kInputs) {
     // Q, K, V side by side, with the width each needs.
-    const TraceStep& q = t.step("q");
-    const TraceStep& k = t.step("k");
-    const TraceStep& v = t.step("v");
+    const TraceStep& q = t.step(StageId::kQ);
+    const TraceStep& k = t.step(StageId::kK);
+    const TraceStep& v = t.step(StageId::kV);
     const Matrix* mats[3] = {&q.heads[h], &k.heads[g], &v.heads[g]};
     const char* names[3] = {"Q", "K", "V"};
+    const StageId ids[3] = {StageId::kQ, StageId::kK, StageId::kV};
     // One cell size for all three, so K and V (which share their rows, the keys) line up and
     // V needs no labels of its own.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -239,7 +235,7 @@ void draw_heatmap_panel(Ui& ui) {
       sp.row_axis = i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
       sp.col_axis = "dims →";
       sp.col_labels = index_labels(static_cast<int>(mats[i]->cols()), "");
-      sp.scale = color_scale_for(ui.settings, names[i], *mats[i]);
+      sp.scale = color_scale_for(ui.settings, ids[i], *mats[i]);
       sp.selected_row = i == 0 ? sel.query : sel.key;
       sp.cell = cell;
       sp.size = {label_w[i] + cell * mats[i]->cols(), cell * mats[i]->rows() + fs * 6.2f};
@@ -252,7 +248,7 @@ void draw_heatmap_panel(Ui& ui) {
       }
       ImGui::EndGroup();
     }
-    ui.main_step = "qkv";
+    ui.main_step = StageId::kInputs;
     ImGui::End();
     return;
   }
@@ -266,14 +262,15 @@ void draw_heatmap_panel(Ui& ui) {
   const Matrix& m = t.head(*step, idx);
   HeatmapSpec sp;
   sp.id = "main";
-  sp.texture_key = "main-" + stage.id + "-" + std::to_string(idx);
+  sp.texture_key = std::string("main-") + stage.name + "-" + std::to_string(idx);
   sp.m = &m;
-  sp.matrix_name = stage.id.c_str();
+  sp.matrix_name = stage.name;
+  sp.hidden_are_zero = stage.id == StageId::kWeights || stage.id == StageId::kPreMix;
   // Linformer's projected keys and values: one row per virtual key.
-  const bool projected = stage.id == "k_proj" || stage.id == "v_proj";
+  const bool projected = stage_kind(stage.id) == StageKind::kKeySide;
   sp.row_labels = projected ? t.key_tokens : t.query_tokens;
-  const bool scores = is_score_matrix(stage.id);
-  const bool concat = stage.id == "concat" && t.d_v > 0 && m.cols() == t.num_heads * t.d_v;
+  const bool scores = is_query_key(stage.id);
+  const bool concat = stage.id == StageId::kConcat && t.d_v > 0 && m.cols() == t.num_heads * t.d_v;
   if (scores)
     sp.col_labels = t.key_tokens;
   else if (concat)
@@ -283,14 +280,12 @@ void draw_heatmap_panel(Ui& ui) {
     sp.col_labels = index_labels(static_cast<int>(m.cols()), "d");
   sp.row_axis = projected ? "virtual keys ↓" : "queries ↓";
   sp.col_axis = scores ? "keys →" : concat ? "heads · dimensions →" : "dimensions →";
-  if ((stage.id == "masked" || stage.id == "weights" || stage.id == "pre_conv" ||
-       stage.id == "pre_mix") &&
-      t.has_reasons(h))
+  if (scores && stage.id != StageId::kScores && stage.id != StageId::kScaled && t.has_reasons(h))
     sp.hidden = &t.hidden_of(h);
   sp.scale = color_scale_cached(ui, sp.texture_key, stage.id, m);
   sp.selected_row = sel.query;
   sp.selected_col = scores ? sel.key : -1;
-  sp.row_stats = stage.id == "weights";
+  sp.row_stats = stage.id == StageId::kWeights;
   if (room) sp.max_cell = 0;  // cells as large as the room allows
   if (m.rows() <= 64 && m.cols() <= 64) {
     // Readable cells even in a cramped panel: it scrolls rather than shrink them below a line.

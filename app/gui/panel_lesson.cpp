@@ -305,15 +305,14 @@ bool lesson_shortcuts(Ui& ui) {
   return false;
 }
 
-void draw_lesson_highlights(Ui& ui, const std::string& stage) {
+void draw_lesson_highlights(Ui& ui, StageId stage) {
   if (!lesson_open(ui)) return;
   const LessonStep& s = ui.lesson->step();
   if (s.highlights.empty()) return;
   const auto it = ui.views.find("main");
   if (it == ui.views.end() || !it->second.drawn) return;
   const HeatmapViewport& v = it->second;
-  const bool per_key =
-      stage == "scores" || stage == "scaled" || stage == "masked" || stage == "weights";
+  const bool per_key = is_query_key(stage);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   dl->PushClipRect({v.clip.x, v.clip.y}, {v.clip.z, v.clip.w}, true);
   const float w = std::max(3.0f, ImGui::GetFontSize() * 0.18f);

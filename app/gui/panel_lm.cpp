@@ -78,7 +78,7 @@ void open_lm_head_in_stepper(Ui& ui, int l, int h) {
   Scenario sc = s.head_scenario(l, h);
   ui.request_discard_check([&ui, sc = std::move(sc), tag = s.origin_tag(l, h), l, h]() mutable {
     if (!ui.state.load_scenario(std::move(sc), tag)) return;
-    ui.state.set_stage("weights");
+    ui.state.set_stage(StageId::kWeights);
     ui.state.set_message("Layer " + std::to_string(l) + ", head " + std::to_string(h) +
                              " is open in the stepper with its real Q, K and V.  View → "
                              "Language model goes back to the model.",

@@ -363,7 +363,8 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
     sp.id = which == 0 ? "lm-circuit-prev" : "lm-circuit-ind";
     sp.serial = s.serial() * 64 + static_cast<uint64_t>(head) + 1;
     sp.m = &p.head_weights(head / c.n_head, head % c.n_head);
-    sp.matrix_name = "weights";
+    sp.matrix_name = stage_name(StageId::kWeights);
+    sp.hidden_are_zero = true;
     sp.row_labels = r->tokens;
     sp.col_labels = r->tokens;
     sp.scale = {ui.settings.colormap, 0.0f, 1.0f};

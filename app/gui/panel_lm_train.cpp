@@ -301,7 +301,8 @@ void draw_probe_heatmaps(Ui& ui, LmTrainPanel& p, const lm::LiveSnapshot& s, flo
     sp.id = k == 0 ? "lm-train-prev" : "lm-train-ind";
     sp.serial = static_cast<uint64_t>(s.probe_serial) * 2 + static_cast<uint64_t>(k) + 1;
     sp.m = &mats[k];
-    sp.matrix_name = "weights";
+    sp.matrix_name = stage_name(StageId::kWeights);
+    sp.hidden_are_zero = true;
     sp.row_labels = s.probe_tokens;
     sp.col_labels = s.probe_tokens;
     sp.scale = {ui.settings.colormap, 0.0f, 1.0f};

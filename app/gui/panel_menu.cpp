@@ -32,9 +32,11 @@ std::string suggested_path(const AppState& st, const std::string& stem_suffix) {
 }
 
 std::string stage_stem(const AppState& st) {
-  const std::string id = st.current_stage().id == "qkv" ? "q" : st.current_stage().id;
-  const bool heads = st.trace().num_heads > 1 && id != "concat" && id != "projected";
-  return "-" + id + (heads ? "-h" + std::to_string(st.head()) : "");
+  const StageId id =
+      st.current_stage().id == StageId::kInputs ? StageId::kQ : st.current_stage().id;
+  const bool heads =
+      st.trace().num_heads > 1 && id != StageId::kConcat && id != StageId::kProjected;
+  return "-" + std::string(stage_name(id)) + (heads ? "-h" + std::to_string(st.head()) : "");
 }
 
 }  // namespace

@@ -125,7 +125,8 @@ void draw_narration_contents(Ui& ui) {
   std::optional<ExplainRequest> req = st.narration_request();
   std::string key = std::to_string(st.trace_serial()) + "/" + std::to_string(req->query) + "/" +
                     std::to_string(req->head) + "/" + std::to_string(req->key.value_or(-1)) + "/" +
-                    req->step + "/" + std::to_string(req->precision);
+                    (req->step ? stage_name(*req->step) : "") + "/" +
+                    std::to_string(req->precision);
   if (key != cached_key) {
     cached_error.clear();
     cached_text = st.narration(cached_error);
@@ -142,8 +143,8 @@ void draw_narration_contents(Ui& ui) {
   if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(cached_text.c_str());
   flow("clear");
   if (ImGui::SmallButton("clear")) st.clear_selection();
-  const std::string stage_id = st.current_stage().id;
-  if (stage_id == "weights" || stage_id == "output") {
+  const StageId stage_id = st.current_stage().id;
+  if (stage_id == StageId::kWeights || stage_id == StageId::kOutput) {
     // The same row's softmax and weighted sum as FlashAttention computes them.
     flow("online softmax…");
     if (ImGui::SmallButton("online softmax…")) {

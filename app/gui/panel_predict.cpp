@@ -30,8 +30,8 @@ const char* scope_name(PredictScope s) {
 void draw_predict_toolbar(Ui& ui) {
   AppState& st = ui.state;
   if (!st.has_trace() || ui.predict.active()) return;
-  const std::string stage = st.current_stage().id;
-  const std::string target = stage == "qkv" ? "scores" : stage;
+  const StageId stage = st.current_stage().id;
+  const StageId target = stage == StageId::kInputs ? StageId::kScores : stage;
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   auto flow = [&](float w) {
     if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();

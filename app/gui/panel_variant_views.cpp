@@ -193,8 +193,8 @@ void convolution_views(Ui& ui) {
   AppState& st = ui.state;
   const AttentionTrace& t = st.trace();
   const int h = std::min(st.head(), t.num_heads - 1);
-  const Matrix& before = t.head("pre_conv", h);
-  const Matrix& after = t.head("masked", h);
+  const Matrix& before = t.head(StageId::kPreConv, h);
+  const Matrix& after = t.head(StageId::kMasked, h);
   const Matrix& th = t.variants.multi_token.kernel_of(h);
   const int c_q = static_cast<int>(th.rows()), c_k = static_cast<int>(th.cols());
   const float fs = ImGui::GetFontSize();
@@ -216,8 +216,8 @@ void convolution_views(Ui& ui) {
         4.0f, fs * 1.6f);
   }
   static int hover_i = -1, hover_j = -1;
-  const ColorScale scale = color_scale_for(ui.settings, "scaled", before);
-  const ColorScale scale_after = color_scale_for(ui.settings, "masked", after);
+  const ColorScale scale = color_scale_for(ui.settings, StageId::kScaled, before);
+  const ColorScale scale_after = color_scale_for(ui.settings, StageId::kMasked, after);
   const int cols = static_cast<int>(after.cols());
   ImGui::BeginGroup();
   ImGui::TextUnformatted("before: S (masked scores)");
@@ -280,8 +280,8 @@ void convolution_views(Ui& ui) {
   const ReasonMatrix* hid = t.has_reasons(h) ? &t.hidden_of(h) : nullptr;
   const ReasonMatrix none = ReasonMatrix::Zero(before.rows(), before.cols());
   masked_softmax_rows(before, hid ? *hid : none, t.temperature, plain_w, empty);
-  const Matrix& conv_w = t.head(t.find("pre_mix") ? "pre_mix" : "weights", h);
-  const ColorScale wscale = color_scale_for(ui.settings, "weights", conv_w);
+  const Matrix& conv_w = t.head(t.find(StageId::kPreMix) ? StageId::kPreMix : StageId::kWeights, h);
+  const ColorScale wscale = color_scale_for(ui.settings, StageId::kWeights, conv_w);
   ImGui::BeginGroup();
   ImGui::TextUnformatted("weights from S (one pair at a time)");
   ImGui::Dummy({label_w, 0});
@@ -327,7 +327,7 @@ void mixing_views(Ui& ui) {
   for (int row = 0; row < 2; ++row) {
     for (int h = 0; h < H; ++h) {
       if (h > 0) ImGui::SameLine(0, fs * (h % c == 0 ? 1.5f : 0.6f));
-      const Matrix& m = t.head(row == 0 ? "pre_mix" : "weights", h);
+      const Matrix& m = t.head(row == 0 ? StageId::kPreMix : StageId::kWeights, h);
       ImGui::BeginGroup();
       ImGui::Text("%s %d", row == 0 ? "head" : "mixed", h);
       if (row == 0) {
@@ -349,7 +349,7 @@ void mixing_views(Ui& ui) {
         ImGui::Dummy({label_w, 0});
         ImGui::SameLine(0, 0);
       }
-      const ColorScale s = color_scale_for(ui.settings, "weights", m);
+      const ColorScale s = color_scale_for(ui.settings, StageId::kWeights, m);
       const std::string id = "##mix" + std::to_string(row) + "-" + std::to_string(h);
       const MapResult r = draw_map(ui, id.c_str(), m, s, cell);
       if (r.row >= 0) hover_h = h, hover_i = r.row, hover_j = r.col;
@@ -358,7 +358,7 @@ void mixing_views(Ui& ui) {
     }
   }
   if (hover_h >= H || hover_i >= t.n_q - t.first_row || hover_j >= t.n_k) hover_h = -1;
-  const Matrix& mixed0 = t.head("weights", 0);
+  const Matrix& mixed0 = t.head(StageId::kWeights, 0);
   if (hover_h < 0 && mixed0.rows() > 0) {
     // Until the mouse comes: the first query's strongest mixed weight.
     hover_h = 0;
@@ -378,7 +378,7 @@ void mixing_views(Ui& ui) {
   double total = 0;
   for (int b = 0; b < c; ++b) {
     const int hb = g * c + b;
-    const double w = t.head("pre_mix", hb)(hover_i, hover_j);
+    const double w = t.head(StageId::kPreMix, hb)(hover_i, hover_j);
     cell_box(maps[0][static_cast<size_t>(hb)], hover_i, hover_j, frame, std::max(1.5f, fs * 0.1f));
     total += double(M(a, b)) * w;
     char buf[64];
@@ -397,7 +397,7 @@ void mixing_views(Ui& ui) {
   ImGui::PushTextWrapPos(0);
   ImGui::Text("mixed %d [%s, %s] = %s", hover_h, qn.c_str(), kn.c_str(), terms.c_str());
   ImGui::Text("= %.3f   (the engine: %.3f)", total,
-              static_cast<double>(t.head("weights", hover_h)(hover_i, hover_j)));
+              static_cast<double>(t.head(StageId::kWeights, hover_h)(hover_i, hover_j)));
   std::string m_row;
   for (int b = 0; b < c; ++b) {
     char buf[32];
@@ -428,8 +428,8 @@ void draw_variant_views_panel(Ui& ui) {
     return;
   }
   const AttentionTrace& t = st.trace();
-  const bool lin = t.variants.linformer.enabled() && t.find("k_proj");
-  const bool conv = t.find("pre_conv") != nullptr, mix = t.find("pre_mix") != nullptr;
+  const bool lin = t.variants.linformer.enabled() && t.find(StageId::kKProj);
+  const bool conv = t.find(StageId::kPreConv) != nullptr, mix = t.find(StageId::kPreMix) != nullptr;
   if (!lin && !conv && !mix) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(

@@ -159,7 +159,8 @@ void draw_variants_panel(Ui& ui) {
       "softmax(x / T): T < 1 sharpens the weights towards the largest score, T > 1 "
       "flattens them towards uniform. The entropy of each row (in bits) shows it: 0 = all "
       "on one key, log₂ n = uniform.");
-  if (const TraceStep* w = t.find("weights"); w && st.head() < static_cast<int>(w->heads.size())) {
+  if (const TraceStep* w = t.find(StageId::kWeights);
+      w && st.head() < static_cast<int>(w->heads.size())) {
     std::vector<double> ent = row_entropy_bits(w->heads[st.head()]);
     ImGui::TextDisabled("entropy per row, bits (uniform = %.2f):", std::log2(std::max(1, t.n_k)));
     // As many rows as fit on one line: ImGui's wrapping would split "1.57" after its dot.

@@ -10,9 +10,28 @@
 namespace attn {
 namespace {
 
-bool is_attention_stage(const std::string& s) {
-  return s == "scores" || s == "scaled" || s == "masked" || s == "weights" || s == "pre_conv" ||
-         s == "pre_mix";
+// The stages where the mask has hidden keys (−∞ before the softmax, 0 after).
+bool hides_keys(StageId s) {
+  return s == StageId::kPreConv || s == StageId::kMasked || s == StageId::kPreMix ||
+         s == StageId::kWeights;
+}
+
+// What one cell of a query × key stage is called in a question: "the weight", "the score".
+const char* cell_noun(StageId s) {
+  switch (s) {
+    case StageId::kScores:
+      return "score";
+    case StageId::kScaled:
+      return "scaled score";
+    case StageId::kPreConv:
+      return "masked score (before the convolution)";
+    case StageId::kMasked:
+      return "masked score";
+    case StageId::kPreMix:
+      return "weight (before head mixing)";
+    default:
+      return "weight";
+  }
 }
 
 std::string num(double x, int decimals) { return format_fixed(x, decimals, true); }
@@ -146,9 +165,9 @@ std::optional<double> parse_guess(const std::string& raw, std::string& error) {
   return static_cast<double>(*v);
 }
 
-bool stage_supports(const std::string& stage, PredictKind kind) {
-  if (stage == "qkv" || stage == "q" || stage == "k" || stage == "v" || stage == "x") return false;
-  if (kind == PredictKind::kPick) return is_attention_stage(stage);
+bool stage_supports(StageId stage, PredictKind kind) {
+  if (is_input(stage)) return false;
+  if (kind == PredictKind::kPick) return is_query_key(stage);
   return true;
 }
 
@@ -158,14 +177,15 @@ const Matrix* Prediction::matrix(const AttentionTrace& t) const {
   return &t.head(*s, std::clamp(q_.head, 0, s->num_heads() - 1));
 }
 
-bool Prediction::start(const AttentionTrace& t, const std::string& stage, int head, int sel_row,
-                       int sel_col, PredictKind kind, PredictScope scope, std::string& why) {
+bool Prediction::start(const AttentionTrace& t, StageId stage, int head, int sel_row, int sel_col,
+                       PredictKind kind, PredictScope scope, std::string& why) {
   active_ = revealed_ = has_guess_ = false;
   guess_col_ = -1;
   verdict_ = {};
   if (!stage_supports(stage, kind)) {
-    why = stage == "qkv" ? "The inputs are given, not computed: step to the scores to predict them."
-                         : "Picking the largest works on the scores, masked scores and weights.";
+    why = is_input(stage)
+              ? "The inputs are given, not computed: step to the scores to predict them."
+              : "Picking the largest works on the scores, masked scores and weights.";
     return false;
   }
   const TraceStep* s = t.find(stage);
@@ -181,7 +201,7 @@ bool Prediction::start(const AttentionTrace& t, const std::string& stage, int he
   const Matrix& m = t.head(*s, q_.head);
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
   q_.row = sel_row >= 0 && sel_row < rows ? sel_row : rows - 1;
-  const bool attention = is_attention_stage(stage);
+  const bool attention = is_query_key(stage);
   const ReasonMatrix* hid =
       attention && head < t.num_heads && t.has_reasons(head) ? &t.hidden_of(head) : nullptr;
   auto visible = [&](int j) {
@@ -189,7 +209,7 @@ bool Prediction::start(const AttentionTrace& t, const std::string& stage, int he
   };
   if (kind == PredictKind::kPick) {
     bool any = false;
-    for (int j = 0; j < cols; ++j) any |= visible(j) || stage == "scores" || stage == "scaled";
+    for (int j = 0; j < cols; ++j) any |= visible(j) || !hides_keys(stage);
     if (!any) {
       why = "Every key is hidden for this query: there is nothing to pick.";
       return false;
@@ -214,29 +234,38 @@ std::string Prediction::prompt(const AttentionTrace& t) const {
   if (!active_) return "";
   const std::string q = quoted(t.query_tokens, q_.row);
   if (q_.kind == PredictKind::kPick) {
-    if (q_.stage == "weights") return "Which key will " + q + " give the most weight?";
-    return "Which key gets the highest " +
-           std::string(q_.stage == "scores"   ? "score"
-                       : q_.stage == "scaled" ? "scaled score"
-                                              : "masked score") +
-           " from " + q + "?";
+    if (q_.stage == StageId::kWeights) return "Which key will " + q + " give the most weight?";
+    return "Which key gets the highest " + std::string(cell_noun(q_.stage)) + " from " + q + "?";
   }
   const std::string k = quoted(t.key_tokens, q_.col);
   const std::string c = std::to_string(q_.col);
-  if (q_.stage == "scores") return "What is the score of " + q + " against " + k + ", q·k?";
-  if (q_.stage == "scaled") return "What is the scaled score of " + q + " against " + k + "?";
-  if (q_.stage == "masked")
-    return "What is the masked score of " + q + " against " + k + "? (−∞ if the mask hides it)";
-  if (q_.stage == "weights") return "What weight does " + q + " give to " + k + "?";
-  if (q_.stage == "output") return "What is component " + c + " of the output of " + q + "?";
-  if (q_.stage == "concat")
-    return "What is column " + c + " of the concatenated heads for " + q + "?";
-  if (q_.stage == "projected")
-    return "What is component " + c + " of the projected output of " + q + "?";
-  return "What is " + q_.stage + "[" + std::to_string(q_.row) + ", " + c + "]?";
+  switch (q_.stage) {
+    case StageId::kScores:
+      return "What is the score of " + q + " against " + k + ", q·k?";
+    case StageId::kWeights:
+      return "What weight does " + q + " give to " + k + "?";
+    case StageId::kOutput:
+      return "What is component " + c + " of the output of " + q + "?";
+    case StageId::kConcat:
+      return "What is column " + c + " of the concatenated heads for " + q + "?";
+    case StageId::kProjected:
+      return "What is component " + c + " of the projected output of " + q + "?";
+    default:
+      break;
+  }
+  if (is_query_key(q_.stage)) {
+    std::string p =
+        "What is the " + std::string(cell_noun(q_.stage)) + " of " + q + " against " + k + "?";
+    if (q_.stage == StageId::kPreMix) p += " (0 if the mask hides it)";
+    if (q_.stage == StageId::kPreConv || q_.stage == StageId::kMasked)
+      p += " (−∞ if the mask hides it)";
+    return p;
+  }
+  return "What is " + std::string(stage_name(q_.stage)) + "[" + std::to_string(q_.row) + ", " + c +
+         "]?";
 }
 
-bool Prediction::conceals(const std::string& stage, int head, int i, int j) const {
+bool Prediction::conceals(StageId stage, int head, int i, int j) const {
   if (!active_ || revealed_ || stage != q_.stage) return false;
   switch (q_.scope) {
     case PredictScope::kStage:
@@ -249,7 +278,7 @@ bool Prediction::conceals(const std::string& stage, int head, int i, int j) cons
   return false;
 }
 
-bool Prediction::conceals_stage(const std::string& stage) const {
+bool Prediction::conceals_stage(StageId stage) const {
   return active_ && !revealed_ && stage == q_.stage;
 }
 
@@ -295,14 +324,15 @@ const Verdict& Prediction::reveal(const AttentionTrace& t, int decimals) {
   }
   std::vector<double> values;
   std::vector<bool> hidden;
-  const bool masked = q_.stage == "masked" || q_.stage == "weights";
-  const ReasonMatrix* hid =
-      masked && q_.head < t.num_heads && t.has_reasons(q_.head) ? &t.hidden_of(q_.head) : nullptr;
+  const ReasonMatrix* hid = hides_keys(q_.stage) && q_.head < t.num_heads && t.has_reasons(q_.head)
+                                ? &t.hidden_of(q_.head)
+                                : nullptr;
   for (Eigen::Index j = 0; j < m->cols(); ++j) {
     values.push_back((*m)(q_.row, j));
     hidden.push_back(hid && q_.row < hid->rows() && j < hid->cols() && (*hid)(q_.row, j) != 0);
   }
-  const std::string what = q_.stage == "weights" ? "weight" : "score";
+  const std::string what =
+      q_.stage == StageId::kWeights || q_.stage == StageId::kPreMix ? "weight" : "score";
   verdict_ = judge_pick(has_guess_ ? guess_col_ : -1, values, t.key_tokens, hidden, what, decimals);
   return verdict_;
 }

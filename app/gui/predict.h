@@ -41,23 +41,23 @@ Verdict judge_pick(int guess, const std::vector<double>& values,
 std::optional<double> parse_guess(const std::string& text, std::string& error);
 
 struct PredictQuestion {
-  std::string stage;  // trace step id ("scores", …, "output", "concat", "projected")
-  int head = 0;       // the head shown (matrix index for steps with one matrix)
+  StageId stage = StageId::kScores;
+  int head = 0;  // the head shown (matrix index for steps with one matrix)
   int row = 0, col = 0;
   PredictKind kind = PredictKind::kValue;
   PredictScope scope = PredictScope::kCell;
 };
 
 // Which kinds a stage supports: every numeric stage takes a typed value; the attention stages
-// (scores … weights) also take a pick. The inputs stage ("qkv") has nothing computed to predict.
-bool stage_supports(const std::string& stage, PredictKind kind);
+// (query × key: scores … weights) also take a pick. The inputs have nothing computed to predict.
+bool stage_supports(StageId stage, PredictKind kind);
 
 class Prediction {
  public:
   // Starts a question on `stage` of the trace: about cell (row, col) when given (col −1 for a
   // pick, or any column), else a cell chosen to be worth asking (a visible key of the last query).
   // False with `why` when the stage has nothing to predict or the kind does not suit it.
-  bool start(const AttentionTrace& t, const std::string& stage, int head, int sel_row, int sel_col,
+  bool start(const AttentionTrace& t, StageId stage, int head, int sel_row, int sel_col,
              PredictKind kind, PredictScope scope, std::string& why);
   void cancel() { active_ = false; }
   bool active() const { return active_; }
@@ -67,9 +67,9 @@ class Prediction {
   // The question in words, with the tokens: "What is the attention weight of "is" on "Fear"?"
   std::string prompt(const AttentionTrace& t) const;
   // Whether cell (i, j) of `stage` (matrix `head`) is hidden right now.
-  bool conceals(const std::string& stage, int head, int i, int j) const;
+  bool conceals(StageId stage, int head, int i, int j) const;
   // True when anything of `stage` is hidden (a panel blanks its derived views: row sums, heads).
-  bool conceals_stage(const std::string& stage) const;
+  bool conceals_stage(StageId stage) const;
 
   // Records a guess; a typed value is parsed (false with `error` when it is not a number).
   bool guess_text(const std::string& text, std::string& error);

@@ -9,7 +9,7 @@
 namespace attn {
 namespace {
 
-const Matrix* matrix_of(const AttentionTrace& t, const std::string& step, int head) {
+const Matrix* matrix_of(const AttentionTrace& t, StageId step, int head) {
   const TraceStep* s = t.find(step);
   if (!s || s->num_heads() == 0) return nullptr;
   return &t.head(*s, std::clamp(head, 0, s->num_heads() - 1));
@@ -41,22 +41,24 @@ float StageTransition::progress(double now) const {
   return x * x * (3 - 2 * x);
 }
 
-bool stage_change_animates(const std::string& from, const std::string& to) {
-  static const char* const kSteps[][2] = {
-      {"qkv", "scores"},     {"scores", "scaled"}, {"scaled", "masked"},   {"masked", "weights"},
-      {"weights", "output"}, {"output", "concat"}, {"concat", "projected"}};
+bool stage_change_animates(StageId from, StageId to) {
+  static const StageId kSteps[][2] = {
+      {StageId::kInputs, StageId::kScores},   {StageId::kScores, StageId::kScaled},
+      {StageId::kScaled, StageId::kMasked},   {StageId::kMasked, StageId::kWeights},
+      {StageId::kWeights, StageId::kOutput},  {StageId::kOutput, StageId::kConcat},
+      {StageId::kConcat, StageId::kProjected}};
   for (const auto& s : kSteps)
     if (from == s[0] && to == s[1]) return true;
   return false;
 }
 
-double stage_change_seconds(const std::string& from, const std::string& to) {
+double stage_change_seconds(StageId from, StageId to) {
   (void)from;
-  return to == "weights" || to == "output" ? 1.1 : 0.7;
+  return to == StageId::kWeights || to == StageId::kOutput ? 1.1 : 0.7;
 }
 
-bool animate_stage(const AttentionTrace& t, const std::string& from, const std::string& to,
-                   int head, float p, AnimatedFrame& out) {
+bool animate_stage(const AttentionTrace& t, StageId from, StageId to, int head, float p,
+                   AnimatedFrame& out) {
   out = AnimatedFrame{};
   const Matrix* target = matrix_of(t, to, head);
   if (!target || target->size() == 0) return false;
@@ -71,14 +73,16 @@ bool animate_stage(const AttentionTrace& t, const std::string& from, const std::
     out.caption = caption;
     return true;
   };
-  if (from == "qkv" && to == "scores")
+  if (from == StageId::kInputs && to == StageId::kScores)
     return grow("scores = Q·Kᵀ: every query's dot product with every key");
-  if (from == "output" && to == "concat") return grow("each head's output, side by side");
-  if (from == "concat" && to == "projected") return grow("W_O mixes the heads back together");
+  if (from == StageId::kOutput && to == StageId::kConcat)
+    return grow("each head's output, side by side");
+  if (from == StageId::kConcat && to == StageId::kProjected)
+    return grow("W_O mixes the heads back together");
 
   const Matrix* source = matrix_of(t, from, head);
   if (!source || source->rows() != rows) return false;
-  if (from == "scores" && to == "scaled") {
+  if (from == StageId::kScores && to == StageId::kScaled) {
     out.from = *source;
     out.value = *source + (*target - *source) * p;
     out.row_progress.assign(static_cast<size_t>(rows), p);
@@ -86,7 +90,7 @@ bool animate_stage(const AttentionTrace& t, const std::string& from, const std::
                   (t.scale_overridden ? " (the chosen scale)" : " = 1/√d_k");
     return true;
   }
-  if (from == "scaled" && to == "masked") {
+  if (from == StageId::kScaled && to == StageId::kMasked) {
     out.from = *source;
     out.value = *source;
     out.hatch.assign(static_cast<size_t>(rows) * cols, 0.0f);
@@ -106,7 +110,7 @@ bool animate_stage(const AttentionTrace& t, const std::string& from, const std::
     out.caption = "keys the mask hides get −∞";
     return true;
   }
-  if (from == "masked" && to == "weights") {
+  if (from == StageId::kMasked && to == StageId::kWeights) {
     out.from = *source;
     out.value = *target;
     out.from_on_own_scale = true;
@@ -127,9 +131,9 @@ bool animate_stage(const AttentionTrace& t, const std::string& from, const std::
     out.caption = "softmax: each row of scores becomes weights that sum to 1";
     return true;
   }
-  if (from == "weights" && to == "output") {
+  if (from == StageId::kWeights && to == StageId::kOutput) {
     // The weighted rows of V add up key by key: after k keys, row i holds Σ_{j<k} w_ij·v_j.
-    const TraceStep* vs = t.find("v");
+    const TraceStep* vs = t.find(StageId::kV);
     if (!vs || head >= static_cast<int>(t.kv_head_of.size())) return false;
     const Matrix& v = vs->heads[static_cast<size_t>(t.kv_head_of[static_cast<size_t>(head)])];
     const Matrix& w = *source;
@@ -188,7 +192,7 @@ bool ChangeTracker::changed(const TraceStep& a, const TraceStep& b, int index, i
   return std::fabs(u - w) > 1e-6f * std::max(1.0f, std::fabs(w));
 }
 
-float ChangeTracker::strength(const std::string& step, int index, int i, int j, double now) const {
+float ChangeTracker::strength(StageId step, int index, int i, int j, double now) const {
   if (!active(now)) return 0.0f;
   const TraceStep* a = before_.find(step);
   const TraceStep* b = current_.find(step);
@@ -197,7 +201,7 @@ float ChangeTracker::strength(const std::string& step, int index, int i, int j, 
   return static_cast<float>(std::clamp(1.0 - x * x, 0.0, 1.0));
 }
 
-int ChangeTracker::changed_cells(const std::string& step, int index) const {
+int ChangeTracker::changed_cells(StageId step, int index) const {
   const TraceStep* a = before_.find(step);
   const TraceStep* b = current_.find(step);
   if (!a || !b || index >= b->num_heads()) return 0;

@@ -25,17 +25,17 @@ struct AnimatedFrame {
 
 // Whether moving from stage `from` to `to` has an animation (one step forward), and how long it
 // lasts in seconds (the rows of a softmax or a weighted sum take a little longer).
-bool stage_change_animates(const std::string& from, const std::string& to);
-double stage_change_seconds(const std::string& from, const std::string& to);
+bool stage_change_animates(StageId from, StageId to);
+double stage_change_seconds(StageId from, StageId to);
 
 // Builds frame `p` (0..1) of the change from stage `from` to the next stage `to` for query head
 // `head`. False when that change has no animation (a step back, a jump, the inputs).
-bool animate_stage(const AttentionTrace& t, const std::string& from, const std::string& to,
-                   int head, float p, AnimatedFrame& out);
+bool animate_stage(const AttentionTrace& t, StageId from, StageId to, int head, float p,
+                   AnimatedFrame& out);
 
 // A stage change in progress: which stages, since when and for how long.
 struct StageTransition {
-  std::string from, to;
+  StageId from = StageId::kInputs, to = StageId::kInputs;
   double start = -1, duration = 0.8;  // seconds
   float hold = -1;                    // >= 0: held at this progress (scripted screenshots)
   bool active(double now) const { return hold >= 0 || (start >= 0 && now - start < duration); }
@@ -53,10 +53,10 @@ class ChangeTracker {
   // from opening another one).
   void update(const AttentionTrace& t, uint64_t serial, bool edited, double now);
   // 1 right after the edit, fading to 0; 0 for cells whose value did not change.
-  float strength(const std::string& step, int index, int i, int j, double now) const;
+  float strength(StageId step, int index, int i, int j, double now) const;
   bool active(double now) const { return start_ >= 0 && now - start_ < kSeconds; }
   // How many cells of (step, index) changed in the latest edit.
-  int changed_cells(const std::string& step, int index) const;
+  int changed_cells(StageId step, int index) const;
 
  private:
   bool changed(const TraceStep& a, const TraceStep& b, int index, int i, int j) const;

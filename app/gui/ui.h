@@ -111,8 +111,8 @@ struct Ui {
   PredictScope predict_scope = PredictScope::kCell;
   std::string predict_buffer, predict_error;
   StageTransition transition;
-  std::string shown_stage;     // the stage drawn last frame (a change starts a transition)
-  std::string motion_caption;  // what the stage change on screen is doing, in words
+  std::optional<StageId> shown_stage;  // the stage drawn last frame (a change starts a transition)
+  std::string motion_caption;          // what the stage change on screen is doing, in words
   ChangeTracker changes;
   uint64_t loads_seen = 0;  // AppState::load_serial() when the tracker last saw a trace
   std::vector<PlacedText>* text_log = nullptr;  // tests: record text drawn into draw lists
@@ -196,7 +196,7 @@ struct Ui {
 
   // What --screenshot reports about the main heatmap.
   ColorScale main_scale;
-  std::string main_step;
+  StageId main_step = StageId::kInputs;
 
   void request_discard_check(std::function<void()> action);
   // Something moves or runs in the background: keep drawing frames instead of sleeping.
@@ -214,12 +214,12 @@ struct Ui {
 // The user's two colour maps, and the scale of a stage's values with them: the same rule as every
 // export (render/color_scale.h), so a slide matches the screen.
 ColormapChoice colormaps(const UiSettings& s);
-ColorScale color_scale_for(const UiSettings& s, const std::string& step, const Matrix& m);
+ColorScale color_scale_for(const UiSettings& s, StageId step, const Matrix& m);
 // color_scale_for once per trace for the heatmap `key` names (its stage and head): the range of
 // a 4096-token stage is 16 million cells, too many to scan every frame. `serial`: when the matrix
 // changes (0 = whenever the trace does).
-const ColorScale& color_scale_cached(Ui& ui, const std::string& key, const std::string& step,
-                                     const Matrix& m, uint64_t serial = 0);
+const ColorScale& color_scale_cached(Ui& ui, const std::string& key, StageId step, const Matrix& m,
+                                     uint64_t serial = 0);
 
 // The whole app, one frame (menu bar, every panel, dialogs, keyboard shortcuts).
 void draw_app(Ui& ui);
@@ -258,7 +258,7 @@ void reveal_prediction(Ui& ui);
 // second tab; the step's highlighted cells on the main heatmap (called by the heatmap panel).
 void draw_lesson_window(Ui& ui);
 void draw_lesson_contents(Ui& ui);  // the Lesson tab (also in a narrow window's tabbed column)
-void draw_lesson_highlights(Ui& ui, const std::string& stage);
+void draw_lesson_highlights(Ui& ui, StageId stage);
 // Opens a lesson file or built-in lesson name and shows its first step; false with `error`.
 bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error);
 void close_lesson(Ui& ui);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention/matrix.h"
+#include "attention/stage.h"
 #include "attention/variants.h"
 
 namespace attn {
@@ -95,7 +96,7 @@ enum class DerivedStage : uint8_t {
 
 // One stage of the computation: a named matrix per head with its formula.
 struct TraceStep {
-  std::string id;       // "scores", "scaled", "masked", "weights", "output", ...
+  StageId id;           // which stage (attention/stage.h)
   std::string title;    // human title, e.g. "Scores"
   std::string formula;  // e.g. "scores = Q·Kᵀ"
   // One matrix per head (per key/value head for k and v); empty for a derived stage, whose
@@ -153,7 +154,7 @@ struct AttentionTrace {
   // them from `mask` on demand.
   std::vector<ReasonMatrix> hidden;
   std::vector<std::vector<bool>> empty_row;  // per head, per query: every key hidden
-  std::vector<TraceStep> steps;              // in order; ids are unique
+  std::vector<TraceStep> steps;              // in pipeline order; ids are unique
   // The stages (scores … output, and concat, projected, head_contrib) hold every query row, or,
   // for a trace of a few rows (compute_trace_rows), rows [first_row, first_row + their rows) of
   // the n_q: n_q, the tokens, the input steps and the masks are always whole.
@@ -162,16 +163,16 @@ struct AttentionTrace {
   // the two formulations agree.
   std::optional<float> projection_form_gap;
 
-  const TraceStep* find(const std::string& id) const;
-  TraceStep* find(const std::string& id);
-  const TraceStep& step(const std::string& id) const;  // asserts it exists
+  const TraceStep* find(StageId id) const;
+  TraceStep* find(StageId id);
+  const TraceStep& step(StageId id) const;  // asserts it exists
 
   // Head h of stage `s` (a step of this trace): the stored matrix, or, for a derived stage,
   // computed from scores with the float operations the engine used (so the same numbers) and
   // kept until another head of the same stage is asked for; the reference stays valid until
   // then. Safe to call from several threads.
   const Matrix& head(const TraceStep& s, int h) const;
-  const Matrix& head(const std::string& id, int h) const { return head(step(id), h); }
+  const Matrix& head(StageId id, int h) const { return head(step(id), h); }
   // The reasons of head h's hidden cells (rows as the stages hold them): `hidden[h]` when
   // stored, else built from `mask` once and kept.
   const ReasonMatrix& hidden_of(int h) const;

@@ -215,9 +215,9 @@ AttentionTrace begin_trace(const AttentionProblem& p) {
 
   std::vector<int> kv_ids(t.num_kv_heads);
   for (int g = 0; g < t.num_kv_heads; ++g) kv_ids[g] = g;
-  t.steps.push_back({"q", "Queries", "Q", in.q, t.kv_head_of});
-  t.steps.push_back({"k", "Keys", "K", in.k, kv_ids});
-  t.steps.push_back({"v", "Values", "V", in.v, kv_ids});
+  t.steps.push_back({StageId::kQ, stage_info(StageId::kQ).title, "Q", in.q, t.kv_head_of});
+  t.steps.push_back({StageId::kK, stage_info(StageId::kK).title, "K", in.k, kv_ids});
+  t.steps.push_back({StageId::kV, stage_info(StageId::kV).title, "V", in.v, kv_ids});
   if (p.options.variants.any()) begin_variant_trace(p, t);
   return t;
 }
@@ -232,25 +232,23 @@ void label_stages(const AttentionProblem& p, AttentionTrace& t) {
           ? "weights = softmax(masked)   (each row sums to 1)"
           : "weights = softmax(masked / T)   (T = " + format_value(t.temperature) + ")";
   const struct {
-    const char* id;
-    const char* title;
+    StageId id;
     std::string formula;
   } labels[] = {
-      {"scores", "Scores",
-       p.options.additive ? "scores_ij = vᵀ tanh(W_q q_i + W_k k_j)   (additive, d_a = " +
-                                std::to_string(p.options.additive->v.size()) + ")"
-                          : std::string("scores = Q·Kᵀ")},
-      {"scaled", "Scaled scores", scale_text},
-      {"masked", "Masked scores",
-       p.options.mask.bias.empty() ? "masked = scaled, −∞ where hidden"
-                                   : "masked = scaled + bias, −∞ where hidden"},
-      {"weights", "Attention weights", softmax_text},
-      {"output", "Output", "output = weights·V"},
+      {StageId::kScores, p.options.additive
+                             ? "scores_ij = vᵀ tanh(W_q q_i + W_k k_j)   (additive, d_a = " +
+                                   std::to_string(p.options.additive->v.size()) + ")"
+                             : std::string("scores = Q·Kᵀ")},
+      {StageId::kScaled, scale_text},
+      {StageId::kMasked, p.options.mask.bias.empty() ? "masked = scaled, −∞ where hidden"
+                                                     : "masked = scaled + bias, −∞ where hidden"},
+      {StageId::kWeights, softmax_text},
+      {StageId::kOutput, "output = weights·V"},
   };
   for (const auto& l : labels) {
     TraceStep* s = t.find(l.id);
     assert(s && "backend must produce every stage");
-    s->title = l.title;
+    s->title = stage_info(l.id).title;
     s->formula = l.formula;
   }
   if (p.options.variants.any()) label_variant_stages(p, t);

@@ -84,7 +84,7 @@ std::vector<double> linformer_error_by_k(const AttentionProblem& full, const std
                                          uint64_t seed) {
   AttentionTrace base;
   compute_stages_cpu(full, base);
-  const HeadStack& o_full = base.step("output").heads;
+  const HeadStack& o_full = base.step(StageId::kOutput).heads;
   std::vector<double> out;
   for (int k : ks) {
     AttentionProblem p = full;
@@ -92,7 +92,7 @@ std::vector<double> linformer_error_by_k(const AttentionProblem& full, const std
     p.options.variants.linformer.f = random_linformer_projection(1, k, full.input.n_k(), seed + 1);
     AttentionTrace t;
     compute_stages_cpu(p, t);
-    const HeadStack& o = t.step("output").heads;
+    const HeadStack& o = t.step(StageId::kOutput).heads;
     double sum = 0;
     long long cells = 0;
     for (size_t h = 0; h < o.size(); ++h) {

@@ -30,28 +30,31 @@ void add_scenario_steps(const Scenario& s, AttentionTrace& t) {
   const ProjectionSpec& pr = s.projection;
   const int H = t.num_heads;
   std::vector<TraceStep> before;
-  before.push_back({"x", "Token embeddings", "X", {pr.x}, {0}});
+  before.push_back({StageId::kX, stage_info(StageId::kX).title, "X", {pr.x}, {0}});
   if (pr.x_kv.size())
-    before.push_back({"x_kv", "Key/value token embeddings", "X_kv", {pr.x_kv}, {0}});
+    before.push_back({StageId::kXKv, stage_info(StageId::kXKv).title, "X_kv", {pr.x_kv}, {0}});
   t.steps.insert(t.steps.begin(), before.begin(), before.end());
-  TraceStep* q = t.find("q");
+  TraceStep* q = t.find(StageId::kQ);
   q->formula = "Q_h = X·W_Q,h";
-  t.find("k")->formula = pr.x_kv.size() ? "K_g = X_kv·W_K,g" : "K_g = X·W_K,g";
-  t.find("v")->formula = pr.x_kv.size() ? "V_g = X_kv·W_V,g" : "V_g = X·W_V,g";
+  t.find(StageId::kK)->formula = pr.x_kv.size() ? "K_g = X_kv·W_K,g" : "K_g = X·W_K,g";
+  t.find(StageId::kV)->formula = pr.x_kv.size() ? "V_g = X_kv·W_V,g" : "V_g = X·W_V,g";
 
-  const HeadStack& out = t.step("output").heads;
+  const HeadStack& out = t.step(StageId::kOutput).heads;
   const int d_v = t.d_v;
   Matrix concat(out[0].rows(), H * d_v);  // (n_q, H·d_v), or the trace's rows (first_row)
   for (int h = 0; h < H; ++h) concat.middleCols(h * d_v, d_v) = out[h];
-  t.steps.push_back(
-      {"concat", "Heads concatenated", "concat = [O_0 | O_1 | … | O_(H−1)]", {concat}, {0}});
+  t.steps.push_back({StageId::kConcat,
+                     stage_info(StageId::kConcat).title,
+                     "concat = [O_0 | O_1 | … | O_(H−1)]",
+                     {concat},
+                     {0}});
   if (pr.w_o.size() == 0) return;
 
   RowVector b = pr.b_o.size() ? pr.b_o : RowVector::Zero(pr.w_o.cols());
   Matrix projected = concat * pr.w_o;  // (n_q, d_out)
   projected.rowwise() += b;
-  TraceStep contrib{"head_contrib",
-                    "Each head through its slice of W_O",
+  TraceStep contrib{StageId::kHeadContrib,
+                    stage_info(StageId::kHeadContrib).title,
                     "contrib_h = O_h·W_O[h·d_v:(h+1)·d_v]   (Σ_h contrib_h + b_O = projected)",
                     {},
                     {}};
@@ -64,8 +67,11 @@ void add_scenario_steps(const Scenario& s, AttentionTrace& t) {
   for (const Matrix& c : contrib.heads) summed += c;
   summed.rowwise() += b;
   t.projection_form_gap = (projected - summed).cwiseAbs().maxCoeff();
-  t.steps.push_back(
-      {"projected", "Output projection", "projected = concat·W_O + b_O", {projected}, {0}});
+  t.steps.push_back({StageId::kProjected,
+                     stage_info(StageId::kProjected).title,
+                     "projected = concat·W_O + b_O",
+                     {projected},
+                     {0}});
   t.steps.push_back(std::move(contrib));
 }
 

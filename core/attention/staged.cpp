@@ -94,15 +94,15 @@ void compute_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
   // masks that the trace derives when asked (AttentionTrace::head), and the hidden cells'
   // reasons follow from the masks (AttentionTrace::hidden_of): storing them would triple a long
   // sequence's memory.
-  TraceStep scores{"scores", "", "", {}, {}}, scaled = scores, masked = scores, weights = scores,
-                                              output = scores;
+  TraceStep scores{StageId::kScores, "", "", {}, {}}, scaled = scores, masked = scores,
+                                                      weights = scores, output = scores;
   scores.derived = DerivedStage::kScores;
-  scaled.id = "scaled";
+  scaled.id = StageId::kScaled;
   scaled.derived = DerivedStage::kScaled;
-  masked.id = "masked";
+  masked.id = StageId::kMasked;
   masked.derived = DerivedStage::kMasked;
-  weights.id = "weights";
-  output.id = "output";
+  weights.id = StageId::kWeights;
+  output.id = StageId::kOutput;
   // Additive scores are not Q·Kᵀ: they are stored, and scaled and masked follow from them
   // (AttentionTrace::head multiplies stored scores by the scale).
   if (p.options.additive) {
@@ -154,8 +154,8 @@ void compute_weights_cpu(const AttentionProblem& p, HeadStack& weights, HeadStac
   if (p.options.variants.any()) {
     AttentionTrace t;
     compute_variant_stages_cpu(p, t);
-    weights = std::move(t.find("weights")->heads);
-    output = std::move(t.find("output")->heads);
+    weights = std::move(t.find(StageId::kWeights)->heads);
+    output = std::move(t.find(StageId::kOutput)->heads);
     empty_row = std::move(t.empty_row);
     return;
   }

@@ -16,13 +16,13 @@ float AttentionProblem::effective_scale() const {
   return 1.0f / std::sqrt(static_cast<float>(input.d_k()));
 }
 
-const TraceStep* AttentionTrace::find(const std::string& id) const {
+const TraceStep* AttentionTrace::find(StageId id) const {
   for (const auto& s : steps)
     if (s.id == id) return &s;
   return nullptr;
 }
 
-TraceStep* AttentionTrace::find(const std::string& id) {
+TraceStep* AttentionTrace::find(StageId id) {
   for (auto& s : steps)
     if (s.id == id) return &s;
   return nullptr;
@@ -44,7 +44,7 @@ const ReasonMatrix& AttentionTrace::hidden_locked(int h) const {
   assert(hs < cache.size());
   if (!cache[hs]) {
     // The rows the stages hold: all n_q, or a few from first_row on (compute_trace_rows).
-    const TraceStep* weights = find("weights");
+    const TraceStep* weights = find(StageId::kWeights);
     const Eigen::Index rows =
         weights && hs < weights->heads.size() ? weights->heads[hs].rows() : n_q;
     auto r = std::make_unique<ReasonMatrix>();
@@ -72,7 +72,7 @@ bool AttentionTrace::has_reasons(int h) const {
 
 const Matrix& AttentionTrace::head(const TraceStep& s, int h) const {
   if (s.derived == DerivedStage::kStored) return s.heads[static_cast<size_t>(h)];
-  const TraceStep& scores_step = step("scores");
+  const TraceStep& scores_step = step(StageId::kScores);
   std::lock_guard<std::mutex> lock(derived_cache.mutex_);
   DerivedCache::Slot& slot = s.derived == DerivedStage::kScores   ? derived_cache.scores_
                              : s.derived == DerivedStage::kScaled ? derived_cache.scaled_
@@ -81,13 +81,14 @@ const Matrix& AttentionTrace::head(const TraceStep& s, int h) const {
   // The engine's own operations (attention/staged.cpp), so the numbers are the same bits: the
   // products in its blocks of query rows, then × scale, + bias, −∞.
   slot.head = -1;
-  const Eigen::Index rows = step("weights").heads[static_cast<size_t>(h)].rows();
+  const Eigen::Index rows = step(StageId::kWeights).heads[static_cast<size_t>(h)].rows();
   resize_for_writing(slot.m, rows, n_k);
   if (scores_step.derived == DerivedStage::kStored) {
     slot.m = scores_step.heads[static_cast<size_t>(h)];
   } else {
-    const Matrix& Q = step("q").heads[static_cast<size_t>(h)];
-    const Matrix& K = step("k").heads[static_cast<size_t>(kv_head_of[static_cast<size_t>(h)])];
+    const Matrix& Q = step(StageId::kQ).heads[static_cast<size_t>(h)];
+    const Matrix& K =
+        step(StageId::kK).heads[static_cast<size_t>(kv_head_of[static_cast<size_t>(h)])];
     for (Eigen::Index i0 = 0; i0 < rows; i0 += kStageBlockRows) {
       const Eigen::Index r = std::min<Eigen::Index>(kStageBlockRows, rows - i0);
       // A block of Q rows of its own, as the engine multiplies (its alignment can change the
@@ -111,7 +112,7 @@ const Matrix& AttentionTrace::head(const TraceStep& s, int h) const {
   return slot.m;
 }
 
-const TraceStep& AttentionTrace::step(const std::string& id) const {
+const TraceStep& AttentionTrace::step(StageId id) const {
   const TraceStep* s = find(id);
   assert(s && "no such step in trace");
   return *s;

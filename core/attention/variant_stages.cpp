@@ -79,7 +79,7 @@ void compute_variant_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
   std::vector<int> kv_ids, head_kv;
   for (int g = 0; g < H_kv; ++g) kv_ids.push_back(g);
   for (int h = 0; h < H; ++h) head_kv.push_back(p.input.kv_head_of(h));
-  auto stage = [&](const char* id, HeadStack heads, const std::vector<int>& kv) {
+  auto stage = [&](StageId id, HeadStack heads, const std::vector<int>& kv) {
     TraceStep s{id, "", "", std::move(heads), kv};
     t.steps.push_back(std::move(s));
   };
@@ -92,8 +92,8 @@ void compute_variant_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
       keys[gs] = var.linformer.e_of(g) * p.input.k[gs];
       values[gs] = var.linformer.f_of(g) * p.input.v[gs];
     }
-    stage("k_proj", keys, kv_ids);
-    stage("v_proj", values, kv_ids);
+    stage(StageId::kKProj, keys, kv_ids);
+    stage(StageId::kVProj, values, kv_ids);
   }
   const int n_k = static_cast<int>(keys[0].rows());
 
@@ -131,54 +131,53 @@ void compute_variant_stages_cpu(const AttentionProblem& p, AttentionTrace& t) {
     masked_softmax_rows(masked[hs], r, p.options.temperature, weights[hs], empty);
     t.empty_row[hs] = std::move(empty);
   }
-  stage("scores", std::move(scores), head_kv);
-  stage("scaled", std::move(scaled), head_kv);
-  if (conv) stage("pre_conv", std::move(pre_conv), head_kv);
-  stage("masked", std::move(masked), head_kv);
+  stage(StageId::kScores, std::move(scores), head_kv);
+  stage(StageId::kScaled, std::move(scaled), head_kv);
+  if (conv) stage(StageId::kPreConv, std::move(pre_conv), head_kv);
+  stage(StageId::kMasked, std::move(masked), head_kv);
   if (mix) {
     HeadStack mixed = mix_heads(weights, var.multi_token.head_mix);
-    stage("pre_mix", std::move(weights), head_kv);
+    stage(StageId::kPreMix, std::move(weights), head_kv);
     weights = std::move(mixed);
   }
   for (int h = 0; h < H; ++h) {
     const size_t hs = static_cast<size_t>(h);
     output[hs] = weights[hs] * values[static_cast<size_t>(head_kv[hs])];
   }
-  stage("weights", std::move(weights), head_kv);
-  stage("output", std::move(output), head_kv);
+  stage(StageId::kWeights, std::move(weights), head_kv);
+  stage(StageId::kOutput, std::move(output), head_kv);
 }
 
 void label_variant_stages(const AttentionProblem& p, AttentionTrace& t) {
   const VariantSpec& v = p.options.variants;
-  auto set = [&](const char* id, const std::string& title, const std::string& formula) {
+  // The title as the variant shows it (the convolved scores, the mixed weights).
+  auto set = [&](StageId id, const std::string& formula) {
     if (TraceStep* s = t.find(id)) {
-      s->title = title;
+      s->title = stage_info(id, t).title;
       s->formula = formula;
     }
   };
   if (v.linformer.enabled()) {
     const std::string k = std::to_string(v.linformer.k());
-    set("k_proj", "Projected keys",
-        "K̃ = E·K   (" + k +
-            " virtual keys, each a mix of all n_k = " + std::to_string(p.input.n_k()) + " keys)");
-    set("v_proj", "Projected values", "Ṽ = F·V   (" + k + " virtual values)");
-    set("scores", "Scores", "scores = Q·K̃ᵀ   (n_q × k)");
-    set("output", "Output", "output = weights·Ṽ");
+    set(StageId::kKProj, "K̃ = E·K   (" + k + " virtual keys, each a mix of all n_k = " +
+                             std::to_string(p.input.n_k()) + " keys)");
+    set(StageId::kVProj, "Ṽ = F·V   (" + k + " virtual values)");
+    set(StageId::kScores, "scores = Q·K̃ᵀ   (n_q × k)");
+    set(StageId::kOutput, "output = weights·Ṽ");
   }
   if (!v.multi_token.kq_conv.empty()) {
     const Matrix& th = v.multi_token.kq_conv[0];
     const std::string shape = std::to_string(th.rows()) + " × " + std::to_string(th.cols());
     const std::string bias = p.options.mask.bias.empty() ? "scaled" : "scaled + bias";
-    set("pre_conv", "Scores before the convolution", "S = " + bias + ", −∞ where hidden");
-    set("masked", "Convolved scores",
-        "masked[i, j] = Σ θ[a, b]·S[i−a, j−b+" + std::to_string(th.cols() / 2) + "]   (" + shape +
-            " kernel; hidden cells count as 0), −∞ where hidden");
+    set(StageId::kPreConv, "S = " + bias + ", −∞ where hidden");
+    set(StageId::kMasked, "masked[i, j] = Σ θ[a, b]·S[i−a, j−b+" + std::to_string(th.cols() / 2) +
+                              "]   (" + shape +
+                              " kernel; hidden cells count as 0), −∞ where hidden");
   }
   if (!v.multi_token.head_mix.empty()) {
     const std::string c = std::to_string(v.multi_token.mix_group_size());
-    t.find("pre_mix")->title = "Weights before head mixing";
-    t.find("pre_mix")->formula = t.find("weights")->formula;
-    set("weights", "Mixed weights",
+    set(StageId::kPreMix, t.find(StageId::kWeights)->formula);
+    set(StageId::kWeights,
         "weights_(g·c_h+a) = Σ_b M[g, a, b] · pre_mix_(g·c_h+b)   (groups of c_h = " + c +
             " heads)");
   }

@@ -13,8 +13,8 @@ namespace attn {
 void Backend::run_weights(const AttentionProblem& p, HeadStack& weights, HeadStack& output) {
   AttentionTrace t;
   run_stages(p, t);
-  weights = std::move(t.find("weights")->heads);
-  output = std::move(t.find("output")->heads);
+  weights = std::move(t.find(StageId::kWeights)->heads);
+  output = std::move(t.find(StageId::kOutput)->heads);
 }
 
 AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
@@ -44,8 +44,9 @@ AttentionTrace compute_trace_rows(const AttentionProblem& p, Backend& backend, i
     const int c_q = kernels.empty() ? 1 : static_cast<int>(kernels[0].rows());
     const int lo = std::max(0, first - (c_q - 1)), rows = last - lo;
     for (TraceStep& s : whole.steps) {
-      if (s.id == "q" || s.id == "k" || s.id == "v" || s.id == "k_proj" || s.id == "v_proj")
-        continue;
+      // The inputs and Linformer's projected keys and values hold every key, not query rows.
+      const StageKind kind = stage_kind(s.id);
+      if (kind == StageKind::kInput || kind == StageKind::kKeySide) continue;
       for (Matrix& m : s.heads) m = Matrix(m.middleRows(lo, rows));
     }
     for (ReasonMatrix& r : whole.hidden) r = ReasonMatrix(r.middleRows(lo, rows));

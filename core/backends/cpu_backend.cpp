@@ -28,7 +28,7 @@ class CpuBackend : public Backend {
     if (p.options.variants.any()) {
       AttentionTrace t;
       compute_stages_cpu(p, t);
-      return std::move(t.find("output")->heads);
+      return std::move(t.find(StageId::kOutput)->heads);
     }
     if (!p.options.additive) return fused_attention_cpu(p);
     HeadStack weights, output;

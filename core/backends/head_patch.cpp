@@ -10,7 +10,7 @@ namespace attn {
 namespace {
 
 // The input steps hold one matrix per key/value head; every other stage one per query head.
-bool per_kv_head(const std::string& id) { return id == "k" || id == "v"; }
+bool per_kv_head(StageId id) { return id == StageId::kK || id == StageId::kV; }
 
 bool same_shape(const Matrix& a, const Matrix& b) {
   return a.rows() == b.rows() && a.cols() == b.cols();

@@ -143,11 +143,11 @@ class OpenClBackend : public Backend {
             {ts, ts, 1});
 
     // Read everything back before touching the trace, so a failure leaves it unchanged.
-    TraceStep steps[5] = {{"scores", "", "", download(scores, H, n_q, n_k), {}},
-                          {"scaled", "", "", download(scaled, H, n_q, n_k), {}},
-                          {"masked", "", "", download(masked, H, n_q, n_k), {}},
-                          {"weights", "", "", download(weights, H, n_q, n_k), {}},
-                          {"output", "", "", download(out, H, n_q, d_v), {}}};
+    TraceStep steps[5] = {{StageId::kScores, "", "", download(scores, H, n_q, n_k), {}},
+                          {StageId::kScaled, "", "", download(scaled, H, n_q, n_k), {}},
+                          {StageId::kMasked, "", "", download(masked, H, n_q, n_k), {}},
+                          {StageId::kWeights, "", "", download(weights, H, n_q, n_k), {}},
+                          {StageId::kOutput, "", "", download(out, H, n_q, d_v), {}}};
     // The reasons are metadata for the narration; the numbers above all came from the device.
     t.hidden.assign(H, {});
     t.empty_row.assign(H, {});
@@ -168,7 +168,7 @@ class OpenClBackend : public Backend {
     if (f.bq == 0) {  // the tiles do not fit this device's local memory: staged kernels instead
       AttentionTrace t;
       run_stages(p, t);
-      return t.step("output").heads;
+      return t.step(StageId::kOutput).heads;
     }
     // Per query tile, the keys any of its queries may see (hidden key tiles are never loaded) and
     // the keys all of them see (key tiles there skip the mask test).

@@ -62,12 +62,12 @@ namespace {
 using namespace narration;
 
 // The stages a --step id asks for, or an empty list and an error.
-std::vector<Stage> stages_for(const AttentionTrace& t, const std::string& step,
+std::vector<Stage> stages_for(const AttentionTrace& t, std::optional<StageId> step,
                               std::string& error) {
-  const bool projection = t.find("x") != nullptr;
+  const bool projection = t.find(StageId::kX) != nullptr;
   std::vector<Stage> all;
-  const bool linformer = t.find("k_proj") != nullptr, conv = t.find("pre_conv") != nullptr,
-             mix = t.find("pre_mix") != nullptr;
+  const bool linformer = t.find(StageId::kKProj) != nullptr,
+             conv = t.find(StageId::kPreConv) != nullptr, mix = t.find(StageId::kPreMix) != nullptr;
   all.push_back(projection ? kProjection : kInputs);
   if (linformer) all.push_back(kLinformer);
   for (Stage s : {kScores, kScaled, kMasked, kWeights, kOutput}) {
@@ -75,25 +75,39 @@ std::vector<Stage> stages_for(const AttentionTrace& t, const std::string& step,
     if (s == kMasked && conv) all.push_back(kConvolution);
     if (s == kWeights && mix) all.push_back(kHeadMix);
   }
-  if (t.find("concat")) all.push_back(kOutProjection);
-  if (step.empty()) return all;
-  if (!t.find(step)) {
-    std::string ids;
-    for (const TraceStep& s : t.steps) ids += (ids.empty() ? "" : ", ") + s.id;
-    error = "--step: no step '" + step + "' in this trace; expected one of " + ids;
+  if (t.find(StageId::kConcat)) all.push_back(kOutProjection);
+  if (!step) return all;
+  if (!t.find(*step)) {
+    error = "--step: no step '" + std::string(stage_name(*step)) +
+            "' in this trace; expected one of " + stage_names(t, false);
     return {};
   }
-  if (step == "x" || step == "x_kv" || step == "q" || step == "k" || step == "v")
-    return {projection ? kProjection : kInputs};
-  if (step == "scores") return {kScores};
-  if (step == "scaled") return {kScaled};
-  if (step == "k_proj" || step == "v_proj") return {kLinformer};
-  if (step == "pre_conv") return {kMasked};
-  if (step == "masked") return {conv ? kConvolution : kMasked};
-  if (step == "pre_mix") return {kWeights};
-  if (step == "weights") return {mix ? kHeadMix : kWeights};
-  if (step == "output") return {kOutput};
-  return {kOutProjection};
+  switch (stage_kind(*step)) {
+    case StageKind::kInput:
+      return {projection ? kProjection : kInputs};
+    case StageKind::kKeySide:
+      return {kLinformer};
+    default:
+      break;
+  }
+  switch (*step) {
+    case StageId::kScores:
+      return {kScores};
+    case StageId::kScaled:
+      return {kScaled};
+    case StageId::kPreConv:  // the scores plain attention would mask
+      return {kMasked};
+    case StageId::kMasked:
+      return {conv ? kConvolution : kMasked};
+    case StageId::kPreMix:  // each head's own weights
+      return {kWeights};
+    case StageId::kWeights:
+      return {mix ? kHeadMix : kWeights};
+    case StageId::kOutput:
+      return {kOutput};
+    default:
+      return {kOutProjection};
+  }
 }
 
 std::string range_error(const char* flag, int value, int count, const std::string& what) {
@@ -109,11 +123,13 @@ std::string check_request(const AttentionTrace& trace, const ExplainRequest& req
     return range_error("--head", request.head, trace.num_heads, "heads");
   if (request.key && (*request.key < 0 || *request.key >= trace.n_k))
     return range_error("--key", *request.key, trace.n_k, "keys");
-  for (const char* id : {"q", "k", "v", "scores", "scaled", "masked", "weights", "output"})
-    if (!trace.find(id)) return std::string("the trace has no '") + id + "' step to explain";
+  for (StageId id : kPlainStages)
+    if (!trace.find(id))
+      return std::string("the trace has no '") + stage_name(id) + "' step to explain";
   // A trace of a few rows (compute_trace_rows) narrates only those.
-  const Eigen::Index rows =
-      trace.step("weights").heads.empty() ? 0 : trace.step("weights").heads[0].rows();
+  const Eigen::Index rows = trace.step(StageId::kWeights).heads.empty()
+                                ? 0
+                                : trace.step(StageId::kWeights).heads[0].rows();
   if (request.query < trace.first_row || request.query >= trace.first_row + rows)
     return "--query: " + std::to_string(request.query) +
            " is not among the rows this trace holds (" +
@@ -148,7 +164,7 @@ std::string explain_online_softmax(const AttentionTrace& trace, const ExplainReq
         "multi_token fields, or explain without --online-softmax)";
     return "";
   }
-  if (request.key || !request.step.empty()) {
+  if (request.key || request.step) {
     error =
         "--online-softmax narrates a whole row's softmax and weighted sum; it cannot be "
         "combined with --key or --step";

@@ -10,13 +10,12 @@
 namespace attn {
 
 struct ExplainRequest {
-  int query = 0;           // query row i
-  int head = 0;            // query head h
-  std::optional<int> key;  // one cell (i, j) only, when set; else the whole row
-  std::string step;        // one stage only ("scores", "scaled", "masked", "weights", "output",
-                           // or a projection step), when set; else every stage in order
-  int precision = 4;       // decimals
-  bool unicode = true;     // √, ×, −∞, ·, subscripts; false = plain ASCII
+  int query = 0;                // query row i
+  int head = 0;                 // query head h
+  std::optional<int> key;       // one cell (i, j) only, when set; else the whole row
+  std::optional<StageId> step;  // one stage only, when set; else every stage in order
+  int precision = 4;            // decimals
+  bool unicode = true;          // √, ×, −∞, ·, subscripts; false = plain ASCII
 };
 
 // Returns the narration, or "" and sets `error` (naming --query/--head/--key) when out of range.

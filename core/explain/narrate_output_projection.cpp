@@ -5,11 +5,11 @@
 namespace attn::narration {
 
 void Narrator::output_projection() {
-  const TraceStep* concat = t_.find("concat");
+  const TraceStep* concat = t_.find(StageId::kConcat);
   if (!concat) return;
   const Matrix& C = concat->heads[0];
   const int H = t_.num_heads, dv = t_.d_v;
-  const TraceStep* projected = t_.find("projected");
+  const TraceStep* projected = t_.find(StageId::kProjected);
   heading(6, projected ? "Output projection: concatenate every head's output, then mix with W_O"
                        : "Concatenate every head's output");
   std::string bars;
@@ -36,7 +36,7 @@ void Narrator::output_projection() {
   line("projected_" + qn() + " = concat_" + qn() + " " + s_.dot +
        " W_O + b_O = " + row_text(P, row_) + "   (W_O is " + std::to_string(H * dv) + " " +
        s_.times + " " + std::to_string(P.cols()) + ")");
-  const TraceStep* contrib = t_.find("head_contrib");
+  const TraceStep* contrib = t_.find(StageId::kHeadContrib);
   if (!contrib) return;
   line("The same result head by head: rows h" + std::string(s_.times) + "d_v.." + "(h+1)" +
        s_.times + "d_v" + s_.minus + "1 of W_O act on head h only.");

@@ -5,7 +5,7 @@
 namespace attn::narration {
 
 void Narrator::projection() {
-  const TraceStep* x = t_.find("x");
+  const TraceStep* x = t_.find(StageId::kX);
   if (!x) {
     inputs();
     return;
@@ -18,7 +18,7 @@ void Narrator::projection() {
   line("q_" + qn() + " = x_" + qn() + " " + s_.dot + " W_Q^(" + std::to_string(h_) +
        ") = " + row_text(*q_, i_) + "   (W_Q is " + d_model + " " + s_.times + " " +
        std::to_string(t_.d_k) + ": d_model " + s_.times + " d_k)");
-  const TraceStep* x_kv = t_.find("x_kv");
+  const TraceStep* x_kv = t_.find(StageId::kXKv);
   const std::string src = x_kv ? "x_kv_j" : "x_j";
   if (x_kv)
     line("Keys and values come from the other sequence X_kv (cross-attention), key token j:");

@@ -20,7 +20,7 @@ int Narrator::focus_key() const {
 void Narrator::linformer() {
   const LinformerSpec& l = t_.variants.linformer;
   const Matrix& E = l.e_of(g_);
-  const Matrix& K = t_.step("k").heads[static_cast<size_t>(g_)];
+  const Matrix& K = t_.step(StageId::kK).heads[static_cast<size_t>(g_)];
   const int n = static_cast<int>(K.rows()), k = l.k();
   heading(0, "Linformer: the " + std::to_string(n) +
                  " keys and values are projected to k = " + std::to_string(k) + " virtual keys");
@@ -56,7 +56,7 @@ void Narrator::linformer() {
     values.push_back(num(double(E(j, m)) * K(m, 0)));
   }
   if (n > kMaxDims) values[3] = "[" + std::to_string(n - 5) + " more: " + num(middle) + "]";
-  const Matrix& kp = t_.step("k_proj").heads[static_cast<size_t>(g_)];
+  const Matrix& kp = t_.step(StageId::kKProj).heads[static_cast<size_t>(g_)];
   out_ << equation(
       "   ", kn(j) + "[0] = " + s_.sum + "_m E[" + std::to_string(j) + ", m]" + s_.times + "k_m[0]",
       {terms, values, {num(kp(j, 0))}}, s_);
@@ -126,7 +126,7 @@ void Narrator::head_mixing() {
   const int j = focus_key();
   Segment terms, values;
   for (int b = 0; b < c; ++b) {
-    const double w = t_.head("pre_mix", g * c + b)(row_, j);
+    const double w = t_.head(StageId::kPreMix, g * c + b)(row_, j);
     terms.push_back(product(num(M(a, b)), num(w), s_) + " (head " + std::to_string(g * c + b) +
                     ")");
     values.push_back(num(double(M(a, b)) * w));

@@ -34,19 +34,19 @@ Narrator::Narrator(const AttentionTrace& t, const ExplainRequest& r)
       h_(r.head),
       g_(t.kv_head_of.empty() ? 0 : t.kv_head_of[static_cast<size_t>(r.head)]),
       cell_(r.key.has_value()) {
-  q_ = &t.step("q").heads[static_cast<size_t>(h_)];
+  q_ = &t.step(StageId::kQ).heads[static_cast<size_t>(h_)];
   // With Linformer the scores and the weighted sum read the projected keys and values.
-  const TraceStep* k_proj = t.find("k_proj");
-  const TraceStep* v_proj = t.find("v_proj");
-  k_ = &(k_proj ? *k_proj : t.step("k")).heads[static_cast<size_t>(g_)];
-  v_ = &(v_proj ? *v_proj : t.step("v")).heads[static_cast<size_t>(g_)];
-  scores_ = &t.head("scores", h_);
-  scaled_ = &t.head("scaled", h_);
-  masked_ = &t.head("masked", h_);
-  weights_ = &t.head("weights", h_);
-  output_ = &t.head("output", h_);
-  before_conv_ = t.find("pre_conv") ? &t.head("pre_conv", h_) : masked_;
-  softmax_weights_ = t.find("pre_mix") ? &t.head("pre_mix", h_) : weights_;
+  const TraceStep* k_proj = t.find(StageId::kKProj);
+  const TraceStep* v_proj = t.find(StageId::kVProj);
+  k_ = &(k_proj ? *k_proj : t.step(StageId::kK)).heads[static_cast<size_t>(g_)];
+  v_ = &(v_proj ? *v_proj : t.step(StageId::kV)).heads[static_cast<size_t>(g_)];
+  scores_ = &t.head(StageId::kScores, h_);
+  scaled_ = &t.head(StageId::kScaled, h_);
+  masked_ = &t.head(StageId::kMasked, h_);
+  weights_ = &t.head(StageId::kWeights, h_);
+  output_ = &t.head(StageId::kOutput, h_);
+  before_conv_ = t.find(StageId::kPreConv) ? &t.head(StageId::kPreConv, h_) : masked_;
+  softmax_weights_ = t.find(StageId::kPreMix) ? &t.head(StageId::kPreMix, h_) : weights_;
   choose_detail_keys();
 }
 

@@ -12,10 +12,10 @@ namespace attn {
 OnlineSoftmaxWalk online_softmax_walk(const AttentionTrace& t, int query, int head, int block) {
   assert(block >= 1 && head >= 0 && head < t.num_heads);
   const int row = query - t.first_row;
-  const Matrix& masked = t.head("masked", head);
+  const Matrix& masked = t.head(StageId::kMasked, head);
   assert(row >= 0 && row < masked.rows());
   const int g = t.kv_head_of.empty() ? 0 : t.kv_head_of[static_cast<size_t>(head)];
-  const Matrix& v = t.step("v").heads[static_cast<size_t>(g)];
+  const Matrix& v = t.step(StageId::kV).heads[static_cast<size_t>(g)];
   const size_t dv = static_cast<size_t>(t.d_v);
 
   OnlineSoftmaxWalk w;

@@ -71,7 +71,7 @@ std::string trace_to_json(const AttentionTrace& t) {
   o += "  \"steps\": [\n";
   for (size_t si = 0; si < t.steps.size(); ++si) {
     const TraceStep& s = t.steps[si];
-    o += "    {\"id\": " + json(s.id).dump() + ", \"title\": " + json(s.title).dump() +
+    o += "    {\"id\": " + json(stage_name(s.id)).dump() + ", \"title\": " + json(s.title).dump() +
          ", \"formula\": " + json(s.formula).dump() + ",\n     \"heads\": [\n";
     const size_t heads = static_cast<size_t>(s.num_heads());
     for (size_t h = 0; h < heads; ++h) {

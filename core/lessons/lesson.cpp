@@ -118,17 +118,28 @@ Scenario with_variants(const Scenario& s, const json& v, const std::string& fiel
 const std::vector<std::string> kProperties = {"scale",    "d_k", "d_v", "heads",
                                               "kv_heads", "n_q", "n_k", "visible_keys"};
 
+// A stage name no stage has: read_step names the stages its scenario does have.
+struct UnknownStage {
+  std::string field, name;
+};
+
+StageId read_stage(const json& j, const std::string& field) {
+  const std::string name = read_string(j, field);
+  if (std::optional<StageId> id = stage_from_name(name)) return *id;
+  throw UnknownStage{field, name};
+}
+
 AnswerRef read_answer(const json& j, const std::string& field, QuestionKind kind) {
   if (!j.is_object()) fail(field, "expected an object, got " + type_name(j));
   AnswerRef a;
   if (kind == QuestionKind::kKey) {
     check_keys(j, field, {"stage", "head", "row", "pick"});
-    a.stage = j.contains("stage") ? read_string(j["stage"], field + ".stage") : "weights";
+    a.stage = j.contains("stage") ? read_stage(j["stage"], field + ".stage") : StageId::kWeights;
   } else {
     check_keys(j, field, {"stage", "head", "row", "col", "property"});
     if (j.contains("stage") == j.contains("property"))
       fail(field, "give either stage (with row and col) or property");
-    if (j.contains("stage")) a.stage = read_string(j["stage"], field + ".stage");
+    if (j.contains("stage")) a.stage = read_stage(j["stage"], field + ".stage");
   }
   if (j.contains("property")) {
     a.property = read_string(j["property"], field + ".property");
@@ -139,10 +150,10 @@ AnswerRef read_answer(const json& j, const std::string& field, QuestionKind kind
     }
   }
   if (j.contains("head")) a.head = read_int(j["head"], field + ".head", 0);
-  const bool needs_row = !a.stage.empty() || a.property == "visible_keys";
+  const bool needs_row = a.stage || a.property == "visible_keys";
   if (needs_row && !j.contains("row")) fail(field + ".row", "missing field");
   if (j.contains("row")) a.row = read_int(j["row"], field + ".row", 0);
-  if (kind == QuestionKind::kNumber && !a.stage.empty()) {
+  if (kind == QuestionKind::kNumber && a.stage) {
     if (!j.contains("col")) fail(field + ".col", "missing field");
     a.col = read_int(j["col"], field + ".col", 0);
   }
@@ -218,26 +229,12 @@ LessonQuestion read_question(const json& j) {
   return q;
 }
 
-bool is_input_stage(const std::string& s) {
-  return s == "qkv" || s == "q" || s == "k" || s == "v" || s == "x" || s == "x_kv";
-}
-
-// The stages the app's pipeline strip shows (head_contrib shows with projected).
-const std::set<std::string> kViewStages = {"scores", "scaled", "masked",    "weights",
-                                           "output", "concat", "projected", "head_contrib"};
-
-std::string step_ids(const AttentionTrace& t, bool view) {
-  std::string list = view ? "qkv" : "";
-  for (const TraceStep& s : t.steps)
-    if (view ? kViewStages.count(s.id) > 0 : true) list += (list.empty() ? "" : ", ") + s.id;
-  return list;
-}
-
 // Checks what a step shows and asks against the trace it will show.
 void check_against_trace(const LessonStep& s, const AttentionTrace& t) {
-  if (!is_input_stage(s.stage) && (!kViewStages.count(s.stage) || !t.find(s.stage)))
-    fail("stage",
-         "unknown stage '" + s.stage + "' for this scenario; expected one of " + step_ids(t, true));
+  // The inputs show whatever the scenario's inputs are; every other stage must be in the trace.
+  if (!is_input(s.stage) && !t.find(s.stage))
+    fail("stage", "unknown stage '" + std::string(stage_name(s.stage)) +
+                      "' for this scenario; expected one of " + stage_names(t, true));
   if (s.head >= t.num_heads)
     fail("head", "head " + std::to_string(s.head) + " is out of range; the scenario has " +
                      std::to_string(t.num_heads) + " head(s)");
@@ -258,20 +255,21 @@ void check_against_trace(const LessonStep& s, const AttentionTrace& t) {
   if (q.kind == QuestionKind::kStatement) return;
   const AnswerRef& a = q.answer;
   const std::string f = "question.answer";
-  if (!a.stage.empty()) {
-    const TraceStep* st = t.find(a.stage);
+  if (a.stage) {
+    const std::string stage = stage_name(*a.stage);
+    const TraceStep* st = t.find(*a.stage);
     if (!st)
-      fail(f + ".stage", "unknown stage '" + a.stage + "' for this scenario; expected one of " +
-                             step_ids(t, false));
+      fail(f + ".stage", "unknown stage '" + stage + "' for this scenario; expected one of " +
+                             stage_names(t, false));
     if (a.head >= st->num_heads())
-      fail(f + ".head", "stage '" + a.stage + "' has " + std::to_string(st->num_heads()) +
+      fail(f + ".head", "stage '" + stage + "' has " + std::to_string(st->num_heads()) +
                             " head(s); head " + std::to_string(a.head) + " is out of range");
     const Matrix& m = t.head(*st, a.head);
     if (a.row >= m.rows())
-      fail(f + ".row", "row " + std::to_string(a.row) + " is out of range; stage '" + a.stage +
+      fail(f + ".row", "row " + std::to_string(a.row) + " is out of range; stage '" + stage +
                            "' has " + std::to_string(m.rows()) + " rows");
     if (q.kind == QuestionKind::kNumber && a.col >= m.cols())
-      fail(f + ".col", "column " + std::to_string(a.col) + " is out of range; stage '" + a.stage +
+      fail(f + ".col", "column " + std::to_string(a.col) + " is out of range; stage '" + stage +
                            "' has " + std::to_string(m.cols()) + " columns");
     if (q.kind == QuestionKind::kKey && m.cols() != t.n_k)
       fail(f + ".stage", "a key question needs a stage with one column per key (e.g. weights)");
@@ -368,7 +366,6 @@ LessonStep read_step(const json& j, const StepContext& c) {
     std::string error;
     if (!resolve_shipped(kLmModels, s.lm_model, error)) fail("lm.model", error);
   }
-  if (j.contains("stage")) s.stage = read_string(j["stage"], "stage");
   if (j.contains("head")) s.head = read_int(j["head"], "head", 0);
   if (j.contains("select")) {
     const json& sel = j["select"];
@@ -390,7 +387,15 @@ LessonStep read_step(const json& j, const StepContext& c) {
       s.highlights.push_back(hl);
     }
   }
-  if (j.contains("question")) s.question = read_question(j["question"]);
+  try {
+    if (j.contains("stage")) s.stage = read_stage(j["stage"], "stage");
+    if (j.contains("question")) s.question = read_question(j["question"]);
+  } catch (const UnknownStage& u) {
+    // The step's scenario is read by now: list what its trace shows (the strip's stages for the
+    // step's view, every stage for a question's answer).
+    fail(u.field, "unknown stage '" + u.name + "' for this scenario; expected one of " +
+                      stage_names(lesson_step_trace(s), u.field == "stage"));
+  }
   check_against_trace(s, lesson_step_trace(s));
   return s;
 }
@@ -401,7 +406,7 @@ std::string quoted(const std::string& token) { return "“" + token + "”"; }
 // the −∞ of its masked stage.
 bool is_hidden(const AttentionTrace& t, int h, int i, int j) {
   if (t.has_reasons(h)) return t.hidden_of(h)(i, j) != 0;
-  return !std::isfinite(t.head("masked", h)(i, j));
+  return !std::isfinite(t.head(StageId::kMasked, h)(i, j));
 }
 
 double property_value(const AnswerRef& a, const AttentionTrace& t) {
@@ -504,17 +509,18 @@ std::optional<double> number_answer(const LessonQuestion& q, const AttentionTrac
     }
     return property_value(a, t);
   }
-  const TraceStep* st = t.find(a.stage);
+  const TraceStep* st = a.stage ? t.find(*a.stage) : nullptr;
+  const std::string stage = a.stage ? stage_name(*a.stage) : "";
   const Matrix* m = st && a.head < st->num_heads() ? &t.head(*st, a.head) : nullptr;
   if (!m || a.row >= m->rows() || a.col >= m->cols()) {
     error = "the trace has no cell (" + std::to_string(a.row) + ", " + std::to_string(a.col) +
-            ") in stage '" + a.stage + "' head " + std::to_string(a.head);
+            ") in stage '" + stage + "' head " + std::to_string(a.head);
     return std::nullopt;
   }
   const double v = (*m)(a.row, a.col);
   if (!std::isfinite(v)) {
     error = "the answer cell (" + std::to_string(a.row) + ", " + std::to_string(a.col) +
-            ") of stage '" + a.stage + "' is hidden (−∞); ask about a visible cell";
+            ") of stage '" + stage + "' is hidden (−∞); ask about a visible cell";
     return std::nullopt;
   }
   return v;
@@ -523,10 +529,11 @@ std::optional<double> number_answer(const LessonQuestion& q, const AttentionTrac
 std::optional<int> key_answer(const LessonQuestion& q, const AttentionTrace& t,
                               std::string& error) {
   const AnswerRef& a = q.answer;
-  const TraceStep* st = t.find(a.stage);
+  const TraceStep* st = a.stage ? t.find(*a.stage) : nullptr;
   const Matrix* mp = st && a.head < st->num_heads() ? &t.head(*st, a.head) : nullptr;
   if (!mp || a.row >= mp->rows() || mp->cols() != t.n_k) {
-    error = "the trace has no row " + std::to_string(a.row) + " of keys in stage '" + a.stage + "'";
+    error = "the trace has no row " + std::to_string(a.row) + " of keys in stage '" +
+            (a.stage ? stage_name(*a.stage) : "") + "'";
     return std::nullopt;
   }
   const Matrix& m = *mp;
@@ -665,7 +672,7 @@ bool append_step_to_file(const std::string& path, const std::string& title,
 }
 
 std::string step_json_for_view(const std::string& title, const Scenario& scenario,
-                               const std::string& example, const std::string& stage, int head,
+                               const std::string& example, StageId stage, int head,
                                int select_query, int select_key) {
   ordered step;
   step["title"] = title;
@@ -696,7 +703,7 @@ std::string step_json_for_view(const std::string& title, const Scenario& scenari
   } else {
     step["scenario"] = ordered::parse(scenario_to_json(scenario));
   }
-  step["stage"] = stage;
+  step["stage"] = stage_name(stage);
   if (head > 0) step["head"] = head;
   if (select_query >= 0) {
     step["select"] = ordered::array({select_query});

@@ -23,9 +23,9 @@ enum class QuestionKind {
 // a property of the trace. Never a number written into the lesson, so answers cannot drift from
 // what the app computes.
 struct AnswerRef {
-  std::string stage;     // a trace step id: "scores", "weights", "output", ...
-  int head = 0;          // index into that stage's heads
-  int row = 0, col = 0;  // the cell (col unused by key questions)
+  std::optional<StageId> stage;  // the stage whose cell holds the answer; none: a property
+  int head = 0;                  // index into that stage's heads
+  int row = 0, col = 0;          // the cell (col unused by key questions)
   // Instead of a cell: "scale", "d_k", "d_v", "heads", "kv_heads", "n_q", "n_k" or
   // "visible_keys" (how many keys row `row` of head `head` may see).
   std::string property;
@@ -71,7 +71,7 @@ struct LessonStep {
   // the sentence `lm_text` and a tab ("model", "heads", "next", "roles", "circuit" or "kv");
   // "" = leave it closed.
   std::string lm_model, lm_text, lm_tab;
-  std::string stage = "qkv";  // "qkv" (the inputs) or a trace step id
+  StageId stage = StageId::kInputs;  // the stage on screen
   int head = 0;
   int select_query = -1, select_key = -1;  // -1 = no selection / the whole row
   std::vector<Highlight> highlights;
@@ -134,7 +134,7 @@ bool append_step_to_file(const std::string& path, const std::string& title,
 // A step as JSON for the current view of a scenario: the example by name when `scenario` is the
 // example with masks, scale and temperature as "variants", else the scenario inline.
 std::string step_json_for_view(const std::string& title, const Scenario& scenario,
-                               const std::string& example, const std::string& stage, int head,
+                               const std::string& example, StageId stage, int head,
                                int select_query, int select_key);
 
 }  // namespace attn

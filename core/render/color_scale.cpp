@@ -40,8 +40,7 @@ void finite_range(const Matrix& m, double& mn, double& mx) {
 
 }  // namespace
 
-ColorScale color_scale_for(const std::string& step_id, const Matrix& m,
-                           const ColormapChoice& maps) {
+ColorScale color_scale_for(StageId step_id, const Matrix& m, const ColormapChoice& maps) {
   double mn = 0, mx = 0;
   finite_range(m, mn, mx);
   if (!(mn <= mx)) return {maps.sequential, 0.0, 1.0};
@@ -50,7 +49,8 @@ ColorScale color_scale_for(const std::string& step_id, const Matrix& m,
     const double a = std::max(std::fabs(mn), std::fabs(mx));
     return {map, a > 0 ? -a : -1.0, a > 0 ? a : 1.0};
   }
-  if (step_id == "weights") return {maps.sequential, 0.0, m.cols() <= 32 || !(mx > 0) ? 1.0 : mx};
+  if (step_id == StageId::kWeights)
+    return {maps.sequential, 0.0, m.cols() <= 32 || !(mx > 0) ? 1.0 : mx};
   if (mx - mn < 1e-9 * std::max(1.0, std::fabs(mx))) return {maps.sequential, mn - 0.5, mx + 0.5};
   return {maps.sequential, mn, mx};
 }

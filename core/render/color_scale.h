@@ -33,8 +33,7 @@ struct ColormapChoice {
 // - weights: [0, 1] when a row has at most 32 keys, so 0.5 always looks the same; with more
 //   keys every weight is small and [0, largest weight] keeps the pattern visible;
 // - other data: [min, max] on the sequential map.
-ColorScale color_scale_for(const std::string& step_id, const Matrix& m,
-                           const ColormapChoice& maps = {});
+ColorScale color_scale_for(StageId step_id, const Matrix& m, const ColormapChoice& maps = {});
 
 struct ColorTick {
   double value = 0;

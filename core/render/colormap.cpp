@@ -101,10 +101,10 @@ Rgb colormap_color(const std::string& name, double t) {
   return interpolate(kViridis, t);
 }
 
-std::string default_colormap_for(const std::string& step_id, double min_value) {
+std::string default_colormap_for(StageId step_id, double min_value) {
   // Weights are probabilities: a sequential map reads as "how much". Anything that can go negative
   // needs a map whose neutral colour means zero, so the sign is visible at a glance.
-  if (step_id == "weights") return "viridis";
+  if (step_id == StageId::kWeights) return "viridis";
   return min_value < 0.0 ? "diverging" : "viridis";
 }
 

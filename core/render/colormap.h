@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "attention/stage.h"
+
 namespace attn {
 
 struct Rgb {
@@ -20,6 +22,6 @@ bool is_diverging(const std::string& name);
 Rgb colormap_color(const std::string& name, double t);
 // The map an exporter uses for a stage when none is asked for: diverging for signed data
 // (scores, scaled, masked, projections), viridis for weights and other non-negative data.
-std::string default_colormap_for(const std::string& step_id, double min_value);
+std::string default_colormap_for(StageId step_id, double min_value);
 
 }  // namespace attn

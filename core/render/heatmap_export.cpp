@@ -26,11 +26,10 @@ std::string colormap_error(const std::string& name) {
 
 std::string check_heatmap_options(const AttentionTrace& trace, const HeatmapOptions& o) {
   const TraceStep* step = trace.find(o.step);
-  if (!step) {
-    std::string ids;
-    for (const auto& s : trace.steps) ids += (ids.empty() ? "" : ", ") + s.id;
-    return "--step: no stage '" + o.step + "' in this trace; expected one of " + ids;
-  }
+  const std::string name = stage_name(o.step);
+  if (!step)
+    return "--step: no stage '" + name + "' in this trace; expected one of " +
+           stage_names(trace, false);
   if (o.head < 0 || o.head >= std::max(1, trace.num_heads)) {
     const int h = std::max(1, trace.num_heads);
     return "--head: head " + std::to_string(o.head) + " is out of range; this trace has " +
@@ -42,13 +41,13 @@ std::string check_heatmap_options(const AttentionTrace& trace, const HeatmapOpti
     return "--width: " + std::to_string(o.width) + " pixels is out of range; expected " +
            std::to_string(kMinWidth) + " to " + std::to_string(kMaxWidth);
   if (step->num_heads() == 0 || trace.head(*step, 0).size() == 0)
-    return "--step: stage '" + o.step + "' is empty in this trace";
+    return "--step: stage '" + name + "' is empty in this trace";
   const Matrix& m = trace.head(*step, 0);
   if (m.rows() > 16384 || m.cols() > 16384 || m.rows() * m.cols() > 16 * 1024 * 1024)
-    return "--step: stage '" + o.step + "' is too large to draw (" + std::to_string(m.rows()) +
+    return "--step: stage '" + name + "' is too large to draw (" + std::to_string(m.rows()) +
            " × " + std::to_string(m.cols()) + ")";
   if (o.annotate.value_or(false) && m.rows() * m.cols() > kMaxNumbered)
-    return "--annotate: stage '" + o.step + "' has " + std::to_string(m.rows()) + " × " +
+    return "--annotate: stage '" + name + "' has " + std::to_string(m.rows()) + " × " +
            std::to_string(m.cols()) + " cells, too many to number (at most " +
            std::to_string(kMaxNumbered) + "); leave --annotate out";
   return "";
@@ -100,7 +99,7 @@ std::vector<StageChoice> every_stage(const AttentionTrace& trace, const HeatmapO
       c.options.step = st.id;
       c.options.head = head;
       const bool per_kv = n != heads && n == trace.num_kv_heads && n > 1;
-      c.stem = st.id + (n <= 1 ? "" : (per_kv ? "-kv" : "-h") + std::to_string(index));
+      c.stem = stage_name(st.id) + (n <= 1 ? "" : (per_kv ? "-kv" : "-h") + std::to_string(index));
       out.push_back(c);
     }
   }

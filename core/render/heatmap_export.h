@@ -17,7 +17,7 @@
 namespace attn {
 
 struct HeatmapOptions {
-  std::string step = "weights";
+  StageId step = StageId::kWeights;
   int head = 0;                  // query head (k and v: the key/value head it reads)
   ColormapChoice maps;           // --colormap NAME sets both to NAME
   std::optional<bool> annotate;  // numbers in cells; default on up to 16×16

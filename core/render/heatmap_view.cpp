@@ -9,14 +9,6 @@
 namespace attn {
 namespace {
 
-bool is_attention_step(const std::string& id) {
-  return id == "scores" || id == "scaled" || id == "masked" || id == "weights" ||
-         id == "pre_conv" || id == "pre_mix";
-}
-bool is_key_side_step(const std::string& id) {
-  return id == "k" || id == "v" || id == "x_kv" || id == "k_proj" || id == "v_proj";
-}
-
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string out;
   for (const auto& p : parts)
@@ -58,33 +50,7 @@ int matrix_index_for(const AttentionTrace& t, const TraceStep& s, int head) {
   return std::min(head, n - 1);
 }
 
-std::string stage_caption(const std::string& id) {
-  if (id == "x") return "The token embeddings: one row per token, the input of the projections.";
-  if (id == "x_kv") return "The embeddings of the tokens the queries attend to.";
-  if (id == "q") return "The queries: one row per token, what that token is looking for.";
-  if (id == "k") return "The keys: one row per token, what that token offers to be found by.";
-  if (id == "v")
-    return "The values: one row per token, what that token passes on when attended to.";
-  if (id == "scores")
-    return "Each query's dot product with every key: large when the two vectors point the same "
-           "way.";
-  if (id == "scaled")
-    return "The scores divided by √d_k, so their spread does not grow with the dimension and the "
-           "softmax stays soft.";
-  if (id == "masked")
-    return "Keys a query may not see are set to −∞ (hatched); the others keep their scaled score.";
-  if (id == "weights")
-    return "Softmax along each row: every weight is positive and each row sums to 1. A weight "
-           "says how much of that key's value the query takes.";
-  if (id == "output")
-    return "Each query's output: the rows of V added up, each times that query's weight for it.";
-  if (id == "concat") return "Every head's output side by side, one block of columns per head.";
-  if (id == "projected") return "The concatenated heads times W_O (plus b_O): the layer's output.";
-  if (id == "head_contrib")
-    return "What one head adds to the output: its O_h times its rows of W_O. The heads' "
-           "contributions sum (with b_O) to the projected output.";
-  return "";
-}
+const char* stage_caption(StageId id) { return stage_info(id).caption; }
 
 LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
   LabelledMatrix v;
@@ -93,8 +59,8 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
   const Matrix& m = t.head(step, index);
   v.values = m;
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
-  const std::string& id = step.id;
-  const bool attention = is_attention_step(id) && rows == t.n_q && cols == t.n_k;
+  const StageId id = step.id;
+  const bool attention = is_query_key(id) && rows == t.n_q && cols == t.n_k;
 
   std::string head_text;
   const int n = step.num_heads();
@@ -108,17 +74,20 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
   }
 
   // Labels: tokens where the rows or columns are tokens, dimension indices otherwise.
-  const bool key_rows = is_key_side_step(id);
+  // Rows are keys in K, V, X_kv and Linformer's K̃ and Ṽ (key-side stages).
+  const bool virtual_keys = stage_kind(id) == StageKind::kKeySide;  // Linformer's K̃ and Ṽ
+  const bool key_rows =
+      virtual_keys || id == StageId::kK || id == StageId::kV || id == StageId::kXKv;
   // With Linformer, K and V have the n_k input keys as rows, K̃ and Ṽ the virtual keys.
-  const bool input_keys =
-      key_rows && !t.input_key_tokens.empty() && id != "k_proj" && id != "v_proj";
+  const bool input_keys = key_rows && !t.input_key_tokens.empty() && !virtual_keys;
   const auto& row_tokens = input_keys ? t.input_key_tokens
                            : key_rows ? t.key_tokens
                                       : t.query_tokens;
   for (int i = 0; i < rows; ++i)
     v.row_labels.push_back(static_cast<int>(row_tokens.size()) == rows ? shorten(row_tokens[i], 16)
                                                                        : std::to_string(i));
-  const bool concat = id == "concat" && t.num_heads > 1 && t.d_v > 0 && cols == t.num_heads * t.d_v;
+  const bool concat =
+      id == StageId::kConcat && t.num_heads > 1 && t.d_v > 0 && cols == t.num_heads * t.d_v;
   for (int j = 0; j < cols; ++j)
     v.col_labels.push_back(
         concat ? "h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v)
@@ -131,18 +100,18 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
     noun_rows = "queries";
     noun_cols = "keys";
   } else {
-    const bool projected = id == "k_proj" || id == "v_proj";  // Linformer's virtual keys
-    v.row_axis = projected  ? "virtual keys ↓"
-                 : key_rows ? "keys ↓"
-                            : (id == "x" ? "tokens ↓" : "queries ↓");
-    noun_rows = projected ? "virtual keys" : key_rows ? "keys" : (id == "x" ? "tokens" : "queries");
+    const bool tokens = id == StageId::kX;
+    v.row_axis = virtual_keys ? "virtual keys ↓"
+                 : key_rows   ? "keys ↓"
+                              : (tokens ? "tokens ↓" : "queries ↓");
+    noun_rows = virtual_keys ? "virtual keys" : key_rows ? "keys" : (tokens ? "tokens" : "queries");
     v.col_axis = "dimensions →";
     noun_cols = "dimensions";
   }
 
   // Hidden cells: hidden by the mask in the masked and weights stages; any value that is not a
   // finite number (−∞ from a bias) is drawn the same way.
-  const bool show_mask = attention && (id == "masked" || id == "weights") && t.has_reasons(o.head);
+  const bool show_mask = attention && shows_mask(id) && t.has_reasons(o.head);
   const ReasonMatrix* reasons = show_mask ? &t.hidden_of(o.head) : nullptr;
   v.hidden.assign(static_cast<size_t>(rows) * cols, 0);
   bool any_hidden = false;
@@ -162,11 +131,11 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < cols; ++j) {
         const size_t k = static_cast<size_t>(i) * cols + j;
-        const bool masked_weight = v.hidden[k] && id == "weights" && std::isfinite(m(i, j));
+        const bool masked_weight = v.hidden[k] && id == StageId::kWeights && std::isfinite(m(i, j));
         v.numbers[k] = masked_weight ? "0" : format_fixed(m(i, j), precision, true);
       }
   }
-  if (id == "weights" && attention) {
+  if (id == StageId::kWeights && attention) {
     for (int i = 0; i < rows; ++i) {
       const bool empty = o.head < static_cast<int>(t.empty_row.size()) &&
                          i < static_cast<int>(t.empty_row[o.head].size()) && t.empty_row[o.head][i];
@@ -179,9 +148,8 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
   }
 
   // Scores and scaled scores are computed for every cell; the mask applies from "masked" on.
-  const std::string mask_text =
-      attention && (id == "masked" || id == "weights") ? mask_summary(t.mask) : "";
-  v.title = step.title.empty() ? id : step.title;
+  const std::string mask_text = attention && shows_mask(id) ? mask_summary(t.mask) : "";
+  v.title = step.title.empty() ? stage_info(id).title : step.title;
   v.formula = step.formula;
   std::string note;
   const size_t paren = v.formula.find("   (");
@@ -194,9 +162,9 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
       std::to_string(rows) + " " + noun_rows + " × " + std::to_string(cols) + " " + noun_cols;
   v.subtitle = join({head_text, t.name, shape, mask_text, note}, " · ");
   if (any_hidden) {
-    if (id == "weights")
+    if (id == StageId::kWeights)
       v.hidden_legend = "hidden by the mask: −∞ before the softmax, so weight 0";
-    else if (id == "masked")
+    else if (id == StageId::kMasked)
       v.hidden_legend = "hidden by the mask: set to −∞, so its weight will be 0";
     else
       v.hidden_legend = "not a finite number (−∞)";

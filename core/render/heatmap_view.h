@@ -21,6 +21,6 @@ LabelledMatrix stage_matrix(const AttentionTrace& trace, const HeatmapOptions& o
 std::string mask_summary(const MaskSpec& mask);
 
 // One sentence on what a stage computes, for the caption under it on a page.
-std::string stage_caption(const std::string& step_id);
+const char* stage_caption(StageId id);
 
 }  // namespace attn

@@ -162,18 +162,18 @@ Work work_of(const AttentionTrace& t, int head) {
   w.t = &t;
   w.head = head;
   w.kv = t.kv_head_of.empty() ? 0 : t.kv_head_of[static_cast<size_t>(head)];
-  auto pick = [&](const char* id) {
+  auto pick = [&](StageId id) {
     const TraceStep& s = t.step(id);
     return &t.head(s, matrix_index_for(t, s, head));
   };
-  w.q = pick("q");
-  w.k = pick("k");
-  w.v = pick("v");
-  w.scores = pick("scores");
-  w.scaled = pick("scaled");
-  w.masked = pick("masked");
-  w.weights = pick("weights");
-  w.output = pick("output");
+  w.q = pick(StageId::kQ);
+  w.k = pick(StageId::kK);
+  w.v = pick(StageId::kV);
+  w.scores = pick(StageId::kScores);
+  w.scaled = pick(StageId::kScaled);
+  w.masked = pick(StageId::kMasked);
+  w.weights = pick(StageId::kWeights);
+  w.output = pick(StageId::kOutput);
   w.n_q = static_cast<int>(w.scores->rows());
   w.n_k = static_cast<int>(w.scores->cols());
   for (int i = 0; i < w.n_q; ++i) w.queries.push_back(label(t.query_tokens, i));
@@ -495,8 +495,8 @@ std::string check_worksheet(const AttentionTrace& t, const WorksheetOptions& o) 
     return "--head: head " + std::to_string(o.head) + " is out of range; this scenario has " +
            std::to_string(std::max(1, t.num_heads)) + " head(s)";
   if (o.paper == Paper::kSlide) return "--paper: a worksheet is printed on a4 or letter";
-  for (const char* id : {"q", "k", "v", "scores", "scaled", "masked", "weights", "output"})
-    if (!t.find(id)) return std::string("the trace has no stage '") + id + "'";
+  for (StageId id : kPlainStages)
+    if (!t.find(id)) return std::string("the trace has no stage '") + stage_name(id) + "'";
   // The worksheet's exercises are plain attention's: Q·Kᵀ, the mask, the softmax, ·V.
   if (t.variants.any())
     return "'" + t.name +
@@ -621,7 +621,8 @@ bool render_lesson_sheet(const LessonSheet& sheet, const WorksheetOptions& o, bo
       if (!q.setup.empty()) flow.paragraph(q.setup, font(10.5), kGrey, 4, 0, "setup");
       const AttentionTrace& t = *q.tables;
       const int biggest = std::max({t.n_q, t.n_k, t.d_k, t.d_v});
-      if (biggest <= kWorksheetMaxSize && t.find("q") && t.find("k") && t.find("v"))
+      if (biggest <= kWorksheetMaxSize && t.find(StageId::kQ) && t.find(StageId::kK) &&
+          t.find(StageId::kV))
         input_tables(*text, flow, work_of(t, std::clamp(q.head, 0, std::max(0, t.num_heads - 1))));
       else
         flow.paragraph("(Too large to print: open it in Attention Lab.)", font(10.5), kGrey, 4);
