@@ -52,6 +52,15 @@ struct HeatmapViewport {
   }
 };
 
+// A colour scale as color_scale_cached computed it, with what it was computed from.
+struct CachedColorScale {
+  uint64_t serial = 0;
+  std::string step;
+  ColormapChoice maps;
+  Eigen::Index rows = -1, cols = -1;
+  ColorScale scale;
+};
+
 struct UiSettings {
   bool light_theme = true;
   std::string colormap = "viridis";           // weights and other non-negative data
@@ -94,6 +103,9 @@ struct Ui {
   int editor_tensor_head = 0;
   std::string select_tab;  // "inputs" or "variants": bring that tab of the left panel forward once
   unsigned random_seed = 42;
+
+  // color_scale_cached's scales, by heatmap key: scanning a 4096-token stage is 16 million cells.
+  std::map<std::string, CachedColorScale> color_scales;
 
   // Window requests handled by app_window.cpp (the only file that knows GLFW).
   bool presentation = false;
