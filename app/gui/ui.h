@@ -61,6 +61,15 @@ struct CachedColorScale {
   ColorScale scale;
 };
 
+// The entropy of each row of one head's weights (the Variants tab), computed row by row as the
+// line needs them and kept until that head's stages change: a 4096-key row costs 4096 logs.
+struct RowEntropyCache {
+  uint64_t serial = 0;
+  int head = -1;
+  Eigen::Index rows = -1, cols = -1;
+  std::vector<double> bits;  // rows 0 .. size()-1 so far
+};
+
 struct UiSettings {
   bool light_theme = true;
   std::string colormap = "viridis";           // weights and other non-negative data
@@ -106,6 +115,7 @@ struct Ui {
 
   // color_scale_cached's scales, by heatmap key: scanning a 4096-token stage is 16 million cells.
   std::map<std::string, CachedColorScale> color_scales;
+  RowEntropyCache row_entropies;  // the Variants tab's line of entropies
 
   // Window requests handled by app_window.cpp (the only file that knows GLFW).
   bool presentation = false;
