@@ -508,7 +508,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
           dl->AddRectFilled(a, {a.x + v.cell_w, a.y + v.cell_h}, conceal_fill);
         }
   const ImU32 grid_col = light ? IM_COL32(255, 255, 255, 200) : IM_COL32(20, 20, 24, 200);
-  if (v.cell_w >= 10 && v.cell_h >= 10) {
+  if (sp.cell_text && v.cell_w >= 10 && v.cell_h >= 10) {
     for (int j = j0; j <= j1; ++j)
       dl->AddLine({v.origin.x + j * v.cell_w, vp0.y}, {v.origin.x + j * v.cell_w, vp1.y}, grid_col);
     for (int i = i0; i <= i1; ++i)
@@ -520,7 +520,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   const float number_cap = big_numbers ? fs * 2.2f : fs;
   const float nf = em > 0 ? std::min({v.cell_h * 0.5f, (v.cell_w * 0.8f - 4) / em, number_cap}) : 0;
   const float min_nf = std::max(10.0f, fs * 0.55f);
-  v.numbers_shown = small && nf >= min_nf;
+  v.numbers_shown = sp.cell_text && small && nf >= min_nf;
   v.number_px = v.numbers_shown ? nf : 0;
   ImFont* number_font = nf > fs * 1.05f && ui.font_cells ? ui.font_cells : font;
   if (v.numbers_shown) {

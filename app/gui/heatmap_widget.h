@@ -32,6 +32,7 @@ struct HeatmapSpec {
   bool labels = true;            // token labels and row statistics (off for thumbnails)
   bool interactive = true;       // tooltips, clicks, zoom and pan
   bool row_labels_shown = true;  // off when a neighbour heatmap already names the rows
+  bool cell_text = true;         // grid lines and numbers in the cells (off: colours only)
   float cell = 0;           // fixed cell size in pixels at zoom 1 (side-by-side matrices); 0 = fit
   float max_cell = 150.0f;  // pixels at zoom 1, times the font scale; 0 = as large as the room
   ImVec2 size{0, 0};        // 0 = the rest of the window

@@ -162,6 +162,7 @@ struct Ui {
   // The variant views window (View menu, gui --tab variant-views): Linformer's charts, the
   // convolution before and after, the mixed heads (panel_variant_views.cpp).
   bool show_variant_views = false;
+  std::shared_ptr<struct VariantViewsState> variant_views;  // what it derived, and its hover
   std::shared_ptr<struct LmTrainPanel> lm_train;
   // The FlashAttention window (View menu, the narration's button, gui --tab flash;
   // panel_flash.cpp): its query, block size and how many blocks have been read; flash_follow is
