@@ -269,6 +269,11 @@ void convolution_views(Ui& ui) {
         (ImGui::GetContentRegionAvail().x - fs * 4) / (2.0f * static_cast<float>(after.cols())),
         4.0f, fs * 1.6f);
   }
+  // Many queries: a map is also at most a third of the window high (cells under a pixel, the
+  // texture showing the largest of those under each), so the four maps and the sum stay in view
+  // and a frame shades a bounded area however long the sequence.
+  cell = std::min(cell, ImGui::GetWindowHeight() * 0.3f /
+                            static_cast<float>(std::max<Eigen::Index>(1, before.rows())));
   VariantViewsState& vs = views_state(ui);
   int& hover_i = vs.conv_i;
   int& hover_j = vs.conv_j;
@@ -381,6 +386,10 @@ void mixing_views(Ui& ui) {
     label_w = 0;
     cell = cell_for(0);
   }
+  // Many queries: each row of maps at most a third of the window high, as in the convolution's.
+  cell = std::min(cell,
+                  ImGui::GetWindowHeight() * 0.3f /
+                      static_cast<float>(std::max<Eigen::Index>(1, t.head("weights", 0).rows())));
   VariantViewsState& vs = views_state(ui);
   int &hover_h = vs.mix_h, &hover_i = vs.mix_i, &hover_j = vs.mix_j;
   std::vector<MapResult> maps[2];
