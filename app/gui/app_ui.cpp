@@ -126,19 +126,11 @@ ColorScale color_scale_for(const UiSettings& s, StageId step, const Matrix& m) {
 const ColorScale& color_scale_cached(Ui& ui, const std::string& key, StageId step, const Matrix& m,
                                      uint64_t serial) {
   if (serial == 0) serial = ui.state.trace_serial();
-  struct Entry {
-    const AppState* state = nullptr;
-    uint64_t serial = 0;
-    ColormapChoice maps;
-    Eigen::Index rows = -1, cols = -1;
-    ColorScale scale;
-  };
-  static std::map<std::string, Entry> cache;
-  Entry& e = cache[key];
+  CachedColorScale& e = ui.color_scales[key];
   const ColormapChoice maps = colormaps(ui.settings);
-  if (e.state != &ui.state || e.serial != serial || e.rows != m.rows() || e.cols != m.cols() ||
+  if (e.serial != serial || e.step != step || e.rows != m.rows() || e.cols != m.cols() ||
       e.maps.sequential != maps.sequential || e.maps.diverging != maps.diverging) {
-    e = {&ui.state, serial, maps, m.rows(), m.cols(), color_scale_for(ui.settings, step, m)};
+    e = {serial, step, maps, m.rows(), m.cols(), color_scale_for(ui.settings, step, m)};
   }
   return e.scale;
 }

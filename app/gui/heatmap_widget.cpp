@@ -1,6 +1,7 @@
-// The heatmap widget: layout, labels, numbers, selection, hover and zoom/pan, and the lesson's
-// overlays. The cells themselves go through the GL renderer when there is one, else through ImGui
-// rectangles (headless tests, animations).
+// The heatmap widget in four steps: layout (heatmap_layout, a pure function of sizes), paint (the
+// cells, a lesson's overlays and the selection), labels (tokens, row statistics, colour bar) and
+// interaction (hover, clicks, zoom and pan). The cells go through the GL renderer when there is
+// one, else through ImGui rectangles (headless tests, animations).
 #include "gui/heatmap_widget.h"
 
 #include <imgui_internal.h>  // ImTextCharFromUtf8 (text turned upright), the window for tests
@@ -254,16 +255,17 @@ float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorSc
   return bh + 2 + fs;
 }
 
-// A colour bar standing up right of a grid (vmax at the top), its ticks on its right; `width`
-// is what it takes (see vertical_bar_width).
-float vertical_bar_width(const ColorScale& scale) {
+// The widest tick label of a colour bar at the font size: a bar standing right of the grid takes
+// its width beside the bar (heatmap_layout).
+float bar_tick_width(const ColorScale& scale) {
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
   float w = 0;
   for (const ColorTick& t : bar_ticks(scale)) w = std::max(w, text_width(font, fs, t.label));
-  return fs * 0.8f + fs * 0.4f + w;
+  return w;
 }
 
+// A colour bar standing up right of a grid (vmax at the top), its ticks on its right.
 void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const ColorScale& scale) {
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
@@ -294,82 +296,32 @@ void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const C
   }
 }
 
-HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
-  HeatmapEvent ev;
-  HeatmapViewport& v = ui.views[sp.id];
-  const Matrix& m = sp.anim ? sp.anim->value : *sp.m;
-  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
-  const bool light = ui.settings.light_theme;
-  const float fs = ImGui::GetFontSize();
-  ImFont* font = ImGui::GetFont();
+HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
+  HeatmapLayout L;
+  const float fs = in.font;
   const float pad = fs * 0.5f;
-  const int decimals = sp.decimals >= 0 ? sp.decimals : ui.settings.decimals;
-  ImDrawList* dl = ImGui::GetWindowDrawList();
-  const ImVec2 pos = ImGui::GetCursorScreenPos();
-  ImVec2 avail = sp.size;
-  if (avail.x <= 0) avail.x = ImGui::GetContentRegionAvail().x;
-  if (avail.y <= 0) avail.y = ImGui::GetContentRegionAvail().y;
-  const float min_side = sp.labels ? fs * 6 : fs * 1.5f;  // thumbnails may be small
-  avail.x = std::max(avail.x, min_side);
-  avail.y = std::max(avail.y, min_side);
-  if (v.rows != rows || v.cols != cols) {  // a new shape starts fitted
-    v.zoom = 1;
-    v.pan = {0, 0};
-  }
-  v.rows = rows;
-  v.cols = cols;
-
-  // Widths that depend only on the trace, the font and the precision: measured once.
-  // (An animation's numbers change every frame: measured every frame, on small matrices only.)
-  const uint64_t serial = sp.serial ? sp.serial : ui.state.trace_serial();
-  const std::string measure_key = (sp.texture_key.empty() ? sp.id : sp.texture_key) + "#" +
-                                  std::to_string(serial) + "#" + std::to_string(fs) + "#" +
-                                  std::to_string(decimals) +
-                                  (sp.anim ? "#anim" + std::to_string(ImGui::GetFrameCount()) : "");
-  if (v.measured_for != measure_key) {
-    v.measured_for = measure_key;
-    v.row_label_w = v.col_label_w = v.number_w = 0;
-    if (sp.labels) {
-      for (int i = 0; i < std::min(rows, 4096); ++i)
-        v.row_label_w =
-            std::max(v.row_label_w, text_width(font, fs, label_or_index(sp.row_labels, i)));
-      for (int j = 0; j < std::min(cols, 4096); ++j)
-        v.col_label_w =
-            std::max(v.col_label_w, text_width(font, fs, label_or_index(sp.col_labels, j)));
-    }
-    if (static_cast<double>(rows) * cols <= 4096)
-      for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j)
-          v.number_w =
-              std::max(v.number_w, text_width(font, fs, format_fixed(m(i, j), decimals, true)));
-    else
-      v.number_w = text_width(font, fs, "−0.00");
-    v.any_hidden = sp.hidden && (sp.hidden->array() != 0).any();
-  }
-  const bool any_hidden = v.any_hidden;
-
-  // ---- layout: every size from the room, in the order the eye reads ----
+  const int rows = in.rows, cols = in.cols;
+  const ImVec2 pos = in.pos, avail = in.avail;
+  L.pad = pad;
+  // Every size from the room, in the order the eye reads.
   const float min_lf = std::max(fs * 0.72f, 10.0f);  // labels shrink to this before anything else
-  const bool row_names = sp.labels && sp.row_labels_shown;
-  const float axis_size = fs * 0.85f;
-  const float row_axis_w =
-      sp.labels && !sp.row_axis.empty() ? text_width(font, axis_size, sp.row_axis) : 0;
-  const float row_cap = sp.cell > 0 ? 1e9f : avail.x * 0.28f;
+  L.min_lf = min_lf;
+  const bool row_names = in.labels && in.row_labels_shown;
+  L.row_names = row_names;
+  L.axis_size = fs * 0.85f;
+  const float row_axis_w = in.labels && in.row_axis ? in.row_axis_w : 0;
+  L.row_axis_w = row_axis_w;
+  const float row_cap = in.cell > 0 ? 1e9f : avail.x * 0.28f;
   float label_w = 0;
   if (row_names)
-    label_w = std::min(std::max(v.row_label_w, row_axis_w), row_cap) + pad * 2;
-  else if (sp.labels)
+    label_w = std::min(std::max(in.row_label_w, row_axis_w), row_cap) + pad * 2;
+  else if (in.labels)
     label_w = pad;
-  const float cap_h = sp.labels && (!sp.col_axis.empty() || !sp.row_axis.empty()) ? fs * 1.15f : 0;
-  const std::string stats_sample = "Σ 1.00  H 10.00";
-  const float stats_w =
-      sp.row_stats && sp.labels ? text_width(font, fs, stats_sample) + pad * 2 : 0;
-  const std::string legend = !any_hidden          ? ""
-                             : sp.hidden_are_zero ? "hidden by the mask: weight 0"
-                                                  : "hidden by the mask (−∞)";
-  const float legend_w = legend.empty() ? 0 : fs * 1.3f + pad + text_width(font, fs, legend);
-  const float bar_block = sp.color_bar ? fs * 0.6f + fs * 0.8f + 2 + fs + fs * 0.2f : 0;
-  const float max_cell = sp.max_cell > 0 ? sp.max_cell * fs / 20.0f : 1e9f;
+  const float cap_h = in.labels && (in.col_axis || in.row_axis) ? fs * 1.15f : 0;
+  const float stats_w = in.row_stats && in.labels ? in.stats_text_w + pad * 2 : 0;
+  const float legend_w = !in.legend ? 0 : fs * 1.3f + pad + in.legend_text_w;
+  const float bar_block = in.color_bar ? fs * 0.6f + fs * 0.8f + 2 + fs + fs * 0.2f : 0;
+  const float max_cell = in.max_cell > 0 ? in.max_cell * fs / 20.0f : 1e9f;
 
   auto fit = [&](float band, float bottom, float right) {
     const float grid_w = std::max(avail.x - label_w - right, fs * 2);
@@ -381,20 +333,19 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     // cell and still wholly visible, the GL renderer max-pooling the cells under each pixel.
     return ImVec2{std::max(bw, 1e-3f), std::max(bh, 1e-3f)};
   };
-  float band = sp.labels ? fs * 1.3f : 0;  // key labels above the grid (upright at first)
+  float band = in.labels ? fs * 1.3f : 0;  // key labels above the grid (upright at first)
   bool legend_below = false;
   float bottom = bar_block;
-  ImVec2 base = sp.cell > 0 ? ImVec2{sp.cell, sp.cell} : fit(band, bottom, 0);
+  ImVec2 base = in.cell > 0 ? ImVec2{in.cell, in.cell} : fit(band, bottom, 0);
   // Key labels: full size upright; smaller upright; turned upright; turned and thinned.
   float col_lf = fs;
   bool vertical = false;
-  int col_every = 1;
   auto choose_columns = [&](float cw) {
     vertical = false;
     col_lf = fs;
-    if (!sp.labels || v.col_label_w <= 0) return;
-    if (v.col_label_w + pad <= cw) return;
-    const float shrunk = fs * (cw - pad) / v.col_label_w;
+    if (!in.labels || in.col_label_w <= 0) return;
+    if (in.col_label_w + pad <= cw) return;
+    const float shrunk = fs * (cw - pad) / in.col_label_w;
     if (shrunk >= min_lf) {
       col_lf = shrunk;
       return;
@@ -407,24 +358,24 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   auto settle_columns = [&](float right) {
     choose_columns(base.x);
     if (!vertical) return;
-    const float want = std::min(v.col_label_w * col_lf / fs, fs * 7) + pad;
+    const float want = std::min(in.col_label_w * col_lf / fs, fs * 7) + pad;
     if (band >= want - 0.5f) return;
     band = want;
-    if (sp.cell <= 0) base = fit(band, bottom, right);
+    if (in.cell <= 0) base = fit(band, bottom, right);
     choose_columns(base.x);
   };
   settle_columns(0);
   // Row statistics take spare width, or width the cells can spare without losing their numbers
   // or their labels; otherwise the tooltip carries them.
   bool show_stats = false;
-  if (stats_w > 0 && sp.cell <= 0) {
+  if (stats_w > 0 && in.cell <= 0) {
     const float spare = avail.x - label_w - base.x * cols;
     if (spare >= stats_w) {
       show_stats = true;
     } else {
       const ImVec2 with = fit(band, bottom, stats_w);
       const float need =
-          std::max(v.number_w * 0.6f + 6, vertical ? min_lf * 1.15f : v.col_label_w + pad);
+          std::max(in.number_w * 0.6f + 6, vertical ? min_lf * 1.15f : in.col_label_w + pad);
       if (with.x >= need && with.y >= base.y * 0.999f) {
         show_stats = true;
         base = with;
@@ -434,60 +385,110 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   // The colour bar stands right of the grid when that leaves larger cells (a wide panel), else
   // lies under it; the hidden-cell legend sits right of a lying bar when it fits, else on a line
   // of its own.
-  const float vbar_w = sp.color_bar && sp.cell <= 0 ? vertical_bar_width(sp.scale) + pad * 2 : 0;
+  const float vbar_w =
+      in.color_bar && in.cell <= 0 ? fs * 0.8f + fs * 0.4f + in.bar_tick_w + pad * 2 : 0;
   bool bar_right = false;
   if (vbar_w > 0) {
-    const float legend_line = legend.empty() ? 0 : fs * 1.4f;
+    const float legend_line = !in.legend ? 0 : fs * 1.4f;
     const ImVec2 side = fit(band, legend_line, (show_stats ? stats_w : 0) + vbar_w);
     if (side.y > base.y * 1.05f && side.x >= base.x * 0.6f) {
       bar_right = true;
       bottom = legend_line;
-      legend_below = !legend.empty();
+      legend_below = in.legend;
       base = side;
       settle_columns((show_stats ? stats_w : 0) + vbar_w);
     }
   }
-  if (!bar_right && !legend.empty() && sp.color_bar) {
+  if (!bar_right && in.legend && in.color_bar) {
     const float grid_w = base.x * cols;
     const float bw = std::min(std::max(grid_w, fs * 10), avail.x - label_w);
     if (label_w + bw + pad * 2 + legend_w > avail.x) {
       legend_below = true;
       bottom += fs * 1.4f;
-      if (sp.cell <= 0) {
+      if (in.cell <= 0) {
         base = fit(band, bottom, show_stats ? stats_w : 0);
         settle_columns(show_stats ? stats_w : 0);
       }
     }
   }
-  v.cell_w = base.x * v.zoom;
-  v.cell_h = base.y * v.zoom;
-  v.col_labels_vertical = vertical;
-  v.row_stats_shown = show_stats;
+  const float cell_w = base.x * in.zoom, cell_h = base.y * in.zoom;
   const float stats_used = show_stats ? stats_w : 0;
   const ImVec2 vp0{pos.x + label_w, pos.y + cap_h + band};
-  const ImVec2 vp_size = sp.cell > 0
+  const ImVec2 vp_size = in.cell > 0
                              ? ImVec2{base.x * cols, base.y * rows}
                              : ImVec2{std::min(avail.x - label_w - stats_used, base.x * cols),
                                       std::min(avail.y - cap_h - band - bottom, base.y * rows)};
   const ImVec2 vp1{vp0.x + vp_size.x, vp0.y + vp_size.y};
   // Keep the matrix covering the viewport.
-  v.pan.x = std::clamp(v.pan.x, vp_size.x - v.cell_w * cols, 0.0f);
-  v.pan.y = std::clamp(v.pan.y, vp_size.y - v.cell_h * rows, 0.0f);
-  v.origin = {vp0.x + v.pan.x, vp0.y + v.pan.y};
-  v.clip = {vp0.x, vp0.y, vp1.x, vp1.y};
-  v.drawn = true;
-  v.labels_abbreviated = v.labels_dropped = 0;
+  const ImVec2 pan{std::clamp(in.pan.x, vp_size.x - cell_w * cols, 0.0f),
+                   std::clamp(in.pan.y, vp_size.y - cell_h * rows, 0.0f)};
+  const ImVec2 origin{vp0.x + pan.x, vp0.y + pan.y};
+  L.i0 = std::max(0, static_cast<int>((vp0.y - origin.y) / cell_h));
+  L.i1 = std::min(rows, static_cast<int>(std::ceil((vp1.y - origin.y) / cell_h)));
+  L.j0 = std::max(0, static_cast<int>((vp0.x - origin.x) / cell_w));
+  L.j1 = std::min(cols, static_cast<int>(std::ceil((vp1.x - origin.x) / cell_w)));
+  L.small = static_cast<double>(L.i1 - L.i0) * (L.j1 - L.j0) <= 4096;
+  // Numbers, as large as the cells allow: a projector needs them big, a crowded grid small.
+  const float em = in.number_w / fs;  // width of the widest number per pixel of font size
+  const bool big_numbers = in.max_cell <= 0;
+  const float number_cap = big_numbers ? fs * 2.2f : fs;
+  const float nf = em > 0 ? std::min({cell_h * 0.5f, (cell_w * 0.8f - 4) / em, number_cap}) : 0;
+  const float min_nf = std::max(10.0f, fs * 0.55f);
+  L.number_size = nf;
+  L.numbers_shown = in.cell_text && L.small && nf >= min_nf;
+  // Labels: as large as the rows allow, and every so many when they cannot all have one.
+  L.row_lf = std::clamp(cell_h / 1.05f, min_lf, fs);
+  L.row_every = label_step(L.row_lf * 1.02f / cell_h);
+  L.col_every = label_step(vertical ? col_lf * 1.1f / cell_w
+                                    : (in.col_label_w * col_lf / fs + pad * 0.5f) / cell_w);
 
-  const int i0 = std::max(0, static_cast<int>((vp0.y - v.origin.y) / v.cell_h));
-  const int i1 = std::min(rows, static_cast<int>(std::ceil((vp1.y - v.origin.y) / v.cell_h)));
-  const int j0 = std::max(0, static_cast<int>((vp0.x - v.origin.x) / v.cell_w));
-  const int j1 = std::min(cols, static_cast<int>(std::ceil((vp1.x - v.origin.x) / v.cell_w)));
-  const bool small = static_cast<double>(i1 - i0) * (j1 - j0) <= 4096;
-  auto concealed = [&](int i, int j) { return sp.concealed && sp.concealed(i, j); };
+  L.label_w = label_w;
+  L.cap_h = cap_h;
+  L.band = band;
+  L.bottom = bottom;
+  L.stats_w = stats_w;
+  L.show_stats = show_stats;
+  L.bar_right = bar_right;
+  L.legend_below = legend_below;
+  L.base = base;
+  L.col_lf = col_lf;
+  L.vertical = vertical;
+  L.cell_w = cell_w;
+  L.cell_h = cell_h;
+  L.vp0 = vp0;
+  L.vp_size = vp_size;
+  L.vp1 = vp1;
+  L.pan = pan;
+  L.origin = origin;
+  return L;
+}
+
+namespace {
+
+ImU32 selection_color(bool light) {
+  return light ? IM_COL32(230, 60, 20, 255) : IM_COL32(255, 140, 40, 255);
+}
+
+bool is_concealed(const HeatmapSpec& sp, int i, int j) {
+  return sp.concealed && sp.concealed(i, j);
+}
+
+// The cells and what goes over them: concealed cells, the grid, the numbers, an edit's flash and
+// the selection, all clipped to the viewport.
+void paint_heatmap(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewport& v,
+                   const HeatmapLayout& L, uint64_t serial) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const bool light = ui.settings.light_theme;
+  const float fs = ImGui::GetFontSize();
+  ImFont* font = ImGui::GetFont();
+  const int decimals = sp.decimals >= 0 ? sp.decimals : ui.settings.decimals;
+  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
+  const int i0 = L.i0, i1 = L.i1, j0 = L.j0, j1 = L.j1;
+  const bool small = L.small;
+  auto concealed = [&](int i, int j) { return is_concealed(sp, i, j); };
   const ImU32 background = ImGui::GetColorU32(ImGuiCol_WindowBg);
 
-  // ---- cells ----
-  dl->PushClipRect(vp0, vp1, true);
+  dl->PushClipRect(L.vp0, L.vp1, true);
   std::vector<ImU32> anim_fills;
   if (sp.anim && small) {
     anim_fills.assign(static_cast<size_t>(rows) * cols, background);
@@ -507,19 +508,16 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
           dl->AddRectFilled(a, {a.x + v.cell_w, a.y + v.cell_h}, conceal_fill);
         }
   const ImU32 grid_col = light ? IM_COL32(255, 255, 255, 200) : IM_COL32(20, 20, 24, 200);
-  if (v.cell_w >= 10 && v.cell_h >= 10) {
+  if (sp.cell_text && v.cell_w >= 10 && v.cell_h >= 10) {
     for (int j = j0; j <= j1; ++j)
-      dl->AddLine({v.origin.x + j * v.cell_w, vp0.y}, {v.origin.x + j * v.cell_w, vp1.y}, grid_col);
+      dl->AddLine({v.origin.x + j * v.cell_w, L.vp0.y}, {v.origin.x + j * v.cell_w, L.vp1.y},
+                  grid_col);
     for (int i = i0; i <= i1; ++i)
-      dl->AddLine({vp0.x, v.origin.y + i * v.cell_h}, {vp1.x, v.origin.y + i * v.cell_h}, grid_col);
+      dl->AddLine({L.vp0.x, v.origin.y + i * v.cell_h}, {L.vp1.x, v.origin.y + i * v.cell_h},
+                  grid_col);
   }
-  // Numbers, as large as the cells allow: a projector needs them big, a crowded grid small.
-  const float em = v.number_w / fs;  // width of the widest number per pixel of font size
-  const bool big_numbers = sp.max_cell <= 0;
-  const float number_cap = big_numbers ? fs * 2.2f : fs;
-  const float nf = em > 0 ? std::min({v.cell_h * 0.5f, (v.cell_w * 0.8f - 4) / em, number_cap}) : 0;
-  const float min_nf = std::max(10.0f, fs * 0.55f);
-  v.numbers_shown = small && nf >= min_nf;
+  const float nf = L.number_size;
+  v.numbers_shown = L.numbers_shown;
   v.number_px = v.numbers_shown ? nf : 0;
   ImFont* number_font = nf > fs * 1.05f && ui.font_cells ? ui.font_cells : font;
   if (v.numbers_shown) {
@@ -568,7 +566,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
       }
   }
   // Selection.
-  const ImU32 sel_col = light ? IM_COL32(230, 60, 20, 255) : IM_COL32(255, 140, 40, 255);
+  const ImU32 sel_col = selection_color(light);
   const float thick = std::max(2.0f, fs * 0.15f);
   if (sp.selected_row >= 0 && sp.selected_row < rows) {
     const int i = sp.selected_row;
@@ -583,25 +581,41 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     }
   }
   dl->PopClipRect();
+}
 
-  // ---- labels: axis titles, query tokens left, key tokens on top ----
+// Around the grid: axis titles, query tokens left, key tokens on top, row statistics right, the
+// colour bar with its scale and the hatch legend when something is hidden.
+void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewport& v,
+                         const HeatmapLayout& L, ImVec2 pos, ImVec2 avail,
+                         const std::string& legend) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const bool light = ui.settings.light_theme;
+  const float fs = ImGui::GetFontSize();
+  ImFont* font = ImGui::GetFont();
+  const int cols = static_cast<int>(m.cols());
+  const float pad = L.pad, min_lf = L.min_lf, cap_h = L.cap_h, band = L.band;
+  const float label_w = L.label_w, axis_size = L.axis_size, stats_w = L.stats_w;
+  const ImVec2 vp0 = L.vp0, vp1 = L.vp1, vp_size = L.vp_size;
+  const int i0 = L.i0, i1 = L.i1, j0 = L.j0, j1 = L.j1;
+  auto concealed = [&](int i, int j) { return is_concealed(sp, i, j); };
+  const ImU32 sel_col = selection_color(light);
   const ImU32 text_col = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 dim_col = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   if (sp.labels && cap_h > 0) {
     dl->PushClipRect(pos, {pos.x + avail.x, pos.y + cap_h}, true);
-    if (!sp.row_axis.empty() && row_names)
+    if (!sp.row_axis.empty() && L.row_names)
       draw_text(ui, dl, font, axis_size,
-                {std::max(pos.x, vp0.x - pad - row_axis_w), pos.y + (cap_h - axis_size) / 2},
+                {std::max(pos.x, vp0.x - pad - L.row_axis_w), pos.y + (cap_h - axis_size) / 2},
                 dim_col, sp.row_axis);
     if (!sp.col_axis.empty())
       draw_text(ui, dl, font, axis_size, {vp0.x, pos.y + (cap_h - axis_size) / 2}, dim_col,
                 abbreviate(font, axis_size, sp.col_axis, avail.x - label_w));
     dl->PopClipRect();
   }
-  if (row_names) {
+  if (L.row_names) {
     dl->PushClipRect({pos.x, vp0.y - fs * 0.5f}, {vp0.x, vp1.y + fs * 0.5f}, true);
-    const float row_lf = std::clamp(v.cell_h / 1.05f, min_lf, fs);
-    const int every = label_step(row_lf * 1.02f / v.cell_h);
+    const float row_lf = L.row_lf;
+    const int every = L.row_every;
     const float room = label_w - pad * 2;
     for (int i = i0; i < i1; ++i) {
       if (i % every != 0) {
@@ -623,8 +637,9 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   if (sp.labels && band > 0) {
     const ImVec2 b0{vp0.x, pos.y + cap_h}, b1{vp1.x, vp0.y};
     dl->PushClipRect({b0.x - pad, b0.y}, {b1.x + pad, b1.y}, true);
-    col_every = label_step(vertical ? col_lf * 1.1f / v.cell_w
-                                    : (v.col_label_w * col_lf / fs + pad * 0.5f) / v.cell_w);
+    const bool vertical = L.vertical;
+    const float col_lf = L.col_lf;
+    const int col_every = L.col_every;
     const float room = vertical ? band - pad : v.cell_w * col_every - pad * 0.5f;
     float right_of_last = -FLT_MAX;  // a label moved in at an end must not cover its neighbour
     for (int j = j0; j < j1; ++j) {
@@ -656,7 +671,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     dl->PopClipRect();
   }
   // Row sums and entropy beside weights: students see each row sum to 1 and sharpen or flatten.
-  if (show_stats) {
+  if (L.show_stats) {
     dl->PushClipRect({vp1.x, pos.y + cap_h}, {vp1.x + stats_w, vp1.y}, true);
     const float sf = std::min(fs, std::max(min_lf, v.cell_h / 1.05f));
     if (v.cell_h >= sf * 0.98f) {
@@ -681,10 +696,10 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     dl->PopClipRect();
   }
 
-  // ---- colour bar with its scale, and the hatch legend when something is hidden ----
   if (sp.color_bar) {
+    const float stats_used = L.show_stats ? stats_w : 0;
     float bw = 0, used = 0, by = vp1.y + fs * 0.6f;
-    if (bar_right) {
+    if (L.bar_right) {
       draw_vertical_bar(ui, dl, {vp1.x + stats_used + pad * 1.5f, vp0.y}, vp_size.y, sp.scale);
       by = vp1.y + fs * 0.4f;
     } else {
@@ -693,22 +708,28 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     }
     if (!legend.empty()) {
       const float sw = fs * 1.3f, sh = fs * 0.8f;
-      const ImVec2 at = bar_right      ? ImVec2{vp0.x, by + (fs - sh) / 2}
-                        : legend_below ? ImVec2{vp0.x, by + used + fs * 0.3f}
-                                       : ImVec2{vp0.x + bw + pad * 2, by};
+      const ImVec2 at = L.bar_right      ? ImVec2{vp0.x, by + (fs - sh) / 2}
+                        : L.legend_below ? ImVec2{vp0.x, by + used + fs * 0.3f}
+                                         : ImVec2{vp0.x + bw + pad * 2, by};
       draw_hatch(dl, at, {at.x + sw, at.y + sh}, light);
       draw_text(ui, dl, font, fs, {at.x + sw + pad * 0.6f, at.y + (sh - fs) / 2}, dim_col,
                 abbreviate(font, fs, legend, avail.x - (at.x - pos.x) - sw - pad * 0.6f));
     }
   }
+}
 
-  // ---- interaction: one invisible button over the cells, one over each label band ----
+// One invisible button over the cells (hover, tooltip, click, zoom and pan) and one over each
+// label band (a row label selects the row, a key label picks the key).
+HeatmapEvent heatmap_interaction(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewport& v,
+                                 const HeatmapLayout& L, ImVec2 pos) {
+  HeatmapEvent ev;
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const bool light = ui.settings.light_theme;
+  const float fs = ImGui::GetFontSize();
+  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
+  const ImVec2 vp0 = L.vp0, vp1 = L.vp1, vp_size = L.vp_size, base = L.base;
+  auto concealed = [&](int i, int j) { return is_concealed(sp, i, j); };
   ImGuiIO& io = ImGui::GetIO();
-  if (!sp.interactive) {
-    ImGui::SetCursorScreenPos(pos);
-    ImGui::Dummy(avail);
-    return ev;
-  }
   ImGui::SetCursorScreenPos(vp0);
   ImGui::InvisibleButton((sp.id + "##cells").c_str(),
                          {std::max(vp_size.x, 1.0f), std::max(vp_size.y, 1.0f)},
@@ -757,7 +778,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
       ImGui::TextDisabled("row %d: %s    column %d: %s", i,
                           label_or_index(sp.row_labels, i).c_str(), j,
                           label_or_index(sp.col_labels, j).c_str());
-      if (sp.row_stats && !show_stats && !concealed(i, j))
+      if (sp.row_stats && !L.show_stats && !concealed(i, j))
         ImGui::TextDisabled("row sum %.4f · entropy %.2f bits", m.row(i).cast<double>().sum(),
                             row_entropy_bits(m.row(i))[0]);
       ImGui::EndTooltip();
@@ -774,10 +795,10 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     }
   }
   // Row labels: click selects the whole row.
-  if (label_w > 0) {
+  if (L.label_w > 0) {
     ImGui::SetCursorScreenPos({pos.x, vp0.y});
     ImGui::InvisibleButton((sp.id + "##rows").c_str(),
-                           {std::max(label_w, 1.0f), std::max(vp_size.y, 1.0f)});
+                           {std::max(L.label_w, 1.0f), std::max(vp_size.y, 1.0f)});
     if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
       const int i = static_cast<int>(std::floor((io.MousePos.y - v.origin.y) / v.cell_h));
       if (i >= 0 && i < rows) {
@@ -788,14 +809,112 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
     }
   }
   // Key labels: a click picks that key (predict the key with the most weight).
-  if (sp.labels && band > 0) {
-    ImGui::SetCursorScreenPos({vp0.x, pos.y + cap_h});
-    ImGui::InvisibleButton((sp.id + "##keys").c_str(), {std::max(vp_size.x, 1.0f), band});
+  if (sp.labels && L.band > 0) {
+    ImGui::SetCursorScreenPos({vp0.x, pos.y + L.cap_h});
+    ImGui::InvisibleButton((sp.id + "##keys").c_str(), {std::max(vp_size.x, 1.0f), L.band});
     if (ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
       const int j = static_cast<int>(std::floor((io.MousePos.x - v.origin.x) / v.cell_w));
       if (j >= 0 && j < cols) ev.picked_col = j;
     }
   }
+  return ev;
+}
+
+}  // namespace
+
+HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
+  HeatmapViewport& v = ui.views[sp.id];
+  const Matrix& m = sp.anim ? sp.anim->value : *sp.m;
+  const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
+  const float fs = ImGui::GetFontSize();
+  ImFont* font = ImGui::GetFont();
+  const int decimals = sp.decimals >= 0 ? sp.decimals : ui.settings.decimals;
+  const ImVec2 pos = ImGui::GetCursorScreenPos();
+  ImVec2 avail = sp.size;
+  if (avail.x <= 0) avail.x = ImGui::GetContentRegionAvail().x;
+  if (avail.y <= 0) avail.y = ImGui::GetContentRegionAvail().y;
+  const float min_side = sp.labels ? fs * 6 : fs * 1.5f;  // thumbnails may be small
+  avail.x = std::max(avail.x, min_side);
+  avail.y = std::max(avail.y, min_side);
+  if (v.rows != rows || v.cols != cols) {  // a new shape starts fitted
+    v.zoom = 1;
+    v.pan = {0, 0};
+  }
+  v.rows = rows;
+  v.cols = cols;
+
+  // Widths that depend only on the trace, the font and the precision: measured once.
+  // (An animation's numbers change every frame: measured every frame, on small matrices only.)
+  const uint64_t serial = sp.serial ? sp.serial : ui.state.trace_serial();
+  const std::string measure_key = (sp.texture_key.empty() ? sp.id : sp.texture_key) + "#" +
+                                  std::to_string(serial) + "#" + std::to_string(fs) + "#" +
+                                  std::to_string(decimals) +
+                                  (sp.anim ? "#anim" + std::to_string(ImGui::GetFrameCount()) : "");
+  if (v.measured_for != measure_key) {
+    v.measured_for = measure_key;
+    v.row_label_w = v.col_label_w = v.number_w = 0;
+    if (sp.labels) {
+      for (int i = 0; i < std::min(rows, 4096); ++i)
+        v.row_label_w =
+            std::max(v.row_label_w, text_width(font, fs, label_or_index(sp.row_labels, i)));
+      for (int j = 0; j < std::min(cols, 4096); ++j)
+        v.col_label_w =
+            std::max(v.col_label_w, text_width(font, fs, label_or_index(sp.col_labels, j)));
+    }
+    if (static_cast<double>(rows) * cols <= 4096)
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j)
+          v.number_w =
+              std::max(v.number_w, text_width(font, fs, format_fixed(m(i, j), decimals, true)));
+    else
+      v.number_w = text_width(font, fs, "−0.00");
+    v.any_hidden = sp.hidden && (sp.hidden->array() != 0).any();
+  }
+  const std::string legend = !v.any_hidden        ? ""
+                             : sp.hidden_are_zero ? "hidden by the mask: weight 0"
+                                                  : "hidden by the mask (−∞)";
+
+  HeatmapLayoutInput in;
+  in.pos = pos;
+  in.avail = avail;
+  in.font = fs;
+  in.rows = rows;
+  in.cols = cols;
+  in.zoom = v.zoom;
+  in.pan = v.pan;
+  in.labels = sp.labels;
+  in.row_labels_shown = sp.row_labels_shown;
+  in.row_stats = sp.row_stats;
+  in.color_bar = sp.color_bar;
+  in.cell_text = sp.cell_text;
+  in.row_axis = !sp.row_axis.empty();
+  in.col_axis = !sp.col_axis.empty();
+  in.legend = !legend.empty();
+  in.cell = sp.cell;
+  in.max_cell = sp.max_cell;
+  in.row_label_w = v.row_label_w;
+  in.col_label_w = v.col_label_w;
+  in.number_w = v.number_w;
+  if (sp.labels && in.row_axis) in.row_axis_w = text_width(font, fs * 0.85f, sp.row_axis);
+  if (sp.row_stats && sp.labels) in.stats_text_w = text_width(font, fs, "Σ 1.00  H 10.00");
+  if (sp.color_bar && sp.cell <= 0) in.bar_tick_w = bar_tick_width(sp.scale);
+  if (in.legend) in.legend_text_w = text_width(font, fs, legend);
+  const HeatmapLayout L = heatmap_layout(in);
+
+  v.cell_w = L.cell_w;
+  v.cell_h = L.cell_h;
+  v.col_labels_vertical = L.vertical;
+  v.row_stats_shown = L.show_stats;
+  v.pan = L.pan;
+  v.origin = L.origin;
+  v.clip = {L.vp0.x, L.vp0.y, L.vp1.x, L.vp1.y};
+  v.drawn = true;
+  v.labels_abbreviated = v.labels_dropped = 0;
+
+  paint_heatmap(ui, sp, m, v, L, serial);
+  draw_heatmap_labels(ui, sp, m, v, L, pos, avail, legend);
+  HeatmapEvent ev;
+  if (sp.interactive) ev = heatmap_interaction(ui, sp, m, v, L, pos);
   ImGui::SetCursorScreenPos(pos);
   ImGui::Dummy(avail);
   return ev;

@@ -33,6 +33,7 @@ struct HeatmapSpec {
   bool labels = true;            // token labels and row statistics (off for thumbnails)
   bool interactive = true;       // tooltips, clicks, zoom and pan
   bool row_labels_shown = true;  // off when a neighbour heatmap already names the rows
+  bool cell_text = true;         // grid lines and numbers in the cells (off: colours only)
   float cell = 0;           // fixed cell size in pixels at zoom 1 (side-by-side matrices); 0 = fit
   float max_cell = 150.0f;  // pixels at zoom 1, times the font scale; 0 = as large as the room
   ImVec2 size{0, 0};        // 0 = the rest of the window
@@ -51,6 +52,58 @@ struct HeatmapEvent {
 };
 
 HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& spec);
+
+// What the heatmap's layout depends on: the room, the font size, the matrix's shape, the view's
+// zoom and pan, the spec's choices and the text widths the caller measured (at the font size).
+struct HeatmapLayoutInput {
+  ImVec2 pos{0, 0}, avail{0, 0};  // top-left corner and room on screen
+  float font = 20;                // font size in pixels
+  int rows = 0, cols = 0;
+  float zoom = 1;
+  ImVec2 pan{0, 0};
+  bool labels = true, row_labels_shown = true, row_stats = false, color_bar = true;
+  bool cell_text = true;
+  bool row_axis = false, col_axis = false;  // axis titles given
+  bool legend = false;                      // a hidden-cell legend (some cell is hidden)
+  float cell = 0, max_cell = 150.0f;        // as in HeatmapSpec
+  // Widest row label, column label and cell number at the font size.
+  float row_label_w = 0, col_label_w = 0, number_w = 0;
+  float row_axis_w = 0;     // the row axis title at 0.85 × the font size
+  float stats_text_w = 0;   // a row's statistics ("Σ 1.00  H 10.00") at the font size
+  float bar_tick_w = 0;     // the colour bar's widest tick label (for a bar standing right)
+  float legend_text_w = 0;  // the legend's text
+};
+
+// Where everything goes, in screen pixels. A pure function of its input (no ImGui calls), so a
+// headless test can check it.
+struct HeatmapLayout {
+  float pad = 0, min_lf = 0, axis_size = 0;  // padding; smallest label font; axis title font
+  bool row_names = false;                    // query tokens down the left
+  float row_axis_w = 0;
+  float label_w = 0;  // the row labels' column, left of the grid
+  float cap_h = 0;    // the axis titles' line, above everything
+  float band = 0;     // the key labels' band, above the grid
+  float bottom = 0;   // under the grid: colour bar and legend
+  float stats_w = 0;  // the row statistics' column, when shown
+  bool show_stats = false;
+  bool bar_right = false;            // the colour bar stands right of the grid (else lies under it)
+  bool legend_below = false;         // the hidden-cell legend on a line of its own
+  ImVec2 base{0, 0};                 // cell size at zoom 1
+  float col_lf = 0;                  // key label font size
+  bool vertical = false;             // key labels turned upright
+  int col_every = 1, row_every = 1;  // a label every so many columns / rows
+  float row_lf = 0;                  // query label font size
+  float cell_w = 0, cell_h = 0;      // cell size at the zoom
+  ImVec2 vp0{0, 0}, vp_size{0, 0}, vp1{0, 0};  // the grid's viewport
+  ImVec2 pan{0, 0};                            // the pan, kept so the matrix covers the viewport
+  ImVec2 origin{0, 0};                         // cell (0, 0)'s top-left corner
+  int i0 = 0, i1 = 0, j0 = 0, j1 = 0;          // rows and columns in view
+  bool small = false;                          // few enough cells in view to draw each one's text
+  float number_size = 0;                       // cell numbers' font size
+  bool numbers_shown = false;
+};
+
+HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in);
 
 // The colour the shader and the rectangle path both give t in [0, 1]: the map's 256-entry table
 // at the nearest entry.

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 
 #include "attention/engine.h"
 #include "attention/linformer.h"
@@ -17,7 +18,36 @@
 #include "gui/ui.h"
 
 namespace attn {
+
+// What the views derive from the trace, kept between frames and derived again only when the trace
+// (or the head shown) changes, so a frame's work does not grow with n²; and where the pointer was.
+struct VariantViewsState {
+  // Linformer's error curve against full attention for the current Q, K, V.
+  uint64_t error_serial = 0;
+  std::vector<int> ks;
+  std::vector<double> error;
+  // The weights of the unconvolved scores (one query–key pair at a time) of one head.
+  uint64_t plain_serial = 0;
+  int plain_head = -1;
+  Matrix plain_w;
+  // The widest query token at the font size (the space for the row names).
+  uint64_t rows_serial = 0;
+  float rows_font = 0, rows_w = 0;
+  // The widest key token at the size key_labels writes them.
+  uint64_t keys_serial = 0;
+  float keys_size = 0, keys_w = 0;
+  int keys_cols = -1;
+  // The cell the frames follow: the last one hovered.
+  int conv_i = -1, conv_j = -1;
+  int mix_h = -1, mix_i = -1, mix_j = -1;
+};
+
 namespace {
+
+VariantViewsState& views_state(Ui& ui) {
+  if (!ui.variant_views) ui.variant_views = std::make_shared<VariantViewsState>();
+  return *ui.variant_views;
+}
 
 void title(Ui& ui, const char* text) {
   ImGui::Spacing();
@@ -25,13 +55,6 @@ void title(Ui& ui, const char* text) {
   ImGui::TextUnformatted(text);
   ImGui::PopFont();
 }
-
-// The error curve of the current Q, K, V, computed once per trace.
-struct ErrorCache {
-  uint64_t serial = 0;
-  std::vector<int> ks;
-  std::vector<double> error;
-};
 
 std::string count_text(double x) {
   char buf[32];
@@ -84,11 +107,11 @@ void linformer_views(Ui& ui) {
   ImGui::EndGroup();
   if (side) ImGui::SameLine();
 
-  // Error: the same Q, K, V with random E, F for every k.
-  static ErrorCache cache;
-  if (cache.serial != st.trace_serial()) {
-    cache = {};
-    cache.serial = st.trace_serial();
+  // Error: the same Q, K, V with random E, F for every k, computed once per trace.
+  VariantViewsState& cache = views_state(ui);
+  if (cache.error_serial != st.trace_serial()) {
+    cache.error_serial = st.trace_serial();
+    cache.ks.clear();
     AttentionProblem full_problem = to_problem(st.scenario());
     full_problem.options.variants = {};
     for (int kk = 1; kk <= n; kk += std::max(1, n / 16)) cache.ks.push_back(kk);
@@ -113,7 +136,7 @@ void linformer_views(Ui& ui) {
   ImGui::EndGroup();
 }
 
-// A small heatmap drawn cell by cell, returning the hovered cell; `overlay` draws on top.
+// Where a map was drawn and the cell under the pointer (-1: none), for the frames drawn on top.
 struct MapResult {
   int row = -1, col = -1;
   ImVec2 origin;
@@ -125,10 +148,17 @@ struct MapResult {
 void key_labels(Ui& ui, const std::vector<std::string>& tokens, int cols, float cell) {
   const float fs = ImGui::GetFontSize(), size = std::min(fs * 0.8f, cell * 0.95f);
   if (size < fs * 0.5f) return;
-  float tall = 0;
-  for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j)
-    tall = std::max(tall, text_width(ui.font_regular, size, tokens[static_cast<size_t>(j)]));
-  tall = std::min(tall, fs * 5);
+  VariantViewsState& vs = views_state(ui);
+  if (vs.keys_serial != ui.state.trace_serial() || vs.keys_size != size || vs.keys_cols != cols) {
+    vs.keys_serial = ui.state.trace_serial();
+    vs.keys_size = size;
+    vs.keys_cols = cols;
+    vs.keys_w = 0;
+    for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j)
+      vs.keys_w =
+          std::max(vs.keys_w, text_width(ui.font_regular, size, tokens[static_cast<size_t>(j)]));
+  }
+  const float tall = std::min(vs.keys_w, fs * 5);
   const ImVec2 o = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   if (tall <= cell) {  // every label fits its cell's width: written across, centred
@@ -151,28 +181,29 @@ void key_labels(Ui& ui, const std::vector<std::string>& tokens, int cols, float 
   ImGui::Dummy({cell * static_cast<float>(cols), tall + fs * 0.2f});
 }
 
-MapResult draw_map(Ui& ui, const char* id, const Matrix& m, const ColorScale& scale, float cell) {
-  ImDrawList* dl = ImGui::GetWindowDrawList();
+// One map through the heatmap widget (cells as one texture, sampled when they are smaller than a
+// pixel, drawn only where the window shows them) at a fixed cell size, framed; the pointer's cell.
+MapResult draw_map(Ui& ui, const std::string& id, const Matrix& m, uint64_t serial,
+                   const ColorScale& scale, float cell) {
   MapResult r;
   r.origin = ImGui::GetCursorScreenPos();
   r.cell = cell;
   const ImVec2 size{cell * static_cast<float>(m.cols()), cell * static_cast<float>(m.rows())};
-  ImGui::InvisibleButton(id, {std::max(size.x, 1.0f), std::max(size.y, 1.0f)});
+  HeatmapSpec sp;
+  sp.id = id;
+  sp.serial = serial;
+  sp.m = &m;
+  sp.scale = scale;
+  sp.labels = sp.color_bar = sp.interactive = sp.cell_text = false;
+  sp.cell = cell;
+  sp.size = {std::max(size.x, 1.0f), std::max(size.y, 1.0f)};
+  draw_heatmap(ui, sp);
+  // The widget draws no hover here: the views frame the cells the hovered one is made of.
+  ImGui::SetCursorScreenPos(r.origin);
+  ImGui::InvisibleButton(("##" + id).c_str(), sp.size);
   const bool hovered = ImGui::IsItemHovered();
-  const ImU32 hatch = hatch_color(ui.settings.light_theme, 0);
-  for (Eigen::Index i = 0; i < m.rows(); ++i)
-    for (Eigen::Index j = 0; j < m.cols(); ++j) {
-      const ImVec2 a{r.origin.x + cell * static_cast<float>(j),
-                     r.origin.y + cell * static_cast<float>(i)};
-      const ImVec2 b{a.x + cell, a.y + cell};
-      const float x = m(i, j);
-      if (std::isfinite(x))
-        dl->AddRectFilled(a, b, colormap_u32(scale.map, scale_position(scale, x)));
-      else
-        dl->AddRectFilled(a, b, hatch);
-    }
-  dl->AddRect(r.origin, {r.origin.x + size.x, r.origin.y + size.y},
-              ImGui::GetColorU32(ImGuiCol_Border));
+  ImGui::GetWindowDrawList()->AddRect(r.origin, {r.origin.x + size.x, r.origin.y + size.y},
+                                      ImGui::GetColorU32(ImGuiCol_Border));
   if (hovered) {
     const ImVec2 mp = ImGui::GetIO().MousePos;
     r.row =
@@ -181,6 +212,32 @@ MapResult draw_map(Ui& ui, const char* id, const Matrix& m, const ColorScale& sc
         std::clamp(static_cast<int>((mp.x - r.origin.x) / cell), 0, static_cast<int>(m.cols()) - 1);
   }
   return r;
+}
+
+// The widest query token at the font size, measured once per trace.
+float query_label_width(Ui& ui, const std::vector<std::string>& tokens) {
+  VariantViewsState& vs = views_state(ui);
+  const float fs = ImGui::GetFontSize();
+  if (vs.rows_serial != ui.state.trace_serial() || vs.rows_font != fs) {
+    vs.rows_serial = ui.state.trace_serial();
+    vs.rows_font = fs;
+    vs.rows_w = 0;
+    for (const std::string& q : tokens)
+      vs.rows_w = std::max(vs.rows_w, ImGui::CalcTextSize(q.c_str()).x);
+  }
+  return vs.rows_w;
+}
+
+// Query tokens down the left of a map whose rows start at `at`: only the rows the window shows.
+void query_labels(const std::vector<std::string>& tokens, int rows, ImVec2 at, float cell) {
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float fs = ImGui::GetFontSize();
+  const int n = std::min(rows, static_cast<int>(tokens.size()));
+  const int first = std::max(0, static_cast<int>((dl->GetClipRectMin().y - at.y) / cell) - 1);
+  const int last = std::min(n, static_cast<int>((dl->GetClipRectMax().y - at.y) / cell) + 2);
+  for (int i = first; i < last; ++i)
+    dl->AddText({at.x, at.y + cell * static_cast<float>(i) + (cell - fs) / 2},
+                ImGui::GetColorU32(ImGuiCol_Text), tokens[static_cast<size_t>(i)].c_str());
 }
 
 void cell_box(const MapResult& r, int i, int j, ImU32 col, float thick) {
@@ -202,10 +259,7 @@ void convolution_views(Ui& ui) {
   ImGui::TextDisabled("hover a cell: the frame shows the %d × %d kernel's cells it adds up", c_q,
                       c_k);
   // Query tokens down the left of the first map.
-  float label_w = 0;
-  for (const std::string& q : t.query_tokens)
-    label_w = std::max(label_w, ImGui::CalcTextSize(q.c_str()).x);
-  label_w = std::min(label_w, fs * 9) + fs * 0.5f;
+  float label_w = std::min(query_label_width(ui, t.query_tokens), fs * 9) + fs * 0.5f;
   float cell = std::clamp((ImGui::GetContentRegionAvail().x - label_w - fs * 4) /
                               (2.0f * static_cast<float>(after.cols())),
                           4.0f, fs * 1.6f);
@@ -215,31 +269,38 @@ void convolution_views(Ui& ui) {
         (ImGui::GetContentRegionAvail().x - fs * 4) / (2.0f * static_cast<float>(after.cols())),
         4.0f, fs * 1.6f);
   }
-  static int hover_i = -1, hover_j = -1;
-  const ColorScale scale = color_scale_for(ui.settings, StageId::kScaled, before);
-  const ColorScale scale_after = color_scale_for(ui.settings, StageId::kMasked, after);
+  // Many queries: a map is also at most a third of the window high (cells under a pixel, the
+  // texture showing the largest of those under each), so the four maps and the sum stay in view
+  // and a frame shades a bounded area however long the sequence.
+  cell = std::min(cell, ImGui::GetWindowHeight() * 0.3f /
+                            static_cast<float>(std::max<Eigen::Index>(1, before.rows())));
+  VariantViewsState& vs = views_state(ui);
+  int& hover_i = vs.conv_i;
+  int& hover_j = vs.conv_j;
+  const uint64_t serial = st.head_serial(h);
+  const std::string hs = std::to_string(h);
+  const ColorScale& scale =
+      color_scale_cached(ui, "variant-before-" + hs, StageId::kScaled, before, serial);
+  const ColorScale& scale_after =
+      color_scale_cached(ui, "variant-after-" + hs, StageId::kMasked, after, serial);
   const int cols = static_cast<int>(after.cols());
   ImGui::BeginGroup();
   ImGui::TextUnformatted("before: S (masked scores)");
   ImGui::Dummy({label_w, 0});
   ImGui::SameLine(0, 0);
   key_labels(ui, t.key_tokens, cols, cell);
-  const ImVec2 rows_at = ImGui::GetCursorScreenPos();
   if (cell >= fs * 0.9f)
-    for (int i = 0;
-         i < static_cast<int>(before.rows()) && i < static_cast<int>(t.query_tokens.size()); ++i)
-      ImGui::GetWindowDrawList()->AddText(
-          {rows_at.x, rows_at.y + cell * static_cast<float>(i) + (cell - fs) / 2},
-          ImGui::GetColorU32(ImGuiCol_Text), t.query_tokens[static_cast<size_t>(i)].c_str());
+    query_labels(t.query_tokens, static_cast<int>(before.rows()), ImGui::GetCursorScreenPos(),
+                 cell);
   ImGui::Dummy({label_w, 0});
   ImGui::SameLine(0, 0);
-  const MapResult a = draw_map(ui, "##before", before, scale, cell);
+  const MapResult a = draw_map(ui, "variant-before-" + hs, before, serial, scale, cell);
   ImGui::EndGroup();
   ImGui::SameLine(0, fs * 2);
   ImGui::BeginGroup();
   ImGui::TextUnformatted("after: θ ∗ S (convolved)");
   key_labels(ui, t.key_tokens, cols, cell);
-  const MapResult b = draw_map(ui, "##after", after, scale_after, cell);
+  const MapResult b = draw_map(ui, "variant-after-" + hs, after, serial, scale_after, cell);
   ImGui::EndGroup();
   if (a.row >= 0) hover_i = a.row, hover_j = a.col;
   if (b.row >= 0) hover_i = b.row, hover_j = b.col;
@@ -274,24 +335,30 @@ void convolution_views(Ui& ui) {
                              : std::to_string(hover_i);
   const std::string kn = hover_j < static_cast<int>(t.key_tokens.size()) ? t.key_tokens[hover_j]
                                                                          : std::to_string(hover_j);
-  // The weights each map gives: one query–key pair at a time against the convolved scores.
-  Matrix plain_w;
-  std::vector<bool> empty;
-  const ReasonMatrix* hid = t.has_reasons(h) ? &t.hidden_of(h) : nullptr;
-  const ReasonMatrix none = ReasonMatrix::Zero(before.rows(), before.cols());
-  masked_softmax_rows(before, hid ? *hid : none, t.temperature, plain_w, empty);
+  // The weights each map gives: one query–key pair at a time against the convolved scores (the
+  // first once per head's trace).
+  if (vs.plain_serial != serial || vs.plain_head != h) {
+    vs.plain_serial = serial;
+    vs.plain_head = h;
+    std::vector<bool> empty;
+    const ReasonMatrix* hid = t.has_reasons(h) ? &t.hidden_of(h) : nullptr;
+    const ReasonMatrix none = ReasonMatrix::Zero(before.rows(), before.cols());
+    masked_softmax_rows(before, hid ? *hid : none, t.temperature, vs.plain_w, empty);
+  }
+  const Matrix& plain_w = vs.plain_w;
   const Matrix& conv_w = t.head(t.find(StageId::kPreMix) ? StageId::kPreMix : StageId::kWeights, h);
-  const ColorScale wscale = color_scale_for(ui.settings, StageId::kWeights, conv_w);
+  const ColorScale& wscale =
+      color_scale_cached(ui, "variant-conv-w-" + hs, StageId::kWeights, conv_w, serial);
   ImGui::BeginGroup();
   ImGui::TextUnformatted("weights from S (one pair at a time)");
   ImGui::Dummy({label_w, 0});
   ImGui::SameLine(0, 0);
-  draw_map(ui, "##plain-w", plain_w, wscale, cell);
+  draw_map(ui, "variant-plain-w-" + hs, plain_w, serial, wscale, cell);
   ImGui::EndGroup();
   ImGui::SameLine(0, fs * 2);
   ImGui::BeginGroup();
   ImGui::TextUnformatted("weights from θ ∗ S");
-  draw_map(ui, "##conv-w", conv_w, wscale, cell);
+  draw_map(ui, "variant-conv-w-" + hs, conv_w, serial, wscale, cell);
   ImGui::EndGroup();
   ImGui::PushTextWrapPos(0);
   ImGui::Text("C[%s, %s] = %s", qn.c_str(), kn.c_str(), terms.c_str());
@@ -308,10 +375,7 @@ void mixing_views(Ui& ui) {
   const int H = t.num_heads, cols = std::max(1, t.n_k);
   const int c = t.variants.multi_token.mix_group_size();
   // Query tokens down the left of the first head's maps, when the cells are tall enough.
-  float label_w = 0;
-  for (const std::string& q : t.query_tokens)
-    label_w = std::max(label_w, ImGui::CalcTextSize(q.c_str()).x);
-  label_w = std::min(label_w, fs * 9) + fs * 0.5f;
+  float label_w = std::min(query_label_width(ui, t.query_tokens), fs * 9) + fs * 0.5f;
   auto cell_for = [&](float labels) {
     return std::clamp((ImGui::GetContentRegionAvail().x - labels - fs * 1.5f * H) /
                           (static_cast<float>(H) * static_cast<float>(cols)),
@@ -322,7 +386,12 @@ void mixing_views(Ui& ui) {
     label_w = 0;
     cell = cell_for(0);
   }
-  static int hover_h = -1, hover_i = -1, hover_j = -1;
+  // Many queries: each row of maps at most a third of the window high, as in the convolution's.
+  cell = std::min(
+      cell, ImGui::GetWindowHeight() * 0.3f /
+                static_cast<float>(std::max<Eigen::Index>(1, t.head(StageId::kWeights, 0).rows())));
+  VariantViewsState& vs = views_state(ui);
+  int &hover_h = vs.mix_h, &hover_i = vs.mix_i, &hover_j = vs.mix_j;
   std::vector<MapResult> maps[2];
   for (int row = 0; row < 2; ++row) {
     for (int h = 0; h < H; ++h) {
@@ -337,21 +406,16 @@ void mixing_views(Ui& ui) {
         }
         key_labels(ui, t.key_tokens, cols, cell);
       }
-      if (h == 0 && label_w > 0) {
-        const ImVec2 at = ImGui::GetCursorScreenPos();
-        for (int i = 0;
-             i < static_cast<int>(m.rows()) && i < static_cast<int>(t.query_tokens.size()); ++i)
-          ImGui::GetWindowDrawList()->AddText(
-              {at.x, at.y + cell * static_cast<float>(i) + (cell - fs) / 2},
-              ImGui::GetColorU32(ImGuiCol_Text), t.query_tokens[static_cast<size_t>(i)].c_str());
-      }
+      if (h == 0 && label_w > 0)
+        query_labels(t.query_tokens, static_cast<int>(m.rows()), ImGui::GetCursorScreenPos(), cell);
       if (h == 0) {
         ImGui::Dummy({label_w, 0});
         ImGui::SameLine(0, 0);
       }
-      const ColorScale s = color_scale_for(ui.settings, StageId::kWeights, m);
-      const std::string id = "##mix" + std::to_string(row) + "-" + std::to_string(h);
-      const MapResult r = draw_map(ui, id.c_str(), m, s, cell);
+      const std::string id = "variant-mix" + std::to_string(row) + "-" + std::to_string(h);
+      const uint64_t serial = st.head_serial(h);
+      const MapResult r = draw_map(ui, id, m, serial,
+                                   color_scale_cached(ui, id, StageId::kWeights, m, serial), cell);
       if (r.row >= 0) hover_h = h, hover_i = r.row, hover_j = r.col;
       maps[row].push_back(r);
       ImGui::EndGroup();

@@ -161,14 +161,21 @@ void draw_variants_panel(Ui& ui) {
       "on one key, log₂ n = uniform.");
   if (const TraceStep* w = t.find(StageId::kWeights);
       w && st.head() < static_cast<int>(w->heads.size())) {
-    std::vector<double> ent = row_entropy_bits(w->heads[st.head()]);
+    const Matrix& wm = w->heads[st.head()];
+    RowEntropyCache& ent = ui.row_entropies;
+    const uint64_t serial = st.head_serial(st.head());
+    if (ent.serial != serial || ent.head != st.head() || ent.rows != wm.rows() ||
+        ent.cols != wm.cols())
+      ent = {serial, st.head(), wm.rows(), wm.cols(), {}};
     ImGui::TextDisabled("entropy per row, bits (uniform = %.2f):", std::log2(std::max(1, t.n_k)));
-    // As many rows as fit on one line: ImGui's wrapping would split "1.57" after its dot.
+    // As many rows as fit on one line: ImGui's wrapping would split "1.57" after its dot. Only
+    // those rows' entropies are computed, once per trace.
     std::string line;
     char buf[64];
     const float room = ImGui::GetContentRegionAvail().x;
-    for (size_t i = 0; i < ent.size(); ++i) {
-      std::snprintf(buf, sizeof buf, "%s%.2f", i ? "  " : "", ent[i]);
+    for (size_t i = 0; i < static_cast<size_t>(wm.rows()); ++i) {
+      if (i == ent.bits.size()) ent.bits.push_back(row_entropy_bits(wm.row(i))[0]);
+      std::snprintf(buf, sizeof buf, "%s%.2f", i ? "  " : "", ent.bits[i]);
       if (ImGui::CalcTextSize((line + buf + "  …").c_str()).x > room) {
         line += "  …";
         break;

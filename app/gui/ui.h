@@ -52,6 +52,24 @@ struct HeatmapViewport {
   }
 };
 
+// A colour scale as color_scale_cached computed it, with what it was computed from.
+struct CachedColorScale {
+  uint64_t serial = 0;
+  StageId step = StageId::kWeights;
+  ColormapChoice maps;
+  Eigen::Index rows = -1, cols = -1;
+  ColorScale scale;
+};
+
+// The entropy of each row of one head's weights (the Variants tab), computed row by row as the
+// line needs them and kept until that head's stages change: a 4096-key row costs 4096 logs.
+struct RowEntropyCache {
+  uint64_t serial = 0;
+  int head = -1;
+  Eigen::Index rows = -1, cols = -1;
+  std::vector<double> bits;  // rows 0 .. size()-1 so far
+};
+
 struct UiSettings {
   bool light_theme = true;
   std::string colormap = "viridis";           // weights and other non-negative data
@@ -94,6 +112,10 @@ struct Ui {
   int editor_tensor_head = 0;
   std::string select_tab;  // "inputs" or "variants": bring that tab of the left panel forward once
   unsigned random_seed = 42;
+
+  // color_scale_cached's scales, by heatmap key: scanning a 4096-token stage is 16 million cells.
+  std::map<std::string, CachedColorScale> color_scales;
+  RowEntropyCache row_entropies;  // the Variants tab's line of entropies
 
   // Window requests handled by app_window.cpp (the only file that knows GLFW).
   bool presentation = false;
@@ -140,6 +162,7 @@ struct Ui {
   // The variant views window (View menu, gui --tab variant-views): Linformer's charts, the
   // convolution before and after, the mixed heads (panel_variant_views.cpp).
   bool show_variant_views = false;
+  std::shared_ptr<struct VariantViewsState> variant_views;  // what it derived, and its hover
   std::shared_ptr<struct LmTrainPanel> lm_train;
   // The FlashAttention window (View menu, the narration's button, gui --tab flash;
   // panel_flash.cpp): its query, block size and how many blocks have been read; flash_follow is
