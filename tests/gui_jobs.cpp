@@ -1,15 +1,26 @@
-// Background work never ends the program: the trace recompute is made to throw, on the UI thread
-// and on its worker, and the app keeps going with the failure in the status bar. Also the app's
-// fallback to the CPU when the OpenCL backend cannot run a trace.
+// Background work never ends the program: every kind of job the app runs (the trace recompute,
+// the language model's forward pass, an export, the seq2seq evaluation, both experiments and
+// both live trainers) is made to throw, and the app keeps drawing with the failure in the status
+// bar. Also the app's fallback to the CPU when the OpenCL backend cannot run a trace.
 #include <gtest/gtest.h>
+#include <imgui.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
+#include <thread>
 
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "backends/opencl_backend.h"
-#include "gui/app_state.h"
+#include "gui/gui_setup.h"
+#include "gui/panel_experiments.h"
+#include "gui/panel_lm.h"
+#include "gui/panel_lm_train.h"
+#include "gui/panel_seq2seq.h"
+#include "gui/ui.h"
+#include "gui_headless.h"
+#include "lm_fixture.h"
 #include "reference.h"
 
 namespace attn {
@@ -143,6 +154,136 @@ TEST(Recompute, TheOpenClBackendFallsBackToTheCpuForWhatItCannotRun) {
   const std::unique_ptr<Backend> cpu = make_cpu_backend();
   const AttentionTrace expected = compute_scenario_trace(st.scenario(), *cpu);
   EXPECT_TRUE(Matrix(st.trace().head("weights", 0)) == expected.head("weights", 0));
+}
+
+class JobsGui : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    test::create_headless_imgui(ui);
+    ASSERT_TRUE(state.load_example("fear-is-the"));
+  }
+  void TearDown() override { ImGui::DestroyContext(); }
+  void frame() {
+    ImGui::GetIO().DeltaTime = 1.0f / 60;
+    state.poll();
+    ImGui::NewFrame();
+    draw_app(ui);
+    ImGui::Render();
+  }
+  // Draws frames until `done` or about 60 s; false if it never was.
+  template <typename F>
+  bool frames_until(F done) {
+    for (int i = 0; i < 6000; ++i) {
+      frame();
+      if (done()) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+  void expect_error_message(const std::string& part) {
+    EXPECT_TRUE(state.message_is_error()) << state.message();
+    EXPECT_TRUE(has(state.message(), part)) << state.message();
+  }
+
+  AppState state;
+  Ui ui{state};
+};
+
+TEST_F(JobsGui, AFailedExportIsAMessage) {
+  ui.export_what = "a picture";
+  ui.export_job.start([](JobControl&) -> std::string { throw std::runtime_error("disk full"); });
+  ASSERT_TRUE(frames_until([&] { return !ui.export_job.running(); }));
+  expect_error_message("export: disk full");
+  // A returned error is a message the same way.
+  ui.export_job.start([](JobControl&) { return std::string("cannot write /x.png"); });
+  ASSERT_TRUE(frames_until([&] { return !ui.export_job.running(); }));
+  expect_error_message("export: cannot write /x.png");
+}
+
+TEST_F(JobsGui, AFailedForwardPassIsAMessageInThePanelAndTheStatusBar) {
+  test::TestModelSpec spec;
+  spec.n_layer = 2;
+  spec.n_head = 4;
+  spec.n_embd = 16;
+  const std::string folder = test::temp_path("jobs-lm-model");
+  test::write_test_model(test::make_test_model(spec), folder);
+  ui.lm = std::make_shared<LmPanel>();
+  LmSession& s = ui.lm->session;
+  s.forward = [](std::shared_ptr<const lm::Model>, const std::string&,
+                 const std::vector<int>&) -> std::unique_ptr<LmRun> {
+    throw std::runtime_error("out of memory");
+  };
+  ASSERT_TRUE(s.open(folder));
+  ASSERT_TRUE(frames_until([&] { return !s.busy(); }));
+  EXPECT_TRUE(s.has_model());
+  EXPECT_FALSE(s.run());
+  EXPECT_TRUE(has(s.error(), "failed: out of memory")) << s.error();
+  expect_error_message("failed: out of memory");
+  // The same session runs the next sentence once the pass works again.
+  s.forward = lm_forward_run;
+  s.set_text("the heads");
+  s.wait();
+  EXPECT_TRUE(s.run());
+  EXPECT_EQ(s.error(), "");
+}
+
+TEST_F(JobsGui, AFailedSeq2seqEvaluationIsAMessage) {
+  ui.seq2seq = std::make_shared<Seq2seqPanel>();
+  ui.show_seq2seq = true;
+  Seq2seqPanel& p = *ui.seq2seq;
+  p.compare_job.start([](JobControl&) -> std::vector<std::vector<s2s::LengthBucket>> {
+    throw std::runtime_error("model file truncated");
+  });
+  ASSERT_TRUE(frames_until([&] { return !p.compare_job.running(); }));
+  EXPECT_TRUE(has(p.compare_error, "model file truncated")) << p.compare_error;
+  expect_error_message("Evaluating the bottleneck models failed: model file truncated");
+}
+
+TEST_F(JobsGui, FailedExperimentsAreMessages) {
+  ui.sqrt_dk = std::make_shared<SqrtDkPanel>();
+  ui.show_sqrt_dk = true;
+  SqrtDkPanel& d = *ui.sqrt_dk;
+  d.computed_seed = d.seed;  // the window starts no job of its own
+  d.job.start([](JobControl&) -> std::vector<ScalingRow> { throw 7; });
+  ASSERT_TRUE(frames_until([&] { return !d.job.running(); }));
+  EXPECT_EQ(d.error, "The experiment failed: unknown error");
+  expect_error_message("The experiment failed: unknown error");
+
+  ui.score_compare = std::make_shared<ScoreComparePanel>();
+  ui.show_scores = true;
+  ScoreComparePanel& c = *ui.score_compare;
+  c.job.start([](JobControl&) -> int { throw std::runtime_error("timer failed"); });
+  ASSERT_TRUE(frames_until([&] { return !c.running(); }));
+  EXPECT_TRUE(has(c.error, "timer failed")) << c.error;
+  expect_error_message("Measuring the score functions failed: timer failed");
+}
+
+TEST_F(JobsGui, FailedLiveTrainingIsAMessage) {
+  ui.lm_train = std::make_shared<LmTrainPanel>();
+  ui.show_lm_train = true;
+  LmTrainPanel& lp = *ui.lm_train;
+  lp.setup.after_step = [](long) { throw std::runtime_error("the loss is NaN"); };
+  std::string error;
+  ASSERT_TRUE(lp.live.start(lp.setup, error)) << error;
+  ASSERT_TRUE(frames_until([&] { return !lp.live.snapshot().running; }));
+  frame();
+  expect_error_message("Training failed: the loss is NaN");
+
+  ui.show_lm_train = false;
+  ui.seq2seq = std::make_shared<Seq2seqPanel>();
+  ui.show_seq2seq = true;
+  Seq2seqPanel& sp = *ui.seq2seq;
+  s2s::LiveTrainingSetup setup;
+  setup.hidden = 8;
+  setup.embed = 4;
+  setup.train.train_size = 64;
+  setup.train.heldout_size = 16;
+  setup.example = "nov 22 26";
+  setup.after_batch = [](int, int) { throw std::runtime_error("out of memory"); };
+  ASSERT_TRUE(sp.live.start(setup, error)) << error;
+  ASSERT_TRUE(frames_until([&] { return !sp.live.snapshot().running; }));
+  frame();
+  expect_error_message("Training failed: out of memory");
 }
 
 }  // namespace

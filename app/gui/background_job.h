@@ -26,6 +26,8 @@ class JobControl {
     progress_.store(fraction < 0 ? 0.0 : fraction > 1 ? 1.0 : fraction);
   }
   double progress() const { return progress_.load(); }
+  // The flag itself, for engine loops that poll a std::atomic<bool>.
+  const std::atomic<bool>* cancel_flag() const { return &cancel_; }
 
  private:
   std::atomic<bool> cancel_{false};
