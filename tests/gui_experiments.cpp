@@ -55,7 +55,8 @@ TEST_F(ExperimentWindows, SqrtDkDrawsEveryDimensionLargeAndSmall) {
   ASSERT_TRUE(state.load_example("fear-is"));
   ui.show_sqrt_dk = true;
   frame();
-  frames_until([&] { return ui.sqrt_dk && !ui.sqrt_dk->job.valid() && !ui.sqrt_dk->rows.empty(); });
+  frames_until(
+      [&] { return ui.sqrt_dk && !ui.sqrt_dk->job.running() && !ui.sqrt_dk->rows.empty(); });
   ASSERT_EQ(ui.sqrt_dk->rows.size(), scaling_dims().size());
   for (int i = 0; i < static_cast<int>(scaling_dims().size()); ++i) {
     ui.sqrt_dk->dim_index = i;
@@ -72,7 +73,7 @@ TEST_F(ExperimentWindows, SqrtDkDrawsEveryDimensionLargeAndSmall) {
   // A new seed recomputes.
   ui.sqrt_dk->seed = 5;
   frame();
-  frames_until([&] { return !ui.sqrt_dk->job.valid(); });
+  frames_until([&] { return !ui.sqrt_dk->job.running(); });
   EXPECT_EQ(ui.sqrt_dk->computed_seed, 5);
 }
 
@@ -84,7 +85,7 @@ TEST_F(ExperimentWindows, ScoreTimingMeasuresOffTheUiThread) {
   ASSERT_TRUE(ui.score_compare);
   ui.score_compare->start();
   frame();  // drawn while the worker measures
-  frames_until([&] { return !ui.score_compare->running; });
+  frames_until([&] { return !ui.score_compare->running(); });
   frame();
   EXPECT_EQ(ui.score_compare->rows.size(), default_score_cases().size());
   for (const ScoreTiming& t : ui.score_compare->rows) {

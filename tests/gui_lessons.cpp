@@ -192,7 +192,7 @@ TEST_F(LessonGui, TheWorksheetDialogPrintsTheOpenLessonsQuestions) {
     ui.path_buffer = pdf;
     frames(2);
     press(ImGuiKey_Enter);
-    ASSERT_TRUE(ui.export_job.valid()) << ui.dialog_error;
+    ASSERT_TRUE(ui.export_job.running()) << ui.dialog_error;
     ui.export_job.wait();
     frames(2);
     EXPECT_FALSE(state.message_is_error()) << state.message();

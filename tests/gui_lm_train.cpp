@@ -117,7 +117,11 @@ TEST_F(LmTrainGui, PauseResumeCancel) {
   ASSERT_TRUE(frames_until([&] { return p.live.snapshot().history.size() >= 2; }));
   EXPECT_TRUE(ui.lm_training);  // the window wakes for new figures while it trains
   p.live.set_paused(true);
+  // Once the worker holds in its pause, no step runs while the window draws.
+  ASSERT_TRUE(p.live.control().wait_until_held(std::chrono::seconds(60)));
+  const size_t held_at = p.live.snapshot().step_loss.size();
   frames(2);
+  EXPECT_EQ(p.live.snapshot().step_loss.size(), held_at);
   EXPECT_TRUE(p.live.snapshot().paused);
   EXPECT_FALSE(ui.lm_training);  // and sleeps while paused
   p.live.set_paused(false);

@@ -341,7 +341,7 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   ui.path_buffer = png;
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-  ASSERT_TRUE(ui.export_job.valid());
+  ASSERT_TRUE(ui.export_job.running());
   ui.export_job.wait();
   frames(2);  // the status bar picks the result up
   if (state.message().find("has not landed") != std::string::npos)
@@ -358,7 +358,7 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   ui.path_buffer = dir;
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-  ASSERT_TRUE(ui.export_job.valid());
+  ASSERT_TRUE(ui.export_job.running());
   ui.export_job.wait();
   frames(2);
   EXPECT_FALSE(state.message_is_error()) << state.message();
@@ -372,7 +372,7 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
     ui.path_buffer = pdf;
     frames(2);
     press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-    ASSERT_TRUE(ui.export_job.valid()) << kind << ": " << ui.dialog_error;
+    ASSERT_TRUE(ui.export_job.running()) << kind << ": " << ui.dialog_error;
     ui.export_job.wait();
     frames(2);
     EXPECT_FALSE(state.message_is_error()) << state.message();
@@ -386,7 +386,7 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   ui.worksheet_seed = 3;
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-  ASSERT_TRUE(ui.export_job.valid()) << ui.dialog_error;
+  ASSERT_TRUE(ui.export_job.running()) << ui.dialog_error;
   ui.export_job.wait();
   frames(2);
   EXPECT_FALSE(state.message_is_error()) << state.message();

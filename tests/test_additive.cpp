@@ -193,7 +193,8 @@ TEST(Additive, OpenClRoutesTheTraceToTheCpu) {
   if (!ocl) GTEST_SKIP() << error;
   std::optional<Scenario> s = load_example("additive", error);
   ASSERT_TRUE(s) << error;
-  EXPECT_FALSE(ocl->supports(to_problem(*s)));
+  EXPECT_FALSE(ocl->supports_trace(to_problem(*s)));
+  EXPECT_FALSE(ocl->supports_outputs(to_problem(*s)));
   const AttentionTrace t = compute_scenario_trace(*s, *ocl);
   EXPECT_EQ(t.backend, "cpu");
 }

@@ -181,7 +181,7 @@ TEST_P(BackendTest, EveryStageMatchesReference) {
     AttentionProblem p = make(c, seed++);
     ASSERT_EQ(validate_problem(p), "");
     const test::RefResult ref = test::reference_attention(p);
-    ASSERT_TRUE(backend_->supports(p));
+    ASSERT_TRUE(backend_->supports_trace(p));
     AttentionTrace t = compute_trace(p, *backend_);
     for (int h = 0; h < c.heads; ++h) {
       SCOPED_TRACE("head " + std::to_string(h));
@@ -299,7 +299,9 @@ TEST(OpenClErrors, TooLargeForTheDeviceIsAClearError) {
   p.input.q = {Matrix::Constant(n, 1, 0.5f)};
   p.input.k = {Matrix::Constant(n, 1, 0.5f)};
   p.input.v = {Matrix::Constant(n, 1, 0.5f)};
-  EXPECT_TRUE(b->supports(p));  // the fused path holds no (n_q, n_k) matrix: outputs are fine
+  // The fused path holds no (n_q, n_k) matrix: outputs are fine, the staged trace is not.
+  EXPECT_TRUE(b->supports_outputs(p));
+  EXPECT_FALSE(b->supports_trace(p));
   AttentionTrace t;
   try {
     b->run_stages(p, t);

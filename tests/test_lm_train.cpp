@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 
 #include "lm/circuit.h"
@@ -379,7 +380,8 @@ TEST(LmLive, PauseHoldsAndCancelStops) {
   std::string error;
   t.set_paused(true);
   ASSERT_TRUE(t.start(s, error)) << error;
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The worker holds in its pause before the first step: no step has run.
+  ASSERT_TRUE(t.control().wait_until_held(std::chrono::seconds(60)));
   EXPECT_TRUE(t.snapshot().step_loss.empty());
   EXPECT_TRUE(t.snapshot().paused);
   t.set_paused(false);
@@ -391,6 +393,31 @@ TEST(LmLive, PauseHoldsAndCancelStops) {
   s.train.n_embd = 15;
   EXPECT_FALSE(t.start(s, error));
   EXPECT_NE(error.find("--embd"), std::string::npos) << error;
+}
+
+TEST(LmLive, AFailureEndsTheRunWithItsMessage) {
+  LiveSetup s = default_live_setup();
+  s.train = tiny_options();
+  s.train.steps = 1000;
+  s.after_step = [](long step) {
+    if (step == 3) throw std::runtime_error("the loss is NaN");
+  };
+  LiveTrainer t;
+  std::string error;
+  ASSERT_TRUE(t.start(s, error)) << error;
+  ASSERT_TRUE(wait_until(t, [](const LiveSnapshot& x) { return !x.running; }));
+  const LiveSnapshot x = t.snapshot();
+  EXPECT_EQ(x.error, "the loss is NaN");
+  EXPECT_EQ(x.step_loss.size(), 3u);
+  EXPECT_FALSE(x.finished);
+  EXPECT_FALSE(x.cancelled);
+  // The program goes on, and so does the trainer: the next run trains.
+  s.after_step = nullptr;
+  s.train.steps = 5;
+  ASSERT_TRUE(t.start(s, error)) << error;
+  ASSERT_TRUE(wait_until(t, [](const LiveSnapshot& y) { return !y.running; }));
+  EXPECT_TRUE(t.snapshot().finished);
+  EXPECT_TRUE(t.snapshot().error.empty());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <numeric>
+#include <stdexcept>
 #include <thread>
 
 #include "seq2seq/live_trainer.h"
@@ -62,7 +63,8 @@ TEST(Seq2SeqLive, PauseHoldsAndCancelStops) {
   setup.train.epochs = 1000;
   t.set_paused(true);
   ASSERT_TRUE(t.start(setup, error)) << error;
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The worker holds in its pause before the first batch: none has run.
+  ASSERT_TRUE(t.control().wait_until_held(std::chrono::seconds(60)));
   EXPECT_TRUE(t.snapshot().batch_loss.empty());
   EXPECT_TRUE(t.snapshot().paused);
   t.set_paused(false);
@@ -76,6 +78,27 @@ TEST(Seq2SeqLive, PauseHoldsAndCancelStops) {
   setup.example = "22 Nov";
   EXPECT_FALSE(t.start(setup, error));
   EXPECT_NE(error.find("character 3"), std::string::npos) << error;
+}
+
+TEST(Seq2SeqLive, AFailureEndsTheRunWithItsMessage) {
+  LiveTrainingSetup setup = tiny();
+  setup.after_batch = [](int epoch, int batch) {
+    if (epoch == 1 && batch == 1) throw std::runtime_error("out of memory");
+  };
+  LiveTrainer t;
+  std::string error;
+  ASSERT_TRUE(t.start(setup, error)) << error;
+  ASSERT_TRUE(wait_until(t, [](const LiveSnapshot& s) { return !s.running; }));
+  const LiveSnapshot s = t.snapshot();
+  EXPECT_EQ(s.error, "out of memory");
+  EXPECT_EQ(s.batch_loss.size(), 2u);
+  EXPECT_FALSE(s.finished);
+  EXPECT_FALSE(s.cancelled);
+  // Anything thrown, not only a std::exception.
+  setup.after_batch = [](int, int) { throw 42; };
+  ASSERT_TRUE(t.start(setup, error)) << error;
+  ASSERT_TRUE(wait_until(t, [](const LiveSnapshot& x) { return !x.running; }));
+  EXPECT_EQ(t.snapshot().error, "unknown error");
 }
 
 }  // namespace

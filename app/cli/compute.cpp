@@ -262,7 +262,7 @@ int run_compute(const ComputeOptions& o) {
         "--backend opencl: the additive score (--score additive) runs on the CPU only; use "
         "--backend cpu or auto");
   std::unique_ptr<Backend> backend = make_backend_or_throw(o.backend, o.device);
-  if (!backend->supports(p)) {
+  if (!backend->supports_outputs(p)) {
     if (o.backend != "auto")
       throw CliError{kExitRuntime, "--backend " + o.backend + ": " + backend->name() +
                                        " cannot compute this problem (size or mask kind)"};

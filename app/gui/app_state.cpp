@@ -176,8 +176,8 @@ std::optional<float> parse_user_number(const std::string& text, std::string& err
 
 AppState::AppState() = default;
 AppState::~AppState() {
+  // The engine's loops stop at their next block; pending_'s destructor then joins the worker.
   if (pending_control_) pending_control_->cancel = true;
-  if (pending_.valid()) pending_.wait();
 }
 
 // ---------------------------------------------------------------- edits
@@ -217,8 +217,8 @@ bool AppState::apply(Scenario next, const std::string& what, const std::string& 
   scenario_ = std::move(next);
   dirty_ = true;
   recovery_written_ = false;
-  recompute();
   set_message(what, false);
+  recompute();  // after the message: its failure or fallback is what shows
   return true;
 }
 
@@ -607,8 +607,8 @@ bool AppState::undo() {
   gesture_key_.clear();
   dirty_ = true;
   recovery_written_ = false;
-  recompute();
   set_message("Undone", false);
+  recompute();  // after the message: its failure or fallback is what shows
   return true;
 }
 
@@ -617,8 +617,8 @@ bool AppState::redo() {
   gesture_key_.clear();
   dirty_ = true;
   recovery_written_ = false;
-  recompute();
   set_message("Redone", false);
+  recompute();  // after the message: its failure or fallback is what shows
   return true;
 }
 

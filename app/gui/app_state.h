@@ -5,7 +5,7 @@
 
 #include <atomic>
 #include <chrono>
-#include <future>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,8 +14,10 @@
 #include "attention/attention.h"
 #include "attention/parallel.h"
 #include "attention/scenario.h"
+#include "backends/backend.h"
 #include "backends/head_patch.h"
 #include "explain/explain.h"
+#include "gui/background_job.h"
 #include "gui/scenario_history.h"
 
 namespace attn {
@@ -72,7 +74,7 @@ class AppState {
                ? head_serials_[static_cast<size_t>(h)]
                : trace_serial_;
   }
-  bool computing() const { return pending_.valid(); }
+  bool computing() const { return pending_.running(); }
   // Seconds the background computation has run, as of this frame's poll(): every panel that
   // shows it in one frame shows the same number.
   double computing_seconds() const;
@@ -89,6 +91,11 @@ class AppState {
   int recomputed_heads() const { return recomputed_heads_; }
   const std::string& backend_name() const { return backend_name_; }
   bool set_backend(const std::string& name);  // "cpu", "opencl", "auto"
+  // Creates the backend a trace is computed on (make_backend when empty). A test puts one here
+  // that fails, to see the app report it and keep going.
+  using BackendFactory =
+      std::function<std::unique_ptr<Backend>(const std::string& name, std::string& error)>;
+  BackendFactory backend_factory;
 
   // ---- navigation ----
   // The pipeline strip for the current trace: the inputs, then its stages (attention/stage.h),
@@ -196,6 +203,9 @@ class AppState {
  private:
   bool apply(Scenario next, const std::string& what, const std::string& gesture = "");
   void recompute();
+  // Puts a whole trace on screen; `fallback` (why it ran on the CPU) goes to the status bar.
+  void took_trace(AttentionTrace t, Scenario s, const std::string& request,
+                  const std::string& fallback);
   void clamp_view();
 
   Scenario scenario_;
@@ -216,8 +226,9 @@ class AppState {
     uint64_t base_serial = 0;
     Scenario scenario;  // what it computed
     std::string backend_request;
+    std::string fallback;  // why it ran on the CPU instead of the requested backend ("" if not)
   };
-  std::future<Recomputed> pending_;
+  BackgroundJob<Recomputed> pending_;
   // The scenario and backend the trace on screen was computed from: an edit is compared with them
   // to find the heads it changed.
   Scenario trace_scenario_;

@@ -68,8 +68,8 @@ bool AppState::load_scenario(Scenario s, const std::string& origin) {
   recovery_written_ = true;
   selection_ = {};
   head_ = 0;
-  recompute();
   set_message("Opened " + origin, false);
+  recompute();  // after the message: its failure or fallback is what shows
   return true;
 }
 

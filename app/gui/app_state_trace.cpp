@@ -4,8 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <future>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -19,12 +20,37 @@
 namespace attn {
 namespace {
 
-std::unique_ptr<Backend> backend_or_cpu(const std::string& name, std::string& used) {
+// Runs `compute` (a whole trace or a head patch) on the backend `make` creates for `name`. When
+// that backend cannot run the trace, or fails at it (an OpenCL device out of memory), it runs on
+// the CPU instead and `fallback` says why, for the status bar; the CPU's own failures propagate.
+template <typename Compute>
+auto on_backend_or_cpu(const AppState::BackendFactory& make, const std::string& name,
+                       const AttentionProblem& p, std::string& fallback, const Compute& compute)
+    -> decltype(compute(std::declval<Backend&>())) {
   std::string error;
-  std::unique_ptr<Backend> b = make_backend(name, error);
-  if (!b) b = make_cpu_backend();
-  used = b->name();
-  return b;
+  std::unique_ptr<Backend> b = make ? make(name, error) : make_backend(name, error);
+  if (!b) {
+    fallback = "backend " + name + ": " + error + "; computed on the CPU";
+  } else if (b->name() == "cpu") {
+    return compute(*b);
+  } else if (!b->supports_trace(p)) {
+    fallback = b->name() + " cannot compute this trace (size or variant); computed on the CPU";
+  } else {
+    try {
+      auto result = compute(*b);
+      // "auto" falls back to the CPU inside its backend: said here too.
+      if constexpr (std::is_same_v<decltype(result), AttentionTrace>)
+        if (result.backend == "cpu")
+          fallback = b->name() + " could not compute this trace; computed on the CPU";
+      return result;
+    } catch (const WorkCancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      fallback = b->name() + " failed: " + e.what() + "; computed on the CPU";
+    }
+  }
+  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  return compute(*cpu);
 }
 
 // The query heads an edit changed, when it changed nothing but values of Q, K or V of a plain
@@ -70,8 +96,9 @@ std::vector<double> row_entropy_bits(const Matrix& w) {
 }
 
 void AppState::recompute() {
-  if (pending_.valid()) {
+  if (pending_.running()) {
     // The running one is out of date: it stops at its next block, and poll() starts this one.
+    pending_.cancel();
     if (pending_control_) pending_control_->cancel = true;
     recompute_again_ = true;
     return;
@@ -90,13 +117,16 @@ void AppState::recompute() {
   }
   const size_t cells = static_cast<size_t>(H) * n_q * n_k;
   if (cells <= async_threshold) {
-    std::unique_ptr<Backend> b = backend_or_cpu(backend_request_, backend_name_);
-    trace_ = compute_scenario_trace(scenario_, *b);
-    trace_scenario_ = scenario_;
-    trace_backend_request_ = backend_request_;
-    ++trace_serial_;
-    head_serials_.assign(static_cast<size_t>(trace_.num_heads), trace_serial_);
-    clamp_view();
+    // Small: computed here, and a failure (the CPU itself throwing) is a message, never the end.
+    std::string fallback;
+    try {
+      AttentionTrace t =
+          on_backend_or_cpu(backend_factory, backend_request_, to_problem(scenario_), fallback,
+                            [&](Backend& b) { return compute_scenario_trace(scenario_, b); });
+      took_trace(std::move(t), scenario_, backend_request_, fallback);
+    } catch (const std::exception& e) {
+      set_message(std::string("The trace could not be computed: ") + e.what(), true);
+    }
     return;
   }
   // An edit of some heads' values: only those heads are computed, and moved into the trace on
@@ -112,66 +142,75 @@ void AppState::recompute() {
   pending_start_ = frame_time_ = std::chrono::steady_clock::now();
   pending_control_ = std::make_shared<WorkControl>();
   recomputed_heads_ = heads ? static_cast<int>(heads->size()) : H;
-  pending_ = std::async(std::launch::async,
-                        [s = scenario_, name = backend_request_, control = pending_control_, heads,
-                         base = trace_serial_]() mutable {
-                          WorkScope scope(control.get());
-                          std::string used;
-                          std::unique_ptr<Backend> b = backend_or_cpu(name, used);
-                          Recomputed r;
-                          if (heads)
-                            r.patch = compute_head_patch(to_problem(s), *heads, *b);
-                          else
-                            r.whole = compute_scenario_trace(s, *b);
-                          r.base_serial = base;
-                          r.scenario = std::move(s);
-                          r.backend_request = name;
-                          return r;
-                        });
+  pending_.start([s = scenario_, name = backend_request_, control = pending_control_, heads,
+                  base = trace_serial_, make = backend_factory](JobControl&) mutable {
+    WorkScope scope(control.get());
+    Recomputed r;
+    const AttentionProblem p = to_problem(s);
+    if (heads)
+      r.patch = on_backend_or_cpu(make, name, p, r.fallback,
+                                  [&](Backend& b) { return compute_head_patch(p, *heads, b); });
+    else
+      r.whole = on_backend_or_cpu(make, name, p, r.fallback,
+                                  [&](Backend& b) { return compute_scenario_trace(s, b); });
+    r.base_serial = base;
+    r.scenario = std::move(s);
+    r.backend_request = name;
+    return r;
+  });
+}
+
+void AppState::took_trace(AttentionTrace t, Scenario s, const std::string& request,
+                          const std::string& fallback) {
+  trace_ = std::move(t);
+  trace_scenario_ = std::move(s);
+  trace_backend_request_ = request;
+  ++trace_serial_;
+  head_serials_.assign(static_cast<size_t>(trace_.num_heads), trace_serial_);
+  if (!trace_.backend.empty()) backend_name_ = trace_.backend;
+  if (!fallback.empty()) set_message(fallback, true);
+  clamp_view();
 }
 
 double AppState::computing_progress() const {
-  return pending_.valid() && pending_control_ ? pending_control_->fraction() : 0.0;
+  return pending_.running() && pending_control_ ? pending_control_->fraction() : 0.0;
 }
 
 double AppState::computing_seconds() const {
-  if (!pending_.valid()) return 0;
+  if (!pending_.running()) return 0;
   return std::max(0.0, std::chrono::duration<double>(frame_time_ - pending_start_).count());
 }
 
 bool AppState::poll() {
   frame_time_ = std::chrono::steady_clock::now();
-  if (!pending_.valid()) return false;
-  if (pending_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+  std::optional<JobResult<Recomputed>> done = pending_.poll();
+  if (!done) return false;
   bool changed = false;
-  try {
-    Recomputed r = pending_.get();
+  if (done->ok()) {
+    Recomputed& r = *done->value;
     if (!r.patch) {
-      trace_ = std::move(r.whole);
+      took_trace(std::move(r.whole), std::move(r.scenario), r.backend_request, r.fallback);
       changed = true;
     } else if (r.base_serial == trace_serial_ && apply_head_patch(trace_, *r.patch)) {
+      trace_scenario_ = std::move(r.scenario);
+      trace_backend_request_ = std::move(r.backend_request);
+      ++trace_serial_;
+      for (int h : r.patch->heads)
+        if (static_cast<size_t>(h) < head_serials_.size())
+          head_serials_[static_cast<size_t>(h)] = trace_serial_;
+      if (!r.fallback.empty()) set_message(r.fallback, true);
+      clamp_view();
       changed = true;
     } else {
       // The trace it was meant for has gone, or it did not fit: compute the whole.
       recompute_again_ = force_whole_ = true;
     }
-    if (changed) {
-      trace_scenario_ = std::move(r.scenario);
-      trace_backend_request_ = std::move(r.backend_request);
-      ++trace_serial_;
-      if (!r.patch) {
-        head_serials_.assign(static_cast<size_t>(trace_.num_heads), trace_serial_);
-      } else {
-        for (int h : r.patch->heads)
-          if (static_cast<size_t>(h) < head_serials_.size())
-            head_serials_[static_cast<size_t>(h)] = trace_serial_;
-      }
-      backend_name_ = trace_.backend.empty() ? backend_name_ : trace_.backend;
-      clamp_view();
-    }
-  } catch (const WorkCancelled&) {
-    // Superseded by a newer edit (recompute_again_ is set): the old trace stays until it lands.
+  } else if (!done->cancelled) {
+    // The old trace stays on screen; the message says why it did not change.
+    set_message("The trace could not be computed: " + done->error, true);
   }
+  // A cancelled one was superseded by a newer edit (recompute_again_ is set): the old trace stays
+  // until that one lands.
   pending_control_.reset();
 #ifdef __GLIBC__
   // What the worker freed (the replaced head's stages, its blocks' scratch) goes back to the
@@ -187,7 +226,7 @@ bool AppState::poll() {
 }
 
 void AppState::wait_for_trace() {
-  while (pending_.valid()) {
+  while (pending_.running()) {
     pending_.wait();
     poll();
   }
@@ -195,13 +234,15 @@ void AppState::wait_for_trace() {
 
 bool AppState::set_backend(const std::string& name) {
   std::string error;
-  if (!make_backend(name, error)) {
+  if (!(backend_factory ? backend_factory(name, error) : make_backend(name, error))) {
     set_message("backend " + name + ": " + error, true);
     return false;
   }
   backend_request_ = name;
+  const int before = message_serial_;
   recompute();
-  set_message("Computing on " + backend_name_, false);
+  // A fallback to the CPU has said so already.
+  if (message_serial_ == before) set_message("Computing on " + backend_name_, false);
   return true;
 }
 

@@ -197,7 +197,7 @@ bool tab(Ui& ui, const char* label, const char* id) {
 }  // namespace
 
 bool Ui::wants_frames() const {
-  return frames_wanted > 0 || state.playing || state.computing() || export_job.valid() ||
+  return frames_wanted > 0 || state.playing || state.computing() || export_job.running() ||
          transition.active(now) || changes.active(now) || seq2seq_busy || lm_busy;
 }
 

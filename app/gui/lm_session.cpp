@@ -6,6 +6,20 @@
 
 namespace attn {
 
+std::unique_ptr<LmRun> lm_forward_run(std::shared_ptr<const lm::Model> model,
+                                      const std::string& text, const std::vector<int>& ids) {
+  auto r = std::make_unique<LmRun>();
+  r->model = std::move(model);
+  r->text = text;
+  r->ids = ids;
+  r->tokens = lm::display_tokens(r->model->tokenizer, ids);
+  lm::ForwardOptions o;
+  o.all_logits = false;  // the chart needs the last position only
+  lm::gpt_forward(*r->model, ids, 1, static_cast<int>(ids.size()), r->acts, o);
+  r->scores = lm::head_scores(r->model->config, r->acts);
+  return r;
+}
+
 LmSession::~LmSession() { wait(); }
 
 bool LmSession::open(const std::string& folder_or_name) {
@@ -16,10 +30,9 @@ bool LmSession::open(const std::string& folder_or_name) {
     error_ = error.rfind("--model: ", 0) == 0 ? error.substr(9) : error;
     return false;
   }
-  if (load_.valid()) load_.wait();
+  if (load_.running()) load_.wait();
   busy_what_ = "loading " + folder;
-  busy_start_ = std::chrono::steady_clock::now();
-  load_ = std::async(std::launch::async, [folder] {
+  load_.start([folder](JobControl&) {
     auto m = std::make_shared<lm::Model>();
     std::string e;
     if (!lm::load_model(folder, *m, e)) m.reset();
@@ -30,7 +43,10 @@ bool LmSession::open(const std::string& folder_or_name) {
 
 void LmSession::adopt(std::shared_ptr<const lm::Model> model) {
   if (!model) return;
-  if (load_.valid()) load_.get();  // a folder still loading would replace it: dropped
+  if (load_.running()) {  // a folder still loading would replace it: dropped
+    load_.wait();
+    load_.poll();
+  }
   model_ = std::move(model);
   took_model();
 }
@@ -70,43 +86,37 @@ void LmSession::start_compute() {
     return;
   }
   error_.clear();
-  if (compute_.valid()) {
+  if (compute_.running()) {
     compute_again_ = true;  // the newest text runs when this one is done
     return;
   }
   busy_what_ = "running " + model_->name;
-  busy_start_ = std::chrono::steady_clock::now();
-  compute_ = std::async(std::launch::async, [model = model_, text = text_, ids = std::move(ids)] {
-    auto r = std::make_unique<LmRun>();
-    r->model = model;
-    r->text = text;
-    r->ids = ids;
-    r->tokens = lm::display_tokens(model->tokenizer, ids);
-    lm::ForwardOptions o;
-    o.all_logits = false;  // the chart needs the last position only
-    lm::gpt_forward(*model, ids, 1, static_cast<int>(ids.size()), r->acts, o);
-    r->scores = lm::head_scores(model->config, r->acts);
-    return r;
-  });
+  compute_.start([forward = forward, model = model_, text = text_,
+                  ids = std::move(ids)](JobControl&) { return forward(model, text, ids); });
 }
 
 bool LmSession::poll() {
   bool changed = false;
-  if (load_.valid() && load_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-    auto [m, e] = load_.get();
-    if (m) {
-      model_ = std::move(m);
+  if (std::optional<JobResult<std::pair<std::shared_ptr<lm::Model>, std::string>>> done =
+          load_.poll()) {
+    if (!done->ok()) {
+      failure_ = error_ = "Loading the model failed: " + done->error;
+    } else if (done->value->first) {
+      model_ = std::move(done->value->first);
       took_model();
     } else {
-      error_ = e;
+      failure_ = error_ = done->value->second;
     }
     changed = true;
   }
-  if (compute_.valid() && compute_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
-    std::unique_ptr<LmRun> r = compute_.get();
-    // A run of a model replaced meanwhile is dropped; the new model's run is on its way.
-    if (r->model == model_) {
-      run_ = std::move(r);
+  if (std::optional<JobResult<std::unique_ptr<LmRun>>> done = compute_.poll()) {
+    if (!done->ok()) {
+      // The last run stays on screen; the panel and the status bar say why it did not change.
+      failure_ = error_ = "Running " + (model_ ? model_->name : std::string("the model")) +
+                          " failed: " + done->error;
+    } else if ((*done->value)->model == model_) {
+      // A run of a model replaced meanwhile is dropped; the new model's run is on its way.
+      run_ = std::move(*done->value);
       ++serial_;
     }
     changed = true;
@@ -120,14 +130,14 @@ bool LmSession::poll() {
 
 void LmSession::wait() {
   while (busy()) {
-    if (load_.valid()) load_.wait();
-    if (compute_.valid()) compute_.wait();
+    load_.wait();
+    compute_.wait();
     poll();
   }
 }
 
 double LmSession::busy_seconds() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - busy_start_).count();
+  return load_.running() ? load_.elapsed_seconds() : compute_.elapsed_seconds();
 }
 
 void LmSession::select(int l, int h) {

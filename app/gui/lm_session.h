@@ -4,14 +4,14 @@
 // panel_lm*.cpp only read it and call its setters; tests drive it directly.
 #pragma once
 
-#include <chrono>
-#include <future>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "attention/scenario.h"
+#include "gui/background_job.h"
 #include "lm/forward.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"
@@ -27,6 +27,10 @@ struct LmRun {
   lm::Activations acts;
   std::vector<lm::HeadScores> scores;  // [l · NH + h]
 };
+
+// One forward pass of `model` over token ids `ids` of `text`: what the session's worker runs.
+std::unique_ptr<LmRun> lm_forward_run(std::shared_ptr<const lm::Model> model,
+                                      const std::string& text, const std::vector<int>& ids);
 
 class LmSession {
  public:
@@ -45,7 +49,7 @@ class LmSession {
   // Picks up finished work; call once per frame. True when something changed.
   bool poll();
   void wait();  // blocks until nothing is pending (tests, screenshots)
-  bool busy() const { return load_.valid() || compute_.valid(); }
+  bool busy() const { return load_.running() || compute_.running(); }
   double busy_seconds() const;
   const std::string& busy_what() const { return busy_what_; }
 
@@ -57,6 +61,9 @@ class LmSession {
   uint64_t serial() const { return serial_; }
 
   const std::string& error() const { return error_; }
+  // The last failure of background work (loading, a forward pass) not yet taken, then ""; the
+  // panel puts it in the status bar once.
+  std::string take_failure() { return std::exchange(failure_, std::string()); }
   const std::string& status() const { return status_; }
 
   // The head the head view and "open in the stepper" use.
@@ -74,6 +81,12 @@ class LmSession {
   // Parses an origin tag back: true and the layer and head when `origin` is one of ours.
   static bool parse_origin(const std::string& origin, int& l, int& h);
 
+  // The forward pass the worker runs (lm_forward_run); a test puts one here that throws, to see
+  // the session report it and keep going.
+  std::function<std::unique_ptr<LmRun>(std::shared_ptr<const lm::Model>, const std::string&,
+                                       const std::vector<int>&)>
+      forward = lm_forward_run;
+
  private:
   void start_compute();
 
@@ -82,12 +95,12 @@ class LmSession {
   std::shared_ptr<const lm::Model> model_;
   std::unique_ptr<LmRun> run_;
   std::string text_ = "The cat sat on the mat. The cat sat on the";
-  std::string error_, status_, busy_what_;
+  std::string error_, status_, busy_what_, failure_;
   uint64_t serial_ = 0;
-  std::future<std::pair<std::shared_ptr<lm::Model>, std::string>> load_;
-  std::future<std::unique_ptr<LmRun>> compute_;
+  // Loading returns the model, or null and why.
+  BackgroundJob<std::pair<std::shared_ptr<lm::Model>, std::string>> load_;
+  BackgroundJob<std::unique_ptr<LmRun>> compute_;
   bool compute_again_ = false;
-  std::chrono::steady_clock::time_point busy_start_;
 };
 
 }  // namespace attn

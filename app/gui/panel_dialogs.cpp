@@ -8,7 +8,6 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
-#include <future>
 #include <memory>
 
 #include "attention/scenario.h"
@@ -52,8 +51,8 @@ void start_handout_job(Ui& ui, const std::string& path, RenderPdf handout, Rende
   const std::string file = with_extension(path, ".pdf");
   const std::string key = ui.worksheet_answers ? answers_path(file) : "";
   ui.export_what = key.empty() ? file : file + " and " + key;
-  ui.export_job = std::async(
-      std::launch::async, [handout = std::move(handout), answers = std::move(answers), file, key] {
+  ui.export_job.start(
+      [handout = std::move(handout), answers = std::move(answers), file, key](JobControl&) {
         std::string error, bytes;
         AtomicOutputs files;
         const int sheet = files.add(file, error);
@@ -145,7 +144,7 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
     ui.show_lm = true;  // the window shows the load's progress and any error in the files
     return "";
   }
-  if (ui.export_job.valid()) return "an export is still running; try again when it has finished";
+  if (ui.export_job.running()) return "an export is still running; try again when it has finished";
   // Exports run on a worker with their own copy of the trace: a 1024-token stage takes a while
   // and the window must keep drawing.
   const UiSettings settings = ui.settings;
@@ -166,7 +165,7 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
     o.maps = colormaps(settings);
     o.precision = settings.decimals;
     ui.export_what = file;
-    ui.export_job = std::async(std::launch::async, [trace = st.trace(), o, file, format] {
+    ui.export_job.start([trace = st.trace(), o, file, format](JobControl&) {
       std::string error, bytes;
       if (!render_heatmap(trace, o, format, bytes, error)) return error;
       return write_file_atomically(file, bytes, error) ? std::string() : error;
@@ -180,7 +179,7 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
     base.maps = colormaps(settings);
     base.precision = settings.decimals;
     ui.export_what = "every stage into " + file;
-    ui.export_job = std::async(std::launch::async, [trace = st.trace(), base, file] {
+    ui.export_job.start([trace = st.trace(), base, file](JobControl&) {
       std::string error, bytes;
       if (!render_stage_pages(trace, base, Paper::kSlide, bytes, error)) return error;
       return write_file_atomically(file, bytes, error) ? std::string() : error;
@@ -188,7 +187,7 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
     return "";
   }
   ui.export_what = "every stage into " + path;
-  ui.export_job = std::async(std::launch::async, [trace = st.trace(), settings, path, format] {
+  ui.export_job.start([trace = st.trace(), settings, path, format](JobControl&) {
     std::string error;
     export_all_stages(trace, settings, path, format, error);
     return error;
@@ -305,10 +304,9 @@ void draw_file_list(Ui& ui, bool folders_only) {
 }  // namespace
 
 void poll_export(Ui& ui) {
-  if (!ui.export_job.valid() ||
-      ui.export_job.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
-    return;
-  const std::string error = ui.export_job.get();
+  std::optional<JobResult<std::string>> done = ui.export_job.poll();
+  if (!done) return;
+  const std::string error = done->ok() ? *done->value : done->error;
   if (error.empty())
     ui.state.set_message("Exported " + ui.export_what, false);
   else

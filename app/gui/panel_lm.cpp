@@ -202,6 +202,8 @@ void draw_lm_panel(Ui& ui) {
   if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
   LmPanel& p = *ui.lm;
   p.session.poll();
+  if (const std::string failed = p.session.take_failure(); !failed.empty())
+    ui.state.set_message(failed, true);
   ui.lm_busy = p.session.busy();  // the window keeps drawing until the model's work is done
   if (!ui.show_lm) return;
   const ImGuiViewport* vp = ImGui::GetMainViewport();

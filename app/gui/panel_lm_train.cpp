@@ -158,6 +158,7 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
 
 void draw_status(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   if (!p.error.empty()) ImGui::TextColored(kWarn, "%s", p.error.c_str());
+  if (!s.error.empty()) ImGui::TextColored(kWarn, "Training failed: %s", s.error.c_str());
   if (!p.status.empty()) ImGui::TextDisabled("%s", p.status.c_str());
   if (s.history.empty()) {
     if (!s.running)
@@ -408,6 +409,12 @@ void draw_lm_train_panel(Ui& ui) {
   ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, ImGuiCond_Appearing);
   const lm::LiveSnapshot s = p.live.snapshot();
   ui.lm_training = s.running && !s.paused;
+  if (s.error.empty()) {
+    p.reported_failure.clear();
+  } else if (s.error != p.reported_failure) {
+    p.reported_failure = s.error;
+    ui.state.set_message("Training failed: " + s.error, true);
+  }
   if (!ImGui::Begin("Train a transformer: watch an induction head form###lm-train",
                     &ui.show_lm_train, ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();

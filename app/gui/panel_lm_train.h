@@ -15,7 +15,8 @@ struct LmTrainPanel {
   lm::LiveSetup setup = lm::default_live_setup();
   int data = 0;  // 0 the induction task, 1 stories
   std::string error, status;
-  bool autostart = false;  // press Train on the first frame (gui --tab lm-train)
+  std::string reported_failure;  // the run's failure already put in the status bar
+  bool autostart = false;        // press Train on the first frame (gui --tab lm-train)
   // Close the settings (their header still sums them up) at the next frame: set when training
   // starts, so the curves and heatmaps get the room.
   bool collapse_settings = false;

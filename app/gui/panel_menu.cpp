@@ -290,7 +290,7 @@ void draw_status_bar(Ui& ui) {
                   static_cast<int>(st.computing_progress() * 100), st.computing_seconds());
       ImGui::SameLine();
     }
-    if (ui.export_job.valid()) {
+    if (ui.export_job.running()) {
       ImGui::Text("  exporting %s…", ui.export_what.c_str());
       ImGui::SameLine();
     }

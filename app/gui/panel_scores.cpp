@@ -80,6 +80,7 @@ void draw_scores_panel(Ui& ui) {
   if (!ui.show_scores) return;
   if (!ui.score_compare) ui.score_compare = std::make_shared<ScoreComparePanel>();
   ScoreComparePanel& p = *ui.score_compare;
+  if (const std::string failed = p.poll(); !failed.empty()) ui.state.set_message(failed, true);
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
@@ -105,24 +106,29 @@ void draw_scores_panel(Ui& ui) {
     rows = p.rows;
   }
   const int total = static_cast<int>(default_score_cases().size());
-  if (p.running) {
+  if (p.running()) {
     ImGui::BeginDisabled();
     ImGui::Button("Measuring…");
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::ProgressBar(float(rows.size()) / float(total), {ImGui::GetFontSize() * 12, 0});
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) p.cancel = true;
+    if (ImGui::Button("Cancel")) p.job.cancel();
     ui.frames_wanted = std::max(ui.frames_wanted, 2);  // keep drawing while it runs
   } else if (ImGui::Button(rows.empty() ? "Measure on this machine" : "Measure again")) {
     p.start();
+  }
+  if (!p.error.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", p.error.c_str());
+    ImGui::PopTextWrapPos();
   }
   if (!rows.empty()) {
     ImGui::Spacing();
     draw_table(rows);
     ImGui::Spacing();
     draw_chart(rows, ImGui::GetContentRegionAvail().x);
-    if (!p.running && static_cast<int>(rows.size()) == total) {
+    if (!p.running() && static_cast<int>(rows.size()) == total) {
       int slower = 0, slower_equal = 0;
       for (const ScoreTiming& t : rows) {
         slower += t.additive_seconds > t.dot_seconds ? 1 : 0;

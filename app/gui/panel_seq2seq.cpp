@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <future>
 
 #include "gui/chart_widget.h"
 #include "gui/heatmap_widget.h"
@@ -417,6 +416,8 @@ void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
       "every batch is plotted; the example's alignment is redrawn every 10 batches: "
       "uniform at first, then the year, the day and the month find their places.");
   if (!p.live_error.empty()) ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "%s", p.live_error.c_str());
+  if (!s.error.empty())
+    ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "Training failed: %s", s.error.c_str());
   if (s.batches > 0)
     ImGui::Text("epoch %d/%d, batch %d/%d, loss %.4f%s%s", s.epoch, p.live_epochs, s.batch,
                 s.batches, s.batch_loss.empty() ? 0.0 : static_cast<double>(s.batch_loss.back()),
@@ -447,13 +448,26 @@ void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
   }
 }
 
+// Picks up the bottleneck evaluation once it has finished: its rows, or its failure in the tab
+// and the status bar.
+void poll_compare(Ui& ui, Seq2seqPanel& p) {
+  std::optional<JobResult<std::vector<std::vector<LengthBucket>>>> done = p.compare_job.poll();
+  if (!done || done->cancelled) return;
+  if (done->ok()) {
+    p.compare_rows = std::move(*done->value);
+    return;
+  }
+  p.compare_error = "Evaluating the bottleneck models failed: " + done->error;
+  ui.state.set_message(p.compare_error, true);
+}
+
 void draw_bottleneck_tab(Ui& ui, Seq2seqPanel& p) {
   ImGui::TextWrapped(
       "Exact match on 1000 held-out dates by input length for the models trained "
       "on inputs of at most 40 characters (the shipped bottleneck/ models): beyond the "
       "training lengths the fixed-context model (none) falls fastest — Figure 2 "
       "of Bahdanau et al.");
-  const bool busy = p.compare_job.valid();
+  const bool busy = p.compare_job.running();
   if (!busy && ImGui::Button(p.compare_rows.empty() ? "Evaluate" : "Evaluate again")) {
     std::vector<std::pair<std::string, const Model*>> chosen;
     for (int i = 0; i < static_cast<int>(p.files.size()); ++i)
@@ -465,17 +479,23 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqPanel& p) {
       p.compare_names.push_back(c.first);
       copies.push_back(*c.second);
     }
-    p.compare_job = std::async(std::launch::async, [copies] {
+    p.compare_error.clear();
+    p.compare_job.start([copies](JobControl& control) {
       const auto data = heldout_dates(1000);
       std::vector<std::vector<LengthBucket>> out;
-      for (const auto& m : copies) out.push_back(accuracy_by_length(m, data, 2));
+      for (const auto& m : copies) {
+        if (control.cancelled()) break;
+        out.push_back(accuracy_by_length(m, data, 2));
+        control.set_progress(static_cast<double>(out.size()) / static_cast<double>(copies.size()));
+      }
       return out;
     });
   }
-  if (busy) {
-    ImGui::TextUnformatted("evaluating…");
-    if (p.compare_job.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-      p.compare_rows = p.compare_job.get();
+  if (busy) ImGui::Text("evaluating… %d%%", static_cast<int>(p.compare_job.progress() * 100));
+  if (!p.compare_error.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", p.compare_error.c_str());
+    ImGui::PopTextWrapPos();
   }
   if (p.compare_rows.empty()) return;
   const size_t buckets = p.compare_rows[0].size();
@@ -534,7 +554,14 @@ void draw_seq2seq_panel(Ui& ui) {
     // Evaluating in the background keeps the window drawing; training wakes it a few times a
     // second (Ui::training); idle, it sleeps.
     const LiveSnapshot s = p.live.snapshot();
-    ui.seq2seq_busy = p.compare_job.valid();
+    if (s.error.empty()) {
+      p.reported_failure.clear();
+    } else if (s.error != p.reported_failure) {
+      p.reported_failure = s.error;
+      ui.state.set_message("Training failed: " + s.error, true);
+    }
+    poll_compare(ui, p);
+    ui.seq2seq_busy = p.compare_job.running();
     ui.seq2seq_training = s.running && !s.paused;
   }
   const ImGuiViewport* vp = ImGui::GetMainViewport();

@@ -3,11 +3,11 @@
 
 #include <imgui.h>
 
-#include <future>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "gui/background_job.h"
 #include "seq2seq/live_trainer.h"
 
 namespace attn {
@@ -34,12 +34,15 @@ struct Seq2seqPanel {
   int live_score = 1, live_hidden = 32, live_epochs = 4;
   char live_example[128] = "sunday the 22nd of november, 2026";
   std::string live_error;
-  bool autostart = false;  // press Train on the first frame the live tab shows (gui --tab)
+  std::string reported_failure;  // the live run's failure already put in the status bar
+  bool autostart = false;        // press Train on the first frame the live tab shows (gui --tab)
   bool place_beside_lesson = false;  // a lesson opened the window: put it beside the lesson, once
 
-  std::future<std::vector<std::vector<s2s::LengthBucket>>> compare_job;
+  // The bottleneck tab's evaluation: accuracy by length of each model, or why it failed.
+  BackgroundJob<std::vector<std::vector<s2s::LengthBucket>>> compare_job;
   std::vector<std::string> compare_names;
   std::vector<std::vector<s2s::LengthBucket>> compare_rows;
+  std::string compare_error;
 };
 
 }  // namespace attn

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <future>
 
 #include "explain/scaling_experiment.h"
 #include "gui/panel_experiments.h"
@@ -90,17 +89,22 @@ void draw_sqrt_dk_panel(Ui& ui) {
     ImGui::End();
     return;
   }
-  if (p.computed_seed != p.seed && !p.job.valid()) {
+  if (p.computed_seed != p.seed && !p.job.running()) {
     ScalingRequest r;
     r.seed = static_cast<uint32_t>(p.seed);
-    p.job = std::async(std::launch::async, [r] { return run_scaling_experiment(r); });
+    p.error.clear();
+    p.job.start([r](JobControl&) { return run_scaling_experiment(r); });
     p.computed_seed = p.seed;
   }
-  if (p.job.valid()) {
-    if (p.job.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
-      p.rows = p.job.get();
-    else
-      ui.frames_wanted = std::max(ui.frames_wanted, 2);
+  if (std::optional<JobResult<std::vector<ScalingRow>>> done = p.job.poll()) {
+    if (done->ok()) {
+      p.rows = std::move(*done->value);
+    } else if (!done->cancelled) {
+      p.error = "The experiment failed: " + done->error;
+      ui.state.set_message(p.error, true);
+    }
+  } else if (p.job.running()) {
+    ui.frames_wanted = std::max(ui.frames_wanted, 2);
   }
   text_wrapped_at_spaces(
       "Draw q and k with every component from N(0, 1). Their dot product q·k = Σ q_a k_a adds "
@@ -108,6 +112,11 @@ void draw_sqrt_dk_panel(Ui& ui) {
       "softmax over widely spread scores puts almost all its weight on one key, and its "
       "gradient (the Jacobian diag(p) − p pᵀ) then nearly vanishes. Dividing by √d_k brings the "
       "variance back to 1.");
+  if (!p.error.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", p.error.c_str());
+    ImGui::PopTextWrapPos();
+  }
   const std::vector<int> dims = scaling_dims();
   ImGui::TextUnformatted("d_k");
   ImGui::SameLine();

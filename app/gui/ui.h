@@ -5,13 +5,13 @@
 #include <imgui.h>
 
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gui/app_state.h"
+#include "gui/background_job.h"
 #include "gui/predict.h"
 #include "gui/stage_motion.h"
 #include "render/color_scale.h"
@@ -201,8 +201,9 @@ struct Ui {
   bool ask_discard = false;
   bool ask_recovery = false;
 
-  // A running export (on a worker thread): "" when it succeeded, else the error.
-  std::future<std::string> export_job;
+  // A running export (on a worker thread): "" when it succeeded, else the error (returned or
+  // thrown).
+  BackgroundJob<std::string> export_job;
   std::string export_what;
 
   // The open path dialog and its last error.

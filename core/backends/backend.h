@@ -14,8 +14,11 @@ class Backend {
   virtual ~Backend() = default;
   // Short name for traces and indicators: "cpu", or "opencl" plus the device.
   virtual std::string name() const = 0;
-  // Whether this backend can compute the given problem (shape limits, mask kinds, memory).
-  virtual bool supports(const AttentionProblem& p) const = 0;
+  // Two questions, as ggml asks per operation (shape limits, mask kinds, memory): can this backend
+  // compute every stage of `p` (run_stages, which holds four (H, n_q, n_k) matrices)…
+  virtual bool supports_trace(const AttentionProblem& p) const = 0;
+  // … and can it compute its outputs (run_output, run_weights), which may need far less.
+  virtual bool supports_outputs(const AttentionProblem& p) const = 0;
   // Computes the attention stages for every query head into `trace`: steps with ids scores,
   // scaled, masked, weights, output (in that order), plus hidden/empty_row. The input steps and
   // metadata are filled by compute_trace().

@@ -18,12 +18,15 @@ class AutoBackend : public Backend {
       : opencl_(std::move(opencl)), cpu_(make_cpu_backend()) {}
 
   std::string name() const override { return opencl_ ? opencl_->name() : cpu_->name(); }
-  bool supports(const AttentionProblem& p) const override {
-    return (opencl_ && opencl_->supports(p)) || cpu_->supports(p);
+  bool supports_trace(const AttentionProblem& p) const override {
+    return (opencl_ && opencl_->supports_trace(p)) || cpu_->supports_trace(p);
+  }
+  bool supports_outputs(const AttentionProblem& p) const override {
+    return (opencl_ && opencl_->supports_outputs(p)) || cpu_->supports_outputs(p);
   }
 
   void run_stages(const AttentionProblem& p, AttentionTrace& t) override {
-    if (opencl_ && opencl_->supports(p)) {
+    if (opencl_ && opencl_->supports_trace(p)) {
       try {
         opencl_->run_stages(p, t);
         return;
@@ -36,7 +39,7 @@ class AutoBackend : public Backend {
   }
 
   HeadStack run_output(const AttentionProblem& p) override {
-    if (opencl_ && opencl_->supports(p)) {
+    if (opencl_ && opencl_->supports_outputs(p)) {
       try {
         return opencl_->run_output(p);
       } catch (const std::exception& e) {

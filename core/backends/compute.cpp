@@ -23,7 +23,7 @@ AttentionTrace compute_trace(const AttentionProblem& p, Backend& backend) {
   // kernels compute plain Q·Kᵀ attention); the trace names the backend used.
   std::unique_ptr<Backend> cpu;
   Backend* run = &backend;
-  if ((p.options.variants.any() || p.options.additive) && !backend.supports(p)) {
+  if ((p.options.variants.any() || p.options.additive) && !backend.supports_trace(p)) {
     cpu = make_cpu_backend();
     run = cpu.get();
   }
@@ -59,7 +59,7 @@ AttentionTrace compute_trace_rows(const AttentionProblem& p, Backend& backend, i
   const AttentionProblem slice = slice_query_rows(p, first, last);
   std::unique_ptr<Backend> cpu;
   Backend* run = &backend;
-  if (!backend.supports(slice)) {
+  if (!backend.supports_trace(slice)) {
     cpu = make_cpu_backend();
     run = cpu.get();
   }
@@ -96,7 +96,7 @@ void compute_weights_by_rows(const AttentionProblem& p, Backend& backend, int bl
       const int b = std::min(n_q, a + block_rows);
       const AttentionProblem slice = slice_query_rows(one, a, b);
       Backend* run = &backend;
-      if (!backend.supports(slice)) {
+      if (!backend.supports_outputs(slice)) {
         if (!cpu) cpu = make_cpu_backend();
         run = cpu.get();
       }

@@ -9,7 +9,8 @@ namespace {
 class CpuBackend : public Backend {
  public:
   std::string name() const override { return "cpu"; }
-  bool supports(const AttentionProblem&) const override { return true; }
+  bool supports_trace(const AttentionProblem&) const override { return true; }
+  bool supports_outputs(const AttentionProblem&) const override { return true; }
 
   void run_stages(const AttentionProblem& p, AttentionTrace& t) override {
     compute_stages_cpu(p, t);

@@ -89,9 +89,20 @@ class OpenClBackend : public Backend {
   std::string name() const override { return "opencl: " + dev_.name; }
 
   // Whether the outputs can be computed here: the inputs fit, and either the fused kernel's
-  // private rows are of a reasonable size or the staged buffers fit. run_stages checks the
-  // staged buffers itself and throws when they do not fit.
-  bool supports(const AttentionProblem& p) const override {
+  // private rows are of a reasonable size or the staged buffers fit.
+  bool supports_outputs(const AttentionProblem& p) const override {
+    if (!inputs_fit(p)) return false;
+    return p.input.d_k() + p.input.d_v() <= kMaxFusedWidth || staged_fits(p);
+  }
+
+  // Whether every stage can be computed here: the inputs and the four (H, n_q, n_k) stages fit.
+  // run_stages checks the same and throws when they do not.
+  bool supports_trace(const AttentionProblem& p) const override {
+    return inputs_fit(p) && staged_fits(p);
+  }
+
+  // What both questions ask first: plain attention of a whole problem whose inputs fit.
+  bool inputs_fit(const AttentionProblem& p) const {
     const AttentionInput& in = p.input;
     // The kernels place query i at row i of the whole problem; a slice of rows
     // (attention/row_slice.h) runs on the CPU.
@@ -102,8 +113,7 @@ class OpenClBackend : public Backend {
     const size_t f = sizeof(float);
     const size_t q = size_t(in.num_heads()) * in.n_q() * std::max(in.d_k(), in.d_v()) * f;
     const size_t kv = size_t(in.num_kv_heads()) * in.n_k() * (in.d_k() + in.d_v()) * f;
-    if (q > max_alloc_ || kv > max_alloc_ || 2 * q + kv > global_mem_) return false;
-    return in.d_k() + in.d_v() <= kMaxFusedWidth || staged_fits(p);
+    return q <= max_alloc_ && kv <= max_alloc_ && 2 * q + kv <= global_mem_;
   }
 
   void run_stages(const AttentionProblem& p, AttentionTrace& t) override {

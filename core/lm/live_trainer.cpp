@@ -35,24 +35,14 @@ LiveSetup default_live_setup() {
 
 LiveTrainer::~LiveTrainer() { cancel(); }
 
-void LiveTrainer::cancel() {
-  stop_.store(true);
-  if (worker_.joinable()) worker_.join();
-}
+void LiveTrainer::cancel() { run_.stop(); }
 
-void LiveTrainer::set_paused(bool paused) {
-  pause_.store(paused);
-  std::lock_guard<std::mutex> lock(mutex_);
-  snap_.paused = paused;
-}
+void LiveTrainer::set_paused(bool paused) { run_.set_paused(paused); }
 
-LiveSnapshot LiveTrainer::snapshot() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return snap_;
-}
+LiveSnapshot LiveTrainer::snapshot() const { return run_.snapshot(); }
 
 std::shared_ptr<const Model> LiveTrainer::model() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(model_mutex_);
   return model_;
 }
 
@@ -75,29 +65,27 @@ bool LiveTrainer::start(const LiveSetup& setup, std::string& error) {
     return false;
   }
   setup_ = setup;
-  stop_.store(false);
   Model m = new_training_model(setup.train, *set);
   m.name = setup.data == DataKind::kInduction ? "trained-induction" : "trained-stories";
+  LiveSnapshot first;
+  first.steps = setup.train.steps;
+  first.config = m.config;
+  const std::vector<int> probe = probe_tokens(*set, setup.train.context);
+  first.probe_tokens = display_tokens(set->tokenizer, probe);
+  first.probe_text = set->tokenizer.decode(probe);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    snap_ = LiveSnapshot{};
-    snap_.running = true;
-    snap_.paused = pause_.load();
-    snap_.steps = setup.train.steps;
-    snap_.config = m.config;
-    const std::vector<int> probe = probe_tokens(*set, setup.train.context);
-    snap_.probe_tokens = display_tokens(set->tokenizer, probe);
-    snap_.probe_text = set->tokenizer.decode(probe);
+    std::lock_guard<std::mutex> lock(model_mutex_);
     model_.reset();
   }
-  worker_ = std::thread([this, set, m = std::move(m)]() mutable {
+  run_.start(std::move(first), [this, set, m = std::move(m)](train::RunControl& control) mutable {
     TrainCallbacks cb;
-    cb.stop = &stop_;
-    cb.pause = &pause_;
+    cb.control = &control;
     cb.on_step = [this](long step, double loss, double) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      snap_.step_loss.push_back(static_cast<float>(loss));
-      snap_.step = step;
+      run_.update([&](LiveSnapshot& s) {
+        s.step_loss.push_back(static_cast<float>(loss));
+        s.step = step;
+      });
+      if (setup_.after_step) setup_.after_step(step);
     };
     cb.on_eval = [this](const EvalPoint& e, const Model& cur, const Activations& probes) {
       // The first probe's weights for every layer and head: (L, NH, T, T) out of (L, B, NH, T, T).
@@ -109,18 +97,17 @@ bool LiveTrainer::start(const LiveSetup& setup, std::string& error) {
         att.insert(att.end(), from, from + block);
       }
       auto copy = std::make_shared<const Model>(cur);
-      std::lock_guard<std::mutex> lock(mutex_);
-      snap_.history.push_back(e);
-      snap_.phase = detect_phase_change(snap_.history);
-      snap_.probe_att = std::move(att);
-      ++snap_.probe_serial;
+      run_.update([&](LiveSnapshot& s) {
+        s.history.push_back(e);
+        s.phase = detect_phase_change(s.history);
+        s.probe_att = std::move(att);
+        ++s.probe_serial;
+      });
+      std::lock_guard<std::mutex> lock(model_mutex_);
       model_ = std::move(copy);
     };
     const long done = train_lm(m, *set, setup_.train, cb);
-    std::lock_guard<std::mutex> lock(mutex_);
-    snap_.running = false;
-    snap_.finished = done == setup_.train.steps;
-    snap_.cancelled = !snap_.finished;
+    return train::RunEnd{done == setup_.train.steps, ""};
   });
   return true;
 }

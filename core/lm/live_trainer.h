@@ -5,14 +5,14 @@
 // resume and cancel. No GUI code: the panel only draws.
 #pragma once
 
-#include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lm/trainer.h"
+#include "train/live_run.h"
 
 namespace attn::lm {
 
@@ -20,6 +20,9 @@ struct LiveSetup {
   DataKind data = DataKind::kInduction;
   int stories = 600, merges = 300;  // text: stories written by the grammar (lm/stories.h)
   TrainOptions train;
+  // Called on the worker after every step with the steps done (the app: none). A test throws
+  // from it to see the run end with a message.
+  std::function<void(long step)> after_step;
 };
 
 // The sizes the app trains with by default: a 2-layer attention-only model with two heads per
@@ -28,7 +31,8 @@ struct LiveSetup {
 // 5000 steps.
 LiveSetup default_live_setup();
 
-struct LiveSnapshot {
+// running, paused, finished, cancelled and error come from train::RunStatus.
+struct LiveSnapshot : train::RunStatus {
   long step = 0, steps = 0;
   std::vector<float> step_loss;    // the batch loss of every step so far
   std::vector<EvalPoint> history;  // the figures at every interval
@@ -40,8 +44,6 @@ struct LiveSnapshot {
   std::string probe_text;  // the same sequence as text (decoded), for the sentence field
   std::vector<float> probe_att;
   long probe_serial = 0;  // changes whenever probe_att is redrawn
-  bool running = false, paused = false, finished = false, cancelled = false;
-  std::string error;
 };
 
 class LiveTrainer {
@@ -60,14 +62,14 @@ class LiveTrainer {
   // The model at the last interval (null before the first).
   std::shared_ptr<const Model> model() const;
   const LiveSetup& setup() const { return setup_; }
+  // Stop and pause as the worker sees them (tests wait until it holds).
+  const train::RunControl& control() const { return run_.control(); }
 
  private:
   LiveSetup setup_;
-  std::thread worker_;
-  std::atomic<bool> stop_{false}, pause_{false};
-  mutable std::mutex mutex_;
-  LiveSnapshot snap_;
+  mutable std::mutex model_mutex_;
   std::shared_ptr<const Model> model_;
+  train::LiveRun<LiveSnapshot> run_;  // last: its worker stops before the members it uses go
 };
 
 }  // namespace attn::lm

@@ -7,13 +7,11 @@
 #include <thread>
 #include <vector>
 
+#include "train/shards.h"
+
 namespace attn::lm {
 
-// `requested` threads, or every core for 0.
-inline int thread_count(int requested) {
-  return requested > 0 ? requested
-                       : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-}
+using train::thread_count;
 
 // Runs f(begin, end) over [0, n) in `threads` contiguous chunks of multiples of `align`.
 template <typename F>

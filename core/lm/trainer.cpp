@@ -5,24 +5,11 @@
 #include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
-#include <thread>
+
+#include "train/shards.h"
 
 namespace attn::lm {
 namespace {
-
-// Runs fn(shard, first_row, end_row) on `n` contiguous shards of `rows`, one thread each.
-template <typename F>
-void run_shards(int rows, int n, const F& fn) {
-  if (n <= 1) {
-    fn(0, 0, rows);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int k = 1; k < n; ++k)
-    pool.emplace_back([&fn, k, rows, n] { fn(k, rows * k / n, rows * (k + 1) / n); });
-  fn(0, 0, rows / n);
-  for (auto& t : pool) t.join();
-}
 
 std::vector<int> rows_of(const std::vector<int>& v, int T, int lo, int hi) {
   return std::vector<int>(v.begin() + static_cast<long>(lo) * T,
@@ -158,13 +145,13 @@ EvalData make_eval_data(const TrainSet& set, const TrainOptions& o) {
 
 double batch_gradient(const Model& model, const TokenBatch& batch, int threads, Parameters& grad,
                       GradientWorkspace& work) {
-  const int n = std::max(1, std::min(threads, batch.B));
+  const int n = train::shard_count(batch.B, threads);
   work.shards.resize(static_cast<size_t>(n));
   const double counted = static_cast<double>(
       std::count_if(batch.targets.begin(), batch.targets.end(), [](int t) { return t >= 0; }));
   const double scale = counted > 0 ? 1.0 / counted : 0.0;
   const ForwardOptions fo = training_forward(model);
-  run_shards(batch.B, n, [&](int k, int lo, int hi) {
+  train::run_shards(batch.B, n, [&](int k, int lo, int hi) {
     GradientWorkspace::Shard& s = work.shards[static_cast<size_t>(k)];
     if (s.grad.total() != model.params.total()) s.grad.allocate(model.config);
     std::fill(s.grad.memory.begin(), s.grad.memory.end(), 0.0f);
@@ -269,8 +256,7 @@ long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const Tr
   double interval_loss = 0;
   long interval_steps = 0;
   for (long step = 0; step < o.steps; ++step) {
-    while (cb.pause && cb.pause->load() && !(cb.stop && cb.stop->load()))
-      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    if (cb.control && !cb.control->wait_while_paused()) return step;
     if (cb.stop && cb.stop->load()) return step;
     sample_batch(set, rng, o.batch, o.context, batch);
     const double loss = batch_gradient(model, batch, o.threads, grad, work);

@@ -15,6 +15,7 @@
 #include "lm/forward.h"
 #include "lm/head_trace.h"
 #include "lm/train_data.h"
+#include "train/run_control.h"
 
 namespace attn::lm {
 
@@ -92,9 +93,11 @@ struct TrainCallbacks {
   // the activations of the repeat probes.
   std::function<void(const EvalPoint&, const Model&, const Activations&)> on_eval;
   // Checked between steps: when set, training stops (the model keeps the last complete step).
+  // A flag, so a signal handler can set it (the command line's Ctrl+C).
   const std::atomic<bool>* stop = nullptr;
-  // Checked between steps: while set, training waits (the app's pause button).
-  const std::atomic<bool>* pause = nullptr;
+  // Checked between steps: a stop ends training as `stop` does; while paused, training waits on
+  // it (the app's pause button).
+  train::RunControl* control = nullptr;
 };
 
 // Trains `model` (from new_training_model) in place; returns the number of steps done (fewer than

@@ -1,43 +1,50 @@
 // Background training with snapshots for the app (see live_trainer.h).
 #include "seq2seq/live_trainer.h"
 
+#include <algorithm>
+
 namespace attn::s2s {
 
 LiveTrainer::~LiveTrainer() { cancel(); }
 
-void LiveTrainer::cancel() {
-  stop_.store(true);
-  if (worker_.joinable()) worker_.join();
-}
+void LiveTrainer::cancel() { run_.stop(); }
 
-void LiveTrainer::set_paused(bool paused) {
-  pause_.store(paused);
-  std::lock_guard<std::mutex> lock(mutex_);
-  snap_.paused = paused;
-}
+void LiveTrainer::set_paused(bool paused) { run_.set_paused(paused); }
 
-LiveSnapshot LiveTrainer::snapshot() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return snap_;
-}
+LiveSnapshot LiveTrainer::snapshot() const { return run_.snapshot(); }
 
 Model LiveTrainer::model() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(model_mutex_);
   return model_;
 }
 
-void LiveTrainer::redraw(const Model& m) {
+namespace {
+
+// The example's translation by `m` and its alignment into `s`; false when it cannot translate.
+bool draw_alignment(const Model& m, const std::string& example, LiveSnapshot& s) {
   ForwardCache<float> fc;
   std::string out, error;
-  if (!translate(m, setup_.example, fc, out, error)) return;
+  if (!translate(m, example, fc, out, error)) return false;
   const int rows = std::min(static_cast<int>(fc.steps.size()), static_cast<int>(out.size()) + 1);
-  Mat<float> a = Mat<float>::Zero(rows, fc.src_len);
+  s.alignment = Mat<float>::Zero(rows, fc.src_len);
   if (m.config.score != Score::kNone)
-    for (int i = 0; i < rows; ++i) a.row(i) = fc.steps[static_cast<size_t>(i)].alpha.row(0);
-  std::lock_guard<std::mutex> lock(mutex_);
-  snap_.alignment = std::move(a);
-  snap_.output = out;
-  ++snap_.alignment_serial;
+    for (int i = 0; i < rows; ++i)
+      s.alignment.row(i) = fc.steps[static_cast<size_t>(i)].alpha.row(0);
+  s.output = out;
+  ++s.alignment_serial;
+  return true;
+}
+
+}  // namespace
+
+void LiveTrainer::redraw(const Model& m) {
+  LiveSnapshot drawn;
+  if (!draw_alignment(m, setup_.example, drawn)) return;
+  run_.update([&](LiveSnapshot& s) {
+    s.alignment = std::move(drawn.alignment);
+    s.output = std::move(drawn.output);
+    ++s.alignment_serial;
+  });
 }
 
 bool LiveTrainer::start(const LiveTrainingSetup& setup, std::string& error) {
@@ -49,41 +56,35 @@ bool LiveTrainer::start(const LiveTrainingSetup& setup, std::string& error) {
     return false;
   }
   setup_ = setup;
-  stop_.store(false);
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    snap_ = LiveSnapshot{};
-    snap_.running = true;
-    snap_.paused = pause_.load();
+    std::lock_guard<std::mutex> lock(model_mutex_);
     model_ = m;
   }
-  redraw(m);  // the untrained model's alignment: close to uniform
-  worker_ = std::thread([this, m]() mutable {
+  LiveSnapshot first;
+  draw_alignment(m, setup_.example, first);  // the untrained model's: close to uniform
+  run_.start(std::move(first), [this, m](train::RunControl& control) mutable {
     TrainCallbacks cb;
-    cb.stop = &stop_;
-    cb.pause = &pause_;
+    cb.control = &control;
     cb.on_batch = [this](int epoch, int k, int n, double loss, const Model& cur) {
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        snap_.batch_loss.push_back(static_cast<float>(loss));
-        snap_.epoch = epoch;
-        snap_.batch = k + 1;
-        snap_.batches = n;
-      }
+      run_.update([&](LiveSnapshot& s) {
+        s.batch_loss.push_back(static_cast<float>(loss));
+        s.epoch = epoch;
+        s.batch = k + 1;
+        s.batches = n;
+      });
       if ((k + 1) % std::max(1, setup_.redraw_every) == 0 || k + 1 == n) redraw(cur);
+      if (setup_.after_batch) setup_.after_batch(epoch, k);
     };
     cb.on_epoch = [this](const EpochStats& st, const Model& cur) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      snap_.epoch_accuracy.push_back(static_cast<float>(st.heldout_accuracy));
+      run_.update([&](LiveSnapshot& s) {
+        s.epoch_accuracy.push_back(static_cast<float>(st.heldout_accuracy));
+      });
+      std::lock_guard<std::mutex> lock(model_mutex_);
       model_ = cur;
     };
     std::string err;
     const int done = train_model(m, setup_.train, cb, err);
-    std::lock_guard<std::mutex> lock(mutex_);
-    snap_.running = false;
-    snap_.finished = done == setup_.train.epochs;
-    snap_.cancelled = done >= 0 && done < setup_.train.epochs;
-    if (done < 0) snap_.error = err;
+    return train::RunEnd{done == setup_.train.epochs, done < 0 ? err : ""};
   });
   return true;
 }

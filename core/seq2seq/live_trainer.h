@@ -3,13 +3,13 @@
 // example redrawn as it learns), with pause and cancel. No GUI code: the panel only draws.
 #pragma once
 
-#include <atomic>
+#include <functional>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "seq2seq/trainer.h"
+#include "train/live_run.h"
 
 namespace attn::s2s {
 
@@ -20,17 +20,19 @@ struct LiveTrainingSetup {
   TrainOptions train;  // epochs, batch, train_size, threads, …
   std::string example = "sunday the 22nd of november, 2026";
   int redraw_every = 10;  // batches between alignment snapshots
+  // Called on the worker after every batch with the epoch and batch index (the app: none). A
+  // test throws from it to see the run end with a message.
+  std::function<void(int epoch, int batch)> after_batch;
 };
 
-struct LiveSnapshot {
+// running, paused, finished, cancelled and error come from train::RunStatus.
+struct LiveSnapshot : train::RunStatus {
   std::vector<float> batch_loss;      // one entry per batch so far
   std::vector<float> epoch_accuracy;  // held-out exact match after each epoch
   int epoch = 0, batch = 0, batches = 0;
   std::string output;         // the example's translation at the last redraw
   Mat<float> alignment;       // (output steps, input length) at the last redraw
   long alignment_serial = 0;  // changes whenever the alignment is redrawn
-  bool running = false, paused = false, finished = false, cancelled = false;
-  std::string error;
 };
 
 class LiveTrainer {
@@ -48,15 +50,15 @@ class LiveTrainer {
   LiveSnapshot snapshot() const;
   // A copy of the model after the last complete epoch (empty params before the first).
   Model model() const;
+  // Stop and pause as the worker sees them (tests wait until it holds).
+  const train::RunControl& control() const { return run_.control(); }
 
  private:
   void redraw(const Model& m);
   LiveTrainingSetup setup_;
-  std::thread worker_;
-  std::atomic<bool> stop_{false}, pause_{false};
-  mutable std::mutex mutex_;
-  LiveSnapshot snap_;
+  mutable std::mutex model_mutex_;
   Model model_;
+  train::LiveRun<LiveSnapshot> run_;  // last: its worker stops before the members it uses go
 };
 
 }  // namespace attn::s2s

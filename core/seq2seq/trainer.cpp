@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 #include "seq2seq/adam.h"
+#include "train/shards.h"
 
 namespace attn::s2s {
 
@@ -27,22 +27,6 @@ Batch make_batch(const Model& m, const std::vector<DateExample>& data,
     b.tgt.push_back(std::move(tgt));
   }
   return b;
-}
-
-// Runs fn(shard, first_row, end_row) on up to `threads` contiguous shards of `rows`.
-template <typename F>
-void run_shards(int rows, int threads, F&& fn) {
-  const int n = std::max(1, std::min(threads, rows));
-  if (n == 1) {
-    fn(0, 0, rows);
-    return;
-  }
-  std::vector<std::thread> pool;
-  for (int k = 0; k < n; ++k) {
-    const int lo = rows * k / n, hi = rows * (k + 1) / n;
-    pool.emplace_back([&fn, k, lo, hi] { fn(k, lo, hi); });
-  }
-  for (auto& t : pool) t.join();
 }
 
 Batch slice(const Batch& b, int lo, int hi) {
@@ -70,10 +54,10 @@ std::vector<DateExample> heldout_dates(int count, int min_length, int max_length
 double batch_gradient(const Model& model, const Batch& batch, int threads, Params<float>& grad) {
   const int rows = static_cast<int>(batch.src.size());
   const double tokens = static_cast<double>(rows) * static_cast<double>(batch.tgt[0].size());
-  const int n = std::max(1, std::min(threads, rows));
+  const int n = train::shard_count(rows, threads);
   std::vector<Params<float>> grads(static_cast<size_t>(n));
   std::vector<double> losses(static_cast<size_t>(n), 0.0);
-  run_shards(rows, n, [&](int k, int lo, int hi) {
+  train::run_shards(rows, n, [&](int k, int lo, int hi) {
     ForwardCache<float> fc;
     forward(model.config, model.params, slice(batch, lo, hi), fc);
     grads[k] = model.params.zeros_like();
@@ -109,7 +93,7 @@ std::vector<std::string> predict(const Model& model, const std::vector<std::stri
       b.src.push_back(std::move(ids));
       index.push_back(i);
     }
-    run_shards(static_cast<int>(b.src.size()), threads, [&](int, int lo, int hi) {
+    train::run_shards(static_cast<int>(b.src.size()), threads, [&](int, int lo, int hi) {
       if (lo == hi) return;
       ForwardCache<float> fc;
       forward(model.config, model.params, slice(b, lo, hi), fc, 12);
@@ -218,9 +202,7 @@ int train_model(Model& model, const TrainOptions& o, const TrainCallbacks& cb, s
     const Adam adam_start = adam;
     double loss_sum = 0;
     for (int k = 0; k < batches; ++k) {
-      while (cb.pause && cb.pause->load() && !(cb.stop && cb.stop->load()))
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      if (cb.stop && cb.stop->load()) {
+      if ((cb.control && !cb.control->wait_while_paused()) || (cb.stop && cb.stop->load())) {
         model.params = epoch_start;
         adam = adam_start;
         return epoch - 1;

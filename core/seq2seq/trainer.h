@@ -10,6 +10,7 @@
 
 #include "seq2seq/dates.h"
 #include "seq2seq/model_io.h"
+#include "train/run_control.h"
 
 namespace attn::s2s {
 
@@ -42,9 +43,11 @@ struct TrainCallbacks {
   // After every complete epoch, with the model as it is at that point (write checkpoints here).
   std::function<void(const EpochStats&, const Model&)> on_epoch;
   // Checked between batches: when set, training stops and the epoch in progress is dropped.
+  // A flag, so a signal handler can set it (the command line's Ctrl+C).
   const std::atomic<bool>* stop = nullptr;
-  // Checked between batches: while set, training waits (the app's pause button).
-  const std::atomic<bool>* pause = nullptr;
+  // Checked between batches: a stop ends training as `stop` does; while paused, training waits
+  // on it (the app's pause button).
+  train::RunControl* control = nullptr;
 };
 
 // Trains `model` in place. Returns the number of complete epochs (fewer than asked when
