@@ -58,7 +58,7 @@ std::unique_ptr<Backend> opencl_fails(const std::string& name, std::string& erro
 // Max |trace weights - reference weights| over every head.
 double weights_gap(const AppState& st) {
   test::RefResult ref = test::reference_attention(to_problem(st.scenario()));
-  const TraceStep& w = st.trace().step("weights");
+  const TraceStep& w = st.trace().step(StageId::kWeights);
   double gap = 0;
   for (size_t h = 0; h < w.heads.size(); ++h)
     gap = std::max(gap, test::max_abs_diff(w.heads[h], ref.weights[h]));
@@ -86,7 +86,7 @@ TEST(Recompute, AFailureOnTheUiThreadIsAMessage) {
 TEST(Recompute, AFailureOnTheWorkerIsAMessageAndTheOldTraceStays) {
   AppState st;
   ASSERT_TRUE(st.load_example("fear-is-the"));
-  const float before = st.trace().head("q", 0)(0, 0);
+  const float before = st.trace().head(StageId::kQ, 0)(0, 0);
   st.async_threshold = 0;  // everything counts as large: computed on the worker
   st.backend_factory = all_fail;
   for (const char* value : {"1.5", "2.5"}) {  // twice: a failure leaves nothing behind
@@ -96,12 +96,12 @@ TEST(Recompute, AFailureOnTheWorkerIsAMessageAndTheOldTraceStays) {
     EXPECT_TRUE(st.message_is_error());
     EXPECT_TRUE(has(st.message(), "The trace could not be computed: the device was lost"))
         << st.message();
-    EXPECT_EQ(st.trace().head("q", 0)(0, 0), before);
+    EXPECT_EQ(st.trace().head(StageId::kQ, 0)(0, 0), before);
   }
   st.backend_factory = nullptr;
   ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 0, "3.5"));
   st.wait_for_trace();
-  EXPECT_NEAR(st.trace().head("q", 0)(0, 0), 3.5, 1e-7);
+  EXPECT_NEAR(st.trace().head(StageId::kQ, 0)(0, 0), 3.5, 1e-7);
   EXPECT_LT(weights_gap(st), 1e-6);
 }
 
@@ -153,7 +153,7 @@ TEST(Recompute, TheOpenClBackendFallsBackToTheCpuForWhatItCannotRun) {
   EXPECT_EQ(st.trace().backend, "cpu");
   const std::unique_ptr<Backend> cpu = make_cpu_backend();
   const AttentionTrace expected = compute_scenario_trace(st.scenario(), *cpu);
-  EXPECT_TRUE(Matrix(st.trace().head("weights", 0)) == expected.head("weights", 0));
+  EXPECT_TRUE(Matrix(st.trace().head(StageId::kWeights, 0)) == expected.head(StageId::kWeights, 0));
 }
 
 class JobsGui : public ::testing::Test {
