@@ -1,8 +1,9 @@
 // The language models shipped in assets/models/lm/ load and do what docs/lm.md says. The induction
 // model (issue 15; the README gives the command that trained it) must, on the repeated letter
 // sequence the docs quote, have a previous-token head (layer 0) and an induction head (layer 1)
-// each scoring at least 0.4, and predict the repeat's next token at least 80% of the time. The scores are computed here from the attention weights
-// with the positions written out by hand, and must agree with lm::head_scores.
+// each scoring at least 0.4, and predict the repeat's next token at least 80% of the time. The
+// scores are computed here from the attention weights with the positions written out by hand, and
+// must agree with lm::head_scores.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
