@@ -20,58 +20,16 @@
 namespace attn {
 namespace {
 
-class Headless : public ::testing::Test {
+class Headless : public test::HeadlessApp {
  protected:
-  void SetUp() override { test::create_headless_imgui(ui); }
-  void TearDown() override { ImGui::DestroyContext(); }
-
-  // One frame: the whole app plus the panels that sit in a tab not currently shown.
-  void frame() {
-    ImGuiIO& io = ImGui::GetIO();
-    io.DeltaTime = 1.0f / 60;
-    if (built_px != ui.settings.font_px) {  // as app_window.cpp does between frames
-      load_fonts(ui, ui.settings.font_px);
-      built_px = ui.settings.font_px;
-    }
-    state.poll();
-    ImGui::NewFrame();
-    // Before the app, so it exists before any modal dialog the app opens.
+  // The panels that sit in a tab not currently shown, drawn before the app so they exist before
+  // any modal dialog the app opens.
+  void before_app() override {
     ImGui::SetNextWindowPos({2000, 0});  // off screen: drawn, not overlapping
     ImGui::Begin("variants-test");
     draw_variants_panel(ui);
     ImGui::End();
-    draw_app(ui);
-    ImGui::Render();
-    ASSERT_NE(ImGui::GetDrawData(), nullptr);
   }
-  void frames(int n) {
-    for (int i = 0; i < n; ++i) frame();
-  }
-  void press(int key, bool ctrl = false, bool shift = false) {
-    ImGuiIO& io = ImGui::GetIO();
-    io.KeyCtrl = ctrl;
-    io.KeyShift = shift;
-    io.KeysDown[key] = true;
-    frame();
-    io.KeysDown[key] = false;
-    frame();
-    io.KeyCtrl = io.KeyShift = false;
-  }
-  void click(ImVec2 p) {
-    ImGuiIO& io = ImGui::GetIO();
-    io.MousePos = p;
-    frame();
-    io.MouseDown[0] = true;
-    frame();
-    io.MouseDown[0] = false;
-    frame();
-    io.MousePos = {-FLT_MAX, -FLT_MAX};
-    frame();
-  }
-
-  AppState state;
-  Ui ui{state};
-  float built_px = 20.0f;
 };
 
 // Before any scenario is loaded (the app's first frames, or a trace still on its way) every
