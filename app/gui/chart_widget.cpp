@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "gui/heatmap_widget.h"
+#include "render/ticks.h"
 
 namespace attn {
 namespace {
@@ -23,22 +24,6 @@ std::string tick_label(double v, double step, bool percent) {
 }
 
 }  // namespace
-
-std::vector<double> nice_ticks(double lo, double hi, int count) {
-  if (!(hi > lo)) return {lo};
-  const double raw = (hi - lo) / std::max(1, count);
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  double step = mag;
-  for (double m : {1.0, 2.0, 5.0, 10.0})
-    if (m * mag >= raw) {
-      step = m * mag;
-      break;
-    }
-  std::vector<double> out;
-  for (double k = std::ceil(lo / step - 1e-9); k * step <= hi + step * 1e-9 && out.size() < 50; ++k)
-    out.push_back(std::fabs(k * step) < step * 1e-9 ? 0.0 : k * step);
-  return out;
-}
 
 void draw_line_chart(Ui& ui, const ChartSpec& c) {
   const float fs = ImGui::GetFontSize();

@@ -27,7 +27,4 @@ struct ChartSpec {
 
 void draw_line_chart(Ui& ui, const ChartSpec& spec);
 
-// Round tick values covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `count` of them.
-std::vector<double> nice_ticks(double lo, double hi, int count);
-
 }  // namespace attn

@@ -5,17 +5,15 @@
 #include <cmath>
 #include <cstdio>
 
+#include "render/ticks.h"
+
 namespace attn {
 
 namespace {
 
-// A round step for about `n` ticks over [0, span]: 1, 2 or 5 times a power of ten.
-float nice_step(float span, int n) {
-  const float raw = span / static_cast<float>(std::max(1, n));
-  const float p = std::pow(10.0f, std::floor(std::log10(std::max(raw, 1e-9f))));
-  for (float m : {1.0f, 2.0f, 5.0f, 10.0f})
-    if (m * p >= raw) return m * p;
-  return 10 * p;
+// A round step for about `n` ticks over [0, span].
+float step_for(float span, int n) {
+  return static_cast<float>(nice_step(std::max(span / static_cast<float>(std::max(1, n)), 1e-9f)));
 }
 
 }  // namespace
@@ -58,7 +56,7 @@ void draw_line_chart(const LineChart& c, ImVec2 size) {
     }
   }
   // Value ticks and their grid lines.
-  const float vstep = nice_step(span, std::max(2, static_cast<int>(h / (fs * 2.2f))));
+  const float vstep = step_for(span, std::max(2, static_cast<int>(h / (fs * 2.2f))));
   for (float v = std::ceil(c.y_min / vstep) * vstep; v <= c.y_max + vstep * 1e-3f; v += vstep) {
     const float y = at({0, v}).y;
     dl->AddLine({p0.x, y}, {p1.x, y}, grid);
@@ -72,7 +70,7 @@ void draw_line_chart(const LineChart& c, ImVec2 size) {
   }
   // Step ticks.
   const float xstep =
-      nice_step(std::max(c.x_max, 1.0f), std::max(2, static_cast<int>(w / (fs * 5))));
+      step_for(std::max(c.x_max, 1.0f), std::max(2, static_cast<int>(w / (fs * 5))));
   for (float x = 0; x <= c.x_max + xstep * 1e-3f; x += xstep) {
     const float px = at({x, c.y_min}).x;
     dl->AddLine({px, p1.y}, {px, p1.y + fs * 0.25f}, dim);
