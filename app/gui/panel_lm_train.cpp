@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <string>
 
+#include "attention/format.h"
 #include "gui/heatmap_widget.h"
 #include "gui/line_chart.h"
 #include "gui/panel_lm.h"
@@ -130,10 +131,14 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
     if (ImGui::Button(s.finished || s.cancelled ? "Train again" : "Train") || autostart) {
       p.live.set_paused(false);
       p.error.clear();
+      // An error names the options' fields: say them by the labels of the controls above.
       if (p.live.start(p.setup, p.error))
         p.collapse_settings = true;
       else
-        p.error = "Cannot train: " + p.error;
+        p.error = "Cannot train: " + name_fields(p.error, {{"n_layer", "layers"},
+                                                           {"n_head", "heads"},
+                                                           {"n_embd", "width"},
+                                                           {"lr", "learning rate"}});
     }
   } else {
     if (ImGui::Button(s.paused ? "Resume" : "Pause")) p.live.set_paused(!s.paused);

@@ -80,7 +80,7 @@ std::vector<Stage> stages_for(const AttentionTrace& t, const std::string& step,
   if (!t.find(step)) {
     std::string ids;
     for (const TraceStep& s : t.steps) ids += (ids.empty() ? "" : ", ") + s.id;
-    error = "--step: no step '" + step + "' in this trace; expected one of " + ids;
+    error = "step: no stage '" + step + "' in this trace; expected one of " + ids;
     return {};
   }
   if (step == "x" || step == "x_kv" || step == "q" || step == "k" || step == "v")
@@ -96,27 +96,27 @@ std::vector<Stage> stages_for(const AttentionTrace& t, const std::string& step,
   return {kOutProjection};
 }
 
-std::string range_error(const char* flag, int value, int count, const std::string& what) {
-  return std::string(flag) + ": " + std::to_string(value) + " is out of range; this scenario has " +
-         std::to_string(count) + " " + what + " (valid: 0.." + std::to_string(count - 1) + ")";
+std::string range_error(const char* field, int value, int count, const std::string& what) {
+  return std::string(field) + ": " + std::to_string(value) +
+         " is out of range; this scenario has " + std::to_string(count) + " " + what +
+         " (valid: 0.." + std::to_string(count - 1) + ")";
 }
 
 // The checks every narration makes of its request; "" when it can be narrated.
 std::string check_request(const AttentionTrace& trace, const ExplainRequest& request) {
   if (request.query < 0 || request.query >= trace.n_q)
-    return range_error("--query", request.query, trace.n_q, "query rows");
+    return range_error("query", request.query, trace.n_q, "query rows");
   if (request.head < 0 || request.head >= trace.num_heads)
-    return range_error("--head", request.head, trace.num_heads, "heads");
+    return range_error("head", request.head, trace.num_heads, "heads");
   if (request.key && (*request.key < 0 || *request.key >= trace.n_k))
-    return range_error("--key", *request.key, trace.n_k, "keys");
+    return range_error("key", *request.key, trace.n_k, "keys");
   for (const char* id : {"q", "k", "v", "scores", "scaled", "masked", "weights", "output"})
     if (!trace.find(id)) return std::string("the trace has no '") + id + "' step to explain";
   // A trace of a few rows (compute_trace_rows) narrates only those.
   const Eigen::Index rows =
       trace.step("weights").heads.empty() ? 0 : trace.step("weights").heads[0].rows();
   if (request.query < trace.first_row || request.query >= trace.first_row + rows)
-    return "--query: " + std::to_string(request.query) +
-           " is not among the rows this trace holds (" +
+    return "query: " + std::to_string(request.query) + " is not among the rows this trace holds (" +
            range_text(trace.first_row, trace.first_row + static_cast<int>(rows) - 1) + ")";
   return "";
 }
@@ -137,21 +137,21 @@ std::string explain_online_softmax(const AttentionTrace& trace, const ExplainReq
   error = check_request(trace, request);
   if (!error.empty()) return "";
   if (block < 1) {
-    error = "--online-softmax: the block size must be at least 1 key (got " +
-            std::to_string(block) + ")";
+    error =
+        "online_softmax: the block size must be at least 1 key (got " + std::to_string(block) + ")";
     return "";
   }
   if (trace.variants.any()) {
     error =
-        "--online-softmax narrates plain attention's softmax; this scenario uses Linformer or "
+        "online_softmax: narrates plain attention's softmax; this scenario uses Linformer or "
         "Multi-Token Attention, whose stages it does not follow (drop the linformer / "
-        "multi_token fields, or explain without --online-softmax)";
+        "multi_token fields, or explain without online_softmax)";
     return "";
   }
   if (request.key || !request.step.empty()) {
     error =
-        "--online-softmax narrates a whole row's softmax and weighted sum; it cannot be "
-        "combined with --key or --step";
+        "online_softmax: narrates a whole row's softmax and weighted sum; it cannot be "
+        "combined with one key or one stage";
     return "";
   }
   return Narrator(trace, request).run_online(block);
