@@ -1,5 +1,5 @@
 // The score-function window: Bahdanau's additive score against the scaled dot product, the
-// seed's efficiency claim ("Comparative Analysis" of 002) measured on this machine. "Measure"
+// efficiency claim of Vaswani et al., 2017 (§3.2.1) measured on this machine. "Measure"
 // times the scores stage of both for growing n and d on a worker thread (the window keeps
 // drawing and shows how far it is); the table and the chart of milliseconds against n follow.
 #include <imgui.h>
