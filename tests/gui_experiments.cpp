@@ -17,22 +17,8 @@
 namespace attn {
 namespace {
 
-class ExperimentWindows : public ::testing::Test {
+class ExperimentWindows : public test::HeadlessApp {
  protected:
-  void SetUp() override { test::create_headless_imgui(ui); }
-  void TearDown() override { ImGui::DestroyContext(); }
-  void frame() {
-    ImGuiIO& io = ImGui::GetIO();
-    io.DeltaTime = 1.0f / 60;
-    if (built_px != ui.settings.font_px) {
-      load_fonts(ui, ui.settings.font_px);
-      built_px = ui.settings.font_px;
-    }
-    state.poll();
-    ImGui::NewFrame();
-    draw_app(ui);
-    ImGui::Render();
-  }
   ImGuiWindow* window(const char* name) {
     ImGuiWindow* w = ImGui::FindWindowByName(name);
     return w && w->Active ? w : nullptr;
@@ -45,10 +31,6 @@ class ExperimentWindows : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   }
-
-  AppState state;
-  Ui ui{state};
-  float built_px = 20.0f;
 };
 
 TEST_F(ExperimentWindows, SqrtDkDrawsEveryDimensionLargeAndSmall) {

@@ -14,32 +14,14 @@
 namespace attn {
 namespace {
 
-class FlashWindow : public ::testing::Test {
+class FlashWindow : public test::HeadlessApp {
  protected:
-  void SetUp() override { test::create_headless_imgui(ui); }
-  void TearDown() override { ImGui::DestroyContext(); }
-  void frame() {
-    ImGuiIO& io = ImGui::GetIO();
-    io.DeltaTime = 1.0f / 60;
-    if (built_px != ui.settings.font_px) {
-      load_fonts(ui, ui.settings.font_px);
-      built_px = ui.settings.font_px;
-    }
-    state.poll();
-    ImGui::NewFrame();
-    draw_app(ui);
-    ImGui::Render();
-  }
   // The FlashAttention window as drawn last frame (null when it was not).
   ImGuiWindow* window() {
     ImGuiWindow* w =
         ImGui::FindWindowByName("FlashAttention: the online softmax, block by block###flash");
     return w && w->Active ? w : nullptr;
   }
-
-  AppState state;
-  Ui ui{state};
-  float built_px = 20.0f;
 };
 
 TEST_F(FlashWindow, EveryExampleBlockSizeAndStepDraws) {

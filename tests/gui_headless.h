@@ -1,9 +1,12 @@
 // The Dear ImGui context the headless GUI tests draw into: no window, no renderer, the app's
-// fonts and light theme, and the GLFW key map so keys can be simulated.
+// fonts and light theme, and the GLFW key map so keys can be simulated; and the fixture that
+// draws the whole app into it frame by frame.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <cfloat>
 #include <utility>
 
 #include "gui/gui_setup.h"
@@ -33,5 +36,57 @@ inline void create_headless_imgui(Ui& ui) {
   load_fonts(ui, ui.settings.font_px);
   apply_theme(true, 1.0f);
 }
+
+// A test with the app's state and its Ui in a headless context. frame() draws the whole app
+// once as app_window.cpp does: fonts rebuilt when their size changed, background results polled.
+class HeadlessApp : public ::testing::Test {
+ protected:
+  void SetUp() override { create_headless_imgui(ui); }
+  void TearDown() override { ImGui::DestroyContext(); }
+
+  // Drawn each frame before the app (e.g. a panel that sits in a tab not currently shown).
+  virtual void before_app() {}
+
+  void frame() {
+    ImGuiIO& io = ImGui::GetIO();
+    io.DeltaTime = 1.0f / 60;
+    if (ui.font_built_px != ui.settings.font_px) load_fonts(ui, ui.settings.font_px);
+    state.poll();
+    ImGui::NewFrame();
+    before_app();
+    draw_app(ui);
+    ImGui::Render();
+    ASSERT_NE(ImGui::GetDrawData(), nullptr);
+  }
+  void frames(int n) {
+    for (int i = 0; i < n; ++i) frame();
+  }
+  // Presses and releases the key with this index (ImGui::GetKeyIndex(ImGuiKey_…)).
+  void press(int key, bool ctrl = false, bool shift = false) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.KeyCtrl = ctrl;
+    io.KeyShift = shift;
+    io.KeysDown[key] = true;
+    frame();
+    io.KeysDown[key] = false;
+    frame();
+    io.KeyCtrl = io.KeyShift = false;
+  }
+  // Moves the mouse to p, clicks, and moves it away.
+  void click(ImVec2 p) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.MousePos = p;
+    frame();
+    io.MouseDown[0] = true;
+    frame();
+    io.MouseDown[0] = false;
+    frame();
+    io.MousePos = {-FLT_MAX, -FLT_MAX};
+    frame();
+  }
+
+  AppState state;
+  Ui ui{state};
+};
 
 }  // namespace attn::test

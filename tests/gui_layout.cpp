@@ -91,17 +91,18 @@ std::string box_text(const ImRect& r) {
   return s.str();
 }
 
-class Layout : public ::testing::Test {
+// Draws with its own frames(): at a window size, recording the last frame's items.
+class Layout : public test::HeadlessApp {
  protected:
   void SetUp() override {
-    test::create_headless_imgui(ui);
+    HeadlessApp::SetUp();
     ui.text_log = &texts;
     ASSERT_TRUE(state.load_example("fear-is-the"));
   }
   void TearDown() override {
     g_items = nullptr;
     if (ui.seq2seq) ui.seq2seq->live.cancel();
-    ImGui::DestroyContext();
+    HeadlessApp::TearDown();
   }
 
   // Draws frames at a window size; the last one is recorded and checked.
@@ -215,8 +216,6 @@ class Layout : public ::testing::Test {
     }
   }
 
-  AppState state;
-  Ui ui{state};
   std::vector<ItemBox> items;
   std::vector<PlacedText> texts;
   float theme_px = 0;

@@ -18,36 +18,8 @@
 namespace attn {
 namespace {
 
-class LessonGui : public ::testing::Test {
+class LessonGui : public test::HeadlessApp {
  protected:
-  void SetUp() override { test::create_headless_imgui(ui); }
-  void TearDown() override { ImGui::DestroyContext(); }
-
-  void frame() {
-    ImGuiIO& io = ImGui::GetIO();
-    io.DeltaTime = 1.0f / 60;
-    if (built_px != ui.settings.font_px) {
-      load_fonts(ui, ui.settings.font_px);
-      built_px = ui.settings.font_px;
-    }
-    state.poll();
-    ImGui::NewFrame();
-    draw_app(ui);
-    ImGui::Render();
-    ASSERT_NE(ImGui::GetDrawData(), nullptr);
-  }
-  void frames(int n) {
-    for (int i = 0; i < n; ++i) frame();
-  }
-  void press(ImGuiKey k) {
-    ImGuiIO& io = ImGui::GetIO();
-    const int key = ImGui::GetKeyIndex(k);
-    io.KeysDown[key] = true;
-    frame();
-    io.KeysDown[key] = false;
-    frame();
-  }
-
   // The app shows what the step asks for (the pipeline strip folds the inputs and head_contrib
   // into its own stages).
   void expect_step_shown(const LessonStep& s) {
@@ -110,19 +82,15 @@ class LessonGui : public ::testing::Test {
       EXPECT_EQ(p.step_index(), k);
       expect_step_shown(p.step());
       answer_both_ways(p);
-      if (k + 1 < p.step_count()) press(ImGuiKey_PageDown);
+      if (k + 1 < p.step_count()) press(ImGui::GetKeyIndex(ImGuiKey_PageDown));
     }
     EXPECT_EQ(p.correct_count(), p.question_count());
     // Page Up goes back and shows the step before.
-    press(ImGuiKey_PageUp);
+    press(ImGui::GetKeyIndex(ImGuiKey_PageUp));
     EXPECT_EQ(p.step_index(), std::max(0, p.step_count() - 2));
     frames(2);
     expect_step_shown(p.step());
   }
-
-  AppState state;
-  Ui ui{state};
-  float built_px = 20.0f;
 };
 
 TEST_F(LessonGui, TheWholeCoursePlaysAndEveryQuestionChecks) {
@@ -191,7 +159,7 @@ TEST_F(LessonGui, TheWorksheetDialogPrintsTheOpenLessonsQuestions) {
     ui.path_dialog = "worksheet";
     ui.path_buffer = pdf;
     frames(2);
-    press(ImGuiKey_Enter);
+    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
     ASSERT_TRUE(ui.export_job.running()) << ui.dialog_error;
     ui.export_job.wait();
     frames(2);

@@ -17,7 +17,7 @@ namespace {
 
 const char* kText = "the teacher shows the heads. the teacher shows the heads.";
 
-class LmGui : public ::testing::Test {
+class LmGui : public test::HeadlessApp {
  protected:
   static void SetUpTestSuite() {
     test::TestModelSpec spec;
@@ -28,19 +28,7 @@ class LmGui : public ::testing::Test {
     test::write_test_model(test::make_test_model(spec), *folder);
   }
   static void TearDownTestSuite() { delete folder; }
-  void SetUp() override { test::create_headless_imgui(ui); }
-  void TearDown() override { ImGui::DestroyContext(); }
 
-  void frame() {
-    ImGui::GetIO().DeltaTime = 1.0f / 60;
-    state.poll();
-    ImGui::NewFrame();
-    draw_app(ui);
-    ImGui::Render();
-  }
-  void frames(int n) {
-    for (int i = 0; i < n; ++i) frame();
-  }
   void open_model() {
     GuiOptions o;
     o.model = *folder;
@@ -51,8 +39,6 @@ class LmGui : public ::testing::Test {
   }
 
   static std::string* folder;
-  AppState state;
-  Ui ui{state};
 };
 std::string* LmGui::folder;
 

@@ -19,22 +19,11 @@
 namespace attn {
 namespace {
 
-class LmTrainGui : public ::testing::Test {
+class LmTrainGui : public test::HeadlessApp {
  protected:
   void SetUp() override {
-    test::create_headless_imgui(ui);
+    HeadlessApp::SetUp();
     ASSERT_TRUE(state.load_example("fear-is-the"));
-  }
-  void TearDown() override { ImGui::DestroyContext(); }
-  void frame() {
-    ImGui::GetIO().DeltaTime = 1.0f / 60;
-    state.poll();
-    ImGui::NewFrame();
-    draw_app(ui);
-    ImGui::Render();
-  }
-  void frames(int n) {
-    for (int i = 0; i < n; ++i) frame();
   }
   // Frames until `done` or 60 s.
   template <typename F>
@@ -47,8 +36,6 @@ class LmTrainGui : public ::testing::Test {
     }
     return false;
   }
-  AppState state;
-  Ui ui{state};
 };
 
 lm::TrainOptions tiny() {

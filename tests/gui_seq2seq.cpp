@@ -21,26 +21,17 @@
 namespace attn {
 namespace {
 
-class Seq2seqWindow : public ::testing::Test {
+class Seq2seqWindow : public test::HeadlessApp {
  protected:
   void SetUp() override {
-    test::create_headless_imgui(ui);
+    HeadlessApp::SetUp();
     ui.show_seq2seq = true;
     // As in the app, the attention panels behind the seq2seq window show a scenario.
     ASSERT_TRUE(state.load_example("fear-is-the"));
   }
   void TearDown() override {
     if (ui.seq2seq) ui.seq2seq->live.cancel();
-    ImGui::DestroyContext();
-  }
-  void frames(int n) {
-    for (int i = 0; i < n; ++i) {
-      state.poll();
-      ImGui::NewFrame();
-      draw_app(ui);
-      ImGui::Render();
-      ASSERT_NE(ImGui::GetDrawData(), nullptr);
-    }
+    HeadlessApp::TearDown();
   }
   int find(const std::string& name) {
     for (size_t i = 0; i < ui.seq2seq->files.size(); ++i)
@@ -50,9 +41,6 @@ class Seq2seqWindow : public ::testing::Test {
         return static_cast<int>(i);
     return -1;
   }
-
-  AppState state;
-  Ui ui{state};
 };
 
 TEST_F(Seq2seqWindow, TranslatesStepsAndComparesSideBySide) {

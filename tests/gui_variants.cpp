@@ -12,25 +12,13 @@
 namespace attn {
 namespace {
 
-class VariantViews : public ::testing::Test {
+class VariantViews : public test::HeadlessApp {
  protected:
-  void SetUp() override { test::create_headless_imgui(ui); }
-  void TearDown() override { ImGui::DestroyContext(); }
-
-  void frame() {
-    ImGui::GetIO().DeltaTime = 1.0f / 60;
-    state.poll();
-    ImGui::NewFrame();
+  void before_app() override {
     ImGui::SetNextWindowPos({2000, 0});  // off screen: drawn, not overlapping
     ImGui::Begin("variants-test");
     draw_variants_panel(ui);
     ImGui::End();
-    draw_app(ui);
-    ImGui::Render();
-    ASSERT_NE(ImGui::GetDrawData(), nullptr);
-  }
-  void frames(int n) {
-    for (int i = 0; i < n; ++i) frame();
   }
   void every_stage() {
     for (const StageInfo& s : state.stages()) {
@@ -38,9 +26,6 @@ class VariantViews : public ::testing::Test {
       frames(2);
     }
   }
-
-  AppState state;
-  Ui ui{state};
 };
 
 TEST_F(VariantViews, TheExamplesOpenOnTheirStagesAndDraw) {

@@ -1108,7 +1108,7 @@ TEST(ExportApi, ReportsBadOptions) {
   o.head = 1;
   std::string bytes, error;
   EXPECT_FALSE(render_heatmap(t, o, ImageFormat::kPng, bytes, error));
-  EXPECT_NE(error.find("--head"), std::string::npos) << error;
+  EXPECT_EQ(error.rfind("head: ", 0), 0u) << error;
   o.head = 0;
   EXPECT_TRUE(render_heatmap(t, o, ImageFormat::kPng, bytes, error)) << error;
   EXPECT_EQ(bytes.rfind("\x89PNG", 0), 0u);

@@ -93,7 +93,11 @@ TEST(LessonParse, EveryMalformedFieldIsNamedWithFileAndStep) {
        "step 1 (“Scores”): stage: unknown stage 'softmax'"},
       {[](json& j) { j["steps"][0]["head"] = 1; },
        "step 1 (“Scores”): head: head 1 is out of range"},
-      {[](json& j) { j["steps"][0]["head"] = -1; }, "step 1 (“Scores”): head: expected an integer"},
+      {[](json& j) { j["steps"][0]["head"] = -1; },
+       "step 1 (“Scores”): head: expected an integer >= 0, got -1"},
+      // The same words as a scenario's errors: what was found, with the string's text.
+      {[](json& j) { j["steps"][0]["head"] = "two"; },
+       "step 1 (“Scores”): head: expected an integer, got a string \"two\""},
       {[](json& j) { j["steps"][0]["select"] = {5}; },
        "step 1 (“Scores”): select[0]: query 5 is out of range"},
       {[](json& j) {

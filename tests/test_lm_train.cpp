@@ -392,7 +392,7 @@ TEST(LmLive, PauseHoldsAndCancelStops) {
   EXPECT_TRUE(x.cancelled);
   s.train.n_embd = 15;
   EXPECT_FALSE(t.start(s, error));
-  EXPECT_NE(error.find("--embd"), std::string::npos) << error;
+  EXPECT_EQ(error.rfind("n_embd: ", 0), 0u) << error;
 }
 
 TEST(LmLive, AFailureEndsTheRunWithItsMessage) {

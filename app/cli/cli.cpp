@@ -54,7 +54,10 @@ Scenario load_scenario_source(const ScenarioSource& src) {
     throw CliError{kExitUsage,
                    "one of --example NAME, --scenario FILE or --model M --text T is required"};
   }
-  if (!s) throw CliError{kExitUsage, error};
+  if (!s) {
+    if (error.rfind("example:", 0) == 0) error += "; 'attention-lab examples' lists them";
+    throw CliError{kExitUsage, name_fields(error, {{"example", "--example"}})};
+  }
   return std::move(*s);
 }
 

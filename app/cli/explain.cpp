@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "attention/format.h"
 #include "attention/scenario.h"
 #include "backends/backend.h"
 #include "backends/compute.h"
@@ -75,7 +76,12 @@ void register_explain(CLI::App& app, Action& action) {
       std::string text = opts->online_block
                              ? explain_online_softmax(trace, request, *opts->online_block, error)
                              : explain(trace, request, error);
-      if (!error.empty()) throw CliError{kExitUsage, error};
+      if (!error.empty())
+        throw CliError{kExitUsage, name_fields(error, {{"query", "--query"},
+                                                       {"head", "--head"},
+                                                       {"key", "--key"},
+                                                       {"step", "--step"},
+                                                       {"online_softmax", "--online-softmax"}})};
       std::cout << text;
       return kExitOk;
     };

@@ -88,7 +88,12 @@ void register_export(CLI::App& app, Action& action) {
       AttentionTrace trace = compute_scenario_trace(s, *backend);
       o.step = a->all_stages ? trace.steps.front().id : stage_in_trace_or_throw(a->step, trace);
       std::string error = check_heatmap_options(trace, o);
-      if (!error.empty()) throw CliError{kExitUsage, error};
+      if (!error.empty())
+        throw CliError{kExitUsage, name_fields(error, {{"step", "--step"},
+                                                       {"head", "--head"},
+                                                       {"colormap", "--colormap"},
+                                                       {"width", "--width"},
+                                                       {"annotate", "--annotate"}})};
       std::vector<std::string> warnings;
       render_image_or_throw(
           files, index, a->out, "--out", [&](ImageFormat f, std::string& bytes, std::string& e) {

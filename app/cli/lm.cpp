@@ -29,7 +29,7 @@ namespace {
 lm::Model load_model_or_throw(const std::string& arg) {
   std::string error;
   const std::string folder = lm::resolve_model_folder(arg, error);
-  if (folder.empty()) throw CliError{kExitUsage, error};
+  if (folder.empty()) throw CliError{kExitUsage, name_fields(error, {{"model", "--model"}})};
   lm::Model m;
   if (!lm::load_model(folder, m, error)) throw CliError{kExitUsage, error};
   return m;
@@ -309,7 +309,7 @@ int run_bench(const BenchArgs& a) {
     }
   } else {
     folder = lm::resolve_model_folder(a.model, error);
-    if (folder.empty()) throw CliError{kExitUsage, error};
+    if (folder.empty()) throw CliError{kExitUsage, name_fields(error, {{"model", "--model"}})};
   }
   auto t0 = std::chrono::steady_clock::now();
   lm::Model m;

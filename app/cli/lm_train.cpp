@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "attention/format.h"
 #include "cli/cli.h"
 #include "cli/interrupt.h"
 #include "io/atomic_file.h"
@@ -70,12 +71,21 @@ int run_train(TrainArgs& a) {
   if (!lm::parse_lr_schedule(a.schedule, o.schedule))
     throw CliError{kExitUsage,
                    "--schedule: expected cosine, linear or constant, got '" + a.schedule + "'"};
-  if (const std::string e = lm::check_train_options(o); !e.empty()) throw CliError{kExitUsage, e};
+  // The options' fields by the flags that set them.
+  const FieldNames flags = {{"n_layer", "--layers"},        {"n_head", "--heads"},
+                            {"n_embd", "--embd"},           {"context", "--context"},
+                            {"batch", "--batch"},           {"steps", "--steps"},
+                            {"warmup", "--warmup"},         {"lr", "--lr"},
+                            {"min_lr_ratio", "--min-lr"},   {"weight_decay", "--weight-decay"},
+                            {"threads", "--threads"},       {"eval_every", "--eval-every"},
+                            {"repeat_min", "--repeat-min"}, {"repeat_max", "--repeat-max"}};
+  if (const std::string e = lm::check_train_options(o); !e.empty())
+    throw CliError{kExitUsage, name_fields(e, flags)};
   if (a.data != "induction" && (a.repeat_min || a.repeat_max))
     throw CliError{kExitUsage, "--repeat-min/--repeat-max: only with --data induction"};
   if (const std::string e = lm::check_repeat_range(a.repeat_min, a.repeat_max, o.context);
       !e.empty())
-    throw CliError{kExitUsage, e};
+    throw CliError{kExitUsage, name_fields(e, flags)};
   if (a.data != "text" && !a.corpus.empty())
     throw CliError{kExitUsage, "--corpus: only with --data text"};
   {  // Fail now, not after the first interval, when the folder cannot be written.

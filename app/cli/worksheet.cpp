@@ -122,7 +122,8 @@ void register_worksheet(CLI::App& app, Action& action) {
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
       const AttentionTrace trace = compute_scenario_trace(s, *backend);
       std::string error = check_worksheet(trace, o);
-      if (!error.empty()) throw CliError{kExitUsage, error};
+      if (!error.empty())
+        throw CliError{kExitUsage, name_fields(error, {{"head", "--head"}, {"paper", "--paper"}})};
       render_image_or_throw(files, out_index, a->out, "--out",
                             [&](ImageFormat, std::string& bytes, std::string& e) {
                               return render_worksheet(trace, o, bytes, e);

@@ -1,8 +1,11 @@
-// A line chart with its axes drawn in: tick values on both axes, axis titles, and a legend below
-// that wraps instead of running off the panel (the seq2seq loss curve and the bottleneck chart).
+// The app's one line-chart widget: tick values on both axes, axis titles, a legend below that
+// wraps instead of running off the panel, and optionally a title, lines over arbitrary x (training
+// steps, sequence lengths) with labels at their ends, dashes, and a shaded band (the seq2seq loss
+// curve, the bottleneck and Linformer charts, the training views, the score timings).
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gui/ui.h"
@@ -10,9 +13,18 @@
 namespace attn {
 
 struct ChartSeries {
-  std::string name;  // "" = not in the legend
-  std::vector<float> y;
-  ImU32 colour = IM_COL32(31, 119, 180, 255);
+  // {name, y, colour} as the charts over point indices write it; the rest set by name.
+  ChartSeries(std::string name_ = "", std::vector<float> y_ = {},
+              ImU32 colour_ = IM_COL32(31, 119, 180, 255))
+      : name(std::move(name_)), y(std::move(y_)), colour(colour_) {}
+  std::string name;      // "" = not in the legend
+  std::vector<float> y;  // point k at x_first + k·x_step
+  ImU32 colour;
+  // Or, when y is empty, (x, y) points in x order on an axis from 0 to ChartSpec::x_max.
+  std::vector<ImVec2> points;
+  float thickness = 2.0f;
+  bool dashed = false;
+  std::string end_label;  // written right of the plot, level with the line's end
 };
 
 struct ChartSpec {
@@ -23,11 +35,16 @@ struct ChartSpec {
   float y_min = 0, y_max = -1;  // y_max < y_min: from the data
   bool y_percent = false;       // values 0..1 shown as 0%..100%
   ImVec2 size{0, 0};            // 0 = the rest of the window's width; height required
+  std::string title;            // above the plot, wrapped to its width
+  float x_max = 1;              // the last x of the points' axis
+  bool band = false;            // a shaded range of x (with points)
+  float band_from = 0, band_to = 0;
+  std::string band_label;
+  // At least this much room right of the plot for end labels, and left of it for the values:
+  // charts stacked with the same values keep their x axes aligned whichever labels they show.
+  float label_room = 0, value_room = 0;
 };
 
 void draw_line_chart(Ui& ui, const ChartSpec& spec);
-
-// Round tick values covering [lo, hi]: steps of 1, 2 or 5 × 10^k, about `count` of them.
-std::vector<double> nice_ticks(double lo, double hi, int count);
 
 }  // namespace attn

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "attention/format.h"
 #include "gui/gui.h"
 #include "gui/lesson_player.h"
 #include "gui/panel_lm.h"
@@ -92,6 +93,9 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     if (error.size() > suffix.size() &&
         error.compare(error.size() - suffix.size(), suffix.size(), suffix) == 0)
       error.erase(error.size() - suffix.size());
+    // The options came from the command line: name its flag, as the other subcommands do.
+    if (error.rfind("example:", 0) == 0) error += "; 'attention-lab examples' lists them";
+    error = name_fields(error, {{"example", "--example"}});
     return false;
   }
   if (!o.backend.empty()) {

@@ -18,6 +18,7 @@
 #include "gui/stage_motion.h"
 #include "render/color_scale.h"
 #include "render/colormap.h"
+#include "render/ticks.h"
 
 namespace attn {
 namespace {
@@ -163,10 +164,8 @@ std::vector<ColorTick> bar_ticks(const ColorScale& scale) { return colorbar_tick
 // rounded up to 1, 2 or 5 × 10^k so a long sequence reads 0, 50, 100, ... rather than 0, 37, 74.
 int label_step(float need) {
   if (!(need > 1.0f)) return 1;
-  for (int mag = 1; mag <= 100000000; mag *= 10)
-    for (int f : {1, 2, 5})
-      if (static_cast<float>(f * mag) >= need) return f * mag;
-  return std::numeric_limits<int>::max();
+  if (need > 5e8f) return std::numeric_limits<int>::max();
+  return static_cast<int>(std::lround(nice_step(need)));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Each stage's formula in index notation (003: repeated indices are summed, Einstein style), as
+// Each stage's formula in index notation (repeated indices are summed, Einstein style), as
 // the heatmap panel writes it beside the formula, and the same form with the hovered cell's
 // indices put in. Plain text: no ImGui here.
 #pragma once

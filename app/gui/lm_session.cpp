@@ -26,8 +26,8 @@ bool LmSession::open(const std::string& folder_or_name) {
   std::string error;
   const std::string folder = lm::resolve_model_folder(folder_or_name, error);
   if (folder.empty()) {
-    // The resolver speaks of the command line's flag; the app has no flags.
-    error_ = error.rfind("--model: ", 0) == 0 ? error.substr(9) : error;
+    // The resolver names the field; the app's model picker says what it is without it.
+    error_ = error.rfind("model: ", 0) == 0 ? error.substr(7) : error;
     return false;
   }
   if (load_.running()) load_.wait();

@@ -32,8 +32,8 @@ void handle_click(Ui& ui, StageId stage, const HeatmapEvent& ev) {
     st.select_row(ev.row);
 }
 
-// The stage's formula in index notation (003), with the hovered cell's indices put in, and the
-// shapes behind each index letter in a section that opens on demand.
+// The stage's formula in index notation (Einstein summation), with the hovered cell's indices put
+// in, and the shapes behind each index letter in a section that opens on demand.
 void draw_index_form(Ui& ui, StageId id, int h, int g, bool room) {
   // Presentation mode keeps the height for the cells (the numbers must stay readable).
   if (room) return;

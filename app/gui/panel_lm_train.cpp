@@ -14,8 +14,9 @@
 #include <cstdio>
 #include <string>
 
+#include "attention/format.h"
+#include "gui/chart_widget.h"
 #include "gui/heatmap_widget.h"
-#include "gui/line_chart.h"
 #include "gui/panel_lm.h"
 #include "io/atomic_file.h"
 
@@ -130,10 +131,14 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
     if (ImGui::Button(s.finished || s.cancelled ? "Train again" : "Train") || autostart) {
       p.live.set_paused(false);
       p.error.clear();
+      // An error names the options' fields: say them by the labels of the controls above.
       if (p.live.start(p.setup, p.error))
         p.collapse_settings = true;
       else
-        p.error = "Cannot train: " + p.error;
+        p.error = "Cannot train: " + name_fields(p.error, {{"n_layer", "layers"},
+                                                           {"n_head", "heads"},
+                                                           {"n_embd", "width"},
+                                                           {"lr", "learning rate"}});
     }
   } else {
     if (ImGui::Button(s.paused ? "Resume" : "Pause")) p.live.set_paused(!s.paused);
@@ -201,12 +206,15 @@ void draw_status(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   }
 }
 
-void draw_charts(const lm::LiveSnapshot& s, float width, float height) {
+void draw_charts(Ui& ui, const lm::LiveSnapshot& s, float width, float height) {
   const lm::Config& c = s.config;
   const float h = std::max(ImGui::GetFontSize() * 6, height / 3 - ImGui::GetStyle().ItemSpacing.y);
   auto base = [&](const char* title) {
     lm::PhaseChange ph = s.phase;
-    LineChart ch;
+    ChartSpec ch;
+    ch.size = {width, h};
+    ch.y_min = 0;
+    ch.y_max = 1;
     ch.title = title;
     ch.x_max = static_cast<float>(s.steps);
     ch.band = ph.found;
@@ -215,53 +223,53 @@ void draw_charts(const lm::LiveSnapshot& s, float width, float height) {
     ch.band_label = ph.found ? "phase change" : "";
     // Room for the widest label any of the three may show, so their step axes line up.
     ch.label_room = ImGui::CalcTextSize("in-context").x;
+    ch.value_room = ImGui::CalcTextSize("0.00").x;
     return ch;
   };
   {
-    LineChart ch = base("Loss: every batch (grey) and held out (blue)");
-    ChartLine batch, held;
-    batch.color = IM_COL32(150, 150, 150, 200);
+    ChartSpec ch = base("Loss: every batch (grey) and held out (blue)");
+    ChartSeries batch, held;
+    batch.colour = IM_COL32(150, 150, 150, 200);
     batch.thickness = 1.0f;
     for (size_t i = 0; i < s.step_loss.size(); ++i)
       batch.points.push_back({static_cast<float>(i + 1), s.step_loss[i]});
-    held.color = IM_COL32(31, 119, 180, 255);
+    held.colour = IM_COL32(31, 119, 180, 255);
     held.thickness = 2.5f;
-    held.label = "held out";
+    held.end_label = "held out";
     float top = 1;
     for (const lm::EvalPoint& e : s.history) {
       held.points.push_back({static_cast<float>(e.step), static_cast<float>(e.heldout_loss)});
       top = std::max(top, static_cast<float>(e.heldout_loss));
     }
     ch.y_max = std::ceil(top);
-    ch.lines = {batch, held};
-    draw_line_chart(ch, {width, h});
+    ch.series = {batch, held};
+    draw_line_chart(ui, ch);
   }
   for (int kind = 0; kind < 2; ++kind) {
-    LineChart ch = base(kind == 0 ? "Induction score of every head; in-context accuracy (black)"
+    ChartSpec ch = base(kind == 0 ? "Induction score of every head; in-context accuracy (black)"
                                   : "Previous-token score of every head");
     for (int i = 0; i < c.n_layer * c.n_head; ++i) {
-      ChartLine l;
-      l.color = lm_head_color(i);
+      ChartSeries l;
+      l.colour = lm_head_color(i);
       l.thickness = 2.0f;
       for (const lm::EvalPoint& e : s.history) {
         const lm::HeadScores& hs = e.heads[static_cast<size_t>(i)];
         l.points.push_back({static_cast<float>(e.step),
                             static_cast<float>(kind == 0 ? hs.induction : hs.previous)});
       }
-      if (!l.points.empty() && l.points.back().y >= 0.2f) l.label = head_label(c, i);
-      ch.lines.push_back(std::move(l));
+      if (!l.points.empty() && l.points.back().y >= 0.2f) l.end_label = head_label(c, i);
+      ch.series.push_back(std::move(l));
     }
     if (kind == 0) {
-      ChartLine acc;
-      acc.color = ImGui::GetColorU32(ImGuiCol_Text);
+      ChartSeries acc;
+      acc.colour = ImGui::GetColorU32(ImGuiCol_Text);
       acc.thickness = 2.5f;
-      acc.label = "in-context";
+      acc.end_label = "in-context";
       for (const lm::EvalPoint& e : s.history)
         acc.points.push_back({static_cast<float>(e.step), static_cast<float>(e.icl_accuracy)});
-      ch.lines.push_back(std::move(acc));
+      ch.series.push_back(std::move(acc));
     }
-    ch.percent = false;
-    draw_line_chart(ch, {width, h});
+    draw_line_chart(ui, ch);
   }
 }
 
@@ -427,7 +435,7 @@ void draw_lm_train_panel(Ui& ui) {
   const float left_w = std::round(avail.x * 0.42f);
   ImGui::BeginChild("lm-train-charts", {left_w, 0}, false);
   if (!s.history.empty())
-    draw_charts(s, ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y);
+    draw_charts(ui, s, ImGui::GetContentRegionAvail().x, ImGui::GetContentRegionAvail().y);
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("lm-train-heads", {0, 0}, false);

@@ -1,5 +1,5 @@
 // The score-function window: Bahdanau's additive score against the scaled dot product, the
-// seed's efficiency claim ("Comparative Analysis" of 002) measured on this machine. "Measure"
+// efficiency claim of Vaswani et al., 2017 (§3.2.1) measured on this machine. "Measure"
 // times the scores stage of both for growing n and d on a worker thread (the window keeps
 // drawing and shows how far it is); the table and the chart of milliseconds against n follow.
 #include <imgui.h>
@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "backends/score_compare.h"
-#include "gui/line_chart.h"
+#include "gui/chart_widget.h"
 #include "gui/panel_experiments.h"
 #include "gui/ui.h"
 
@@ -52,11 +52,18 @@ void draw_table(const std::vector<ScoreTiming>& rows) {
 }
 
 // Milliseconds against n at d = 64: the rows of the grid that vary n.
-void draw_chart(const std::vector<ScoreTiming>& rows, float width) {
-  LineChart chart;
+void draw_chart(Ui& ui, const std::vector<ScoreTiming>& rows, float width) {
+  ChartSpec chart;
   chart.title = "scores stage, ms against n (d = 64)";
-  ChartLine dot{{}, kDot, 2.5f, false, "dot"}, add{{}, kAdd, 2.5f, false, "additive"},
-      eq{{}, kEqual, 2.0f, true, "additive, same FLOPs"};
+  auto line = [](ImU32 colour, float thickness, bool dashed, const char* label) {
+    ChartSeries s("", {}, colour);
+    s.thickness = thickness;
+    s.dashed = dashed;
+    s.end_label = label;
+    return s;
+  };
+  ChartSeries dot = line(kDot, 2.5f, false, "dot"), add = line(kAdd, 2.5f, false, "additive"),
+              eq = line(kEqual, 2.0f, true, "additive, same FLOPs");
   float y_max = 0, x_max = 1;
   for (const ScoreTiming& t : rows) {
     if (t.c.d != 64) continue;
@@ -68,10 +75,12 @@ void draw_chart(const std::vector<ScoreTiming>& rows, float width) {
   }
   if (dot.points.size() < 2) return;
   chart.x_max = x_max;
+  chart.y_min = 0;
   chart.y_max = y_max * 1.1f;
-  chart.lines = {dot, add, eq};
+  chart.series = {dot, add, eq};
   const float fs = ImGui::GetFontSize();
-  draw_line_chart(chart, {width, std::clamp(width * 0.3f, fs * 10, fs * 16)});
+  chart.size = {width, std::clamp(width * 0.3f, fs * 10, fs * 16)};
+  draw_line_chart(ui, chart);
 }
 
 }  // namespace
@@ -127,7 +136,7 @@ void draw_scores_panel(Ui& ui) {
     ImGui::Spacing();
     draw_table(rows);
     ImGui::Spacing();
-    draw_chart(rows, ImGui::GetContentRegionAvail().x);
+    draw_chart(ui, rows, ImGui::GetContentRegionAvail().x);
     if (!p.running() && static_cast<int>(rows.size()) == total) {
       int slower = 0, slower_equal = 0;
       for (const ScoreTiming& t : rows) {

@@ -39,7 +39,7 @@ void draw_beyond_masks_controls(Ui& ui) {
     });
   same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
-      "Linformer (002, \"Linear Attention\"): E and F of shape (k, n) mix the n keys and values "
+      "Linformer (Wang et al., 2020): E and F of shape (k, n) mix the n keys and values "
       "into k virtual keys, so each query compares itself with k rows: O(n·k) instead of O(n²). "
       "Masks that name key positions do not apply once keys are mixed.");
   if (lin) {
@@ -58,7 +58,8 @@ void draw_beyond_masks_controls(Ui& ui) {
     ui.defer([&st, conv] { st.set_kq_conv(conv ? preset_kernel(1, 5, true) : Matrix()); });
   same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
-      "Multi-Token Attention (000): before the softmax, each score becomes Σ θ[a, b]·S[i − a, "
+      "Multi-Token Attention (Golovneva et al., 2025): before the softmax, each score becomes Σ "
+      "θ[a, b]·S[i − a, "
       "j − b + c_k/2 (rounded down)], a weighted sum over the query and the c_q − 1 before it and "
       "over keys "
       "around j, so two words close together can win where one query–key pair cannot.");
@@ -112,7 +113,8 @@ void draw_beyond_masks_controls(Ui& ui) {
       ui.defer([&st, mix, H] { st.set_head_mix(mix ? H : 0, 0.5f); });
     same_line_if_fits(ImGui::CalcTextSize("(?)").x);
     help_marker(
-        "Multi-Token Attention (000): after the softmax, the weights of head g·c_h + a become "
+        "Multi-Token Attention (Golovneva et al., 2025): after the softmax, the weights of head "
+        "g·c_h + a become "
         "Σ_b M[g, a, b]·weights[g·c_h + b]: heads in groups of c_h share what they found. Here "
         "M = (1 − s)·I + s/c_h.");
     if (mix) {

@@ -73,4 +73,33 @@ std::string printable_text(const std::string& s) {
   return out;
 }
 
+namespace {
+
+bool is_word_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-';
+}
+
+}  // namespace
+
+std::string name_fields(const std::string& message, const FieldNames& names) {
+  std::string out = message;
+  for (const auto& [field, words] : names) {
+    if (field.empty()) continue;
+    if (out.compare(0, field.size() + 1, field + ":") == 0) out.replace(0, field.size(), words);
+    if (field.find('_') == std::string::npos) continue;
+    // Whole words only: "n_head" inside "n_heads" or "kv_n_head" is another name.
+    for (size_t at = out.find(field); at != std::string::npos; at = out.find(field, at)) {
+      const size_t end = at + field.size();
+      if ((at > 0 && is_word_char(out[at - 1])) || (end < out.size() && is_word_char(out[end]))) {
+        at = end;
+        continue;
+      }
+      out.replace(at, field.size(), words);
+      at += words.size();
+    }
+  }
+  return out;
+}
+
 }  // namespace attn

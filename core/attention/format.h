@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace attn {
 
@@ -14,5 +16,13 @@ std::string format_fixed(double x, int decimals, bool unicode = false);
 // terminal: control characters (C0 including newline, DEL, and U+0080..U+009F) and bytes that are
 // not UTF-8 become "\xHH"; printable UTF-8 is kept as it is.
 std::string printable_text(const std::string& s);
+
+// The engine's messages name the fields they are about ("n_embd: 48 is not a positive multiple
+// of n_head 5"); each front end says them in its own words: the command line its flags, the app
+// the labels of its controls. Each (field, words) pair replaces the field where the message
+// opens with "field:" and, for a field spelt with '_' (never an ordinary word), wherever it
+// stands as a whole word.
+using FieldNames = std::vector<std::pair<std::string, std::string>>;
+std::string name_fields(const std::string& message, const FieldNames& names);
 
 }  // namespace attn

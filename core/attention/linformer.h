@@ -1,4 +1,4 @@
-// Linformer (002, "Linear Attention"; Wang et al. 2020): projections E and F of shape (k, n_k) map
+// Linformer (Wang et al., 2020): projections E and F of shape (k, n_k) map
 // the keys and values to k rows, K̃ = E·K and Ṽ = F·V, and every query attends to those k
 // "virtual keys": O(n·k) cells instead of O(n²).
 #pragma once

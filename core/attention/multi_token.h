@@ -1,4 +1,4 @@
-// Multi-Token Attention (000; Golovneva et al. 2025), exactly as cli.md defines it: the
+// Multi-Token Attention (Golovneva et al., 2025), exactly as cli.md defines it: the
 // pre-softmax key–query convolution of the score map, so neighbouring queries and keys shape each
 // weight, and the post-softmax mixing of the weights of groups of heads.
 #pragma once

@@ -62,7 +62,8 @@ void add_scenario_steps(const Scenario& s, AttentionTrace& t) {
     contrib.heads.push_back(out[h] * pr.w_o.middleRows(h * d_v, d_v));
     contrib.kv_head.push_back(t.kv_head_of[h]);
   }
-  // The two forms of 004 (concatenate then project; project per head then sum) must agree.
+  // The two forms of Elhage et al., 2021 (concatenate then project; project per head then sum)
+  // must agree.
   Matrix summed = Matrix::Zero(projected.rows(), projected.cols());
   for (const Matrix& c : contrib.heads) summed += c;
   summed.rowwise() += b;

@@ -12,7 +12,8 @@
 
 namespace attn {
 
-// Multi-head attention from token embeddings (Q = X·W_Q, as in 003's Q^{hia} = X^{ib} W_Q^{hba}).
+// Multi-head attention from token embeddings (Q = X·W_Q; in index notation Q^{hia} = X^{ib}
+// W_Q^{hba}).
 struct ProjectionSpec {
   Matrix x;       // (n_q, d_model): the query-side tokens
   Matrix x_kv;    // (n_k, d_model): the key/value-side tokens; empty (0x0) = self-attention on x

@@ -7,7 +7,7 @@
 
 namespace attn {
 
-// Linformer (002, "Linear Attention"): K̃ = E·K and Ṽ = F·V per key/value head, so every query
+// Linformer (Wang et al., 2020): K̃ = E·K and Ṽ = F·V per key/value head, so every query
 // attends to k "virtual keys", mixtures of the n_k positions.
 struct LinformerSpec {
   HeadStack e, f;  // both empty, or 1 (shared) or H_kv matrices (k, n_k) each
@@ -18,7 +18,7 @@ struct LinformerSpec {
   const Matrix& f_of(int g) const { return f[f.size() == 1 ? 0 : static_cast<size_t>(g)]; }
 };
 
-// Multi-Token Attention (000; Golovneva et al. 2025).
+// Multi-Token Attention (Golovneva et al., 2025).
 struct MultiTokenSpec {
   // Pre-softmax key–query convolution: empty, 1 (shared) or H kernels θ of shape (c_q, c_k).
   HeadStack kq_conv;

@@ -53,7 +53,7 @@ class AutoBackend : public Backend {
   void warn(const std::string& why) {
     if (warned_) return;
     warned_ = true;
-    std::cerr << "warning: " << why << "\nwarning: --backend auto: using the CPU backend instead\n";
+    std::cerr << "warning: " << why << "\nwarning: backend auto: using the CPU backend instead\n";
   }
 
   std::unique_ptr<Backend> opencl_, cpu_;
@@ -78,7 +78,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name, std::string& erro
     // No device at all is the ordinary case for auto; a device that failed is worth a word.
     std::string none;
     if (!opencl && !list_opencl_devices(none).empty())
-      std::cerr << "warning: " << why << "\nwarning: --backend auto: using the CPU backend\n";
+      std::cerr << "warning: " << why << "\nwarning: backend auto: using the CPU backend\n";
     return std::make_unique<AutoBackend>(std::move(opencl));
   }
   error = "unknown backend '" + name + "'; expected cpu, opencl or auto";

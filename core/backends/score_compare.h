@@ -1,4 +1,4 @@
-// The seed's efficiency claim measured ("Comparative Analysis" of 002: the dot product is faster
+// The efficiency claim of Vaswani et al., 2017 (§3.2.1) measured (the dot product is faster
 // because it is one matrix product): the scores stage of one head timed as the dot product Q·Kᵀ
 // and as Bahdanau's additive score vᵀ tanh(W_q q + W_k k), with d_a = d as usually set and with
 // d_a chosen so both count the same floating-point operations. Used by `bench --compare-scores`

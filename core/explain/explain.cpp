@@ -78,7 +78,7 @@ std::vector<Stage> stages_for(const AttentionTrace& t, std::optional<StageId> st
   if (t.find(StageId::kConcat)) all.push_back(kOutProjection);
   if (!step) return all;
   if (!t.find(*step)) {
-    error = "--step: no step '" + std::string(stage_name(*step)) +
+    error = "step: no stage '" + std::string(stage_name(*step)) +
             "' in this trace; expected one of " + stage_names(t, false);
     return {};
   }
@@ -110,19 +110,20 @@ std::vector<Stage> stages_for(const AttentionTrace& t, std::optional<StageId> st
   }
 }
 
-std::string range_error(const char* flag, int value, int count, const std::string& what) {
-  return std::string(flag) + ": " + std::to_string(value) + " is out of range; this scenario has " +
-         std::to_string(count) + " " + what + " (valid: 0.." + std::to_string(count - 1) + ")";
+std::string range_error(const char* field, int value, int count, const std::string& what) {
+  return std::string(field) + ": " + std::to_string(value) +
+         " is out of range; this scenario has " + std::to_string(count) + " " + what +
+         " (valid: 0.." + std::to_string(count - 1) + ")";
 }
 
 // The checks every narration makes of its request; "" when it can be narrated.
 std::string check_request(const AttentionTrace& trace, const ExplainRequest& request) {
   if (request.query < 0 || request.query >= trace.n_q)
-    return range_error("--query", request.query, trace.n_q, "query rows");
+    return range_error("query", request.query, trace.n_q, "query rows");
   if (request.head < 0 || request.head >= trace.num_heads)
-    return range_error("--head", request.head, trace.num_heads, "heads");
+    return range_error("head", request.head, trace.num_heads, "heads");
   if (request.key && (*request.key < 0 || *request.key >= trace.n_k))
-    return range_error("--key", *request.key, trace.n_k, "keys");
+    return range_error("key", *request.key, trace.n_k, "keys");
   for (StageId id : kPlainStages)
     if (!trace.find(id))
       return std::string("the trace has no '") + stage_name(id) + "' step to explain";
@@ -131,8 +132,7 @@ std::string check_request(const AttentionTrace& trace, const ExplainRequest& req
                                 ? 0
                                 : trace.step(StageId::kWeights).heads[0].rows();
   if (request.query < trace.first_row || request.query >= trace.first_row + rows)
-    return "--query: " + std::to_string(request.query) +
-           " is not among the rows this trace holds (" +
+    return "query: " + std::to_string(request.query) + " is not among the rows this trace holds (" +
            range_text(trace.first_row, trace.first_row + static_cast<int>(rows) - 1) + ")";
   return "";
 }
@@ -153,21 +153,21 @@ std::string explain_online_softmax(const AttentionTrace& trace, const ExplainReq
   error = check_request(trace, request);
   if (!error.empty()) return "";
   if (block < 1) {
-    error = "--online-softmax: the block size must be at least 1 key (got " +
-            std::to_string(block) + ")";
+    error =
+        "online_softmax: the block size must be at least 1 key (got " + std::to_string(block) + ")";
     return "";
   }
   if (trace.variants.any()) {
     error =
-        "--online-softmax narrates plain attention's softmax; this scenario uses Linformer or "
+        "online_softmax: narrates plain attention's softmax; this scenario uses Linformer or "
         "Multi-Token Attention, whose stages it does not follow (drop the linformer / "
-        "multi_token fields, or explain without --online-softmax)";
+        "multi_token fields, or explain without online_softmax)";
     return "";
   }
   if (request.key || request.step) {
     error =
-        "--online-softmax narrates a whole row's softmax and weighted sum; it cannot be "
-        "combined with --key or --step";
+        "online_softmax: narrates a whole row's softmax and weighted sum; it cannot be "
+        "combined with one key or one stage";
     return "";
   }
   return Narrator(trace, request).run_online(block);

@@ -18,7 +18,7 @@ struct ExplainRequest {
   bool unicode = true;          // √, ×, −∞, ·, subscripts; false = plain ASCII
 };
 
-// Returns the narration, or "" and sets `error` (naming --query/--head/--key) when out of range.
+// Returns the narration, or "" and sets `error` (naming the field: "query: …") when out of range.
 std::string explain(const AttentionTrace& trace, const ExplainRequest& request, std::string& error);
 
 // The request's query row through stages 4 and 5 as FlashAttention computes them: keys in blocks

@@ -1,5 +1,5 @@
-// Why attention divides by √d_k (the footnote of 004): q and k drawn from N(0, 1) give dot
-// products whose variance is d_k, so without the division a softmax row over such scores turns
+// Why attention divides by √d_k (Vaswani et al., 2017, footnote 4): q and k drawn from N(0, 1) give
+// dot products whose variance is d_k, so without the division a softmax row over such scores turns
 // one-hot as d_k grows and its gradient vanishes. This experiment computes that, for
 // `attention-lab experiment sqrt-dk` and the app's "Why √d_k" window.
 #pragma once

@@ -40,7 +40,7 @@ std::vector<ExampleInfo> list_examples() {
 std::optional<Scenario> load_example(const std::string& name, std::string& error) {
   const char* text = embedded_example((name + ".json").c_str());
   if (!text) {
-    error = "--example: unknown example '" + name + "'; 'attention-lab examples' lists them";
+    error = "example: unknown example '" + name + "'";
     return std::nullopt;
   }
   std::optional<Scenario> s = parse_scenario_json(text, "example " + name, error);

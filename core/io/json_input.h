@@ -1,10 +1,12 @@
 // JSON from files a user can supply: the nesting depth is bounded before parsing, because
 // nlohmann::json copies, compares and prints values recursively and a file of 10^5 nested
-// brackets would overflow the stack (docs/robustness.md).
+// brackets would overflow the stack (docs/robustness.md); and the field readers every such file
+// (scenarios, lessons) shares, so their errors name the field in the same words.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace attn {
@@ -23,5 +25,32 @@ inline bool check_json_depth(const std::string& text, int limit, std::string& er
 // Parses `text` after check_json_depth; errors start with `source`: "<source>: invalid JSON: ...".
 std::optional<nlohmann::json> parse_json_input(const std::string& text, const std::string& source,
                                                std::string& error, int max_depth = kMaxJsonDepth);
+
+// A field that is not what it should be: `field` names it ("mask.window", "steps[2].head"; ""
+// for the whole document), `what` says what was expected and what was found.
+struct JsonFieldError {
+  std::string field, what;
+  // "field: what", or just `what` when no field is named.
+  std::string message() const { return field.empty() ? what : field + ": " + what; }
+};
+
+[[noreturn]] inline void throw_field_error(const std::string& field, const std::string& what) {
+  throw JsonFieldError{field, what};
+}
+
+// What a value is, for "expected X, got Y": "null", "a boolean", "a number", "a string \"abc\""
+// (its first 20 bytes), "an array" or "an object".
+std::string json_type_name(const nlohmann::json& j);
+
+// The readers below throw JsonFieldError naming `field`.
+
+// Every key of object `obj` (at `where`) is one of `allowed`: a misspelt field is an error, not
+// silently ignored.
+void check_json_keys(const nlohmann::json& obj, const std::string& where,
+                     const std::set<std::string>& allowed);
+std::string read_json_string(const nlohmann::json& j, const std::string& field);
+// An integer in [lo, hi]; the default hi only keeps it an int.
+constexpr int kJsonIntMax = 1000000000;
+int read_json_int(const nlohmann::json& j, const std::string& field, int lo, int hi = kJsonIntMax);
 
 }  // namespace attn

@@ -20,21 +20,9 @@ namespace {
 
 using nlohmann::json;
 
-struct ParseError {
-  std::string message;
-};
-
+// The readers of io/json_input.h throw the same error.
 [[noreturn]] void fail(const std::string& field, const std::string& what) {
-  throw ParseError{field + ": " + what};
-}
-
-std::string type_name(const json& j) {
-  if (j.is_null()) return "null";
-  if (j.is_boolean()) return "a boolean";
-  if (j.is_number()) return "a number";
-  if (j.is_string()) return "a string \"" + j.get<std::string>().substr(0, 20) + "\"";
-  if (j.is_array()) return "an array";
-  return "an object";
+  throw_field_error(field, what);
 }
 
 float read_number(const json& j, const std::string& field, bool allow_neg_inf) {
@@ -43,7 +31,7 @@ float read_number(const json& j, const std::string& field, bool allow_neg_inf) {
   if (!j.is_number())
     fail(field, "expected a number" +
                     std::string(allow_neg_inf ? " (or null / \"-inf\" for -inf)" : "") + ", got " +
-                    type_name(j));
+                    json_type_name(j));
   double x = j.get<double>();
   if (!std::isfinite(x) || std::abs(x) > std::numeric_limits<float>::max())
     fail(field, "value " + format_value(x) + " is not a finite float");
@@ -52,16 +40,16 @@ float read_number(const json& j, const std::string& field, bool allow_neg_inf) {
 
 Matrix read_matrix(const json& j, const std::string& field, bool allow_neg_inf) {
   if (!j.is_array() || j.empty())
-    fail(field, "expected a non-empty array of rows, got " + type_name(j));
+    fail(field, "expected a non-empty array of rows, got " + json_type_name(j));
   const size_t rows = j.size();
   if (!j[0].is_array() || j[0].empty())
-    fail(field + "[0]", "expected a non-empty array of numbers, got " + type_name(j[0]));
+    fail(field + "[0]", "expected a non-empty array of numbers, got " + json_type_name(j[0]));
   const size_t cols = j[0].size();
   // Every row's length is checked before the matrix is allocated: rows × cols is only bounded by
   // the file's size once each row really holds cols values.
   for (size_t i = 0; i < rows; ++i) {
     std::string fi = field + "[" + std::to_string(i) + "]";
-    if (!j[i].is_array()) fail(fi, "expected an array of numbers, got " + type_name(j[i]));
+    if (!j[i].is_array()) fail(fi, "expected an array of numbers, got " + json_type_name(j[i]));
     if (j[i].size() != cols)
       fail(fi, "has " + std::to_string(j[i].size()) + " values but row 0 has " +
                    std::to_string(cols) + " (ragged rows)");
@@ -79,7 +67,7 @@ Matrix read_matrix(const json& j, const std::string& field, bool allow_neg_inf) 
 HeadStack read_heads(const json& j, const std::string& field, bool allow_neg_inf = false) {
   if (!j.is_array() || j.empty())
     fail(field, "expected a non-empty 2-D or 3-D array of numbers, got " +
-                    (j.is_array() ? std::string("an empty array") : type_name(j)));
+                    (j.is_array() ? std::string("an empty array") : json_type_name(j)));
   bool three_d = j[0].is_array() && !j[0].empty() && j[0][0].is_array();
   HeadStack out;
   if (!three_d) {
@@ -98,39 +86,20 @@ HeadStack read_heads(const json& j, const std::string& field, bool allow_neg_inf
 }
 
 std::vector<std::string> read_tokens(const json& j, const std::string& field) {
-  if (!j.is_array()) fail(field, "expected an array of strings, got " + type_name(j));
+  if (!j.is_array()) fail(field, "expected an array of strings, got " + json_type_name(j));
   std::vector<std::string> out;
   for (size_t i = 0; i < j.size(); ++i) {
     if (!j[i].is_string())
-      fail(field + "[" + std::to_string(i) + "]", "expected a string, got " + type_name(j[i]));
+      fail(field + "[" + std::to_string(i) + "]", "expected a string, got " + json_type_name(j[i]));
     out.push_back(j[i].get<std::string>());
   }
   return out;
 }
 
-int read_int(const json& j, const std::string& field, int lo) {
-  if (!j.is_number_integer() && !j.is_number_unsigned())
-    fail(field, "expected an integer, got " + type_name(j));
-  long long v = j.get<long long>();
-  if (v < lo || v > 1000000000)
-    fail(field, "expected an integer >= " + std::to_string(lo) + ", got " + std::to_string(v));
-  return static_cast<int>(v);
-}
-
-void check_keys(const json& obj, const std::string& where, const std::set<std::string>& allowed) {
-  for (auto it = obj.begin(); it != obj.end(); ++it)
-    if (!allowed.count(it.key())) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      fail(where.empty() ? it.key() : where + "." + it.key(),
-           "unknown field; expected one of " + list);
-    }
-}
-
 MaskSpec read_mask(const json& j) {
   MaskSpec m;
-  if (!j.is_object()) fail("mask", "expected an object, got " + type_name(j));
-  check_keys(j, "mask", {"causal", "window", "global", "key_length", "custom", "bias"});
+  if (!j.is_object()) fail("mask", "expected an object, got " + json_type_name(j));
+  check_json_keys(j, "mask", {"causal", "window", "global", "key_length", "custom", "bias"});
   if (j.contains("causal")) {
     const json& c = j["causal"];
     if (c.is_boolean()) {
@@ -142,19 +111,20 @@ MaskSpec read_mask(const json& j) {
     } else if (c.is_string() && c == "lower-right") {
       m.causal = CausalAlign::kLowerRight;
     } else {
-      fail("mask.causal", "unknown mask kind " + type_name(c) +
+      fail("mask.causal", "unknown mask kind " + json_type_name(c) +
                               "; expected true, false, \"none\", \"top-left\" or \"lower-right\"");
     }
   }
   if (j.contains("window") && !j["window"].is_null())
-    m.window = read_int(j["window"], "mask.window", 0);
+    m.window = read_json_int(j["window"], "mask.window", 0);
   if (j.contains("key_length") && !j["key_length"].is_null())
-    m.key_length = read_int(j["key_length"], "mask.key_length", 0);
+    m.key_length = read_json_int(j["key_length"], "mask.key_length", 0);
   if (j.contains("global")) {
     const json& g = j["global"];
-    if (!g.is_array()) fail("mask.global", "expected an array of positions, got " + type_name(g));
+    if (!g.is_array())
+      fail("mask.global", "expected an array of positions, got " + json_type_name(g));
     for (size_t i = 0; i < g.size(); ++i)
-      m.global.push_back(read_int(g[i], "mask.global[" + std::to_string(i) + "]", 0));
+      m.global.push_back(read_json_int(g[i], "mask.global[" + std::to_string(i) + "]", 0));
   }
   if (j.contains("custom")) {
     const json& c = j["custom"];
@@ -174,24 +144,24 @@ MaskSpec read_mask(const json& j) {
 }
 
 Scenario read_scenario(const json& j) {
-  if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + type_name(j));
-  check_keys(
+  if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + json_type_name(j));
+  check_json_keys(
       j, "",
       {"format", "version", "name", "description", "query_tokens", "key_tokens", "q", "k", "v",
        "projection", "mask", "scale", "temperature", "linformer", "multi_token", "additive"});
   if (j.contains("version")) {
-    int v = read_int(j["version"], "version", 0);
+    int v = read_json_int(j["version"], "version", 0);
     if (v != 1)
       fail("version", "unsupported scenario version " + std::to_string(v) + "; expected 1");
   }
   Scenario s;
   if (j.contains("name")) {
-    if (!j["name"].is_string()) fail("name", "expected a string, got " + type_name(j["name"]));
+    if (!j["name"].is_string()) fail("name", "expected a string, got " + json_type_name(j["name"]));
     s.name = j["name"].get<std::string>();
   }
   if (j.contains("description")) {
     if (!j["description"].is_string())
-      fail("description", "expected a string, got " + type_name(j["description"]));
+      fail("description", "expected a string, got " + json_type_name(j["description"]));
     s.description = j["description"].get<std::string>();
   }
   if (j.contains("query_tokens")) s.query_tokens = read_tokens(j["query_tokens"], "query_tokens");
@@ -210,8 +180,8 @@ Scenario read_scenario(const json& j) {
     s.qkv.v = read_heads(j["v"], "v");
   } else {
     const json& p = j["projection"];
-    if (!p.is_object()) fail("projection", "expected an object, got " + type_name(p));
-    check_keys(p, "projection", {"x", "x_kv", "w_q", "w_k", "w_v", "w_o", "b_o"});
+    if (!p.is_object()) fail("projection", "expected an object, got " + json_type_name(p));
+    check_json_keys(p, "projection", {"x", "x_kv", "w_q", "w_k", "w_v", "w_o", "b_o"});
     for (const char* f : {"x", "w_q", "w_k", "w_v"})
       if (!p.contains(f)) fail(std::string("projection.") + f, "missing field");
     s.use_projection = true;
@@ -234,8 +204,8 @@ Scenario read_scenario(const json& j) {
     s.options.temperature = read_number(j["temperature"], "temperature", false);
   if (j.contains("linformer")) {
     const json& l = j["linformer"];
-    if (!l.is_object()) fail("linformer", "expected an object, got " + type_name(l));
-    check_keys(l, "linformer", {"e", "f"});
+    if (!l.is_object()) fail("linformer", "expected an object, got " + json_type_name(l));
+    check_json_keys(l, "linformer", {"e", "f"});
     for (const char* f : {"e", "f"})
       if (!l.contains(f))
         fail(std::string("linformer.") + f, "missing field (e and f go together)");
@@ -244,8 +214,8 @@ Scenario read_scenario(const json& j) {
   }
   if (j.contains("multi_token")) {
     const json& m = j["multi_token"];
-    if (!m.is_object()) fail("multi_token", "expected an object, got " + type_name(m));
-    check_keys(m, "multi_token", {"kq_conv", "head_mix"});
+    if (!m.is_object()) fail("multi_token", "expected an object, got " + json_type_name(m));
+    check_json_keys(m, "multi_token", {"kq_conv", "head_mix"});
     if (m.contains("kq_conv"))
       s.options.variants.multi_token.kq_conv = read_heads(m["kq_conv"], "multi_token.kq_conv");
     if (m.contains("head_mix"))
@@ -255,8 +225,8 @@ Scenario read_scenario(const json& j) {
     // Bahdanau's score vᵀ tanh(W_q q + W_k k): W_q and W_k (d_a, d_k), v (d_a).
     const json& a = j["additive"];
     if (!a.is_object())
-      fail("additive", "expected an object with w_q, w_k and v, got " + type_name(a));
-    check_keys(a, "additive", {"w_q", "w_k", "v"});
+      fail("additive", "expected an object with w_q, w_k and v, got " + json_type_name(a));
+    check_json_keys(a, "additive", {"w_q", "w_k", "v"});
     for (const char* f : {"w_q", "w_k", "v"})
       if (!a.contains(f)) fail(std::string("additive.") + f, "missing field");
     AdditiveScore add;
@@ -312,8 +282,8 @@ std::optional<Scenario> parse_scenario_json(const std::string& text, const std::
       for (int j = 0; j < p.input.n_k(); ++j) s.key_tokens.push_back(std::to_string(j));
     if (s.name.empty()) s.name = source;
     return s;
-  } catch (const ParseError& e) {
-    error = source + ": " + e.message;
+  } catch (const JsonFieldError& e) {
+    error = source + ": " + e.message();
   } catch (const json::exception& e) {
     error = source + ": " + e.what();
   }

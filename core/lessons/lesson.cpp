@@ -24,55 +24,19 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using ordered = nlohmann::ordered_json;
 
-struct LessonError {
-  std::string field, what;
-};
-
+// The readers of io/json_input.h throw the same error.
 [[noreturn]] void fail(const std::string& field, const std::string& what) {
-  throw LessonError{field, what};
-}
-
-std::string type_name(const json& j) {
-  if (j.is_null()) return "null";
-  if (j.is_boolean()) return "a boolean";
-  if (j.is_number()) return "a number";
-  if (j.is_string()) return "a string";
-  if (j.is_array()) return "an array";
-  return "an object";
-}
-
-void check_keys(const json& obj, const std::string& where, const std::set<std::string>& allowed) {
-  for (auto it = obj.begin(); it != obj.end(); ++it)
-    if (!allowed.count(it.key())) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      fail(where.empty() ? it.key() : where + "." + it.key(),
-           "unknown field; expected one of " + list);
-    }
-}
-
-std::string read_string(const json& j, const std::string& field) {
-  if (!j.is_string()) fail(field, "expected a string, got " + type_name(j));
-  return j.get<std::string>();
-}
-
-int read_int(const json& j, const std::string& field, int lo, int hi = 1000000) {
-  if (!j.is_number_integer() && !j.is_number_unsigned())
-    fail(field, "expected an integer, got " + type_name(j));
-  const long long v = j.get<long long>();
-  if (v < lo || v > hi)
-    fail(field, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
-                    ", got " + std::to_string(v));
-  return static_cast<int>(v);
+  throw_field_error(field, what);
 }
 
 // Text: a string or an array of strings (paragraphs), so long text can be written line by line.
 std::vector<std::string> read_paragraphs(const json& j, const std::string& field) {
   if (j.is_string()) return {j.get<std::string>()};
-  if (!j.is_array()) fail(field, "expected a string or an array of strings, got " + type_name(j));
+  if (!j.is_array())
+    fail(field, "expected a string or an array of strings, got " + json_type_name(j));
   std::vector<std::string> out;
   for (size_t i = 0; i < j.size(); ++i)
-    out.push_back(read_string(j[i], field + "[" + std::to_string(i) + "]"));
+    out.push_back(read_json_string(j[i], field + "[" + std::to_string(i) + "]"));
   return out;
 }
 
@@ -84,8 +48,8 @@ std::string strip_prefix(const std::string& message, const std::string& prefix) 
 // The scenario with the step's variants: the scenario as JSON with the masks, scale and
 // temperature replaced, read back, so every check (and message) is the scenario reader's.
 Scenario with_variants(const Scenario& s, const json& v, const std::string& field) {
-  if (!v.is_object()) fail(field, "expected an object, got " + type_name(v));
-  check_keys(v, field, {"causal", "window", "global", "key_length", "scale", "temperature"});
+  if (!v.is_object()) fail(field, "expected an object, got " + json_type_name(v));
+  check_json_keys(v, field, {"causal", "window", "global", "key_length", "scale", "temperature"});
   json j = json::parse(scenario_to_json(s));
   if (!j.contains("mask")) j["mask"] = json::object();
   for (const char* k : {"causal", "window", "global", "key_length"})
@@ -124,41 +88,41 @@ struct UnknownStage {
 };
 
 StageId read_stage(const json& j, const std::string& field) {
-  const std::string name = read_string(j, field);
+  const std::string name = read_json_string(j, field);
   if (std::optional<StageId> id = stage_from_name(name)) return *id;
   throw UnknownStage{field, name};
 }
 
 AnswerRef read_answer(const json& j, const std::string& field, QuestionKind kind) {
-  if (!j.is_object()) fail(field, "expected an object, got " + type_name(j));
+  if (!j.is_object()) fail(field, "expected an object, got " + json_type_name(j));
   AnswerRef a;
   if (kind == QuestionKind::kKey) {
-    check_keys(j, field, {"stage", "head", "row", "pick"});
+    check_json_keys(j, field, {"stage", "head", "row", "pick"});
     a.stage = j.contains("stage") ? read_stage(j["stage"], field + ".stage") : StageId::kWeights;
   } else {
-    check_keys(j, field, {"stage", "head", "row", "col", "property"});
+    check_json_keys(j, field, {"stage", "head", "row", "col", "property"});
     if (j.contains("stage") == j.contains("property"))
       fail(field, "give either stage (with row and col) or property");
     if (j.contains("stage")) a.stage = read_stage(j["stage"], field + ".stage");
   }
   if (j.contains("property")) {
-    a.property = read_string(j["property"], field + ".property");
+    a.property = read_json_string(j["property"], field + ".property");
     if (std::find(kProperties.begin(), kProperties.end(), a.property) == kProperties.end()) {
       std::string list;
       for (const auto& p : kProperties) list += (list.empty() ? "" : ", ") + p;
       fail(field + ".property", "unknown property '" + a.property + "'; expected one of " + list);
     }
   }
-  if (j.contains("head")) a.head = read_int(j["head"], field + ".head", 0);
+  if (j.contains("head")) a.head = read_json_int(j["head"], field + ".head", 0);
   const bool needs_row = a.stage || a.property == "visible_keys";
   if (needs_row && !j.contains("row")) fail(field + ".row", "missing field");
-  if (j.contains("row")) a.row = read_int(j["row"], field + ".row", 0);
+  if (j.contains("row")) a.row = read_json_int(j["row"], field + ".row", 0);
   if (kind == QuestionKind::kNumber && a.stage) {
     if (!j.contains("col")) fail(field + ".col", "missing field");
-    a.col = read_int(j["col"], field + ".col", 0);
+    a.col = read_json_int(j["col"], field + ".col", 0);
   }
   if (j.contains("pick")) {
-    const std::string p = read_string(j["pick"], field + ".pick");
+    const std::string p = read_json_string(j["pick"], field + ".pick");
     if (p != "largest" && p != "smallest")
       fail(field + ".pick", "expected \"largest\" or \"smallest\", got \"" + p + "\"");
     a.smallest = p == "smallest";
@@ -168,11 +132,11 @@ AnswerRef read_answer(const json& j, const std::string& field, QuestionKind kind
 
 LessonQuestion read_question(const json& j) {
   const std::string f = "question";
-  if (!j.is_object()) fail(f, "expected an object, got " + type_name(j));
-  check_keys(j, f, {"kind", "prompt", "answer", "tolerance", "choices", "explanation"});
+  if (!j.is_object()) fail(f, "expected an object, got " + json_type_name(j));
+  check_json_keys(j, f, {"kind", "prompt", "answer", "tolerance", "choices", "explanation"});
   LessonQuestion q;
   if (!j.contains("kind")) fail(f + ".kind", "missing field (number, key or statement)");
-  const std::string kind = read_string(j["kind"], f + ".kind");
+  const std::string kind = read_json_string(j["kind"], f + ".kind");
   if (kind == "number")
     q.kind = QuestionKind::kNumber;
   else if (kind == "key")
@@ -182,9 +146,10 @@ LessonQuestion read_question(const json& j) {
   else
     fail(f + ".kind", "unknown kind \"" + kind + "\"; expected number, key or statement");
   if (!j.contains("prompt")) fail(f + ".prompt", "missing field");
-  q.prompt = read_string(j["prompt"], f + ".prompt");
+  q.prompt = read_json_string(j["prompt"], f + ".prompt");
   if (q.prompt.empty()) fail(f + ".prompt", "is empty");
-  if (j.contains("explanation")) q.explanation = read_string(j["explanation"], f + ".explanation");
+  if (j.contains("explanation"))
+    q.explanation = read_json_string(j["explanation"], f + ".explanation");
   if (q.kind == QuestionKind::kStatement) {
     for (const char* k : {"answer", "tolerance"})
       if (j.contains(k))
@@ -197,13 +162,13 @@ LessonQuestion read_question(const json& j) {
     for (size_t i = 0; i < c.size(); ++i) {
       const std::string fi = f + ".choices[" + std::to_string(i) + "]";
       if (!c[i].is_object()) fail(fi, "expected an object {\"text\", \"correct\"}");
-      check_keys(c[i], fi, {"text", "correct"});
+      check_json_keys(c[i], fi, {"text", "correct"});
       Choice ch;
       if (!c[i].contains("text")) fail(fi + ".text", "missing field");
-      ch.text = read_string(c[i]["text"], fi + ".text");
+      ch.text = read_json_string(c[i]["text"], fi + ".text");
       if (c[i].contains("correct")) {
         if (!c[i]["correct"].is_boolean())
-          fail(fi + ".correct", "expected true or false, got " + type_name(c[i]["correct"]));
+          fail(fi + ".correct", "expected true or false, got " + json_type_name(c[i]["correct"]));
         ch.correct = c[i]["correct"].get<bool>();
       }
       correct += ch.correct ? 1 : 0;
@@ -221,7 +186,7 @@ LessonQuestion read_question(const json& j) {
     if (q.kind != QuestionKind::kNumber)
       fail(f + ".tolerance", "only number questions have a tolerance");
     if (!j["tolerance"].is_number())
-      fail(f + ".tolerance", "expected a number, got " + type_name(j["tolerance"]));
+      fail(f + ".tolerance", "expected a number, got " + json_type_name(j["tolerance"]));
     q.tolerance = j["tolerance"].get<double>();
     if (!(q.tolerance >= 0) || !std::isfinite(q.tolerance) || q.tolerance > 1e6)
       fail(f + ".tolerance", "expected a number >= 0");
@@ -288,19 +253,19 @@ struct StepContext {
 };
 
 LessonStep read_step(const json& j, const StepContext& c) {
-  if (!j.is_object()) fail("", "expected an object, got " + type_name(j));
-  check_keys(j, "",
-             {"title", "text", "formula", "example", "scenario", "variants", "seq2seq", "lm",
-              "stage", "head", "select", "highlight", "question"});
+  if (!j.is_object()) fail("", "expected an object, got " + json_type_name(j));
+  check_json_keys(j, "",
+                  {"title", "text", "formula", "example", "scenario", "variants", "seq2seq", "lm",
+                   "stage", "head", "select", "highlight", "question"});
   LessonStep s;
   if (!j.contains("title")) fail("title", "missing field");
-  s.title = read_string(j["title"], "title");
+  s.title = read_json_string(j["title"], "title");
   if (j.contains("text")) s.text = read_paragraphs(j["text"], "text");
-  if (j.contains("formula")) s.formula = read_string(j["formula"], "formula");
+  if (j.contains("formula")) s.formula = read_json_string(j["formula"], "formula");
   if (j.contains("example") && j.contains("scenario"))
     fail("scenario", "give either example or scenario, not both");
   if (j.contains("example")) {
-    s.example = read_string(j["example"], "example");
+    s.example = read_json_string(j["example"], "example");
     std::string error;
     std::optional<Scenario> sc = load_example(s.example, error);
     if (!sc) fail("example", error);
@@ -321,7 +286,8 @@ LessonStep read_step(const json& j, const StepContext& c) {
       sc = parse_scenario_json(sj.dump(), source, error);
       if (!sc) error = strip_prefix(error, source + ": ");
     } else {
-      fail("scenario", "expected a file name or an inline scenario object, got " + type_name(sj));
+      fail("scenario",
+           "expected a file name or an inline scenario object, got " + json_type_name(sj));
     }
     if (!sc) fail("scenario", error);
     s.scenario = std::move(*sc);
@@ -342,37 +308,37 @@ LessonStep read_step(const json& j, const StepContext& c) {
   if (j.contains("seq2seq")) {
     const json& m = j["seq2seq"];
     if (!m.is_object()) fail("seq2seq", "expected an object {\"model\", \"tab\"}");
-    check_keys(m, "seq2seq", {"model", "tab"});
+    check_json_keys(m, "seq2seq", {"model", "tab"});
     if (m.contains("model")) {
-      s.seq2seq_model = read_string(m["model"], "seq2seq.model");
+      s.seq2seq_model = read_json_string(m["model"], "seq2seq.model");
       std::string error;
       if (!resolve_shipped(kSeq2seqModels, s.seq2seq_model, error)) fail("seq2seq.model", error);
     }
-    s.seq2seq_tab = m.contains("tab") ? read_string(m["tab"], "seq2seq.tab") : "translate";
+    s.seq2seq_tab = m.contains("tab") ? read_json_string(m["tab"], "seq2seq.tab") : "translate";
     if (s.seq2seq_tab != "translate" && s.seq2seq_tab != "live" && s.seq2seq_tab != "bottleneck")
       fail("seq2seq.tab", "expected translate, live or bottleneck, got \"" + s.seq2seq_tab + "\"");
   }
   if (j.contains("lm")) {
     const json& m = j["lm"];
     if (!m.is_object()) fail("lm", "expected an object {\"model\", \"text\", \"tab\"}");
-    check_keys(m, "lm", {"model", "text", "tab"});
-    if (m.contains("text")) s.lm_text = read_string(m["text"], "lm.text");
-    s.lm_tab = m.contains("tab") ? read_string(m["tab"], "lm.tab") : "model";
+    check_json_keys(m, "lm", {"model", "text", "tab"});
+    if (m.contains("text")) s.lm_text = read_json_string(m["text"], "lm.text");
+    s.lm_tab = m.contains("tab") ? read_json_string(m["tab"], "lm.tab") : "model";
     const std::set<std::string> tabs = {"model", "heads", "next", "roles", "circuit", "kv"};
     if (!tabs.count(s.lm_tab))
       fail("lm.tab", "expected model, heads, next, roles, circuit or kv, got \"" + s.lm_tab + "\"");
     if (!m.contains("model")) fail("lm.model", "missing field");
-    s.lm_model = read_string(m["model"], "lm.model");
+    s.lm_model = read_json_string(m["model"], "lm.model");
     std::string error;
     if (!resolve_shipped(kLmModels, s.lm_model, error)) fail("lm.model", error);
   }
-  if (j.contains("head")) s.head = read_int(j["head"], "head", 0);
+  if (j.contains("head")) s.head = read_json_int(j["head"], "head", 0);
   if (j.contains("select")) {
     const json& sel = j["select"];
     if (!sel.is_array() || sel.empty() || sel.size() > 2)
-      fail("select", "expected [QUERY] or [QUERY, KEY], got " + type_name(sel));
-    s.select_query = read_int(sel[0], "select[0]", 0);
-    if (sel.size() == 2) s.select_key = read_int(sel[1], "select[1]", 0);
+      fail("select", "expected [QUERY] or [QUERY, KEY], got " + json_type_name(sel));
+    s.select_query = read_json_int(sel[0], "select[0]", 0);
+    if (sel.size() == 2) s.select_key = read_json_int(sel[1], "select[1]", 0);
   }
   if (j.contains("highlight")) {
     const json& h = j["highlight"];
@@ -380,10 +346,10 @@ LessonStep read_step(const json& j, const StepContext& c) {
     for (size_t i = 0; i < h.size(); ++i) {
       const std::string f = "highlight[" + std::to_string(i) + "]";
       if (!h[i].is_array() || h[i].empty() || h[i].size() > 2)
-        fail(f, "expected [QUERY] or [QUERY, KEY], got " + type_name(h[i]));
+        fail(f, "expected [QUERY] or [QUERY, KEY], got " + json_type_name(h[i]));
       Highlight hl;
-      hl.query = read_int(h[i][0], f + "[0]", 0);
-      if (h[i].size() == 2) hl.key = read_int(h[i][1], f + "[1]", 0);
+      hl.query = read_json_int(h[i][0], f + "[0]", 0);
+      if (h[i].size() == 2) hl.key = read_json_int(h[i][1], f + "[1]", 0);
       s.highlights.push_back(hl);
     }
   }
@@ -434,15 +400,15 @@ std::optional<Lesson> parse_lesson(const std::string& text, const std::string& p
   lesson.path = path;
   std::string where;  // "step 3 (“Softmax”): " once inside a step
   try {
-    if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + type_name(j));
-    check_keys(j, "", {"format", "version", "title", "summary", "steps"});
+    if (!j.is_object()) fail("(top level)", "expected a JSON object, got " + json_type_name(j));
+    check_json_keys(j, "", {"format", "version", "title", "summary", "steps"});
     if (j.contains("format") && j["format"] != "attention-lab-lesson")
       fail("format", "expected \"attention-lab-lesson\"");
-    if (j.contains("version") && read_int(j["version"], "version", 0) != 1)
+    if (j.contains("version") && read_json_int(j["version"], "version", 0) != 1)
       fail("version", "unsupported lesson version; expected 1");
     if (!j.contains("title")) fail("title", "missing field");
-    lesson.title = read_string(j["title"], "title");
-    if (j.contains("summary")) lesson.summary = read_string(j["summary"], "summary");
+    lesson.title = read_json_string(j["title"], "title");
+    if (j.contains("summary")) lesson.summary = read_json_string(j["summary"], "summary");
     if (!j.contains("steps")) fail("steps", "missing field");
     const json& steps = j["steps"];
     if (!steps.is_array() || steps.empty()) fail("steps", "expected a non-empty array of steps");
@@ -456,8 +422,8 @@ std::optional<Lesson> parse_lesson(const std::string& text, const std::string& p
       lesson.steps.push_back(read_step(steps[i], c));
       c.previous = &lesson.steps.back();
     }
-  } catch (const LessonError& e) {
-    error = path + ": " + where + (e.field.empty() ? "" : e.field + ": ") + e.what;
+  } catch (const JsonFieldError& e) {
+    error = path + ": " + where + e.message();
     return std::nullopt;
   }
   return lesson;

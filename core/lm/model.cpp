@@ -265,7 +265,7 @@ void init_random(Model& m, const Config& c, uint64_t seed, float std) {
 std::string resolve_model_folder(const std::string& arg, std::string& error) {
   const std::optional<std::string> folder = resolve_shipped(kLmModels, arg, error);
   if (!folder) {
-    error = "--model: " + error;
+    error = "model: " + error;
     return "";
   }
   return *folder;

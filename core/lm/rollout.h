@@ -2,7 +2,7 @@
 // feeds each position after l layers, counting the residual connection. Per layer the heads'
 // weights are averaged, A' = ½·A + ½·I (the residual: half of a position stays itself), rows
 // renormalised, and the layers multiplied, R_l = A'_l · R_(l−1). One layer mixes pairs of
-// tokens; two layers mix pairs of pairs — the "why multiple attention layers" of 002.
+// tokens; two layers mix pairs of pairs — why a model has several attention layers.
 #pragma once
 
 #include <vector>

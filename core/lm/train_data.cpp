@@ -74,13 +74,13 @@ bool text_set(const std::string& corpus, int merges, int context, TrainSet& out,
 std::string check_repeat_range(int repeat_min, int repeat_max, int T) {
   const int lo = repeat_min > 0 ? repeat_min : std::max(2, (T + 1) / 8);
   const int hi = repeat_max > 0 ? repeat_max : std::max(lo, (T + 1) / 3);
-  if (repeat_min < 0 || repeat_max < 0) return "--repeat-min/--repeat-max: not negative";
+  if (repeat_min < 0 || repeat_max < 0) return "repeat_min/repeat_max: not negative";
   if (hi < lo)
-    return "--repeat-max: " + std::to_string(hi) + " is below --repeat-min " + std::to_string(lo);
+    return "repeat_max: " + std::to_string(hi) + " is below repeat_min " + std::to_string(lo);
   if (2 * hi > T + 1)
-    return "--repeat-max: a segment of " + std::to_string(hi) +
+    return "repeat_max: a segment of " + std::to_string(hi) +
            " tokens and its copy do not fit in a sequence of " + std::to_string(T + 1) +
-           " (--context " + std::to_string(T) + " + 1)";
+           " (context " + std::to_string(T) + " + 1)";
   return "";
 }
 

@@ -26,20 +26,20 @@ ForwardOptions training_forward(const Model& m) {
 }  // namespace
 
 std::string check_train_options(const TrainOptions& o) {
-  if (o.n_layer < 1) return "--layers: at least 1";
-  if (o.n_head < 1) return "--heads: at least 1";
+  if (o.n_layer < 1) return "n_layer: at least 1";
+  if (o.n_head < 1) return "n_head: at least 1";
   if (o.n_embd < 1 || o.n_embd % o.n_head != 0)
-    return "--embd: " + std::to_string(o.n_embd) + " is not a positive multiple of --heads " +
+    return "n_embd: " + std::to_string(o.n_embd) + " is not a positive multiple of n_head " +
            std::to_string(o.n_head);
-  if (o.context < 8) return "--context: at least 8 tokens";
-  if (o.batch < 1) return "--batch: at least 1";
-  if (o.steps < 1) return "--steps: at least 1";
-  if (o.warmup < 0) return "--warmup: not negative";
-  if (!(o.lr > 0) || o.lr > 1) return "--lr: expected a number in (0, 1]";
-  if (o.min_lr_ratio < 0 || o.min_lr_ratio > 1) return "--min-lr: expected a ratio in [0, 1]";
-  if (o.weight_decay < 0 || o.weight_decay > 1) return "--weight-decay: expected [0, 1]";
-  if (o.threads < 1) return "--threads: at least 1";
-  if (o.eval_every < 1) return "--eval-every: at least 1";
+  if (o.context < 8) return "context: at least 8 tokens";
+  if (o.batch < 1) return "batch: at least 1";
+  if (o.steps < 1) return "steps: at least 1";
+  if (o.warmup < 0) return "warmup: not negative";
+  if (!(o.lr > 0) || o.lr > 1) return "lr: expected a number in (0, 1]";
+  if (o.min_lr_ratio < 0 || o.min_lr_ratio > 1) return "min_lr_ratio: expected a ratio in [0, 1]";
+  if (o.weight_decay < 0 || o.weight_decay > 1) return "weight_decay: expected [0, 1]";
+  if (o.threads < 1) return "threads: at least 1";
+  if (o.eval_every < 1) return "eval_every: at least 1";
   return "";
 }
 

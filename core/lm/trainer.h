@@ -38,8 +38,8 @@ struct TrainOptions {
   int probe_sequences = 8;     // repeat probes for in-context accuracy and head scores
 };
 
-// An error naming the option (as the command line spells it) when the options cannot train, else
-// "".
+// An error naming the field (as TrainOptions spells it: "n_embd: …") when the options cannot
+// train, else "".
 std::string check_train_options(const TrainOptions& o);
 
 // The figures at one step.

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "attention/format.h"
+#include "render/ticks.h"
 
 namespace attn {
 
@@ -84,27 +85,29 @@ std::vector<ColorTick> colorbar_ticks(const ColorScale& scale, int max_ticks) {
   const int inner_max = std::max(0, max_ticks - 2);
   if (inner_max > 0 && span > 0) {
     // The largest round step (1, 2, 2.5 or 5 × 10^k) with at most inner_max values inside the
-    // range, each at least 12% of the range away from the ends.
+    // range, each at least 12% of the range away from the ends: every round step from a
+    // hundredth of the range's magnitude to five times it, smallest first.
     const double mag = std::pow(10.0, std::floor(std::log10(span)));
     std::vector<double> best;
     double best_step = 0;
-    for (double scale_k : {0.01, 0.1, 1.0})
-      for (double f : {1.0, 2.0, 2.5, 5.0}) {
-        const double step = f * mag * scale_k;
-        std::vector<double> inner;
-        for (double k = std::ceil(lo / step); k * step < hi && inner.size() <= 20; ++k) {
-          const double v = std::fabs(k) < 1e-12 ? 0.0 : k * step;
-          if (v - lo > 0.12 * span && hi - v > 0.12 * span) inner.push_back(v);
-        }
-        if (inner.empty() || static_cast<int>(inner.size()) > inner_max) continue;
-        // Prefer more ticks, then steps that need no extra decimal (2.5).
-        const bool better = best.empty() || inner.size() > best.size() ||
-                            (inner.size() == best.size() && f != 2.5 && step > best_step);
-        if (better) {
-          best = inner;
-          best_step = step;
-        }
+    for (double step = nice_step(0.01 * mag, true); step <= 5 * mag * (1 + 1e-9);
+         step = nice_step(step * (1 + 1e-6), true)) {
+      // 2.5 × 10^k: the one step whose next smaller round step without 2.5 is not itself.
+      const bool quarter = std::fabs(nice_step(step * (1 - 1e-6)) - step) > 1e-9 * step;
+      std::vector<double> inner;
+      for (double k = std::ceil(lo / step); k * step < hi && inner.size() <= 20; ++k) {
+        const double v = std::fabs(k) < 1e-12 ? 0.0 : k * step;
+        if (v - lo > 0.12 * span && hi - v > 0.12 * span) inner.push_back(v);
       }
+      if (inner.empty() || static_cast<int>(inner.size()) > inner_max) continue;
+      // Prefer more ticks, then steps that need no extra decimal (2.5).
+      const bool better = best.empty() || inner.size() > best.size() ||
+                          (inner.size() == best.size() && !quarter && step > best_step);
+      if (better) {
+        best = inner;
+        best_step = step;
+      }
+    }
     int d = 0;
     while (d < 9 && std::fabs(best_step * std::pow(10.0, d) -
                               std::round(best_step * std::pow(10.0, d))) > 1e-6)

@@ -19,7 +19,7 @@ constexpr long kMaxNumbered = 128 * 128;
 std::string colormap_error(const std::string& name) {
   std::string names;
   for (const auto& n : colormap_names()) names += (names.empty() ? "" : ", ") + n;
-  return "--colormap: unknown colour map '" + name + "'; expected one of " + names;
+  return "colormap: unknown colour map '" + name + "'; expected one of " + names;
 }
 
 }  // namespace
@@ -28,28 +28,28 @@ std::string check_heatmap_options(const AttentionTrace& trace, const HeatmapOpti
   const TraceStep* step = trace.find(o.step);
   const std::string name = stage_name(o.step);
   if (!step)
-    return "--step: no stage '" + name + "' in this trace; expected one of " +
+    return "step: no stage '" + name + "' in this trace; expected one of " +
            stage_names(trace, false);
   if (o.head < 0 || o.head >= std::max(1, trace.num_heads)) {
     const int h = std::max(1, trace.num_heads);
-    return "--head: head " + std::to_string(o.head) + " is out of range; this trace has " +
+    return "head: head " + std::to_string(o.head) + " is out of range; this trace has " +
            std::to_string(h) + (h == 1 ? " head (0)" : " heads (0.." + std::to_string(h - 1) + ")");
   }
   if (!is_colormap(o.maps.sequential)) return colormap_error(o.maps.sequential);
   if (!is_colormap(o.maps.diverging)) return colormap_error(o.maps.diverging);
   if (o.width != 0 && (o.width < kMinWidth || o.width > kMaxWidth))
-    return "--width: " + std::to_string(o.width) + " pixels is out of range; expected " +
+    return "width: " + std::to_string(o.width) + " pixels is out of range; expected " +
            std::to_string(kMinWidth) + " to " + std::to_string(kMaxWidth);
   if (step->num_heads() == 0 || trace.head(*step, 0).size() == 0)
-    return "--step: stage '" + name + "' is empty in this trace";
+    return "step: stage '" + name + "' is empty in this trace";
   const Matrix& m = trace.head(*step, 0);
   if (m.rows() > 16384 || m.cols() > 16384 || m.rows() * m.cols() > 16 * 1024 * 1024)
-    return "--step: stage '" + name + "' is too large to draw (" + std::to_string(m.rows()) +
-           " × " + std::to_string(m.cols()) + ")";
+    return "step: stage '" + name + "' is too large to draw (" + std::to_string(m.rows()) + " × " +
+           std::to_string(m.cols()) + ")";
   if (o.annotate.value_or(false) && m.rows() * m.cols() > kMaxNumbered)
-    return "--annotate: stage '" + name + "' has " + std::to_string(m.rows()) + " × " +
+    return "annotate: stage '" + name + "' has " + std::to_string(m.rows()) + " × " +
            std::to_string(m.cols()) + " cells, too many to number (at most " +
-           std::to_string(kMaxNumbered) + "); leave --annotate out";
+           std::to_string(kMaxNumbered) + "); draw it without numbers";
   return "";
 }
 

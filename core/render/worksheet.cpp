@@ -492,9 +492,9 @@ std::string footer(const Work& w, const WorksheetOptions& o, bool key) {
 
 std::string check_worksheet(const AttentionTrace& t, const WorksheetOptions& o) {
   if (o.head < 0 || o.head >= std::max(1, t.num_heads))
-    return "--head: head " + std::to_string(o.head) + " is out of range; this scenario has " +
+    return "head: head " + std::to_string(o.head) + " is out of range; this scenario has " +
            std::to_string(std::max(1, t.num_heads)) + " head(s)";
-  if (o.paper == Paper::kSlide) return "--paper: a worksheet is printed on a4 or letter";
+  if (o.paper == Paper::kSlide) return "paper: a worksheet is printed on a4 or letter";
   for (StageId id : kPlainStages)
     if (!t.find(id)) return std::string("the trace has no stage '") + stage_name(id) + "'";
   // The worksheet's exercises are plain attention's: Q·Kᵀ, the mask, the softmax, ·V.
@@ -595,7 +595,7 @@ bool render_answer_key(const AttentionTrace& t, const WorksheetOptions& o,
 bool render_lesson_sheet(const LessonSheet& sheet, const WorksheetOptions& o, bool key,
                          std::string& bytes, std::string& error) {
   if (o.paper == Paper::kSlide) {
-    error = "--paper: a worksheet is printed on a4 or letter";
+    error = "paper: a worksheet is printed on a4 or letter";
     return false;
   }
   if (sheet.questions.empty()) {
