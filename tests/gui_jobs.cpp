@@ -76,8 +76,9 @@ TEST(Recompute, AFailureOnTheUiThreadIsAMessage) {
   EXPECT_FALSE(st.has_trace());
   EXPECT_TRUE(st.message_is_error());
   EXPECT_TRUE(has(st.message(), "the device was lost")) << st.message();
-  // The program goes on: with a working backend the next edit computes.
+  // The program goes on: with a working backend (chosen again) the next edit computes.
   st.backend_factory = nullptr;
+  EXPECT_TRUE(st.set_backend("cpu"));
   ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 0, "0.5"));
   ASSERT_TRUE(st.has_trace());
   EXPECT_LT(weights_gap(st), 1e-6);
@@ -89,6 +90,8 @@ TEST(Recompute, AFailureOnTheWorkerIsAMessageAndTheOldTraceStays) {
   const float before = st.trace().head(StageId::kQ, 0)(0, 0);
   st.async_threshold = 0;  // everything counts as large: computed on the worker
   st.backend_factory = all_fail;
+  ASSERT_TRUE(st.set_backend("cpu"));  // the backend is made when the user chooses one
+  st.wait_for_trace();
   for (const char* value : {"1.5", "2.5"}) {  // twice: a failure leaves nothing behind
     ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 0, value));
     st.wait_for_trace();
@@ -99,6 +102,8 @@ TEST(Recompute, AFailureOnTheWorkerIsAMessageAndTheOldTraceStays) {
     EXPECT_EQ(st.trace().head(StageId::kQ, 0)(0, 0), before);
   }
   st.backend_factory = nullptr;
+  ASSERT_TRUE(st.set_backend("cpu"));
+  st.wait_for_trace();
   ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 0, "3.5"));
   st.wait_for_trace();
   EXPECT_NEAR(st.trace().head(StageId::kQ, 0)(0, 0), 3.5, 1e-7);
@@ -284,6 +289,59 @@ TEST_F(JobsGui, FailedLiveTrainingIsAMessage) {
   ASSERT_TRUE(frames_until([&] { return !sp.live.snapshot().running; }));
   frame();
   expect_error_message("Training failed: out of memory");
+}
+
+// The backend is made once, when first needed, and again only when the user picks one: edits
+// reuse it (an OpenCL backend compiles its kernels when made).
+TEST(Recompute, EditsReuseTheOneBackend) {
+  AppState st;
+  int made = 0;
+  st.backend_factory = [&made](const std::string& name, std::string& error) {
+    ++made;
+    return make_backend(name, error);
+  };
+  ASSERT_TRUE(st.load_example("gqa"));
+  for (const char* value : {"0.5", "0.75", "1.25"})
+    ASSERT_TRUE(st.set_value_text(Tensor::kQ, 1, 0, 0, value));
+  ASSERT_TRUE(st.set_causal(CausalAlign::kNone));
+  ASSERT_TRUE(st.undo());
+  EXPECT_EQ(made, 1);
+  ASSERT_TRUE(st.set_backend("cpu"));
+  ASSERT_TRUE(st.set_value_text(Tensor::kQ, 1, 0, 0, "2"));
+  EXPECT_EQ(made, 2);
+  EXPECT_LT(weights_gap(st), 1e-6);
+}
+
+// An edit says which heads it changed: a value of Q its query head, a value of K or V the query
+// heads of that key/value head; undo and redo change the same ones. Anything else recomputes every
+// head.
+TEST(Recompute, AnEditRecomputesTheHeadsItChanged) {
+  AppState st;
+  ASSERT_TRUE(st.load_example("gqa"));  // 4 query heads over 2 key/value heads
+  st.async_threshold = 0;               // computed on the worker, where heads are patched
+  const auto recomputed = [&st] {
+    st.wait_for_trace();
+    EXPECT_LT(weights_gap(st), 1e-6);
+    return st.recomputed_heads();
+  };
+  ASSERT_TRUE(st.set_value_text(Tensor::kQ, 3, 0, 0, "0.5"));
+  EXPECT_EQ(recomputed(), 1);
+  ASSERT_TRUE(st.set_value_text(Tensor::kK, 1, 0, 0, "0.5"));  // read by heads 2 and 3
+  EXPECT_EQ(recomputed(), 2);
+  ASSERT_TRUE(st.undo());
+  EXPECT_EQ(recomputed(), 2);
+  ASSERT_TRUE(st.redo());
+  EXPECT_EQ(recomputed(), 2);
+  ASSERT_TRUE(st.set_temperature(2.0f));
+  EXPECT_EQ(recomputed(), 4);
+  // Two edits before the first lands: both heads' changes reach the trace.
+  ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 1, 0, "0.25"));
+  ASSERT_TRUE(st.set_value_text(Tensor::kV, 0, 1, 0, "0.25"));  // heads 0 and 1
+  st.wait_for_trace();
+  EXPECT_LT(weights_gap(st), 1e-6);
+  const test::RefResult ref = test::reference_attention(to_problem(st.scenario()));
+  for (int h = 0; h < 4; ++h)
+    EXPECT_LT(test::max_abs_diff(st.trace().head(StageId::kOutput, h), ref.output[h]), 1e-5) << h;
 }
 
 }  // namespace

@@ -203,16 +203,18 @@ void AppState::randomise(unsigned seed) {
   apply(std::move(s), "Randomised the inputs with seed " + std::to_string(seed));
 }
 
-bool AppState::apply(Scenario next, const std::string& what, const std::string& gesture) {
+bool AppState::apply(Scenario next, const std::string& what, const std::string& gesture,
+                     EditedHeads heads) {
   fit_variants(next);
   if (std::string e = validate_scenario(next); !e.empty()) {
     set_message(what + " refused: " + e, true);
     return false;
   }
+  edited_ = merge_edited_heads(edited_, heads);
   if (gesture.empty() || gesture != gesture_key_)
-    history_.record(std::move(scenario_), next);
+    history_.record(std::move(scenario_), next, std::move(heads));
   else
-    history_.extend(scenario_, next);
+    history_.extend(scenario_, next, std::move(heads));
   gesture_key_ = gesture;
   scenario_ = std::move(next);
   dirty_ = true;
@@ -285,7 +287,16 @@ bool AppState::set_value(Tensor t, int head, int row, int col, float value, bool
   if ((*m)(row, col) == value) return true;
   Scenario s = scenario_;
   (*tensor_in(s, t, head))(row, col) = value;
-  return apply(std::move(s), name + " = " + format_value(value), gesture ? name : "");
+  // A value of Q changes its query head; of K or V, every query head of that key/value head. In
+  // projection mode a value feeds every head: the whole trace.
+  EditedHeads heads;
+  if (!s.use_projection && (t == Tensor::kQ || t == Tensor::kK || t == Tensor::kV)) {
+    heads.emplace();
+    for (int h = 0; h < s.qkv.num_heads(); ++h)
+      if (t == Tensor::kQ ? h == head : s.qkv.kv_head_of(h) == head) heads->push_back(h);
+  }
+  return apply(std::move(s), name + " = " + format_value(value), gesture ? name : "",
+               std::move(heads));
 }
 
 bool AppState::cross_attention() const {
@@ -603,7 +614,9 @@ bool AppState::set_temperature(float t) {
 }
 
 bool AppState::undo() {
-  if (!history_.undo(scenario_)) return false;
+  EditedHeads heads;
+  if (!history_.undo(scenario_, &heads)) return false;
+  edited_ = merge_edited_heads(edited_, heads);
   gesture_key_.clear();
   dirty_ = true;
   recovery_written_ = false;
@@ -613,7 +626,9 @@ bool AppState::undo() {
 }
 
 bool AppState::redo() {
-  if (!history_.redo(scenario_)) return false;
+  EditedHeads heads;
+  if (!history_.redo(scenario_, &heads)) return false;
+  edited_ = merge_edited_heads(edited_, heads);
   gesture_key_.clear();
   dirty_ = true;
   recovery_written_ = false;

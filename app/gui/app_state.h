@@ -91,8 +91,9 @@ class AppState {
   int recomputed_heads() const { return recomputed_heads_; }
   const std::string& backend_name() const { return backend_name_; }
   bool set_backend(const std::string& name);  // "cpu", "opencl", "auto"
-  // Creates the backend a trace is computed on (make_backend when empty). A test puts one here
-  // that fails, to see the app report it and keep going.
+  // Creates the backend a trace is computed on (make_backend when empty), once, and again only
+  // when set_backend() asks for another. A test puts one here that fails (then calls
+  // set_backend) to see the app report it and keep going.
   using BackendFactory =
       std::function<std::unique_ptr<Backend>(const std::string& name, std::string& error)>;
   BackendFactory backend_factory;
@@ -201,7 +202,13 @@ class AppState {
   bool recovery_removable_at_exit() const { return !dirty_ && !recovery_pending_; }
 
  private:
-  bool apply(Scenario next, const std::string& what, const std::string& gesture = "");
+  // `heads`: the query heads the edit changed when it changed only values of Q, K or V (then
+  // only those are recomputed), else nullopt.
+  bool apply(Scenario next, const std::string& what, const std::string& gesture = "",
+             EditedHeads heads = std::nullopt);
+  // The backend the user chose, created once (a CPU backend when it cannot be; `backend_error_`
+  // says why).
+  std::shared_ptr<Backend> backend();
   void recompute();
   // Puts a whole trace on screen; `fallback` (why it ran on the CPU) goes to the status bar.
   void took_trace(AttentionTrace t, Scenario s, const std::string& request,
@@ -218,6 +225,13 @@ class AppState {
   AttentionTrace trace_;
   uint64_t trace_serial_ = 0;
   std::string backend_request_ = "cpu", backend_name_ = "cpu";
+  std::shared_ptr<Backend> backend_;  // made for backend_request_ on first use
+  std::string backend_error_;         // why backend_ is not the one asked for ("" when it is)
+  // The heads edited since the scenario the latest computation started from (nullopt: anything
+  // may have changed), and those the running computation was started for, given back to
+  // edited_ when it does not land.
+  EditedHeads edited_;
+  EditedHeads job_edited_;
   // What a background computation returns: the whole trace, or the heads an edit changed, to
   // move into the trace it started from (base_serial).
   struct Recomputed {

@@ -62,6 +62,7 @@ bool AppState::load_scenario(Scenario s, const std::string& origin) {
   origin_scenario_ = scenario_;
   origin_ = origin;
   ++load_serial_;
+  edited_ = std::nullopt;  // another scenario: the whole trace
   history_.clear();
   gesture_key_.clear();
   dirty_ = false;

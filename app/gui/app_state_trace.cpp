@@ -15,22 +15,20 @@
 #include "backends/compute.h"
 #include "backends/head_patch.h"
 #include "gui/app_state.h"
-#include "io/scenario_json.h"
 
 namespace attn {
 namespace {
 
-// Runs `compute` (a whole trace or a head patch) on the backend `make` creates for `name`. When
-// that backend cannot run the trace, or fails at it (an OpenCL device out of memory), it runs on
-// the CPU instead and `fallback` says why, for the status bar; the CPU's own failures propagate.
+// Runs `compute` (a whole trace or a head patch) on `b`, the backend the user chose (null when it
+// could not be made: `error` says why). When that backend cannot run the trace, or fails at it (an
+// OpenCL device out of memory), it runs on the CPU instead and `fallback` says why, for the status
+// bar; the CPU's own failures propagate.
 template <typename Compute>
-auto on_backend_or_cpu(const AppState::BackendFactory& make, const std::string& name,
-                       const AttentionProblem& p, std::string& fallback, const Compute& compute)
+auto on_backend_or_cpu(Backend* b, const std::string& error, const AttentionProblem& p,
+                       std::string& fallback, const Compute& compute)
     -> decltype(compute(std::declval<Backend&>())) {
-  std::string error;
-  std::unique_ptr<Backend> b = make ? make(name, error) : make_backend(name, error);
   if (!b) {
-    fallback = "backend " + name + ": " + error + "; computed on the CPU";
+    fallback = error + "; computed on the CPU";
   } else if (b->name() == "cpu") {
     return compute(*b);
   } else if (!b->supports_trace(p)) {
@@ -53,36 +51,6 @@ auto on_backend_or_cpu(const AppState::BackendFactory& make, const std::string& 
   return compute(*cpu);
 }
 
-// The query heads an edit changed, when it changed nothing but values of Q, K or V of a plain
-// scenario (same tokens, shapes, masks, scale, temperature, no projection or variant): each head
-// whose Q differs, and every head of a key/value group whose K or V differs. None when anything
-// else changed: the whole trace is recomputed then.
-std::optional<std::vector<int>> edited_heads(const Scenario& before, const Scenario& after) {
-  if (before.use_projection || after.use_projection) return std::nullopt;
-  const AttentionInput& a = before.qkv;
-  const AttentionInput& b = after.qkv;
-  auto same_shapes = [](const HeadStack& x, const HeadStack& y) {
-    if (x.size() != y.size()) return false;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (x[i].rows() != y[i].rows() || x[i].cols() != y[i].cols()) return false;
-    return true;
-  };
-  if (a.q.empty() || !same_shapes(a.q, b.q) || !same_shapes(a.k, b.k) || !same_shapes(a.v, b.v))
-    return std::nullopt;
-  // Everything but the values, compared as the file would save it (so a new field is compared
-  // too): tokens, masks, scale, temperature, variants.
-  Scenario x = before, y = after;
-  x.qkv = {};
-  y.qkv = {};
-  if (scenario_to_json(x) != scenario_to_json(y)) return std::nullopt;
-  std::vector<int> heads;
-  for (int h = 0; h < b.num_heads(); ++h) {
-    const size_t hs = static_cast<size_t>(h), g = static_cast<size_t>(b.kv_head_of(h));
-    if (a.q[hs] != b.q[hs] || a.k[g] != b.k[g] || a.v[g] != b.v[g]) heads.push_back(h);
-  }
-  return heads;
-}
-
 }  // namespace
 
 std::vector<double> row_entropy_bits(const Matrix& w) {
@@ -93,6 +61,17 @@ std::vector<double> row_entropy_bits(const Matrix& w) {
       if (p > 0) out[i] -= p * std::log2(p);
     }
   return out;
+}
+
+std::shared_ptr<Backend> AppState::backend() {
+  if (!backend_) {
+    std::string error;
+    std::unique_ptr<Backend> b = backend_factory ? backend_factory(backend_request_, error)
+                                                 : make_backend(backend_request_, error);
+    backend_error_ = b ? "" : "backend " + backend_request_ + ": " + error;
+    backend_ = std::move(b);
+  }
+  return backend_;
 }
 
 void AppState::recompute() {
@@ -115,16 +94,22 @@ void AppState::recompute() {
     n_q = scenario_.qkv.n_q();
     n_k = scenario_.qkv.n_k();
   }
+  std::shared_ptr<Backend> b = backend();
+  // What changed since the scenario the trace on screen (or a computation now superseded)
+  // started from; edits from here on collect anew.
+  job_edited_ = edited_;
+  edited_ = std::vector<int>{};
   const size_t cells = static_cast<size_t>(H) * n_q * n_k;
   if (cells <= async_threshold) {
     // Small: computed here, and a failure (the CPU itself throwing) is a message, never the end.
     std::string fallback;
     try {
       AttentionTrace t =
-          on_backend_or_cpu(backend_factory, backend_request_, to_problem(scenario_), fallback,
-                            [&](Backend& b) { return compute_scenario_trace(scenario_, b); });
+          on_backend_or_cpu(b.get(), backend_error_, to_problem(scenario_), fallback,
+                            [&](Backend& be) { return compute_scenario_trace(scenario_, be); });
       took_trace(std::move(t), scenario_, backend_request_, fallback);
     } catch (const std::exception& e) {
+      edited_ = merge_edited_heads(job_edited_, edited_);
       set_message(std::string("The trace could not be computed: ") + e.what(), true);
     }
     return;
@@ -134,7 +119,7 @@ void AppState::recompute() {
   std::optional<std::vector<int>> heads;
   if (has_trace() && !force_whole_ && trace_backend_request_ == backend_request_ &&
       patchable(scenario_.options))
-    heads = edited_heads(trace_scenario_, scenario_);
+    heads = job_edited_;
   force_whole_ = false;
   if (heads && heads->empty()) return;  // nothing the trace shows has changed
   if (heads && static_cast<int>(heads->size()) == H) heads.reset();  // every head: the whole
@@ -143,16 +128,16 @@ void AppState::recompute() {
   pending_control_ = std::make_shared<WorkControl>();
   recomputed_heads_ = heads ? static_cast<int>(heads->size()) : H;
   pending_.start([s = scenario_, name = backend_request_, control = pending_control_, heads,
-                  base = trace_serial_, make = backend_factory](JobControl&) mutable {
+                  base = trace_serial_, b, error = backend_error_](JobControl&) mutable {
     WorkScope scope(control.get());
     Recomputed r;
     const AttentionProblem p = to_problem(s);
     if (heads)
-      r.patch = on_backend_or_cpu(make, name, p, r.fallback,
-                                  [&](Backend& b) { return compute_head_patch(p, *heads, b); });
+      r.patch = on_backend_or_cpu(b.get(), error, p, r.fallback,
+                                  [&](Backend& be) { return compute_head_patch(p, *heads, be); });
     else
-      r.whole = on_backend_or_cpu(make, name, p, r.fallback,
-                                  [&](Backend& b) { return compute_scenario_trace(s, b); });
+      r.whole = on_backend_or_cpu(b.get(), error, p, r.fallback,
+                                  [&](Backend& be) { return compute_scenario_trace(s, be); });
     r.base_serial = base;
     r.scenario = std::move(s);
     r.backend_request = name;
@@ -204,10 +189,13 @@ bool AppState::poll() {
     } else {
       // The trace it was meant for has gone, or it did not fit: compute the whole.
       recompute_again_ = force_whole_ = true;
+      edited_ = std::nullopt;
     }
-  } else if (!done->cancelled) {
+  } else {
+    // Cancelled by a newer edit, or failed: the trace on screen still lacks what it was for.
+    edited_ = merge_edited_heads(job_edited_, edited_);
     // The old trace stays on screen; the message says why it did not change.
-    set_message("The trace could not be computed: " + done->error, true);
+    if (!done->cancelled) set_message("The trace could not be computed: " + done->error, true);
   }
   // A cancelled one was superseded by a newer edit (recompute_again_ is set): the old trace stays
   // until that one lands.
@@ -233,11 +221,16 @@ void AppState::wait_for_trace() {
 }
 
 bool AppState::set_backend(const std::string& name) {
+  // The one place a backend is replaced (an OpenCL backend compiles its kernels when made).
   std::string error;
-  if (!(backend_factory ? backend_factory(name, error) : make_backend(name, error))) {
+  std::unique_ptr<Backend> b =
+      backend_factory ? backend_factory(name, error) : make_backend(name, error);
+  if (!b) {
     set_message("backend " + name + ": " + error, true);
     return false;
   }
+  backend_ = std::move(b);
+  backend_error_.clear();
   backend_request_ = name;
   const int before = message_serial_;
   recompute();

@@ -1,6 +1,7 @@
 // Undo and redo as differences between neighbouring states (see scenario_history.h).
 #include "gui/scenario_history.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace attn {
@@ -60,12 +61,22 @@ ScenarioHistory::Step ScenarioHistory::diff(Scenario&& from, const Scenario& to)
   return s;
 }
 
+EditedHeads merge_edited_heads(const EditedHeads& a, const EditedHeads& b) {
+  if (!a || !b) return std::nullopt;
+  std::vector<int> both = *a;
+  both.insert(both.end(), b->begin(), b->end());
+  std::sort(both.begin(), both.end());
+  both.erase(std::unique(both.begin(), both.end()), both.end());
+  return both;
+}
+
 void ScenarioHistory::swap_with(Step& s, Scenario& current) {
   Scenario restored = std::move(s.rest);
   const std::vector<Matrix*> r = slots(restored);
   const std::vector<Matrix*> c = slots(current);
   Step back;
   back.slots = c.size();
+  back.heads = std::move(s.heads);  // going back changes the same heads
   std::vector<bool> stored(r.size(), false);
   for (auto& [i, m] : s.changed) {
     if (i >= r.size()) continue;
@@ -82,22 +93,24 @@ void ScenarioHistory::swap_with(Step& s, Scenario& current) {
   s = std::move(back);
 }
 
-void ScenarioHistory::record(Scenario&& before, const Scenario& after) {
+void ScenarioHistory::record(Scenario&& before, const Scenario& after, EditedHeads heads) {
   redo_.clear();
   undo_.push_back(diff(std::move(before), after));
+  undo_.back().heads = std::move(heads);
   trim();
 }
 
-void ScenarioHistory::extend(const Scenario& before, const Scenario& after) {
+void ScenarioHistory::extend(const Scenario& before, const Scenario& after, EditedHeads heads) {
   if (undo_.empty()) {
     Scenario copy = before;
-    record(std::move(copy), after);
+    record(std::move(copy), after, std::move(heads));
     return;
   }
   redo_.clear();
   // The newest step holds the gesture's starting state; a matrix it does not keep is still the
   // same as in `before`, so if this change alters it, `before`'s version is the starting one.
   Step& s = undo_.back();
+  s.heads = merge_edited_heads(s.heads, heads);
   std::vector<bool> stored(s.slots, false);
   for (const auto& [i, m] : s.changed)
     if (i < stored.size()) stored[i] = true;
@@ -108,19 +121,24 @@ void ScenarioHistory::extend(const Scenario& before, const Scenario& after) {
   trim();
 }
 
-bool ScenarioHistory::move_newest(std::vector<Step>& from, std::vector<Step>& to,
-                                  Scenario& current) {
+bool ScenarioHistory::move_newest(std::vector<Step>& from, std::vector<Step>& to, Scenario& current,
+                                  EditedHeads* heads) {
   if (from.empty()) return false;
   Step s = std::move(from.back());
   from.pop_back();
+  if (heads) *heads = s.heads;
   swap_with(s, current);
   to.push_back(std::move(s));
   return true;
 }
 
-bool ScenarioHistory::undo(Scenario& current) { return move_newest(undo_, redo_, current); }
+bool ScenarioHistory::undo(Scenario& current, EditedHeads* heads) {
+  return move_newest(undo_, redo_, current, heads);
+}
 
-bool ScenarioHistory::redo(Scenario& current) { return move_newest(redo_, undo_, current); }
+bool ScenarioHistory::redo(Scenario& current, EditedHeads* heads) {
+  return move_newest(redo_, undo_, current, heads);
+}
 
 void ScenarioHistory::clear() {
   undo_.clear();

@@ -6,12 +6,20 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "attention/scenario.h"
 
 namespace attn {
+
+// The query heads an edit changed, when it changed nothing but values of Q, K or V (each head
+// whose Q changed, every head of a key/value group whose K or V changed); nullopt when it may
+// have changed anything, so the whole trace is recomputed.
+using EditedHeads = std::optional<std::vector<int>>;
+// Both edits' heads: the union, or nullopt when either is.
+EditedHeads merge_edited_heads(const EditedHeads& a, const EditedHeads& b);
 
 class ScenarioHistory {
  public:
@@ -23,16 +31,17 @@ class ScenarioHistory {
   static constexpr size_t kMaxBytes = size_t{16} << 20;
 
   // `before` is about to become `after` (an edit): remembers how to go back, and forgets the
-  // steps that could be redone. `before` is consumed.
-  void record(Scenario&& before, const Scenario& after);
+  // steps that could be redone. `before` is consumed. `heads`: what the edit changed, given back
+  // by undo and redo (which change the same matrices).
+  void record(Scenario&& before, const Scenario& after, EditedHeads heads = std::nullopt);
   // One more change of the same gesture (a drag, a slider): `before` is about to become `after`,
   // and undoing the newest step still returns to where the gesture started. Records a step when
   // there is none.
-  void extend(const Scenario& before, const Scenario& after);
+  void extend(const Scenario& before, const Scenario& after, EditedHeads heads = std::nullopt);
   // `current` becomes the state before the newest step (undo) or after the newest undone step
-  // (redo); false when there is none.
-  bool undo(Scenario& current);
-  bool redo(Scenario& current);
+  // (redo), and `heads` (when given) what that step changed; false when there is none.
+  bool undo(Scenario& current, EditedHeads* heads = nullptr);
+  bool redo(Scenario& current, EditedHeads* heads = nullptr);
   void clear();
 
   bool can_undo() const { return !undo_.empty(); }
@@ -49,6 +58,7 @@ class ScenarioHistory {
     Scenario rest;
     size_t slots = 0;  // how many matrices the state has
     std::vector<std::pair<size_t, Matrix>> changed;
+    EditedHeads heads;  // the query heads the step changes (nullopt: maybe anything)
     size_t bytes() const;
   };
   static Step diff(Scenario&& from, const Scenario& to);
@@ -56,7 +66,8 @@ class ScenarioHistory {
   // the step back to `current`.
   static void swap_with(Step& s, Scenario& current);
   // Restores the newest step of `from` into `current` and keeps the way back in `to`.
-  static bool move_newest(std::vector<Step>& from, std::vector<Step>& to, Scenario& current);
+  static bool move_newest(std::vector<Step>& from, std::vector<Step>& to, Scenario& current,
+                          EditedHeads* heads);
   void trim();
 
   std::vector<Step> undo_, redo_;
