@@ -9,7 +9,7 @@
 
 #include "backends/backend.h"
 #include "backends/compute.h"
-#include "gui/app_state.h"
+#include "gui/model/app_state.h"
 #include "io/atomic_file.h"
 #include "npy_fixture.h"
 #include "reference.h"

@@ -8,7 +8,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gui/background_job.h"
+#include "gui/model/background_job.h"
 
 namespace attn {
 namespace {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "gui/gui_setup.h"
-#include "gui/index_notation.h"
+#include "gui/model/index_notation.h"
 #include "gui/panel_experiments.h"
 #include "gui/ui.h"
 #include "gui_headless.h"

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "gui/gui_setup.h"
-#include "gui/layout.h"
+#include "gui/model/layout.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"

@@ -7,7 +7,7 @@
 
 #include "attention/format.h"
 #include "documents.h"
-#include "gui/lesson_player.h"
+#include "gui/model/lesson_player.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"
 #include "gui_headless.h"

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "attention/scenario.h"
-#include "gui/scenario_history.h"
+#include "gui/model/scenario_history.h"
 #include "io/examples.h"
 #include "io/scenario_json.h"
 

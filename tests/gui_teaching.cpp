@@ -7,9 +7,9 @@
 #include <cmath>
 
 #include "attention/format.h"
-#include "gui/layout.h"
-#include "gui/predict.h"
-#include "gui/stage_motion.h"
+#include "gui/model/layout.h"
+#include "gui/model/predict.h"
+#include "gui/model/stage_motion.h"
 #include "gui/ui.h"
 #include "io/examples.h"
 #include "reference.h"

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
-#include "gui/app_state.h"
+#include "gui/model/app_state.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
 

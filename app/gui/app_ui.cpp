@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <map>
 
-#include "gui/layout.h"
+#include "gui/model/layout.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_lm_train.h"
 #include "gui/ui.h"

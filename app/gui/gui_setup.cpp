@@ -7,11 +7,11 @@
 
 #include "attention/format.h"
 #include "gui/gui.h"
-#include "gui/lesson_player.h"
+#include "gui/model/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_lm_train.h"
 #include "gui/panel_seq2seq.h"
-#include "gui/stage_motion.h"
+#include "gui/model/stage_motion.h"
 #include "io/input_file.h"
 #include "io/shipped.h"
 #include "render/colormap.h"

@@ -15,7 +15,7 @@
 
 #include "attention/format.h"
 #include "gui/heatmap_texture.h"
-#include "gui/stage_motion.h"
+#include "gui/model/stage_motion.h"
 #include "render/color_scale.h"
 #include "render/colormap.h"
 #include "render/ticks.h"

@@ -14,7 +14,7 @@
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "explain/explain.h"
-#include "gui/lesson_player.h"
+#include "gui/model/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"

@@ -6,8 +6,8 @@
 #include <cstdio>
 
 #include "gui/heatmap_widget.h"
-#include "gui/index_notation.h"
-#include "gui/stage_motion.h"
+#include "gui/model/index_notation.h"
+#include "gui/model/stage_motion.h"
 #include "gui/ui.h"
 
 namespace attn {

@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "gui/lesson_player.h"
+#include "gui/model/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"

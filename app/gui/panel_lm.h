@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "gui/lm_session.h"
+#include "gui/model/lm_session.h"
 #include "gui/ui.h"
 #include "lm/circuit.h"
 

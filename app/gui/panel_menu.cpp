@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "backends/backend.h"
-#include "gui/lesson_player.h"
+#include "gui/model/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/examples.h"

@@ -12,7 +12,7 @@
 
 #include "gui/chart_widget.h"
 #include "gui/heatmap_widget.h"
-#include "gui/predict.h"
+#include "gui/model/predict.h"
 #include "gui/ui.h"
 #include "io/shipped.h"
 #include "seq2seq/explain_step.h"

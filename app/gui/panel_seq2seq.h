@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/background_job.h"
+#include "gui/model/background_job.h"
 #include "seq2seq/live_trainer.h"
 
 namespace attn {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "gui/app_state.h"
-#include "gui/background_job.h"
-#include "gui/predict.h"
-#include "gui/stage_motion.h"
+#include "gui/model/app_state.h"
+#include "gui/model/background_job.h"
+#include "gui/model/predict.h"
+#include "gui/model/stage_motion.h"
 #include "render/color_scale.h"
 #include "render/image_format.h"
 

@@ -1,5 +1,5 @@
 // Stage-change animations and edit highlights as data (see stage_motion.h).
-#include "gui/stage_motion.h"
+#include "gui/model/stage_motion.h"
 
 #include <algorithm>
 #include <cmath>

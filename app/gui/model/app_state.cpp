@@ -2,7 +2,7 @@
 // keeps an undo snapshot and recomputes the trace, so the panels never see an invalid state.
 // This file holds the edits and undo/redo; files, the trace and navigation have their own
 // app_state_*.cpp files.
-#include "gui/app_state.h"
+#include "gui/model/app_state.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -2,7 +2,7 @@
 // the selected cell or row, and the narration request they make.
 #include <algorithm>
 
-#include "gui/app_state.h"
+#include "gui/model/app_state.h"
 
 namespace attn {
 

@@ -14,7 +14,7 @@
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "backends/head_patch.h"
-#include "gui/app_state.h"
+#include "gui/model/app_state.h"
 
 namespace attn {
 namespace {

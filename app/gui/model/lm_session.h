@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "attention/scenario.h"
-#include "gui/background_job.h"
+#include "gui/model/background_job.h"
 #include "lm/forward.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"

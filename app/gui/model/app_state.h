@@ -17,8 +17,8 @@
 #include "backends/backend.h"
 #include "backends/head_patch.h"
 #include "explain/explain.h"
-#include "gui/background_job.h"
-#include "gui/scenario_history.h"
+#include "gui/model/background_job.h"
+#include "gui/model/scenario_history.h"
 
 namespace attn {
 

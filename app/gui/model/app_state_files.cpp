@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "attention/engine.h"
-#include "gui/app_state.h"
+#include "gui/model/app_state.h"
 #include "io/atomic_file.h"
 #include "io/examples.h"
 #include "io/scenario_json.h"

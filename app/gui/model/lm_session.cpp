@@ -1,5 +1,5 @@
 // The language-model state of the app: loading and forward passes on worker threads.
-#include "gui/lm_session.h"
+#include "gui/model/lm_session.h"
 
 #include <algorithm>
 #include <cstdio>

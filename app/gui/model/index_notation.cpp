@@ -1,5 +1,5 @@
 // Index forms of the stages (index_notation.h).
-#include "gui/index_notation.h"
+#include "gui/model/index_notation.h"
 
 namespace attn {
 namespace {

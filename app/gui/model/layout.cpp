@@ -1,5 +1,5 @@
 // The main window's panel rectangles for a window size, font size and mode (see layout.h).
-#include "gui/layout.h"
+#include "gui/model/layout.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // AppState's edits of the variants beyond masks: Linformer's random projections, the key–query
 // convolution kernel and head mixing, and keeping them fitting the scenario's shapes.
 #include "attention/linformer.h"
-#include "gui/app_state.h"
+#include "gui/model/app_state.h"
 
 namespace attn {
 namespace {

@@ -1,5 +1,5 @@
 // Undo and redo as differences between neighbouring states (see scenario_history.h).
-#include "gui/scenario_history.h"
+#include "gui/model/scenario_history.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,11 +1,11 @@
 // Predict, then reveal: the questions, what they hide, and how a guess is judged (see predict.h).
-#include "gui/predict.h"
+#include "gui/model/predict.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "attention/format.h"
-#include "gui/app_state.h"
+#include "gui/model/app_state.h"
 
 namespace attn {
 namespace {

@@ -1,6 +1,6 @@
 // The lesson player's state: opening a lesson, moving between steps, applying a step's view to
 // the app state and checking answers against the app's trace.
-#include "gui/lesson_player.h"
+#include "gui/model/lesson_player.h"
 
 #include "io/scenario_json.h"
 #include "io/shipped.h"

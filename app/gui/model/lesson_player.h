@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gui/app_state.h"
+#include "gui/model/app_state.h"
 #include "lessons/lesson.h"
 
 namespace attn {
