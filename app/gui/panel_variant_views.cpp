@@ -15,17 +15,29 @@
 #include "attention/multi_token.h"
 #include "gui/chart_widget.h"
 #include "gui/heatmap_widget.h"
+#include "gui/model/background_job.h"
 #include "gui/ui.h"
 
 namespace attn {
 
 // What the views derive from the trace, kept between frames and derived again only when the trace
 // (or the head shown) changes, so a frame's work does not grow with n²; and where the pointer was.
-struct VariantViewsState {
-  // Linformer's error curve against full attention for the current Q, K, V.
-  uint64_t error_serial = 0;
+// Linformer's error curve against full attention, for the trace of `serial`.
+struct LinformerCurve {
+  uint64_t serial = 0;
   std::vector<int> ks;
   std::vector<double> error;
+};
+
+struct VariantViewsState {
+  // Linformer's error curve against full attention for the current Q, K, V: one full attention
+  // per k, seconds at 2048 tokens, so it is computed on a worker and the window keeps drawing.
+  uint64_t error_serial = 0;  // the trace the curve (or its failure) is for
+  std::vector<int> ks;
+  std::vector<double> error;
+  std::string error_failure;  // why the curve could not be computed ("" when it was)
+  BackgroundJob<LinformerCurve> error_job;
+  uint64_t job_serial = 0;  // the trace the running job computes for
   // The weights of the unconvolved scores (one query–key pair at a time) of one head.
   uint64_t plain_serial = 0;
   int plain_head = -1;
@@ -107,17 +119,45 @@ void linformer_views(Ui& ui) {
   ImGui::EndGroup();
   if (side) ImGui::SameLine();
 
-  // Error: the same Q, K, V with random E, F for every k, computed once per trace.
+  // Error: the same Q, K, V with random E, F for every k, computed once per trace on a worker.
   VariantViewsState& cache = views_state(ui);
-  if (cache.error_serial != st.trace_serial()) {
-    cache.error_serial = st.trace_serial();
-    cache.ks.clear();
-    AttentionProblem full_problem = to_problem(st.scenario());
-    full_problem.options.variants = {};
-    for (int kk = 1; kk <= n; kk += std::max(1, n / 16)) cache.ks.push_back(kk);
-    if (cache.ks.back() != n) cache.ks.push_back(n);
-    cache.error = linformer_error_by_k(full_problem, cache.ks, st.linformer_seed * 7 + 3);
+  if (std::optional<JobResult<LinformerCurve>> done = cache.error_job.poll()) {
+    const bool whole =
+        done->ok() && !done->cancelled && done->value->error.size() == done->value->ks.size();
+    if (whole && done->value->serial == st.trace_serial()) {
+      cache.ks = std::move(done->value->ks);
+      cache.error = std::move(done->value->error);
+      cache.error_failure.clear();
+      cache.error_serial = done->value->serial;
+    } else if (!done->ok() && !done->cancelled) {
+      cache.error_failure = done->error;
+      cache.error_serial = cache.job_serial;  // not tried again until the trace changes
+      st.set_message("Linformer's error curve could not be computed: " + done->error, true);
+    }
   }
+  if (cache.error_serial != st.trace_serial()) {
+    if (!cache.error_job.running()) {
+      AttentionProblem full_problem = to_problem(st.scenario());
+      full_problem.options.variants = {};
+      std::vector<int> ks;
+      for (int kk = 1; kk <= n; kk += std::max(1, n / 16)) ks.push_back(kk);
+      if (ks.back() != n) ks.push_back(n);
+      cache.job_serial = st.trace_serial();
+      cache.error_job.start([p = std::move(full_problem), ks, serial = cache.job_serial,
+                             seed = st.linformer_seed * 7 + 3](JobControl& control) {
+        // A newer trace stops it between two ks.
+        LinformerCurve c{serial, ks, {}};
+        c.error = linformer_error_by_k(p, ks, seed, [&](size_t done) {
+          control.set_progress(static_cast<double>(done) / static_cast<double>(ks.size()));
+          return !control.cancelled();
+        });
+        return c;
+      });
+    } else if (cache.job_serial != st.trace_serial()) {
+      cache.error_job.cancel();  // out of date: it stops at its next k, then a new one starts
+    }
+  }
+  if (cache.error_job.running()) ui.frames_wanted = std::max(ui.frames_wanted, 1);
   ChartSpec err;
   ChartSeries e{"mean |output − full attention's output|", {}, IM_COL32(0, 158, 115, 255)};
   for (size_t i = 0; i < cache.ks.size(); ++i) {
@@ -131,6 +171,13 @@ void linformer_views(Ui& ui) {
   err.size = {side ? half : 0, chart_h};
   ImGui::BeginGroup();
   ImGui::TextUnformatted("Error against full attention on the same Q, K, V");
+  if (cache.error_job.running())
+    ImGui::TextDisabled("computing… %d%%  %.1f s",
+                        static_cast<int>(cache.error_job.progress() * 100),
+                        cache.error_job.elapsed_seconds());
+  else if (!cache.error_failure.empty())
+    ImGui::TextColored(ImVec4(0.8f, 0.2f, 0.1f, 1), "could not be computed: %s",
+                       cache.error_failure.c_str());
   draw_line_chart(ui, err);
   ImGui::TextDisabled("random projections: k near n is close, small k is coarse");
   ImGui::EndGroup();

@@ -81,7 +81,8 @@ HeadStack random_linformer_projection(int heads, int k, int n_k, uint64_t seed) 
 }
 
 std::vector<double> linformer_error_by_k(const AttentionProblem& full, const std::vector<int>& ks,
-                                         uint64_t seed) {
+                                         uint64_t seed,
+                                         const std::function<bool(size_t done)>& keep_going) {
   AttentionTrace base;
   compute_stages_cpu(full, base);
   const HeadStack& o_full = base.step(StageId::kOutput).heads;
@@ -100,6 +101,7 @@ std::vector<double> linformer_error_by_k(const AttentionProblem& full, const std
       cells += o[h].size();
     }
     out.push_back(cells ? sum / static_cast<double>(cells) : 0.0);
+    if (keep_going && !keep_going(out.size())) break;
   }
   return out;
 }

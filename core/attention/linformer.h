@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,10 @@ HeadStack random_linformer_projection(int heads, int k, int n_k, uint64_t seed);
 // The mean |O_full − O_linformer| over every output cell of every head, for `full` (a problem
 // without variants) against the same Q, K, V with random E and F (one pair shared by the key/value
 // heads, drawn from `seed`) projecting to each k of `ks` in turn: how much accuracy k buys.
-std::vector<double> linformer_error_by_k(const AttentionProblem& full, const std::vector<int>& ks,
-                                         uint64_t seed);
+// `keep_going` (when given) is told how many ks are done after each; false stops there, and the
+// errors of those done are returned.
+std::vector<double> linformer_error_by_k(
+    const AttentionProblem& full, const std::vector<int>& ks, uint64_t seed,
+    const std::function<bool(size_t done)>& keep_going = nullptr);
 
 }  // namespace attn
