@@ -60,13 +60,13 @@ namespace {
 // The built-in course, one item per lesson, then the teacher's own lessons.
 void draw_lessons_menu(Ui& ui) {
   if (!ImGui::BeginMenu("Lessons")) return;
-  static std::vector<LessonInfo> course;  // listed once: the shipped files do not change
-  static std::string course_error;
-  static bool listed = false;
-  if (!listed) {
-    course = list_course(course_error);
-    listed = true;
+  // Listed once per Ui: the shipped files do not change while the app runs.
+  if (!ui.course_listed) {
+    ui.course = list_course(ui.course_error);
+    ui.course_listed = true;
   }
+  const std::vector<LessonInfo>& course = ui.course;
+  const std::string& course_error = ui.course_error;
   if (course.empty()) ImGui::TextDisabled("%s", course_error.c_str());
   for (size_t i = 0; i < course.size(); ++i) {
     const LessonInfo& l = course[i];

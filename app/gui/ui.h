@@ -14,6 +14,7 @@
 #include "gui/model/background_job.h"
 #include "gui/model/predict.h"
 #include "gui/model/stage_motion.h"
+#include "lessons/lesson.h"
 #include "render/color_scale.h"
 #include "render/image_format.h"
 
@@ -181,7 +182,11 @@ struct Ui {
   // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
   // place by panel_lesson.cpp; null when none is open.
   std::shared_ptr<LessonPlayer> lesson;
-  bool select_lesson_tab = false;      // bring the Lesson tab forward once
+  bool select_lesson_tab = false;  // bring the Lesson tab forward once
+  // The Lessons menu's built-in course, listed the first time the menu opens.
+  std::vector<LessonInfo> course;
+  std::string course_error;
+  bool course_listed = false;
   bool lesson_opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
   ImVec4 lesson_rect{0, 0, 0, 0};      // where the lesson window was drawn (x, y, w, h)
 
