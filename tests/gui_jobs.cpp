@@ -21,6 +21,7 @@
 #include "gui/ui.h"
 #include "gui_headless.h"
 #include "lm_fixture.h"
+#include "opencl_skip.h"
 #include "reference.h"
 
 namespace attn {
@@ -128,18 +129,7 @@ TEST(Recompute, AFailingOpenClBackendFallsBackToTheCpuAndSaysSo) {
   }
 }
 
-bool opencl_skipped(std::string& why) {
-  if (std::getenv("ATTN_SKIP_OPENCL")) {
-    why = "ATTN_SKIP_OPENCL is set (sanitizer run)";
-    return true;
-  }
-  std::string error;
-  if (list_opencl_devices(error).empty()) {
-    why = "no OpenCL platform/device: " + error;
-    return true;
-  }
-  return false;
-}
+using test::opencl_skipped;
 
 // The real OpenCL backend cannot run the additive score: the app computes it on the CPU and says
 // so in the status bar.

@@ -14,6 +14,7 @@
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "backends/opencl_backend.h"
+#include "opencl_skip.h"
 #include "reference.h"
 
 namespace attn {
@@ -144,18 +145,7 @@ std::vector<Case> cases() {
   };
 }
 
-bool opencl_skipped(std::string& why) {
-  if (std::getenv("ATTN_SKIP_OPENCL")) {
-    why = "ATTN_SKIP_OPENCL is set (sanitizer run)";
-    return true;
-  }
-  std::string error;
-  if (list_opencl_devices(error).empty()) {
-    why = "no OpenCL platform/device: " + error;
-    return true;
-  }
-  return false;
-}
+using test::opencl_skipped;
 
 class BackendTest : public ::testing::TestWithParam<std::string> {
  protected:
