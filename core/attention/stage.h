@@ -1,5 +1,6 @@
 // The stages of attention as one table: each stage's id, the name traces, lessons and the command
-// line use for it, its kind, title, the pipeline strip's label and why the stage exists.
+// line use for it, its kind, title, the pipeline strip's label, why the stage exists and the
+// caption an exported page prints under it.
 #pragma once
 
 #include <cstdint>
