@@ -35,13 +35,14 @@ class ExperimentWindows : public test::HeadlessApp {
 
 TEST_F(ExperimentWindows, SqrtDkDrawsEveryDimensionLargeAndSmall) {
   ASSERT_TRUE(state.load_example("fear-is"));
-  ui.show_sqrt_dk = true;
+  ui.sqrt_dk.open = true;
   frame();
-  frames_until(
-      [&] { return ui.sqrt_dk && !ui.sqrt_dk->job.running() && !ui.sqrt_dk->rows.empty(); });
-  ASSERT_EQ(ui.sqrt_dk->rows.size(), scaling_dims().size());
+  frames_until([&] {
+    return ui.sqrt_dk.state && !ui.sqrt_dk.state->job.running() && !ui.sqrt_dk.state->rows.empty();
+  });
+  ASSERT_EQ(ui.sqrt_dk.state->rows.size(), scaling_dims().size());
   for (int i = 0; i < static_cast<int>(scaling_dims().size()); ++i) {
-    ui.sqrt_dk->dim_index = i;
+    ui.sqrt_dk.state->dim_index = i;
     frame();
   }
   ImGui::GetIO().DisplaySize = {1280, 720};
@@ -53,34 +54,34 @@ TEST_F(ExperimentWindows, SqrtDkDrawsEveryDimensionLargeAndSmall) {
   EXPECT_LE(w->Pos.x + w->Size.x, 1280.0f);
   EXPECT_LE(w->Pos.y + w->Size.y, 720.0f);
   // A new seed recomputes.
-  ui.sqrt_dk->seed = 5;
+  ui.sqrt_dk.state->seed = 5;
   frame();
-  frames_until([&] { return !ui.sqrt_dk->job.running(); });
-  EXPECT_EQ(ui.sqrt_dk->computed_seed, 5);
+  frames_until([&] { return !ui.sqrt_dk.state->job.running(); });
+  EXPECT_EQ(ui.sqrt_dk.state->computed_seed, 5);
 }
 
 TEST_F(ExperimentWindows, ScoreTimingMeasuresOffTheUiThread) {
   ASSERT_TRUE(state.load_example("additive"));
-  ui.show_scores = true;
+  ui.scores.open = true;
   frame();
   ASSERT_NE(window("Score functions: additive vs scaled dot product###scores"), nullptr);
-  ASSERT_TRUE(ui.score_compare);
-  ui.score_compare->start();
+  ASSERT_TRUE(ui.scores.state);
+  ui.scores.state->start();
   frame();  // drawn while the worker measures
-  frames_until([&] { return !ui.score_compare->running(); });
+  frames_until([&] { return !ui.scores.state->running(); });
   frame();
-  EXPECT_EQ(ui.score_compare->rows.size(), default_score_cases().size());
-  for (const ScoreTiming& t : ui.score_compare->rows) {
+  EXPECT_EQ(ui.scores.state->rows.size(), default_score_cases().size());
+  for (const ScoreTiming& t : ui.scores.state->rows) {
     EXPECT_GT(t.dot_seconds, 0.0);
     EXPECT_GT(t.additive_seconds, 0.0);
   }
-  ui.show_scores = false;
+  ui.scores.open = false;
   frame();
 }
 
 TEST_F(ExperimentWindows, GhostAttentionHelpDraws) {
   ASSERT_TRUE(state.load_example("fear-is"));
-  ui.show_ghost = true;
+  ui.ghost.open = true;
   frame();
   ImGuiWindow* w = window("Ghost Attention (Llama 2)###ghost");
   ASSERT_NE(w, nullptr);

@@ -25,7 +25,7 @@ class FlashWindow : public test::HeadlessApp {
 };
 
 TEST_F(FlashWindow, EveryExampleBlockSizeAndStepDraws) {
-  ui.show_flash = true;
+  ui.flash.open = true;
   for (const ExampleInfo& e : list_examples()) {
     SCOPED_TRACE(e.name);
     ASSERT_TRUE(state.load_example(e.name));
@@ -36,31 +36,31 @@ TEST_F(FlashWindow, EveryExampleBlockSizeAndStepDraws) {
     // Linformer and Multi-Token Attention: the window says why it has no blocks to step through.
     if (t.variants.any()) continue;
     for (int b = 1; b <= t.n_k; ++b) {
-      ui.flash_block = b;
+      ui.flash.block = b;
       const int blocks = (t.n_k + b - 1) / b;
       for (int step = 0; step <= blocks; ++step) {
-        ui.flash_done = step;
+        ui.flash.done = step;
         frame();
-        EXPECT_EQ(ui.flash_done, step);
+        EXPECT_EQ(ui.flash.done, step);
       }
-      ui.flash_done = blocks + 5;  // past the end: clamped to the last block
+      ui.flash.done = blocks + 5;  // past the end: clamped to the last block
       frame();
-      EXPECT_EQ(ui.flash_done, blocks);
+      EXPECT_EQ(ui.flash.done, blocks);
     }
   }
 }
 
 TEST_F(FlashWindow, FollowsTheSelectedQueryAndDrawsLargeAndSmall) {
   ASSERT_TRUE(state.load_example("sliding-window"));
-  ui.show_flash = true;
+  ui.flash.open = true;
   state.select_row(3);
-  ui.flash_done = 2;
+  ui.flash.done = 2;
   frame();
-  EXPECT_EQ(ui.flash_query, 3);
-  EXPECT_EQ(ui.flash_done, 0);  // a new query starts from the first block
-  ui.flash_done = 4;
+  EXPECT_EQ(ui.flash.query, 3);
+  EXPECT_EQ(ui.flash.done, 0);  // a new query starts from the first block
+  ui.flash.done = 4;
   frame();
-  EXPECT_EQ(ui.flash_done, 4);  // the same selection: the step stays
+  EXPECT_EQ(ui.flash.done, 4);  // the same selection: the step stays
   ImGui::GetIO().DisplaySize = {1280, 720};
   ui.settings.font_px = 28;
   ui.reset_layout = true;
@@ -69,7 +69,7 @@ TEST_F(FlashWindow, FollowsTheSelectedQueryAndDrawsLargeAndSmall) {
   ASSERT_NE(w, nullptr);
   EXPECT_LE(w->Pos.x + w->Size.x, 1280.0f);
   EXPECT_LE(w->Pos.y + w->Size.y, 720.0f);
-  ui.show_flash = false;
+  ui.flash.open = false;
   frame();
   EXPECT_EQ(window(), nullptr);
 }

@@ -202,8 +202,8 @@ TEST_F(JobsGui, AFailedForwardPassIsAMessageInThePanelAndTheStatusBar) {
   spec.n_embd = 16;
   const std::string folder = test::temp_path("jobs-lm-model");
   test::write_test_model(test::make_test_model(spec), folder);
-  ui.lm = std::make_shared<LmPanel>();
-  LmSession& s = ui.lm->session;
+  ui.lm.state = std::make_shared<LmPanel>();
+  LmSession& s = ui.lm.state->session;
   s.forward = [](std::shared_ptr<const lm::Model>, const std::string&,
                  const std::vector<int>&) -> std::unique_ptr<LmRun> {
     throw std::runtime_error("out of memory");
@@ -223,9 +223,9 @@ TEST_F(JobsGui, AFailedForwardPassIsAMessageInThePanelAndTheStatusBar) {
 }
 
 TEST_F(JobsGui, AFailedSeq2seqEvaluationIsAMessage) {
-  ui.seq2seq = std::make_shared<Seq2seqPanel>();
-  ui.show_seq2seq = true;
-  Seq2seqPanel& p = *ui.seq2seq;
+  ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
+  ui.seq2seq.open = true;
+  Seq2seqPanel& p = *ui.seq2seq.state;
   p.compare_job.start([](JobControl&) -> std::vector<std::vector<s2s::LengthBucket>> {
     throw std::runtime_error("model file truncated");
   });
@@ -235,18 +235,18 @@ TEST_F(JobsGui, AFailedSeq2seqEvaluationIsAMessage) {
 }
 
 TEST_F(JobsGui, FailedExperimentsAreMessages) {
-  ui.sqrt_dk = std::make_shared<SqrtDkPanel>();
-  ui.show_sqrt_dk = true;
-  SqrtDkPanel& d = *ui.sqrt_dk;
+  ui.sqrt_dk.state = std::make_shared<SqrtDkPanel>();
+  ui.sqrt_dk.open = true;
+  SqrtDkPanel& d = *ui.sqrt_dk.state;
   d.computed_seed = d.seed;  // the window starts no job of its own
   d.job.start([](JobControl&) -> std::vector<ScalingRow> { throw 7; });
   ASSERT_TRUE(frames_until([&] { return !d.job.running(); }));
   EXPECT_EQ(d.error, "The experiment failed: unknown error");
   expect_error_message("The experiment failed: unknown error");
 
-  ui.score_compare = std::make_shared<ScoreComparePanel>();
-  ui.show_scores = true;
-  ScoreComparePanel& c = *ui.score_compare;
+  ui.scores.state = std::make_shared<ScoreComparePanel>();
+  ui.scores.open = true;
+  ScoreComparePanel& c = *ui.scores.state;
   c.job.start([](JobControl&) -> int { throw std::runtime_error("timer failed"); });
   ASSERT_TRUE(frames_until([&] { return !c.running(); }));
   EXPECT_TRUE(has(c.error, "timer failed")) << c.error;
@@ -254,9 +254,9 @@ TEST_F(JobsGui, FailedExperimentsAreMessages) {
 }
 
 TEST_F(JobsGui, FailedLiveTrainingIsAMessage) {
-  ui.lm_train = std::make_shared<LmTrainPanel>();
-  ui.show_lm_train = true;
-  LmTrainPanel& lp = *ui.lm_train;
+  ui.lm_train.state = std::make_shared<LmTrainPanel>();
+  ui.lm_train.open = true;
+  LmTrainPanel& lp = *ui.lm_train.state;
   lp.setup.after_step = [](long) { throw std::runtime_error("the loss is NaN"); };
   std::string error;
   ASSERT_TRUE(lp.live.start(lp.setup, error)) << error;
@@ -264,10 +264,10 @@ TEST_F(JobsGui, FailedLiveTrainingIsAMessage) {
   frame();
   expect_error_message("Training failed: the loss is NaN");
 
-  ui.show_lm_train = false;
-  ui.seq2seq = std::make_shared<Seq2seqPanel>();
-  ui.show_seq2seq = true;
-  Seq2seqPanel& sp = *ui.seq2seq;
+  ui.lm_train.open = false;
+  ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
+  ui.seq2seq.open = true;
+  Seq2seqPanel& sp = *ui.seq2seq.state;
   s2s::LiveTrainingSetup setup;
   setup.hidden = 8;
   setup.embed = 4;

@@ -101,7 +101,7 @@ class Layout : public test::HeadlessApp {
   }
   void TearDown() override {
     g_items = nullptr;
-    if (ui.seq2seq) ui.seq2seq->live.cancel();
+    if (ui.seq2seq.state) ui.seq2seq.state->live.cancel();
     HeadlessApp::TearDown();
   }
 
@@ -298,13 +298,13 @@ TEST_F(Layout, APredictionAndItsRevealFit) {
 }
 
 TEST_F(Layout, TheSeq2seqWindowFits) {
-  ui.show_seq2seq = true;
+  ui.seq2seq.open = true;
   for (const Size& s : kSizes)
     for (bool presentation : {false, true}) {
       ui.presentation = presentation;
       frames(s);
-      ASSERT_TRUE(ui.seq2seq);
-      Seq2seqPanel& p = *ui.seq2seq;
+      ASSERT_TRUE(ui.seq2seq.state);
+      Seq2seqPanel& p = *ui.seq2seq.state;
       p.select_tab = "translate";
       p.predicting = false;
       frames(s);
@@ -351,8 +351,8 @@ TEST_F(Layout, TheLanguageModelWindowFits) {
   o.text = "the teacher shows the heads. the teacher shows the heads.";
   std::string error;
   ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
-  ASSERT_TRUE(ui.show_lm);
-  LmPanel& p = *ui.lm;
+  ASSERT_TRUE(ui.lm.open);
+  LmPanel& p = *ui.lm.state;
   for (const Size& s : kSizes)
     for (bool presentation : {false, true})
       for (float px : {20.0f, 28.0f}) {
@@ -373,7 +373,7 @@ TEST_F(Layout, TheLanguageModelWindowFits) {
         check(name(s, presentation, px, true) + " language model, all heads");
         p.all_heads = false;
       }
-  ui.show_lm = false;
+  ui.lm.open = false;
 }
 
 // Labels are shrunk, turned or shortened before any is left out (the sliding window's 8 keys at

@@ -38,7 +38,7 @@ class LessonGui : public test::HeadlessApp {
     if (stage != StageId::kInputs) {
       EXPECT_TRUE(ui.views["main"].drawn);
     }
-    EXPECT_EQ(ui.show_seq2seq, !s.seq2seq_tab.empty());
+    EXPECT_EQ(ui.seq2seq.open, !s.seq2seq_tab.empty());
   }
 
   // Answers the current step's question right, then wrong, as the panel's Check button does.

@@ -90,7 +90,7 @@ TEST_F(LmGui, SessionRunsTheSentenceAndReportsBadInput) {
 
 TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
   open_model();
-  LmPanel& p = *ui.lm;
+  LmPanel& p = *ui.lm.state;
   for (float px : {20.0f, 32.0f}) {
     ui.settings.font_px = px;
     load_fonts(ui, px);
@@ -152,10 +152,10 @@ TEST_F(LmGui, ClickingAThumbnailOpensThatHeadInTheStepper) {
   ASSERT_TRUE(LmSession::parse_origin(state.origin(), l, h)) << state.origin();
   EXPECT_EQ(l, 1);
   EXPECT_EQ(h, 2);
-  EXPECT_FALSE(ui.show_lm);
+  EXPECT_FALSE(ui.lm.open);
   EXPECT_EQ(state.current_stage().id, StageId::kWeights);
   // The stepper's weights are the model's own for that head.
-  const LmRun& r = *ui.lm->session.run();
+  const LmRun& r = *ui.lm.state->session.run();
   const int T = r.acts.T;
   const Matrix& w = state.trace().head(StageId::kWeights, 0);
   ASSERT_EQ(w.rows(), T);
@@ -172,13 +172,13 @@ TEST_F(LmGui, ClickingAThumbnailOpensThatHeadInTheStepper) {
   EXPECT_GT(
       (state.trace().head(StageId::kWeights, 0).row(3) - old_weights.row(3)).cwiseAbs().maxCoeff(),
       1e-4);
-  EXPECT_EQ(ui.lm->session.run()->acts.att_at(r.model->config, 1, 0, 2)[3 * T + 1], before);
+  EXPECT_EQ(ui.lm.state->session.run()->acts.att_at(r.model->config, 1, 0, 2)[3 * T + 1], before);
 
   // "Back to the model" from the stepper's note.
-  ui.show_lm = true;
+  ui.lm.open = true;
   frames(2);
-  EXPECT_EQ(ui.lm->session.layer, 1);
-  EXPECT_EQ(ui.lm->session.head, 2);
+  EXPECT_EQ(ui.lm.state->session.layer, 1);
+  EXPECT_EQ(ui.lm.state->session.head, 2);
 }
 
 TEST_F(LmGui, BadOptionsNameTheFlagOrFile) {
@@ -206,10 +206,10 @@ TEST_F(LmGui, BadOptionsNameTheFlagOrFile) {
 
 TEST_F(LmGui, TheWindowWithNoModelInvitesToOpenOne) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
-  ui.show_lm = true;
+  ui.lm.open = true;
   frames(3);
-  ASSERT_TRUE(ui.lm);
-  EXPECT_FALSE(ui.lm->session.has_model());
+  ASSERT_TRUE(ui.lm.state);
+  EXPECT_FALSE(ui.lm.state->session.has_model());
 }
 
 TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
@@ -223,12 +223,12 @@ TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
   frame();
   io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = false;
   frame();
-  ASSERT_TRUE(ui.lm);
-  ui.lm->session.wait();
+  ASSERT_TRUE(ui.lm.state);
+  ui.lm.state->session.wait();
   frames(3);
-  EXPECT_TRUE(ui.show_lm);
-  ASSERT_TRUE(ui.lm->session.has_model());
-  EXPECT_TRUE(ui.lm->session.run());
+  EXPECT_TRUE(ui.lm.open);
+  ASSERT_TRUE(ui.lm.state->session.has_model());
+  EXPECT_TRUE(ui.lm.state->session.run());
   EXPECT_EQ(ui.path_dialog, "");
   // A folder that is not a model: the dialog stays with the reason.
   ui.path_dialog = "open-model";

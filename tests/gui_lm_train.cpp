@@ -59,8 +59,8 @@ TEST_F(LmTrainGui, TrainsDrawsAndOpensTheModel) {
   o.tab = "lm-train";
   std::string error;
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
-  ASSERT_TRUE(ui.show_lm_train);
-  LmTrainPanel& p = *ui.lm_train;
+  ASSERT_TRUE(ui.lm_train.open);
+  LmTrainPanel& p = *ui.lm_train.state;
   EXPECT_TRUE(p.autostart);
   p.setup.train = tiny();
   frames(1);
@@ -70,7 +70,7 @@ TEST_F(LmTrainGui, TrainsDrawsAndOpensTheModel) {
   EXPECT_TRUE(s.finished) << p.error;
   EXPECT_EQ(s.history.size(), 5u);
   frames(1);
-  EXPECT_FALSE(ui.lm_training);
+  EXPECT_FALSE(ui.lm_train.training);
   EXPECT_FALSE(p.collapse_settings);  // asked for when training started, done on the next frame
   for (float px : {20.0f, 32.0f}) {
     ui.settings.font_px = px;
@@ -83,26 +83,26 @@ TEST_F(LmTrainGui, TrainsDrawsAndOpensTheModel) {
 
   p.open_requested = true;
   frames(1);
-  EXPECT_FALSE(ui.show_lm_train);
-  ASSERT_TRUE(ui.show_lm && ui.lm);
-  ui.lm->session.wait();
+  EXPECT_FALSE(ui.lm_train.open);
+  ASSERT_TRUE(ui.lm.open && ui.lm.state);
+  ui.lm.state->session.wait();
   frames(3);
-  ASSERT_TRUE(ui.lm->session.run());
-  EXPECT_EQ(ui.lm->session.text(), s.probe_text);
-  EXPECT_EQ(ui.lm->shown_tab, "circuit");
-  EXPECT_GE(ui.lm->circuit.winner, 0);
+  ASSERT_TRUE(ui.lm.state->session.run());
+  EXPECT_EQ(ui.lm.state->session.text(), s.probe_text);
+  EXPECT_EQ(ui.lm.state->shown_tab, "circuit");
+  EXPECT_GE(ui.lm.state->circuit.winner, 0);
 }
 
 TEST_F(LmTrainGui, PauseResumeCancel) {
-  ui.show_lm_train = true;
+  ui.lm_train.open = true;
   frames(1);
-  LmTrainPanel& p = *ui.lm_train;
+  LmTrainPanel& p = *ui.lm_train.state;
   p.setup.train = tiny();
   p.setup.train.steps = 100000;
   std::string error;
   ASSERT_TRUE(p.live.start(p.setup, error)) << error;
   ASSERT_TRUE(frames_until([&] { return p.live.snapshot().history.size() >= 2; }));
-  EXPECT_TRUE(ui.lm_training);  // the window wakes for new figures while it trains
+  EXPECT_TRUE(ui.lm_train.training);  // the window wakes for new figures while it trains
   p.live.set_paused(true);
   // Once the worker holds in its pause, no step runs while the window draws.
   ASSERT_TRUE(p.live.control().wait_until_held(std::chrono::seconds(60)));
@@ -110,7 +110,7 @@ TEST_F(LmTrainGui, PauseResumeCancel) {
   frames(2);
   EXPECT_EQ(p.live.snapshot().step_loss.size(), held_at);
   EXPECT_TRUE(p.live.snapshot().paused);
-  EXPECT_FALSE(ui.lm_training);  // and sleeps while paused
+  EXPECT_FALSE(ui.lm_train.training);  // and sleeps while paused
   p.live.set_paused(false);
   p.live.cancel();
   frames(2);
@@ -136,7 +136,7 @@ TEST_F(LmTrainGui, CircuitStepsOnARepeatedSentence) {
   o.tab = "lm-circuit";
   std::string error;
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
-  LmPanel& p = *ui.lm;
+  LmPanel& p = *ui.lm.state;
   for (float px : {20.0f, 32.0f}) {
     ui.settings.font_px = px;
     load_fonts(ui, px);

@@ -25,19 +25,19 @@ class Seq2seqWindow : public test::HeadlessApp {
  protected:
   void SetUp() override {
     HeadlessApp::SetUp();
-    ui.show_seq2seq = true;
+    ui.seq2seq.open = true;
     // As in the app, the attention panels behind the seq2seq window show a scenario.
     ASSERT_TRUE(state.load_example("fear-is-the"));
   }
   void TearDown() override {
-    if (ui.seq2seq) ui.seq2seq->live.cancel();
+    if (ui.seq2seq.state) ui.seq2seq.state->live.cancel();
     HeadlessApp::TearDown();
   }
   int find(const std::string& name) {
-    for (size_t i = 0; i < ui.seq2seq->files.size(); ++i)
-      if (ui.seq2seq->files[i].size() >= name.size() &&
-          ui.seq2seq->files[i].compare(ui.seq2seq->files[i].size() - name.size(), name.size(),
-                                       name) == 0)
+    for (size_t i = 0; i < ui.seq2seq.state->files.size(); ++i)
+      if (ui.seq2seq.state->files[i].size() >= name.size() &&
+          ui.seq2seq.state->files[i].compare(ui.seq2seq.state->files[i].size() - name.size(),
+                                             name.size(), name) == 0)
         return static_cast<int>(i);
     return -1;
   }
@@ -45,8 +45,8 @@ class Seq2seqWindow : public test::HeadlessApp {
 
 TEST_F(Seq2seqWindow, TranslatesStepsAndComparesSideBySide) {
   frames(3);
-  ASSERT_TRUE(ui.seq2seq);
-  Seq2seqPanel& p = *ui.seq2seq;
+  ASSERT_TRUE(ui.seq2seq.state);
+  Seq2seqPanel& p = *ui.seq2seq.state;
   EXPECT_GE(p.files.size(), 7u);
   EXPECT_EQ(p.shown_tab, "translate");
   ASSERT_GE(find("/bahdanau.s2s"), 0);
@@ -78,7 +78,7 @@ TEST_F(Seq2seqWindow, TranslatesStepsAndComparesSideBySide) {
 
 TEST_F(Seq2seqWindow, TrainsLiveWhileDrawn) {
   frames(1);
-  Seq2seqPanel& p = *ui.seq2seq;
+  Seq2seqPanel& p = *ui.seq2seq.state;
   p.select_tab = "live";
   frames(2);
   EXPECT_EQ(p.shown_tab, "live");
@@ -102,12 +102,12 @@ TEST_F(Seq2seqWindow, TrainsLiveWhileDrawn) {
   while (p.live.snapshot().batch_loss.empty() && std::chrono::steady_clock::now() < started)
     frames(1);
   frames(1);
-  EXPECT_TRUE(ui.seq2seq_training);
+  EXPECT_TRUE(ui.seq2seq.training);
   EXPECT_TRUE(ui.training());
-  EXPECT_FALSE(ui.seq2seq_busy);
+  EXPECT_FALSE(ui.seq2seq.busy);
   p.live.set_paused(true);
   frames(1);
-  EXPECT_FALSE(ui.seq2seq_training);
+  EXPECT_FALSE(ui.seq2seq.training);
   p.live.set_paused(false);  // as the panel's Train button does before a new run
   p.live.cancel();
 
@@ -118,7 +118,7 @@ TEST_F(Seq2seqWindow, TrainsLiveWhileDrawn) {
   EXPECT_TRUE(s.finished);
   EXPECT_EQ(s.batch_loss.size(), 12u);
   frames(3);
-  EXPECT_FALSE(ui.seq2seq_training);  // finished: the window sleeps again
+  EXPECT_FALSE(ui.seq2seq.training);  // finished: the window sleeps again
   p.select_tab = "bottleneck";
   frames(2);
   EXPECT_EQ(p.shown_tab, "bottleneck");
@@ -130,7 +130,7 @@ TEST_F(Seq2seqWindow, OpensOnAModelNamedOnTheCommandLine) {
   std::string error;
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
   frames(2);
-  Seq2seqPanel& p = *ui.seq2seq;
+  Seq2seqPanel& p = *ui.seq2seq.state;
   ASSERT_GE(p.model_a, 0);
   EXPECT_EQ(p.names[static_cast<size_t>(p.model_a)], "bottleneck/dot-max40");
   EXPECT_EQ(p.model_a, find("/models/bottleneck/dot-max40.s2s"));
@@ -144,7 +144,7 @@ TEST_F(Seq2seqWindow, OpensOnAModelNamedOnTheCommandLine) {
   o.seq2seq_model = own;
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;  // a new window state: `p` is gone
   frames(1);
-  const Seq2seqPanel& q = *ui.seq2seq;
+  const Seq2seqPanel& q = *ui.seq2seq.state;
   EXPECT_EQ(q.names[static_cast<size_t>(q.model_a)], std::filesystem::path(own).filename());
   EXPECT_EQ(q.files[static_cast<size_t>(q.model_a)], own);
   EXPECT_EQ(q.files.size(), shipped + 1);

@@ -342,11 +342,11 @@ TEST(Idle, TheWindowSleepsUnlessSomethingMoves) {
   ui.frames_wanted = 2;
   EXPECT_TRUE(ui.wants_frames());
   ui.frames_wanted = 0;
-  ui.seq2seq_busy = true;
+  ui.seq2seq.busy = true;
   EXPECT_TRUE(ui.wants_frames());
   // Training only wakes the window a few times a second (app_window.cpp): no frame-by-frame.
-  ui.seq2seq_busy = false;
-  ui.seq2seq_training = true;
+  ui.seq2seq.busy = false;
+  ui.seq2seq.training = true;
   EXPECT_FALSE(ui.wants_frames());
   EXPECT_TRUE(ui.training());
 }

@@ -29,7 +29,7 @@ class VariantViews : public test::HeadlessApp {
 };
 
 TEST_F(VariantViews, TheExamplesOpenOnTheirStagesAndDraw) {
-  ui.show_variant_views = true;
+  ui.variant_views.open = true;
   ASSERT_TRUE(state.load_example("linformer"));
   frames(3);
   ASSERT_NE(state.trace().find(StageId::kKProj), nullptr);
@@ -48,11 +48,11 @@ TEST_F(VariantViews, TheExamplesOpenOnTheirStagesAndDraw) {
   ASSERT_NE(state.trace().find(StageId::kPreMix), nullptr);
   EXPECT_EQ(state.trace().num_heads, 2);
   every_stage();
-  EXPECT_TRUE(ui.show_variant_views);
+  EXPECT_TRUE(ui.variant_views.open);
 }
 
 TEST_F(VariantViews, TheControlsTurnEachVariantOnAndOff) {
-  ui.show_variant_views = true;
+  ui.variant_views.open = true;
   ASSERT_TRUE(state.load_example("multi-head"));
   frames(2);
   ASSERT_TRUE(state.set_linformer(2));

@@ -198,8 +198,11 @@ bool tab(Ui& ui, const char* label, const char* id) {
 
 bool Ui::wants_frames() const {
   return frames_wanted > 0 || state.playing || state.computing() || export_job.running() ||
-         transition.active(now) || changes.active(now) || seq2seq_busy || lm_busy;
+         transition.active(now) || changes.active(now) || busy();
 }
+
+bool Ui::busy() const { return seq2seq.busy || lm.busy; }
+bool Ui::training() const { return lm_train.training || seq2seq.training; }
 
 float Ui::font_px(float window_w, float window_h) const {
   return presentation ? presentation_font(settings.font_px, window_w, window_h) : settings.font_px;
@@ -300,6 +303,36 @@ void handle_shortcuts(Ui& ui) {
       ui.presentation = false;
   }
 }
+
+namespace {
+
+// A closed window has nothing running that wants frames.
+template <typename W>
+void idle_when_closed(W& w) {
+  if (!w.open) w.busy = w.training = false;
+}
+
+// Every window over the stepper, in drawing order: `draw` while it is open, and `poll` (when
+// given) every frame, open or not (a model loading behind a closed window still lands).
+struct WindowEntry {
+  bool (*is_open)(const Ui&);
+  void (*draw)(Ui&);
+  void (*poll)(Ui&);
+};
+const WindowEntry kWindows[] = {
+    {[](const Ui& u) { return u.seq2seq.open; }, draw_seq2seq_panel,
+     [](Ui& u) { idle_when_closed(u.seq2seq); }},
+    {[](const Ui& u) { return u.lm.open; }, draw_lm_panel, poll_lm_panel},
+    {[](const Ui& u) { return u.lm_train.open; }, draw_lm_train_panel,
+     [](Ui& u) { idle_when_closed(u.lm_train); }},
+    {[](const Ui& u) { return u.variant_views.open; }, draw_variant_views_panel, nullptr},
+    {[](const Ui& u) { return u.flash.open; }, draw_flash_panel, nullptr},
+    {[](const Ui& u) { return u.scores.open; }, draw_scores_panel, nullptr},
+    {[](const Ui& u) { return u.sqrt_dk.open; }, draw_sqrt_dk_panel, nullptr},
+    {[](const Ui& u) { return u.ghost.open; }, draw_ghost_help, nullptr},
+};
+
+}  // namespace
 
 void draw_app(Ui& ui) {
   AppState& st = ui.state;
@@ -422,22 +455,10 @@ void draw_app(Ui& ui) {
   }
 
   draw_status_bar(ui);
-  if (ui.show_seq2seq) {
-    draw_seq2seq_panel(ui);
-  } else {
-    ui.seq2seq_busy = false;
-    ui.seq2seq_training = false;
+  for (const WindowEntry& w : kWindows) {
+    if (w.poll) w.poll(ui);
+    if (w.is_open(ui)) w.draw(ui);
   }
-  draw_lm_panel(ui);  // polls the model's background work even while the window is hidden
-  if (ui.show_lm_train)
-    draw_lm_train_panel(ui);
-  else
-    ui.lm_training = false;
-  if (ui.show_variant_views) draw_variant_views_panel(ui);
-  draw_flash_panel(ui);
-  draw_scores_panel(ui);
-  draw_sqrt_dk_panel(ui);
-  draw_ghost_help(ui);
   draw_dialogs(ui);
   if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
   if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);

@@ -247,40 +247,40 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     return false;
   }
   const bool train_tab = o.tab == "lm-train";
-  if (o.tab == "variant-views") ui.show_variant_views = true;
+  if (o.tab == "variant-views") ui.variant_views.open = true;
   const bool lm_tab = o.tab.rfind("lm-", 0) == 0 && !train_tab;
   const bool seq2seq_tab = o.tab.rfind("seq2seq", 0) == 0;
   if (train_tab) {
     // The training window, training from the first frame (for screenshots of a head forming).
-    ui.show_lm_train = true;
-    ui.lm_train = std::make_shared<LmTrainPanel>();
-    ui.lm_train->autostart = true;
+    ui.lm_train.open = true;
+    ui.lm_train.state = std::make_shared<LmTrainPanel>();
+    ui.lm_train.state->autostart = true;
   } else if (lm_tab) {
-    if (!ui.lm) {
+    if (!ui.lm.state) {
       error = "--tab " + o.tab + ": needs --model";
       return false;
     }
-    ui.show_lm = true;
-    ui.lm->select_tab = o.tab.substr(3);
+    ui.lm.open = true;
+    ui.lm.state->select_tab = o.tab.substr(3);
   }
   if (seq2seq_tab || !o.seq2seq_model.empty()) {
-    ui.show_seq2seq = true;  // a window over the others, not a tab of the left panel
-    ui.seq2seq = std::make_shared<Seq2seqPanel>();
+    ui.seq2seq.open = true;  // a window over the others, not a tab of the left panel
+    ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
     if (o.tab == "seq2seq-live") {
       // Opens on "Train live" and starts training (for screenshots of the alignment forming).
-      ui.seq2seq->select_tab = "live";
-      ui.seq2seq->autostart = true;
+      ui.seq2seq.state->select_tab = "live";
+      ui.seq2seq.state->autostart = true;
     }
   }
   // These open a window over the others.
   if (o.tab == "flash")
-    ui.show_flash = true;
+    ui.flash.open = true;
   else if (o.tab == "scores")
-    ui.show_scores = true;
+    ui.scores.open = true;
   else if (o.tab == "sqrt-dk")
-    ui.show_sqrt_dk = true;
+    ui.sqrt_dk.open = true;
   else if (o.tab == "ghost")
-    ui.show_ghost = true;
+    ui.ghost.open = true;
   else if (!lm_tab && !train_tab && !seq2seq_tab)
     ui.select_tab = o.tab == "variant-views" ? "variants" : o.tab;
   if (!o.lesson.empty()) {
@@ -303,8 +303,8 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       error = "--seq2seq-model: " + error;
       return false;
     }
-    ui.seq2seq->open_model = *path;
-    ui.seq2seq->models[*path] = std::move(m);
+    ui.seq2seq.state->open_model = *path;
+    ui.seq2seq.state->models[*path] = std::move(m);
   }
   return true;
 }

@@ -139,9 +139,9 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
   if (kind == "record-step") return record_lesson_step(ui, with_extension(path, ".json"));
   if (kind == "save") return st.save_file(path) ? "" : st.message();
   if (kind == "open-model") {
-    if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
-    if (!ui.lm->session.open(path)) return ui.lm->session.error();
-    ui.show_lm = true;  // the window shows the load's progress and any error in the files
+    if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
+    if (!ui.lm.state->session.open(path)) return ui.lm.state->session.error();
+    ui.lm.open = true;  // the window shows the load's progress and any error in the files
     return "";
   }
   if (ui.export_job.running()) return "an export is still running; try again when it has finished";

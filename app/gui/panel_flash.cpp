@@ -93,21 +93,21 @@ void draw_key_strip(Ui& ui, const AttentionTrace& t, const OnlineSoftmaxWalk& w,
 }  // namespace
 
 void draw_flash_panel(Ui& ui) {
-  if (!ui.show_flash) return;
+  if (!ui.flash.open) return;
   AppState& st = ui.state;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   // Placed when it opens, and again when the main window changes size (F11, a projector's
   // resolution) or the layout is reset, so it never hangs off the screen.
   const ImGuiCond cond =
-      ui.reset_layout || vp->Size.x != ui.flash_viewport.x || vp->Size.y != ui.flash_viewport.y
+      ui.reset_layout || vp->Size.x != ui.flash.viewport.x || vp->Size.y != ui.flash.viewport.y
           ? ImGuiCond_Always
           : ImGuiCond_Appearing;
-  ui.flash_viewport = vp->Size;
+  ui.flash.viewport = vp->Size;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + top + vp->Size.y * 0.06f},
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f - top}, cond);
-  if (!ImGui::Begin("FlashAttention: the online softmax, block by block###flash", &ui.show_flash,
+  if (!ImGui::Begin("FlashAttention: the online softmax, block by block###flash", &ui.flash.open,
                     ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
     return;
@@ -136,14 +136,14 @@ void draw_flash_panel(Ui& ui) {
     ImGui::End();
     return;
   }
-  if (st.selection().active() && st.selection().query != ui.flash_follow) {
+  if (st.selection().active() && st.selection().query != ui.flash.follow) {
     // Follow the heatmap's selection when it changes; the window's own choice otherwise.
-    ui.flash_follow = st.selection().query;
-    ui.flash_query = st.selection().query;
-    ui.flash_done = 0;
+    ui.flash.follow = st.selection().query;
+    ui.flash.query = st.selection().query;
+    ui.flash.done = 0;
   }
-  ui.flash_query = std::clamp(ui.flash_query, t.first_row, t.first_row + rows - 1);
-  ui.flash_block = std::clamp(ui.flash_block, 1, t.n_k);
+  ui.flash.query = std::clamp(ui.flash.query, t.first_row, t.first_row + rows - 1);
+  ui.flash.block = std::clamp(ui.flash.block, 1, t.n_k);
   const int h = std::clamp(st.head(), 0, t.num_heads - 1);
   const int precision = std::clamp(st.precision, 1, 8);
 
@@ -151,14 +151,14 @@ void draw_flash_panel(Ui& ui) {
   ImGui::TextUnformatted("Query");
   ImGui::SameLine();
   const std::string qlabel =
-      std::to_string(ui.flash_query) + " \"" + token_of(t.query_tokens, ui.flash_query) + "\"";
+      std::to_string(ui.flash.query) + " \"" + token_of(t.query_tokens, ui.flash.query) + "\"";
   ImGui::SetNextItemWidth(std::min(ImGui::GetFontSize() * 10, ImGui::GetContentRegionAvail().x));
   if (ImGui::BeginCombo("##flash-query", qlabel.c_str())) {
     for (int i = t.first_row; i < t.first_row + rows && i < t.first_row + 512; ++i) {
       const std::string l = std::to_string(i) + " \"" + token_of(t.query_tokens, i) + "\"";
-      if (ImGui::Selectable(l.c_str(), i == ui.flash_query)) {
-        ui.flash_query = i;
-        ui.flash_done = 0;
+      if (ImGui::Selectable(l.c_str(), i == ui.flash.query)) {
+        ui.flash.query = i;
+        ui.flash.done = 0;
       }
     }
     ImGui::EndCombo();
@@ -171,24 +171,24 @@ void draw_flash_panel(Ui& ui) {
   same_line_if_fits(ImGui::CalcTextSize("Block size").x);
   ImGui::TextUnformatted("Block size");
   ImGui::SameLine();
-  int block = ui.flash_block;
+  int block = ui.flash.block;
   if (slider_int_beside("##flash-block", "B = ", &block, 1, std::max(1, t.n_k), slider_w)) {
-    ui.flash_block = block;
-    ui.flash_done = 0;
+    ui.flash.block = block;
+    ui.flash.done = 0;
   }
-  const OnlineSoftmaxWalk w = online_softmax_walk(t, ui.flash_query, h, ui.flash_block);
+  const OnlineSoftmaxWalk w = online_softmax_walk(t, ui.flash.query, h, ui.flash.block);
   const int nb = static_cast<int>(w.blocks.size());
-  ui.flash_done = std::clamp(ui.flash_done, 0, nb);
+  ui.flash.done = std::clamp(ui.flash.done, 0, nb);
   same_line_if_fits(button_width("◀ Previous block"));
-  if (ImGui::Button("◀ Previous block") && ui.flash_done > 0) --ui.flash_done;
+  if (ImGui::Button("◀ Previous block") && ui.flash.done > 0) --ui.flash.done;
   same_line_if_fits(button_width("Next block ▶"));
-  if (ImGui::Button("Next block ▶") && ui.flash_done < nb) ++ui.flash_done;
+  if (ImGui::Button("Next block ▶") && ui.flash.done < nb) ++ui.flash.done;
   same_line_if_fits(button_width("Start over"));
-  if (ImGui::Button("Start over")) ui.flash_done = 0;
+  if (ImGui::Button("Start over")) ui.flash.done = 0;
   same_line_if_fits(button_width("All blocks"));
-  if (ImGui::Button("All blocks")) ui.flash_done = nb;
+  if (ImGui::Button("All blocks")) ui.flash.done = nb;
   same_line_if_fits(ImGui::CalcTextSize("read 000 of 000 blocks").x);
-  ImGui::TextDisabled("read %d of %d block%s", ui.flash_done, nb, nb == 1 ? "" : "s");
+  ImGui::TextDisabled("read %d of %d block%s", ui.flash.done, nb, nb == 1 ? "" : "s");
   ImGui::Separator();
 
   ImGui::BeginChild("flash-body", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
@@ -198,22 +198,22 @@ void draw_flash_panel(Ui& ui) {
       "When a block raises m, ℓ and acc were measured against the old maximum, so both are "
       "multiplied by e^(m_old − m_new) ≤ 1. One division acc / ℓ at the end gives the output.");
   ImGui::Spacing();
-  draw_key_strip(ui, t, w, ui.flash_done, precision);
+  draw_key_strip(ui, t, w, ui.flash.done, precision);
 
   // The running values now, large.
   ImGui::PushFont(ui.font_bold);
-  if (ui.flash_done == 0) {
+  if (ui.flash.done == 0) {
     ImGui::Text("Start:  m = −∞    ℓ = 0    acc = %s",
                 vec(std::vector<double>(static_cast<size_t>(t.d_v), 0.0), precision).c_str());
   } else {
-    const OnlineBlock& b = w.blocks[static_cast<size_t>(ui.flash_done - 1)];
-    ImGui::Text("After block %d:  m = %s    ℓ = %s", ui.flash_done, num(b.m_new, precision).c_str(),
+    const OnlineBlock& b = w.blocks[static_cast<size_t>(ui.flash.done - 1)];
+    ImGui::Text("After block %d:  m = %s    ℓ = %s", ui.flash.done, num(b.m_new, precision).c_str(),
                 num(b.l_new, precision).c_str());
     ImGui::Text("acc = %s", vec(b.acc_new, precision).c_str());
   }
   ImGui::PopFont();
-  if (ui.flash_done > 0) {
-    const OnlineBlock& b = w.blocks[static_cast<size_t>(ui.flash_done - 1)];
+  if (ui.flash.done > 0) {
+    const OnlineBlock& b = w.blocks[static_cast<size_t>(ui.flash.done - 1)];
     std::string what;
     if (b.visible == 0)
       what = "Every key of this block is hidden: nothing changes.";
@@ -236,7 +236,7 @@ void draw_flash_panel(Ui& ui) {
   // Every block read so far.
   const ImGuiTableFlags tf =
       ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  const int shown = std::min(ui.flash_done, 200);
+  const int shown = std::min(ui.flash.done, 200);
   if (shown > 0 && ImGui::BeginTable("flash-blocks", 7, tf)) {
     for (const char* c : {"block", "keys", "block max", "m", "factor e^(m_old − m)", "ℓ", "acc"})
       ImGui::TableSetupColumn(c);
@@ -244,7 +244,7 @@ void draw_flash_panel(Ui& ui) {
     for (int k = 0; k < shown; ++k) {
       const OnlineBlock& b = w.blocks[static_cast<size_t>(k)];
       ImGui::TableNextRow();
-      if (k == ui.flash_done - 1)
+      if (k == ui.flash.done - 1)
         ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1,
                                ImGui::GetColorU32(ImVec4(kAccent.x, kAccent.y, kAccent.z, 0.22f)));
       ImGui::TableNextColumn();
@@ -272,11 +272,11 @@ void draw_flash_panel(Ui& ui) {
   }
 
   // The end: one division, and the standard softmax's output beside it.
-  if (ui.flash_done == nb) {
+  if (ui.flash.done == nb) {
     const Matrix& out = t.head(StageId::kOutput, h);
     std::vector<double> standard(static_cast<size_t>(t.d_v));
     for (int c = 0; c < t.d_v; ++c)
-      standard[static_cast<size_t>(c)] = out(ui.flash_query - t.first_row, c);
+      standard[static_cast<size_t>(c)] = out(ui.flash.query - t.first_row, c);
     ImGui::Spacing();
     ImGui::PushFont(ui.font_bold);
     if (w.empty_row)
@@ -290,7 +290,7 @@ void draw_flash_panel(Ui& ui) {
                                  : "   (float32 engine vs this double walk: last digit)"));
   }
   ImGui::Spacing();
-  const ScoreTraffic tr = score_traffic(t, ui.flash_block);
+  const ScoreTraffic tr = score_traffic(t, ui.flash.block);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   text_wrapped_at_spaces(
       "Memory for this shape (float32): the standard way writes the scores S and the weights P, "
@@ -298,7 +298,7 @@ void draw_flash_panel(Ui& ui) {
       std::to_string(t.n_q) + " × " + std::to_string(t.n_k) + " per head × " +
       std::to_string(t.num_heads) + (t.num_heads == 1 ? " head" : " heads") + " = " +
       bytes_text(tr.matrix_bytes) + ", and reads both back: " + bytes_text(tr.traffic_bytes) +
-      " of traffic FlashAttention never makes. It keeps B = " + std::to_string(ui.flash_block) +
+      " of traffic FlashAttention never makes. It keeps B = " + std::to_string(ui.flash.block) +
       " scores (" + bytes_text(tr.block_bytes) + ") per query row on chip, plus m, ℓ and acc.");
   ImGui::PopStyleColor();
   ImGui::EndChild();

@@ -68,14 +68,14 @@ float draw_dialogue(const std::vector<Piece>& pieces, float width, bool arrows) 
 }  // namespace
 
 void draw_ghost_help(Ui& ui) {
-  if (!ui.show_ghost) return;
+  if (!ui.ghost.open) return;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.1f, vp->Pos.y + top + vp->Size.y * 0.05f},
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.8f, vp->Size.y * 0.86f - top}, cond);
-  if (!ImGui::Begin("Ghost Attention (Llama 2)###ghost", &ui.show_ghost,
+  if (!ImGui::Begin("Ghost Attention (Llama 2)###ghost", &ui.ghost.open,
                     ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
     return;

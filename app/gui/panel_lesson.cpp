@@ -83,24 +83,24 @@ bool apply_lesson_step(Ui& ui) {
   if (!p.apply(ui.state)) return false;
   const LessonStep& s = p.step();
   if (!s.seq2seq_model.empty() || !s.seq2seq_tab.empty()) {
-    if (!ui.seq2seq) ui.seq2seq = std::make_shared<Seq2seqPanel>();
+    if (!ui.seq2seq.state) ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
     std::string error;
     if (!s.seq2seq_model.empty()) {
       if (std::optional<std::string> path = resolve_shipped(kSeq2seqModels, s.seq2seq_model, error))
-        ui.seq2seq->open_model = *path;
-      ui.seq2seq->scanned = false;  // select the step's model
+        ui.seq2seq.state->open_model = *path;
+      ui.seq2seq.state->scanned = false;  // select the step's model
     }
-    ui.seq2seq->select_tab = s.seq2seq_tab;
-    ui.seq2seq->place_beside_lesson = true;
-    ui.show_seq2seq = true;
+    ui.seq2seq.state->select_tab = s.seq2seq_tab;
+    ui.seq2seq.state->place_beside_lesson = true;
+    ui.seq2seq.open = true;
     ui.lesson_opened_seq2seq = true;
   } else if (ui.lesson_opened_seq2seq) {
-    ui.show_seq2seq = false;  // a window the lesson opened closes when the lesson moves on
+    ui.seq2seq.open = false;  // a window the lesson opened closes when the lesson moves on
     ui.lesson_opened_seq2seq = false;
   }
   if (!s.lm_model.empty()) {
-    if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
-    LmPanel& lp = *ui.lm;
+    if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
+    LmPanel& lp = *ui.lm.state;
     if (!s.lm_text.empty()) {
       lp.text_buffer = s.lm_text;
       lp.text_initialised = true;
@@ -111,12 +111,12 @@ bool apply_lesson_step(Ui& ui) {
     if (path && !lp.session.open(*path))
       ui.state.set_message("The lesson's model: " + lp.session.error(), true);
     lp.select_tab = s.lm_tab;
-    ui.show_lm = true;
+    ui.lm.open = true;
     lp.opened_by_lesson = true;
     lp.place_beside_lesson = true;
-  } else if (ui.lm && ui.lm->opened_by_lesson) {
-    ui.show_lm = false;
-    ui.lm->opened_by_lesson = false;
+  } else if (ui.lm.state && ui.lm.state->opened_by_lesson) {
+    ui.lm.open = false;
+    ui.lm.state->opened_by_lesson = false;
   }
   return true;
 }
@@ -145,11 +145,11 @@ bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error) {
 
 void close_lesson(Ui& ui) {
   ui.lesson.reset();
-  if (ui.lesson_opened_seq2seq) ui.show_seq2seq = false;
+  if (ui.lesson_opened_seq2seq) ui.seq2seq.open = false;
   ui.lesson_opened_seq2seq = false;
-  if (ui.lm && ui.lm->opened_by_lesson) {
-    ui.show_lm = false;
-    ui.lm->opened_by_lesson = false;
+  if (ui.lm.state && ui.lm.state->opened_by_lesson) {
+    ui.lm.open = false;
+    ui.lm.state->opened_by_lesson = false;
   }
 }
 

@@ -71,7 +71,7 @@ double lm_role_value(const lm::HeadScores& s, int role) {
 }
 
 void open_lm_head_in_stepper(Ui& ui, int l, int h) {
-  LmPanel& p = *ui.lm;
+  LmPanel& p = *ui.lm.state;
   const LmSession& s = p.session;
   if (!s.run()) return;
   p.session.select(l, h);
@@ -83,9 +83,9 @@ void open_lm_head_in_stepper(Ui& ui, int l, int h) {
                              " is open in the stepper with its real Q, K and V.  View → "
                              "Language model goes back to the model.",
                          false);
-    ui.lm->opened_layer = l;
-    ui.lm->opened_head = h;
-    ui.show_lm = false;
+    ui.lm.state->opened_layer = l;
+    ui.lm.state->opened_head = h;
+    ui.lm.open = false;
   });
 }
 
@@ -94,14 +94,15 @@ void draw_lm_head_note(Ui& ui) {
   if (!LmSession::parse_origin(ui.state.origin(), l, h)) return;
   const ImVec4 accent(0.85f, 0.35f, 0.05f, 1);
   ImGui::PushStyleColor(ImGuiCol_Text, accent);
-  ImGui::TextWrapped(
-      "A real head: layer %d, head %d of %s.", l, h,
-      ui.lm && ui.lm->session.model() ? ui.lm->session.model()->name.c_str() : "the model");
+  ImGui::TextWrapped("A real head: layer %d, head %d of %s.", l, h,
+                     ui.lm.state && ui.lm.state->session.model()
+                         ? ui.lm.state->session.model()->name.c_str()
+                         : "the model");
   ImGui::PopStyleColor();
   ImGui::TextWrapped(
       "Editing a cell of Q, K or V recomputes this head only. Later layers and the next-token "
       "prediction are not recomputed.");
-  if (ui.lm && ImGui::Button("Back to the model")) ui.show_lm = true;
+  if (ui.lm.state && ImGui::Button("Back to the model")) ui.lm.open = true;
   ImGui::Separator();
 }
 
@@ -198,14 +199,18 @@ void draw_no_model(Ui& ui) {
 
 }  // namespace
 
-void draw_lm_panel(Ui& ui) {
-  if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
-  LmPanel& p = *ui.lm;
+void poll_lm_panel(Ui& ui) {
+  if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
+  LmPanel& p = *ui.lm.state;
   p.session.poll();
   if (const std::string failed = p.session.take_failure(); !failed.empty())
     ui.state.set_message(failed, true);
-  ui.lm_busy = p.session.busy();  // the window keeps drawing until the model's work is done
-  if (!ui.show_lm) return;
+  ui.lm.busy = p.session.busy();  // the window keeps drawing until the model's work is done
+}
+
+void draw_lm_panel(Ui& ui) {
+  if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
+  LmPanel& p = *ui.lm.state;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   // Placed when it opens, and again when the main window changes size or the font does (F11,
@@ -220,7 +225,7 @@ void draw_lm_panel(Ui& ui) {
   ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, cond);
   place_beside_lesson(ui, p.place_beside_lesson);
   p.shown_tab.clear();
-  if (!ImGui::Begin("Language model: attention inside a transformer###lm", &ui.show_lm,
+  if (!ImGui::Begin("Language model: attention inside a transformer###lm", &ui.lm.open,
                     ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
     return;
@@ -293,8 +298,8 @@ void draw_lm_panel(Ui& ui) {
 namespace attn {
 
 bool setup_lm_from_options(Ui& ui, const GuiOptions& o, std::string& error) {
-  if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
-  LmPanel& p = *ui.lm;
+  if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
+  LmPanel& p = *ui.lm.state;
   LmSession& s = p.session;
   if (!s.open(o.model)) {
     error = "--model: " + s.error();
@@ -327,7 +332,7 @@ bool setup_lm_from_options(Ui& ui, const GuiOptions& o, std::string& error) {
     return false;
   }
   s.select(o.layer, o.model_head);
-  ui.show_lm = true;
+  ui.lm.open = true;
   if (!o.step.empty()) open_lm_head_in_stepper(ui, o.layer, o.model_head);
   return true;
 }

@@ -55,8 +55,10 @@ struct LmPanel {
   const Matrix& head_weights(int l, int h);
 };
 
-// The window; draws nothing unless Ui::show_lm.
+// The window (draw_app draws it while Ui::lm.open).
 void draw_lm_panel(Ui& ui);
+// Picks up the model's background work every frame, whether or not its window is open.
+void poll_lm_panel(Ui& ui);
 // Each tab's contents (inside the window).
 void draw_lm_model_view(Ui& ui, LmPanel& p);
 void draw_lm_head_view(Ui& ui, LmPanel& p);

@@ -392,31 +392,31 @@ void draw_save_popup(LmTrainPanel& p, const lm::LiveSnapshot& s) {
 }  // namespace
 
 void open_trained_model(Ui& ui) {
-  LmTrainPanel& p = *ui.lm_train;
+  LmTrainPanel& p = *ui.lm_train.state;
   const auto model = p.live.model();
   if (!model) return;
-  if (!ui.lm) ui.lm = std::make_shared<LmPanel>();
-  LmPanel& lp = *ui.lm;
+  if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
+  LmPanel& lp = *ui.lm.state;
   const lm::LiveSnapshot s = p.live.snapshot();
   lp.text_buffer = s.probe_text;
   lp.text_initialised = true;
   lp.session.set_text(s.probe_text);  // before adopt, so the model runs on this sentence
   lp.session.adopt(model);
   lp.select_tab = "circuit";
-  ui.show_lm = true;
-  ui.show_lm_train = false;
+  ui.lm.open = true;
+  ui.lm_train.open = false;
 }
 
 void draw_lm_train_panel(Ui& ui) {
-  if (!ui.lm_train) ui.lm_train = std::make_shared<LmTrainPanel>();
-  LmTrainPanel& p = *ui.lm_train;
+  if (!ui.lm_train.state) ui.lm_train.state = std::make_shared<LmTrainPanel>();
+  LmTrainPanel& p = *ui.lm_train.state;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.02f, vp->Pos.y + top + vp->Size.y * 0.02f},
                           ImGuiCond_Appearing);
   ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, ImGuiCond_Appearing);
   const lm::LiveSnapshot s = p.live.snapshot();
-  ui.lm_training = s.running && !s.paused;
+  ui.lm_train.training = s.running && !s.paused;
   if (s.error.empty()) {
     p.reported_failure.clear();
   } else if (s.error != p.reported_failure) {
@@ -424,7 +424,7 @@ void draw_lm_train_panel(Ui& ui) {
     ui.state.set_message("Training failed: " + s.error, true);
   }
   if (!ImGui::Begin("Train a transformer: watch an induction head form###lm-train",
-                    &ui.show_lm_train, ImGuiWindowFlags_NoCollapse)) {
+                    &ui.lm_train.open, ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
     return;
   }

@@ -26,7 +26,7 @@ struct LmTrainPanel {
   Matrix probe_weights[2];      // the two heads the window draws, from the last snapshot
 };
 
-// The window; draws nothing unless Ui::show_lm_train.
+// The window; draws nothing unless Ui::lm_train.open.
 void draw_lm_train_panel(Ui& ui);
 // Opens the model trained so far in the language-model window on the fixed repeated sentence,
 // on the induction-circuit tab.

@@ -123,8 +123,9 @@ void draw_menu_bar(Ui& ui) {
       });
     if (ImGui::MenuItem("Open model folder…")) {
       ui.path_dialog = "open-model";
-      ui.path_buffer =
-          ui.lm && ui.lm->session.model() ? ui.lm->session.model()->folder : std::string();
+      ui.path_buffer = ui.lm.state && ui.lm.state->session.model()
+                           ? ui.lm.state->session.model()->folder
+                           : std::string();
     }
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
@@ -227,14 +228,14 @@ void draw_menu_bar(Ui& ui) {
           "Stage changes show what the stage does; an edit lights up what it changed");
     if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
     ImGui::Separator();
-    ImGui::MenuItem("FlashAttention: the online softmax, block by block", nullptr, &ui.show_flash);
-    ImGui::MenuItem("Score functions: additive vs dot product, timed", nullptr, &ui.show_scores);
-    ImGui::MenuItem("Why divide by √d_k? An experiment", nullptr, &ui.show_sqrt_dk);
-    ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.show_seq2seq);
-    ImGui::MenuItem("Language model: attention inside GPT-2", nullptr, &ui.show_lm);
+    ImGui::MenuItem("FlashAttention: the online softmax, block by block", nullptr, &ui.flash.open);
+    ImGui::MenuItem("Score functions: additive vs dot product, timed", nullptr, &ui.scores.open);
+    ImGui::MenuItem("Why divide by √d_k? An experiment", nullptr, &ui.sqrt_dk.open);
+    ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.seq2seq.open);
+    ImGui::MenuItem("Language model: attention inside GPT-2", nullptr, &ui.lm.open);
     ImGui::MenuItem("Train a transformer: watch an induction head form", nullptr,
-                    &ui.show_lm_train);
-    ImGui::MenuItem("Linformer and Multi-Token Attention views", nullptr, &ui.show_variant_views);
+                    &ui.lm_train.open);
+    ImGui::MenuItem("Linformer and Multi-Token Attention views", nullptr, &ui.variant_views.open);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Compute")) {
@@ -244,7 +245,7 @@ void draw_menu_bar(Ui& ui) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
-    if (ImGui::MenuItem("Ghost Attention (Llama 2)…")) ui.show_ghost = true;
+    if (ImGui::MenuItem("Ghost Attention (Llama 2)…")) ui.ghost.open = true;
     if (ImGui::MenuItem("Keyboard shortcuts")) ui.show_shortcuts = true;
     ImGui::EndMenu();
   }

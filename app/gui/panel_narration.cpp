@@ -148,9 +148,9 @@ void draw_narration_contents(Ui& ui) {
     // The same row's softmax and weighted sum as FlashAttention computes them.
     flow("online softmax…");
     if (ImGui::SmallButton("online softmax…")) {
-      ui.show_flash = true;
-      ui.flash_query = ui.flash_follow = sel.query;
-      ui.flash_done = 0;
+      ui.flash.open = true;
+      ui.flash.query = ui.flash.follow = sel.query;
+      ui.flash.done = 0;
     }
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Step through this row block by block, as FlashAttention computes it");

@@ -86,9 +86,9 @@ void draw_chart(Ui& ui, const std::vector<ScoreTiming>& rows, float width) {
 }  // namespace
 
 void draw_scores_panel(Ui& ui) {
-  if (!ui.show_scores) return;
-  if (!ui.score_compare) ui.score_compare = std::make_shared<ScoreComparePanel>();
-  ScoreComparePanel& p = *ui.score_compare;
+  if (!ui.scores.open) return;
+  if (!ui.scores.state) ui.scores.state = std::make_shared<ScoreComparePanel>();
+  ScoreComparePanel& p = *ui.scores.state;
   if (const std::string failed = p.poll(); !failed.empty()) ui.state.set_message(failed, true);
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
@@ -96,7 +96,7 @@ void draw_scores_panel(Ui& ui) {
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.1f, vp->Pos.y + top + vp->Size.y * 0.05f},
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.8f, vp->Size.y * 0.86f - top}, cond);
-  if (!ImGui::Begin("Score functions: additive vs scaled dot product###scores", &ui.show_scores,
+  if (!ImGui::Begin("Score functions: additive vs scaled dot product###scores", &ui.scores.open,
                     ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
     return;

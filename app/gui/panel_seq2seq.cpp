@@ -544,12 +544,12 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqPanel& p) {
 }  // namespace
 
 void draw_seq2seq_panel(Ui& ui) {
-  if (!ui.seq2seq) ui.seq2seq = std::make_shared<Seq2seqPanel>();
-  if (!ui.seq2seq->scanned) {
-    ui.seq2seq->scanned = true;
-    find_models(*ui.seq2seq);
+  if (!ui.seq2seq.state) ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
+  if (!ui.seq2seq.state->scanned) {
+    ui.seq2seq.state->scanned = true;
+    find_models(*ui.seq2seq.state);
   }
-  Seq2seqPanel& p = *ui.seq2seq;
+  Seq2seqPanel& p = *ui.seq2seq.state;
   {
     // Evaluating in the background keeps the window drawing; training wakes it a few times a
     // second (Ui::training); idle, it sleeps.
@@ -561,8 +561,8 @@ void draw_seq2seq_panel(Ui& ui) {
       ui.state.set_message("Training failed: " + s.error, true);
     }
     poll_compare(ui, p);
-    ui.seq2seq_busy = p.compare_job.running();
-    ui.seq2seq_training = s.running && !s.paused;
+    ui.seq2seq.busy = p.compare_job.running();
+    ui.seq2seq.training = s.running && !s.paused;
   }
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   // Placed when it opens, and again when the main window changes size or the font does (F11,
@@ -576,7 +576,7 @@ void draw_seq2seq_panel(Ui& ui) {
   ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f}, cond);
   place_beside_lesson(ui, p.place_beside_lesson);
   p.shown_tab.clear();
-  if (!ImGui::Begin("Seq2seq with attention: dates###seq2seq", &ui.show_seq2seq)) {
+  if (!ImGui::Begin("Seq2seq with attention: dates###seq2seq", &ui.seq2seq.open)) {
     ImGui::End();
     return;
   }

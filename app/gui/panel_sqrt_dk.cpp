@@ -75,16 +75,16 @@ void draw_weights_row(const char* label, const std::vector<double>& w, ImU32 col
 }  // namespace
 
 void draw_sqrt_dk_panel(Ui& ui) {
-  if (!ui.show_sqrt_dk) return;
-  if (!ui.sqrt_dk) ui.sqrt_dk = std::make_shared<SqrtDkPanel>();
-  SqrtDkPanel& p = *ui.sqrt_dk;
+  if (!ui.sqrt_dk.open) return;
+  if (!ui.sqrt_dk.state) ui.sqrt_dk.state = std::make_shared<SqrtDkPanel>();
+  SqrtDkPanel& p = *ui.sqrt_dk.state;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.06f, vp->Pos.y + top + vp->Size.y * 0.04f},
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.88f, vp->Size.y * 0.9f - top}, cond);
-  if (!ImGui::Begin("Why divide by √d_k?###sqrt-dk", &ui.show_sqrt_dk,
+  if (!ImGui::Begin("Why divide by √d_k?###sqrt-dk", &ui.sqrt_dk.open,
                     ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
     return;

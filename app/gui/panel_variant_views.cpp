@@ -57,8 +57,8 @@ struct VariantViewsState {
 namespace {
 
 VariantViewsState& views_state(Ui& ui) {
-  if (!ui.variant_views) ui.variant_views = std::make_shared<VariantViewsState>();
-  return *ui.variant_views;
+  if (!ui.variant_views.state) ui.variant_views.state = std::make_shared<VariantViewsState>();
+  return *ui.variant_views.state;
 }
 
 void title(Ui& ui, const char* text) {
@@ -528,7 +528,7 @@ void draw_variant_views_panel(Ui& ui) {
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.04f, vp->Pos.y + top + vp->Size.y * 0.04f},
                           ImGuiCond_Appearing);
   ImGui::SetNextWindowSize({vp->Size.x * 0.92f, vp->Size.y * 0.9f - top * 2}, ImGuiCond_Appearing);
-  if (!ImGui::Begin("Linformer and Multi-Token Attention###variant-views", &ui.show_variant_views,
+  if (!ImGui::Begin("Linformer and Multi-Token Attention###variant-views", &ui.variant_views.open,
                     ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
     return;

@@ -133,7 +133,7 @@ void draw_beyond_masks_controls(Ui& ui) {
         ui.defer([&st, c, s] { st.set_head_mix(c, s); });
     }
   }
-  if (ImGui::Button("Show their views")) ui.show_variant_views = true;
+  if (ImGui::Button("Show their views")) ui.variant_views.open = true;
   same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "A window with Linformer's cost and error charts, the scores before and after the "

@@ -94,6 +94,26 @@ struct PlacedText {
 constexpr int kKeyEqual = 61, kKeyMinus = 45, kKeyKpAdd = 334, kKeyKpSubtract = 333;
 constexpr int kKeyF11 = 300, kKeyO = 79, kKeyS = 83, kKeyP = 80;
 
+// A window the View or Help menu opens over the stepper: whether it is open, its state (defined
+// with its panel, made when the window first needs it), and what its background work asks of the
+// frame loop, which the window's poll sets each frame.
+template <typename State>
+struct Window {
+  bool open = false;
+  std::shared_ptr<State> state;
+  bool busy = false;      // working in the background: draw every frame until it lands
+  bool training = false;  // training: wake a few times a second for the new figures
+};
+
+// The FlashAttention window (panel_flash.cpp): its query, block size and how many blocks have
+// been read; `follow` is the selected query it last followed, `viewport` the main window's size
+// when it was last placed.
+struct FlashWindow {
+  bool open = false;
+  int query = 0, block = 2, done = 0, follow = -1;
+  ImVec2 viewport{0, 0};
+};
+
 struct Ui {
   explicit Ui(AppState& s) : state(s) {}
   AppState& state;
@@ -143,42 +163,30 @@ struct Ui {
   bool close_requested = false;                 // the window's close button: ask first when dirty
   bool reset_layout = true;
   bool show_demo = false, show_metrics = false, show_shortcuts = false;
-  // The seq2seq window (View menu, or gui --tab seq2seq) and its state (panel_seq2seq.cpp).
-  bool show_seq2seq = false;
-  std::shared_ptr<struct Seq2seqPanel> seq2seq;
-  bool seq2seq_busy = false;  // evaluating in the background (set by the panel)
-  // The language-model window (View menu, File → Open model folder…, gui --model) and its state
-  // (panel_lm.h).
-  bool show_lm = false;
-  std::shared_ptr<struct LmPanel> lm;
-  bool lm_busy = false;  // loading or running a model in the background (set by the panel)
-  // The "Train a transformer" window's model, or the seq2seq window's, is training (set by each
-  // panel): the window wakes a few times a second to draw the new figures, not every frame, so the
-  // UI does not take the training threads' cores.
-  bool lm_training = false, seq2seq_training = false;
-  bool training() const { return lm_training || seq2seq_training; }
-  // The window that trains a transformer live (View menu, gui --tab lm-train) and its state
-  // (panel_lm_train.h).
-  bool show_lm_train = false;
+  // The windows over the stepper (draw_app walks them in one table, app_ui.cpp).
+  // The seq2seq window (View menu, or gui --tab seq2seq; panel_seq2seq.cpp).
+  Window<struct Seq2seqPanel> seq2seq;
+  // The language-model window (View menu, File → Open model folder…, gui --model; panel_lm.h):
+  // its model's work is polled whether or not it is open.
+  Window<struct LmPanel> lm;
+  // The window that trains a transformer live (View menu, gui --tab lm-train; panel_lm_train.h).
+  Window<struct LmTrainPanel> lm_train;
   // The variant views window (View menu, gui --tab variant-views): Linformer's charts, the
   // convolution before and after, the mixed heads (panel_variant_views.cpp).
-  bool show_variant_views = false;
-  std::shared_ptr<struct VariantViewsState> variant_views;  // what it derived, and its hover
-  std::shared_ptr<struct LmTrainPanel> lm_train;
-  // The FlashAttention window (View menu, the narration's button, gui --tab flash;
-  // panel_flash.cpp): its query, block size and how many blocks have been read; flash_follow is
-  // the selected query it last followed.
-  bool show_flash = false;
-  int flash_query = 0, flash_block = 2, flash_done = 0, flash_follow = -1;
-  ImVec2 flash_viewport{0, 0};  // the main window's size when it was last placed
+  Window<struct VariantViewsState> variant_views;
+  // The FlashAttention window (View menu, the narration's button, gui --tab flash).
+  FlashWindow flash;
   // The score-function window (View menu, gui --tab scores; panel_scores.cpp): additive vs dot
   // product, measured on a worker thread.
-  bool show_scores = false;
-  std::shared_ptr<struct ScoreComparePanel> score_compare;
+  Window<struct ScoreComparePanel> scores;
   // The "Why √d_k" experiment window (View menu, gui --tab sqrt-dk; panel_sqrt_dk.cpp).
-  bool show_sqrt_dk = false;
-  std::shared_ptr<struct SqrtDkPanel> sqrt_dk;
-  bool show_ghost = false;  // Help → Ghost Attention (panel_help_ghost.cpp)
+  Window<struct SqrtDkPanel> sqrt_dk;
+  Window<struct GhostHelp> ghost;  // Help → Ghost Attention (panel_help_ghost.cpp; no state)
+  // Whether a window's background work wants frames: every frame until it lands, or a few a
+  // second for new training figures (app_window.cpp), so the UI does not take the training
+  // threads' cores.
+  bool busy() const;
+  bool training() const;
   // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
   // place by panel_lesson.cpp; null when none is open.
   std::shared_ptr<LessonPlayer> lesson;
