@@ -225,7 +225,7 @@ TEST_F(JobsGui, AFailedForwardPassIsAMessageInThePanelAndTheStatusBar) {
 TEST_F(JobsGui, AFailedSeq2seqEvaluationIsAMessage) {
   ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
   ui.seq2seq.open = true;
-  Seq2seqPanel& p = *ui.seq2seq.state;
+  Seq2seqSession& p = ui.seq2seq.state->session;
   p.compare_job.start([](JobControl&) -> std::vector<std::vector<s2s::LengthBucket>> {
     throw std::runtime_error("model file truncated");
   });
@@ -267,7 +267,7 @@ TEST_F(JobsGui, FailedLiveTrainingIsAMessage) {
   ui.lm_train.open = false;
   ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
   ui.seq2seq.open = true;
-  Seq2seqPanel& sp = *ui.seq2seq.state;
+  Seq2seqSession& sp = ui.seq2seq.state->session;
   s2s::LiveTrainingSetup setup;
   setup.hidden = 8;
   setup.embed = 4;

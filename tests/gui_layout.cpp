@@ -101,7 +101,7 @@ class Layout : public test::HeadlessApp {
   }
   void TearDown() override {
     g_items = nullptr;
-    if (ui.seq2seq.state) ui.seq2seq.state->live.cancel();
+    if (ui.seq2seq.state) ui.seq2seq.state->session.live.cancel();
     HeadlessApp::TearDown();
   }
 
@@ -304,8 +304,9 @@ TEST_F(Layout, TheSeq2seqWindowFits) {
       ui.presentation = presentation;
       frames(s);
       ASSERT_TRUE(ui.seq2seq.state);
-      Seq2seqPanel& p = *ui.seq2seq.state;
-      p.select_tab = "translate";
+      Seq2seqPanel& w = *ui.seq2seq.state;
+      Seq2seqSession& p = w.session;
+      w.select_tab = "translate";
       p.predicting = false;
       frames(s);
       check(name(s, presentation, ui.settings.font_px, true) + " seq2seq translate");
@@ -328,10 +329,10 @@ TEST_F(Layout, TheSeq2seqWindowFits) {
           b.correct = 80;
           row.push_back(b);
         }
-      p.select_tab = "bottleneck";
+      w.select_tab = "bottleneck";
       frames(s);
       check(name(s, presentation, ui.settings.font_px, true) + " seq2seq bottleneck");
-      p.select_tab = "live";
+      w.select_tab = "live";
       frames(s);
       check(name(s, presentation, ui.settings.font_px, true) + " seq2seq live");
     }

@@ -138,14 +138,7 @@ TEST_F(LmGui, ClickingAThumbnailOpensThatHeadInTheStepper) {
   const HeatmapViewport& v = ui.views["lm-thumb-1-2"];
   ASSERT_TRUE(v.drawn);
   const ImVec2 c{v.origin.x + v.cell_w * v.cols / 2, v.origin.y + v.cell_h * v.rows / 2};
-  ImGuiIO& io = ImGui::GetIO();
-  io.MousePos = c;
-  frame();
-  io.MouseDown[0] = true;
-  frame();
-  io.MouseDown[0] = false;
-  frame();
-  io.MousePos = {-FLT_MAX, -FLT_MAX};
+  click(c);
   state.wait_for_trace();
   frames(2);
   int l = -1, h = -1;

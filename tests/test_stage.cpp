@@ -3,6 +3,7 @@
 // variant shows its own row.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -70,6 +71,35 @@ TEST(StageTable, TracesHoldTheirStagesInTableOrder) {
       EXPECT_LT(t.steps[i - 1].id, t.steps[i].id) << e.name << ": " << t.steps[i].id;
     for (const TraceStep& s : t.steps) EXPECT_NE(s.id, StageId::kInputs) << e.name;
   }
+}
+
+// hides_keys names exactly the stages whose hidden cells read −∞ or 0 in every example's trace.
+TEST(StageTable, HidesKeysWhereTheTraceHasHiddenCells) {
+  int checked = 0;
+  for (const ExampleInfo& e : list_examples()) {
+    const AttentionTrace t = trace_of(e.name);
+    for (int h = 0; h < t.num_heads; ++h) {
+      if (!t.has_reasons(h)) continue;
+      const ReasonMatrix& hidden = t.hidden_of(h);
+      for (const TraceStep& s : t.steps) {
+        if (!is_query_key(s.id)) continue;
+        const Matrix& m = t.head(s, h);
+        if (m.rows() != hidden.rows() || m.cols() != hidden.cols()) continue;
+        bool all_hidden = true, any = false;
+        for (Eigen::Index i = 0; i < m.rows(); ++i)
+          for (Eigen::Index j = 0; j < m.cols(); ++j)
+            if (hidden(i, j)) {
+              any = true;
+              const float v = m(i, j);
+              all_hidden &= v == 0.0f || (std::isinf(v) && v < 0);
+            }
+        if (!any) continue;
+        ++checked;
+        EXPECT_EQ(hides_keys(s.id), all_hidden) << e.name << " " << s.id << " head " << h;
+      }
+    }
+  }
+  EXPECT_GT(checked, 20);
 }
 
 TEST(StageTable, TheStripAndTheVariantsRows) {

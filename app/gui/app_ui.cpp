@@ -320,8 +320,7 @@ struct WindowEntry {
   void (*poll)(Ui&);
 };
 const WindowEntry kWindows[] = {
-    {[](const Ui& u) { return u.seq2seq.open; }, draw_seq2seq_panel,
-     [](Ui& u) { idle_when_closed(u.seq2seq); }},
+    {[](const Ui& u) { return u.seq2seq.open; }, draw_seq2seq_panel, poll_seq2seq_panel},
     {[](const Ui& u) { return u.lm.open; }, draw_lm_panel, poll_lm_panel},
     {[](const Ui& u) { return u.lm_train.open; }, draw_lm_train_panel,
      [](Ui& u) { idle_when_closed(u.lm_train); }},
@@ -330,6 +329,11 @@ const WindowEntry kWindows[] = {
     {[](const Ui& u) { return u.scores.open; }, draw_scores_panel, nullptr},
     {[](const Ui& u) { return u.sqrt_dk.open; }, draw_sqrt_dk_panel, nullptr},
     {[](const Ui& u) { return u.ghost.open; }, draw_ghost_help, nullptr},
+    {[](const Ui& u) { return u.shortcuts.open; }, draw_shortcuts_window, nullptr},
+    {[](const Ui& u) { return u.imgui_demo.open; },
+     [](Ui& u) { ImGui::ShowDemoWindow(&u.imgui_demo.open); }, nullptr},
+    {[](const Ui& u) { return u.imgui_metrics.open; },
+     [](Ui& u) { ImGui::ShowMetricsWindow(&u.imgui_metrics.open); }, nullptr},
 };
 
 }  // namespace
@@ -460,8 +464,6 @@ void draw_app(Ui& ui) {
     if (w.is_open(ui)) w.draw(ui);
   }
   draw_dialogs(ui);
-  if (ui.show_demo) ImGui::ShowDemoWindow(&ui.show_demo);
-  if (ui.show_metrics) ImGui::ShowMetricsWindow(&ui.show_metrics);
   ui.run_deferred();
   ui.reset_layout = false;
 }

@@ -303,8 +303,8 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       error = "--seq2seq-model: " + error;
       return false;
     }
-    ui.seq2seq.state->open_model = *path;
-    ui.seq2seq.state->models[*path] = std::move(m);
+    ui.seq2seq.state->session.add_loaded(*path, std::move(m));
+    ui.seq2seq.state->session.open_model = *path;
   }
   return true;
 }

@@ -280,8 +280,7 @@ void draw_heatmap_panel(Ui& ui) {
     sp.col_labels = index_labels(static_cast<int>(m.cols()), "d");
   sp.row_axis = projected ? "virtual keys ↓" : "queries ↓";
   sp.col_axis = scores ? "keys →" : concat ? "heads · dimensions →" : "dimensions →";
-  if (scores && stage.id != StageId::kScores && stage.id != StageId::kScaled && t.has_reasons(h))
-    sp.hidden = &t.hidden_of(h);
+  if (hides_keys(stage.id) && t.has_reasons(h)) sp.hidden = &t.hidden_of(h);
   sp.scale = color_scale_cached(ui, sp.texture_key, stage.id, m);
   sp.selected_row = sel.query;
   sp.selected_col = scores ? sel.key : -1;

@@ -86,9 +86,11 @@ bool apply_lesson_step(Ui& ui) {
     if (!ui.seq2seq.state) ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
     std::string error;
     if (!s.seq2seq_model.empty()) {
-      if (std::optional<std::string> path = resolve_shipped(kSeq2seqModels, s.seq2seq_model, error))
-        ui.seq2seq.state->open_model = *path;
-      ui.seq2seq.state->scanned = false;  // select the step's model
+      if (std::optional<std::string> path =
+              resolve_shipped(kSeq2seqModels, s.seq2seq_model, error)) {
+        ui.seq2seq.state->session.open_model = *path;
+        ui.seq2seq.state->session.find_models();  // selects the step's model
+      }
     }
     ui.seq2seq.state->select_tab = s.seq2seq_tab;
     ui.seq2seq.state->place_beside_lesson = true;

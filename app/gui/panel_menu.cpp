@@ -246,13 +246,13 @@ void draw_menu_bar(Ui& ui) {
   }
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("Ghost Attention (Llama 2)…")) ui.ghost.open = true;
-    if (ImGui::MenuItem("Keyboard shortcuts")) ui.show_shortcuts = true;
+    if (ImGui::MenuItem("Keyboard shortcuts")) ui.shortcuts.open = true;
     ImGui::EndMenu();
   }
   // Developers only (gui --debug or ATTN_DEBUG=1): not in a student's menu bar.
   if (ui.debug_menu && ImGui::BeginMenu("Debug")) {
-    ImGui::MenuItem("ImGui demo window", nullptr, &ui.show_demo);
-    ImGui::MenuItem("ImGui metrics", nullptr, &ui.show_metrics);
+    ImGui::MenuItem("ImGui demo window", nullptr, &ui.imgui_demo.open);
+    ImGui::MenuItem("ImGui metrics", nullptr, &ui.imgui_metrics.open);
     ImGui::EndMenu();
   }
   // Scenario name and unsaved marker on the right of the menu bar.

@@ -5,6 +5,7 @@
 #include "gui/panel_seq2seq.h"
 
 #include <imgui.h>
+#include <imgui_stdlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,9 +13,7 @@
 
 #include "gui/chart_widget.h"
 #include "gui/heatmap_widget.h"
-#include "gui/model/predict.h"
 #include "gui/ui.h"
-#include "io/shipped.h"
 #include "seq2seq/explain_step.h"
 
 namespace attn {
@@ -23,56 +22,16 @@ using namespace attn::s2s;
 
 namespace {
 
-// The shipped models by short name, then gui --model's file when it is not one of them; selects
-// that file, or bahdanau.
-void find_models(Seq2seqPanel& p) {
-  p.files.clear();
-  p.names.clear();
-  for (const ShippedItem& item : list_shipped(kSeq2seqModels)) {
-    p.files.push_back(item.path);
-    p.names.push_back(item.name);
-  }
-  const std::string& want = p.open_model;
-  if (!want.empty() && std::find(p.files.begin(), p.files.end(), want) == p.files.end()) {
-    const size_t slash = want.rfind('/');
-    p.files.push_back(want);
-    p.names.push_back(slash == std::string::npos ? want : want.substr(slash + 1));
-  }
-  for (int i = 0; i < static_cast<int>(p.files.size()); ++i)
-    if (want.empty() ? p.names[static_cast<size_t>(i)] == "bahdanau"
-                     : p.files[static_cast<size_t>(i)] == want)
-      p.model_a = i;
-}
-
-const std::string& name_of(const Seq2seqPanel& p, int index) {
-  return p.names[static_cast<size_t>(index)];
-}
-
-const Model* get_model(Seq2seqPanel& p, int index) {
-  if (index < 0 || index >= static_cast<int>(p.files.size())) return nullptr;
-  const std::string& f = p.files[static_cast<size_t>(index)];
-  auto it = p.models.find(f);
-  if (it != p.models.end()) return &it->second;
-  if (p.load_errors.count(f)) return nullptr;
-  Model m;
-  std::string error;
-  if (!load_model(f, m, error)) {
-    p.load_errors[f] = error;
-    return nullptr;
-  }
-  return &(p.models[f] = std::move(m));
-}
-
-bool model_combo(const char* label, Seq2seqPanel& p, int& index, bool allow_none) {
-  const std::string preview = index < 0 ? "(none)" : name_of(p, index);
+bool model_combo(const char* label, Seq2seqSession& s, int& index, bool allow_none) {
+  const std::string preview = index < 0 ? "(none)" : s.name(index);
   bool changed = false;
   if (ImGui::BeginCombo(label, preview.c_str())) {
     if (allow_none && ImGui::Selectable("(none)", index < 0)) {
       index = -1;
       changed = true;
     }
-    for (int i = 0; i < static_cast<int>(p.files.size()); ++i)
-      if (ImGui::Selectable(name_of(p, i).c_str(), i == index)) {
+    for (int i = 0; i < s.model_count(); ++i)
+      if (ImGui::Selectable(s.name(i).c_str(), i == index)) {
         index = i;
         changed = true;
       }
@@ -172,90 +131,52 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   return clicked;
 }
 
-struct Translated {
-  ForwardCache<float> fc;
-  std::string output, error;
-  std::vector<std::string> rows, cols;
-  Mat<float> weights, visible;
-};
-
-Translated run(const Model& m, const std::string& input) {
-  Translated t;
-  if (!translate(m, input, t.fc, t.output, t.error)) return t;
-  const int rows =
-      std::min(static_cast<int>(t.fc.steps.size()), static_cast<int>(t.output.size()) + 1);
-  t.weights = Mat<float>::Zero(rows, static_cast<int>(input.size()));
-  if (uses_window(m.config.score)) t.visible.resize(rows, t.weights.cols());
-  for (int i = 0; i < rows; ++i) {
-    t.rows.push_back(m.out_vocab.label(t.fc.steps[static_cast<size_t>(i)].out[0]));
-    if (m.config.score == Score::kNone)
-      t.weights(i, t.weights.cols() - 1) = 1.0f;  // the only context: the last state
-    else
-      t.weights.row(i) = t.fc.steps[static_cast<size_t>(i)].alpha.row(0);
-    if (t.visible.size() > 0) t.visible.row(i) = t.fc.steps[static_cast<size_t>(i)].valid.row(0);
-  }
-  for (char c : input) t.cols.emplace_back(1, c);
-  return t;
-}
-
-void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string& name,
-                      bool stepping) {
-  const Translated t = run(m, p.input);
-  if (stepping) p.last_output = t.error.empty() ? t.output : "";
-  ImGui::TextUnformatted((name + "  —  " + score_formula(m.config.score)).c_str());
+// Model `index`'s translation of the input with its alignment; `stepping` (model A): the decoder
+// step, its question and its scores written out under it.
+void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
+  const Model& m = *s.model(index);
+  const Seq2seqTranslation& t = *s.translation(index);
+  ImGui::TextUnformatted((s.name(index) + "  —  " + score_formula(m.config.score)).c_str());
   if (!t.error.empty()) {
     ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "input: %s", t.error.c_str());
     return;
   }
   if (ui.font_bold) ImGui::PushFont(ui.font_bold);
-  ImGui::Text("%s  ->  %s", p.input, t.output.c_str());
+  ImGui::Text("%s  ->  %s", s.input.c_str(), t.output.c_str());
   if (ui.font_bold) ImGui::PopFont();
-  const int rows = static_cast<int>(t.rows.size());
-  if (stepping) p.step = std::clamp(p.step, 0, std::max(0, rows - 1));
+  const int rows = t.steps();
+  if (stepping) s.clamp_step(rows);
   const bool scored = m.config.score != Score::kNone;
   // Predict, then reveal: which input character will this decoder step look at most?
-  const bool asking = stepping && scored && p.predicting && !p.revealed;
-  const int sel_row = stepping ? p.step : -1;
-  int sel_col = -1;
-  if (stepping && scored && rows > 0) {
-    const auto& st = t.fc.steps[static_cast<size_t>(p.step)];
-    Eigen::Index best = 0;
-    st.alpha.row(0).maxCoeff(&best);
-    sel_col = p.position >= 0 && p.position < static_cast<int>(t.cols.size())
-                  ? p.position
-                  : static_cast<int>(best);
-  }
-  if (asking) sel_col = p.guess;
-  const auto clicked = draw_alignment(ui, ("##align-" + name).c_str(), t.rows, t.cols, t.weights,
-                                      t.visible.size() > 0 ? &t.visible : nullptr, sel_row, sel_col,
-                                      asking ? p.step : -1);
+  const bool asking = stepping && s.asking(m);
+  const int sel_row = stepping ? s.step : -1;
+  const int sel_col = !stepping ? -1 : asking ? s.guess : s.explained_position(m, t);
+  const auto clicked = draw_alignment(ui, ("##align-" + s.name(index)).c_str(), t.rows, t.cols,
+                                      t.weights, t.visible.size() > 0 ? &t.visible : nullptr,
+                                      sel_row, sel_col, asking ? s.step : -1);
   if (asking && clicked.first >= 0) {
-    p.guess = clicked.second;
+    s.guess = clicked.second;
   } else if (stepping && clicked.first >= 0) {
-    p.step = clicked.first;
-    p.position = clicked.second;
-    if (p.predicting) p.revealed = true;
+    s.step = clicked.first;
+    s.position = clicked.second;
+    if (s.predicting) s.revealed = true;
   }
   if (!stepping || rows == 0) return;
 
-  auto new_step = [&p] {
-    p.position = -1;
-    p.revealed = false;
-    p.guess = -1;
-  };
-  if (slider_int_beside("##step", "decoder step ", &p.step, 0, rows - 1, ImGui::GetFontSize() * 10))
-    new_step();
+  int step = s.step;
+  if (slider_int_beside("##step", "decoder step ", &step, 0, rows - 1, ImGui::GetFontSize() * 10))
+    s.go_to_step(step);
   ImGui::SameLine();
-  if (ImGui::ArrowButton("##prev", ImGuiDir_Left) && p.step > 0) --p.step, new_step();
+  if (ImGui::ArrowButton("##prev", ImGuiDir_Left) && s.step > 0) s.go_to_step(s.step - 1);
   ImGui::SameLine();
-  if (ImGui::ArrowButton("##next", ImGuiDir_Right) && p.step + 1 < rows) ++p.step, new_step();
+  if (ImGui::ArrowButton("##next", ImGuiDir_Right) && s.step + 1 < rows) s.go_to_step(s.step + 1);
   ImGui::SameLine();
   help_marker(
       "Click a cell of the heatmap to write out that score; the orange frame is the "
       "decoder step, the orange cell the input position explained below.");
   if (scored) {
     same_line_if_fits(radio_width("predict first"));
-    if (ImGui::Checkbox("predict first", &p.predicting)) new_step();
+    if (ImGui::Checkbox("predict first", &s.predicting)) s.go_to_step(s.step);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Hide this step's weights and ask which input character it will look at");
   }
@@ -264,27 +185,18 @@ void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string
     ImGui::TextWrapped(
         "Step %d will write '%s'. Which input character will it look at most? "
         "Click it in the hidden row.",
-        p.step, t.rows[static_cast<size_t>(p.step)].c_str());
+        s.step, t.rows[static_cast<size_t>(s.step)].c_str());
     ImGui::PopFont();
-    if (p.guess >= 0)
-      ImGui::Text("Your pick: position %d, '%s'", p.guess,
-                  t.cols[static_cast<size_t>(p.guess)] == " "
+    if (s.guess >= 0)
+      ImGui::Text("Your pick: position %d, '%s'", s.guess,
+                  t.cols[static_cast<size_t>(s.guess)] == " "
                       ? "_"
-                      : t.cols[static_cast<size_t>(p.guess)].c_str());
-    if (ImGui::Button("Reveal")) p.revealed = true;
+                      : t.cols[static_cast<size_t>(s.guess)].c_str());
+    if (ImGui::Button("Reveal")) s.revealed = true;
     return;
   }
-  if (stepping && scored && p.predicting && p.revealed) {
-    const auto& st = t.fc.steps[static_cast<size_t>(p.step)];
-    std::vector<double> alpha;
-    std::vector<bool> hidden;
-    for (int j = 0; j < t.fc.src_len; ++j) {
-      alpha.push_back(st.alpha(0, j));
-      hidden.push_back(st.valid.size() > 0 && st.valid(0, j) == 0.0f);
-    }
-    std::vector<std::string> labels;
-    for (const std::string& c : t.cols) labels.push_back(c == " " ? "_" : c);
-    const Verdict v = judge_pick(p.guess, alpha, labels, hidden, "attention weight", 3);
+  if (scored && s.predicting && s.revealed) {
+    const Verdict v = s.verdict(t);
     const bool light = ui.settings.light_theme;
     const ImVec4 colour =
         v.grade == Verdict::Grade::kExact
@@ -296,17 +208,16 @@ void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string
     ImGui::TextColored(colour, "%s", v.headline.c_str());
     ImGui::PopFont();
     text_wrapped_at_spaces(v.detail);
-    if (p.step + 1 < rows && ImGui::Button("Next step")) ++p.step, new_step();
+    if (s.step + 1 < rows && ImGui::Button("Next step")) s.go_to_step(s.step + 1);
   }
-  const auto& st = t.fc.steps[static_cast<size_t>(p.step)];
-  ImGui::Text("step %d emits '%s' with p = %.4f", p.step,
-              t.rows[static_cast<size_t>(p.step)].c_str(),
+  const auto& st = t.fc.steps[static_cast<size_t>(s.step)];
+  ImGui::Text("step %d emits '%s' with p = %.4f", s.step,
+              t.rows[static_cast<size_t>(s.step)].c_str(),
               static_cast<double>(st.probs(0, st.out[0])));
-  if (m.config.score != Score::kNone &&
-      ImGui::BeginTable("scores", 4,
-                        ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_ScrollY |
-                            ImGuiTableFlags_SizingFixedFit,
-                        {0, ImGui::GetTextLineHeightWithSpacing() * 9})) {
+  if (scored && ImGui::BeginTable("scores", 4,
+                                  ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg |
+                                      ImGuiTableFlags_ScrollY | ImGuiTableFlags_SizingFixedFit,
+                                  {0, ImGui::GetTextLineHeightWithSpacing() * 9})) {
     ImGui::TableSetupScrollFreeze(0, 1);
     ImGui::TableSetupColumn("j");
     ImGui::TableSetupColumn("char");
@@ -318,7 +229,7 @@ void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string
       ImGui::TableNextColumn();
       char id[16];
       std::snprintf(id, sizeof id, "%d", j);
-      if (ImGui::Selectable(id, j == sel_col, ImGuiSelectableFlags_SpanAllColumns)) p.position = j;
+      if (ImGui::Selectable(id, j == sel_col, ImGuiSelectableFlags_SpanAllColumns)) s.position = j;
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(
           t.cols[static_cast<size_t>(j)] == " " ? "_" : t.cols[static_cast<size_t>(j)].c_str());
@@ -333,93 +244,74 @@ void draw_translation(Ui& ui, Seq2seqPanel& p, const Model& m, const std::string
     ImGui::EndTable();
   }
   if (ui.font_narration) ImGui::PushFont(ui.font_narration);
-  const int j = std::max(0, sel_col);
-  for (const auto& line : explain_attention_step(m, t.fc, p.step, j, 4, 3))
+  for (const auto& line : explain_attention_step(m, t.fc, s.step, std::max(0, sel_col), 4, 3))
     text_wrapped_at_spaces(line);
   if (ui.font_narration) ImGui::PopFont();
 }
 
-void draw_translate_tab(Ui& ui, Seq2seqPanel& p) {
+void draw_translate_tab(Ui& ui, Seq2seqSession& s) {
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
-  model_combo("model", p, p.model_a, false);
+  model_combo("model", s, s.model_a, false);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
-  model_combo("side by side with", p, p.model_b, true);
+  model_combo("side by side with", s, s.model_b, true);
   ImGui::SetNextItemWidth(-1);
-  ImGui::InputTextWithHint("##input", "a date, e.g. tuesday, 22 november 2026", p.input,
-                           sizeof p.input);
-  const Model* a = get_model(p, p.model_a);
-  if (!a) {
-    ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "%s",
-                       p.files.empty()
-                           ? no_shipped_message(kSeq2seqModels).c_str()
-                           : p.load_errors[p.files[static_cast<size_t>(p.model_a)]].c_str());
+  ImGui::InputTextWithHint("##input", "a date, e.g. tuesday, 22 november 2026", &s.input);
+  if (!s.model(s.model_a)) {
+    ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "%s", s.load_error(s.model_a).c_str());
     return;
   }
-  const Model* b = get_model(p, p.model_b);
-  if (b) {
+  if (s.model(s.model_b)) {
     if (ImGui::BeginTable("side", 2, ImGuiTableFlags_BordersInnerV)) {
       ImGui::TableNextColumn();
-      draw_translation(ui, p, *a, name_of(p, p.model_a), true);
+      draw_translation(ui, s, s.model_a, true);
       ImGui::TableNextColumn();
-      draw_translation(ui, p, *b, name_of(p, p.model_b), false);
+      draw_translation(ui, s, s.model_b, false);
       ImGui::EndTable();
     }
   } else {
-    draw_translation(ui, p, *a, name_of(p, p.model_a), true);
+    draw_translation(ui, s, s.model_a, true);
   }
 }
 
 void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
-  const LiveSnapshot s = p.live.snapshot();
+  Seq2seqSession& session = p.session;
+  const LiveSnapshot s = session.live.snapshot();
   const auto& names = score_names();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
-  if (ImGui::BeginCombo("score", names[static_cast<size_t>(p.live_score)].c_str())) {
+  if (ImGui::BeginCombo("score", names[static_cast<size_t>(session.live_score)].c_str())) {
     for (int i = 0; i < static_cast<int>(names.size()); ++i)
-      if (ImGui::Selectable(names[static_cast<size_t>(i)].c_str(), i == p.live_score))
-        p.live_score = i;
+      if (ImGui::Selectable(names[static_cast<size_t>(i)].c_str(), i == session.live_score))
+        session.live_score = i;
     ImGui::EndCombo();
   }
   ImGui::SameLine();
-  slider_int_beside("##hidden", "hidden ", &p.live_hidden, 8, 64, ImGui::GetFontSize() * 5);
-  p.live_hidden += p.live_hidden % 2;
+  slider_int_beside("##hidden", "hidden ", &session.live_hidden, 8, 64, ImGui::GetFontSize() * 5);
+  session.live_hidden += session.live_hidden % 2;
   ImGui::SameLine();
-  slider_int_beside("##epochs", "epochs ", &p.live_epochs, 1, 10, ImGui::GetFontSize() * 5);
+  slider_int_beside("##epochs", "epochs ", &session.live_epochs, 1, 10, ImGui::GetFontSize() * 5);
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
-  ImGui::InputText("example", p.live_example, sizeof p.live_example);
+  ImGui::InputText("example", &session.live_example);
   if (!s.running) {
     const bool autostart = p.autostart && !s.finished && !s.cancelled;
     p.autostart = false;
-    if (ImGui::Button("Train") || autostart) {
-      LiveTrainingSetup setup;
-      setup.score = static_cast<Score>(p.live_score);
-      setup.hidden = p.live_hidden;
-      setup.train.epochs = p.live_epochs;
-      setup.train.train_size = 8000;
-      setup.train.heldout_size = 300;
-      setup.train.threads = 2;
-      setup.example = p.live_example;
-      p.live.set_paused(false);
-      if (!p.live.start(setup, p.live_error))
-        p.live_error = "example: " + p.live_error;
-      else
-        p.live_error.clear();
-    }
+    if (ImGui::Button("Train") || autostart) session.start_live();
   } else {
-    if (ImGui::Button(s.paused ? "Resume" : "Pause")) p.live.set_paused(!s.paused);
+    if (ImGui::Button(s.paused ? "Resume" : "Pause")) session.live.set_paused(!s.paused);
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) p.live.cancel();
+    if (ImGui::Button("Cancel")) session.live.cancel();
   }
   ImGui::SameLine();
   help_marker(
       "Trains a small model on 8000 dates in the background (two threads). The loss of "
       "every batch is plotted; the example's alignment is redrawn every 10 batches: "
       "uniform at first, then the year, the day and the month find their places.");
-  if (!p.live_error.empty()) ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "%s", p.live_error.c_str());
+  if (!session.live_error.empty())
+    ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "%s", session.live_error.c_str());
   if (!s.error.empty())
     ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "Training failed: %s", s.error.c_str());
   if (s.batches > 0)
-    ImGui::Text("epoch %d/%d, batch %d/%d, loss %.4f%s%s", s.epoch, p.live_epochs, s.batch,
+    ImGui::Text("epoch %d/%d, batch %d/%d, loss %.4f%s%s", s.epoch, session.live_epochs, s.batch,
                 s.batches, s.batch_loss.empty() ? 0.0 : static_cast<double>(s.batch_loss.back()),
                 s.paused ? "  (paused)" : "",
                 s.cancelled  ? "  (cancelled)"
@@ -437,81 +329,47 @@ void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
     draw_line_chart(ui, c);
   }
   if (s.alignment.rows() > 0) {
-    ImGui::Text("%s  ->  %s", p.live_example, s.output.c_str());
+    ImGui::Text("%s  ->  %s", session.live_example.c_str(), s.output.c_str());
     std::vector<std::string> rows, cols;
     for (char c : s.output) rows.emplace_back(1, c);
     rows.push_back("</s>");
     rows.resize(static_cast<size_t>(s.alignment.rows()), "?");
-    for (char c : std::string(p.live_example)) cols.emplace_back(1, c);
+    for (char c : session.live_example) cols.emplace_back(1, c);
     if (static_cast<int>(cols.size()) == s.alignment.cols())
       draw_alignment(ui, "##live", rows, cols, s.alignment, nullptr, -1, -1);
   }
 }
 
-// Picks up the bottleneck evaluation once it has finished: its rows, or its failure in the tab
-// and the status bar.
-void poll_compare(Ui& ui, Seq2seqPanel& p) {
-  std::optional<JobResult<std::vector<std::vector<LengthBucket>>>> done = p.compare_job.poll();
-  if (!done || done->cancelled) return;
-  if (done->ok()) {
-    p.compare_rows = std::move(*done->value);
-    return;
-  }
-  p.compare_error = "Evaluating the bottleneck models failed: " + done->error;
-  ui.state.set_message(p.compare_error, true);
-}
-
-void draw_bottleneck_tab(Ui& ui, Seq2seqPanel& p) {
+void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
   ImGui::TextWrapped(
       "Exact match on 1000 held-out dates by input length for the models trained "
       "on inputs of at most 40 characters (the shipped bottleneck/ models): beyond the "
       "training lengths the fixed-context model (none) falls fastest — Figure 2 "
       "of Bahdanau et al.");
-  const bool busy = p.compare_job.running();
-  if (!busy && ImGui::Button(p.compare_rows.empty() ? "Evaluate" : "Evaluate again")) {
-    std::vector<std::pair<std::string, const Model*>> chosen;
-    for (int i = 0; i < static_cast<int>(p.files.size()); ++i)
-      if (name_of(p, i).rfind("bottleneck/", 0) == 0)
-        if (const Model* m = get_model(p, i)) chosen.emplace_back(name_of(p, i), m);
-    p.compare_names.clear();
-    std::vector<Model> copies;
-    for (auto& c : chosen) {
-      p.compare_names.push_back(c.first);
-      copies.push_back(*c.second);
-    }
-    p.compare_error.clear();
-    p.compare_job.start([copies](JobControl& control) {
-      const auto data = heldout_dates(1000);
-      std::vector<std::vector<LengthBucket>> out;
-      for (const auto& m : copies) {
-        if (control.cancelled()) break;
-        out.push_back(accuracy_by_length(m, data, 2));
-        control.set_progress(static_cast<double>(out.size()) / static_cast<double>(copies.size()));
-      }
-      return out;
-    });
-  }
-  if (busy) ImGui::Text("evaluating… %d%%", static_cast<int>(p.compare_job.progress() * 100));
-  if (!p.compare_error.empty()) {
+  const bool busy = s.compare_job.running();
+  if (!busy && ImGui::Button(s.compare_rows.empty() ? "Evaluate" : "Evaluate again"))
+    s.start_compare();
+  if (busy) ImGui::Text("evaluating… %d%%", static_cast<int>(s.compare_job.progress() * 100));
+  if (!s.compare_error.empty()) {
     ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", p.compare_error.c_str());
+    ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", s.compare_error.c_str());
     ImGui::PopTextWrapPos();
   }
-  if (p.compare_rows.empty()) return;
-  const size_t buckets = p.compare_rows[0].size();
-  if (ImGui::BeginTable("acc", static_cast<int>(p.compare_rows.size()) + 2,
+  if (s.compare_rows.empty()) return;
+  const size_t buckets = s.compare_rows[0].size();
+  if (ImGui::BeginTable("acc", static_cast<int>(s.compare_rows.size()) + 2,
                         ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("length");
     ImGui::TableSetupColumn("count");
-    for (const auto& n : p.compare_names) ImGui::TableSetupColumn(n.c_str());
+    for (const auto& n : s.compare_names) ImGui::TableSetupColumn(n.c_str());
     ImGui::TableHeadersRow();
     for (size_t r = 0; r < buckets; ++r) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(p.compare_rows[0][r].label.c_str());
+      ImGui::TextUnformatted(s.compare_rows[0][r].label.c_str());
       ImGui::TableNextColumn();
-      ImGui::Text("%d", p.compare_rows[0][r].count);
-      for (const auto& t : p.compare_rows) {
+      ImGui::Text("%d", s.compare_rows[0][r].count);
+      for (const auto& t : s.compare_rows) {
         ImGui::TableNextColumn();
         ImGui::Text("%.1f%%", 100.0 * t[r].accuracy());
       }
@@ -524,12 +382,12 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqPanel& p) {
                            IM_COL32(213, 94, 0, 255),   IM_COL32(204, 121, 167, 255)};
   ChartSpec c;
   const size_t n = buckets - 1;
-  for (size_t r = 0; r < n; ++r) c.x_labels.push_back(p.compare_rows[0][r].label);
-  for (size_t k = 0; k < p.compare_rows.size(); ++k) {
-    ChartSeries line{p.compare_names[k], {}, colours[k % 6]};
+  for (size_t r = 0; r < n; ++r) c.x_labels.push_back(s.compare_rows[0][r].label);
+  for (size_t k = 0; k < s.compare_rows.size(); ++k) {
+    ChartSeries line{s.compare_names[k], {}, colours[k % 6]};
     if (k == 0 && !ui.settings.light_theme) line.colour = IM_COL32(230, 230, 230, 255);
     for (size_t r = 0; r < n; ++r)
-      line.y.push_back(static_cast<float>(p.compare_rows[k][r].accuracy()));
+      line.y.push_back(static_cast<float>(s.compare_rows[k][r].accuracy()));
     c.series.push_back(std::move(line));
   }
   c.y_min = 0;
@@ -543,27 +401,24 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqPanel& p) {
 
 }  // namespace
 
+void poll_seq2seq_panel(Ui& ui) {
+  if (!ui.seq2seq.state) return;
+  Seq2seqSession& s = ui.seq2seq.state->session;
+  // A failed run or evaluation is reported once, in the status bar, open or not.
+  if (const std::string failed = s.take_training_failure(); !failed.empty())
+    ui.state.set_message(failed, true);
+  if (const std::string failed = s.poll_compare(); !failed.empty())
+    ui.state.set_message(failed, true);
+  // Evaluating in the background keeps the window drawing; training wakes it a few times a
+  // second (Ui::training); closed or idle, it sleeps.
+  ui.seq2seq.busy = ui.seq2seq.open && s.compare_job.running();
+  ui.seq2seq.training = ui.seq2seq.open && s.training();
+}
+
 void draw_seq2seq_panel(Ui& ui) {
   if (!ui.seq2seq.state) ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
-  if (!ui.seq2seq.state->scanned) {
-    ui.seq2seq.state->scanned = true;
-    find_models(*ui.seq2seq.state);
-  }
   Seq2seqPanel& p = *ui.seq2seq.state;
-  {
-    // Evaluating in the background keeps the window drawing; training wakes it a few times a
-    // second (Ui::training); idle, it sleeps.
-    const LiveSnapshot s = p.live.snapshot();
-    if (s.error.empty()) {
-      p.reported_failure.clear();
-    } else if (s.error != p.reported_failure) {
-      p.reported_failure = s.error;
-      ui.state.set_message("Training failed: " + s.error, true);
-    }
-    poll_compare(ui, p);
-    ui.seq2seq.busy = p.compare_job.running();
-    ui.seq2seq.training = s.running && !s.paused;
-  }
+  p.session.ensure_models();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   // Placed when it opens, and again when the main window changes size or the font does (F11,
   // Ctrl+=, a resize) or View → Reset layout, so it never hangs off the screen.
@@ -586,7 +441,7 @@ void draw_seq2seq_panel(Ui& ui) {
     };
     if (ImGui::BeginTabItem("Translate", nullptr, flags("translate"))) {
       p.shown_tab = "translate";
-      draw_translate_tab(ui, p);
+      draw_translate_tab(ui, p.session);
       ImGui::EndTabItem();
     }
     if (ImGui::BeginTabItem("Train live", nullptr, flags("live"))) {
@@ -596,7 +451,7 @@ void draw_seq2seq_panel(Ui& ui) {
     }
     if (ImGui::BeginTabItem("Bottleneck", nullptr, flags("bottleneck"))) {
       p.shown_tab = "bottleneck";
-      draw_bottleneck_tab(ui, p);
+      draw_bottleneck_tab(ui, p.session);
       ImGui::EndTabItem();
     }
     ImGui::EndTabBar();

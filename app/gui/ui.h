@@ -105,6 +105,9 @@ struct Window {
   bool training = false;  // training: wake a few times a second for the new figures
 };
 
+// The state of a window that has none of its own (a help page).
+struct NoState {};
+
 // The FlashAttention window (panel_flash.cpp): its query, block size and how many blocks have
 // been read; `follow` is the selected query it last followed, `viewport` the main window's size
 // when it was last placed.
@@ -162,7 +165,6 @@ struct Ui {
   bool quit_requested = false;                  // the user confirmed quitting
   bool close_requested = false;                 // the window's close button: ask first when dirty
   bool reset_layout = true;
-  bool show_demo = false, show_metrics = false, show_shortcuts = false;
   // The windows over the stepper (draw_app walks them in one table, app_ui.cpp).
   // The seq2seq window (View menu, or gui --tab seq2seq; panel_seq2seq.cpp).
   Window<struct Seq2seqPanel> seq2seq;
@@ -181,7 +183,10 @@ struct Ui {
   Window<struct ScoreComparePanel> scores;
   // The "Why √d_k" experiment window (View menu, gui --tab sqrt-dk; panel_sqrt_dk.cpp).
   Window<struct SqrtDkPanel> sqrt_dk;
-  Window<struct GhostHelp> ghost;  // Help → Ghost Attention (panel_help_ghost.cpp; no state)
+  Window<NoState> ghost;      // Help → Ghost Attention (panel_help_ghost.cpp)
+  Window<NoState> shortcuts;  // Help → Keyboard shortcuts (panel_dialogs.cpp)
+  // The Debug menu's windows (gui --debug): Dear ImGui's demo and metrics.
+  Window<NoState> imgui_demo, imgui_metrics;
   // Whether a window's background work wants frames: every frame until it lands, or a few a
   // second for new training figures (app_window.cpp), so the UI does not take the training
   // threads' cores.
@@ -272,14 +277,16 @@ void draw_heads_panel(Ui& ui);
 void draw_status_bar(Ui& ui);
 void draw_dialogs(Ui& ui);
 void draw_seq2seq_panel(Ui& ui);
+void poll_seq2seq_panel(Ui& ui);  // its training and evaluation, every frame, open or not
 // The Variants tab's section for Linformer, the key–query convolution and head mixing
 // (panel_variants_beyond.cpp), and the window that shows what they do (panel_variant_views.cpp).
 void draw_beyond_masks_controls(Ui& ui);
 void draw_variant_views_panel(Ui& ui);
-void draw_flash_panel(Ui& ui);    // FlashAttention's online softmax, block by block
-void draw_scores_panel(Ui& ui);   // additive vs dot-product scores, timed on this machine
-void draw_sqrt_dk_panel(Ui& ui);  // why divide by √d_k: the experiment
-void draw_ghost_help(Ui& ui);     // Help → Ghost Attention: which tokens carry the instruction
+void draw_flash_panel(Ui& ui);       // FlashAttention's online softmax, block by block
+void draw_scores_panel(Ui& ui);      // additive vs dot-product scores, timed on this machine
+void draw_sqrt_dk_panel(Ui& ui);     // why divide by √d_k: the experiment
+void draw_ghost_help(Ui& ui);        // Help → Ghost Attention: which tokens carry the instruction
+void draw_shortcuts_window(Ui& ui);  // Help → Keyboard shortcuts
 // The contents of panels that also live as tabs of one column in a narrow window.
 void draw_narration_contents(Ui& ui);
 void draw_heads_contents(Ui& ui);

@@ -77,6 +77,12 @@ inline bool is_input(StageId id) { return stage_kind(id) == StageKind::kInput; }
 inline bool in_strip(StageId id) { return stage_info(id).shown_as == id; }
 // The masked scores and the weights: the stages that show the mask.
 inline bool shows_mask(StageId id) { return id == StageId::kMasked || id == StageId::kWeights; }
+// The stages where the mask has hidden keys: −∞ before the softmax, 0 after (the masked scores,
+// the weights, and the convolution's and head mixing's inputs, which come after the mask).
+inline bool hides_keys(StageId id) {
+  return id == StageId::kPreConv || id == StageId::kMasked || id == StageId::kPreMix ||
+         id == StageId::kWeights;
+}
 
 // Every name of the stages `t` holds, or with `strip`, of the strip stages (the inputs first),
 // comma-separated: for error messages that list what would have been accepted.

@@ -10,12 +10,6 @@
 namespace attn {
 namespace {
 
-// The stages where the mask has hidden keys (−∞ before the softmax, 0 after).
-bool hides_keys(StageId s) {
-  return s == StageId::kPreConv || s == StageId::kMasked || s == StageId::kPreMix ||
-         s == StageId::kWeights;
-}
-
 // What one cell of a query × key stage is called in a question: "the weight", "the score".
 const char* cell_noun(StageId s) {
   switch (s) {

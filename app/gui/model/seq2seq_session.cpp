@@ -1,0 +1,191 @@
+#include "gui/model/seq2seq_session.h"
+
+#include <algorithm>
+
+#include "io/shipped.h"
+
+namespace attn {
+
+using namespace attn::s2s;
+
+Seq2seqTranslation translate_for_view(const Model& m, const std::string& input) {
+  Seq2seqTranslation t;
+  if (!translate(m, input, t.fc, t.output, t.error)) return t;
+  const int rows =
+      std::min(static_cast<int>(t.fc.steps.size()), static_cast<int>(t.output.size()) + 1);
+  t.weights = Mat<float>::Zero(rows, static_cast<int>(input.size()));
+  if (uses_window(m.config.score)) t.visible.resize(rows, t.weights.cols());
+  for (int i = 0; i < rows; ++i) {
+    const auto& step = t.fc.steps[static_cast<size_t>(i)];
+    t.rows.push_back(m.out_vocab.label(step.out[0]));
+    if (m.config.score == Score::kNone)
+      t.weights(i, t.weights.cols() - 1) = 1.0f;  // the only context: the last state
+    else
+      t.weights.row(i) = step.alpha.row(0);
+    if (t.visible.size() > 0) t.visible.row(i) = step.valid.row(0);
+  }
+  for (char c : input) t.cols.emplace_back(1, c);
+  return t;
+}
+
+void Seq2seqSession::find_models() {
+  scanned_ = true;
+  scanned_for_ = open_model;
+  files_.clear();
+  names_.clear();
+  for (const ShippedItem& item : list_shipped(kSeq2seqModels)) {
+    files_.push_back(item.path);
+    names_.push_back(item.name);
+  }
+  const std::string& want = open_model;
+  if (!want.empty() && std::find(files_.begin(), files_.end(), want) == files_.end()) {
+    const size_t slash = want.rfind('/');
+    files_.push_back(want);
+    names_.push_back(slash == std::string::npos ? want : want.substr(slash + 1));
+  }
+  for (int i = 0; i < model_count(); ++i)
+    if (want.empty() ? name(i) == "bahdanau" : files_[static_cast<size_t>(i)] == want) model_a = i;
+}
+
+void Seq2seqSession::ensure_models() {
+  if (!scanned_ || scanned_for_ != open_model) find_models();
+}
+
+void Seq2seqSession::add_loaded(const std::string& path, Model m) {
+  models_[path] = std::move(m);
+  load_errors_.erase(path);
+}
+
+const Model* Seq2seqSession::model(int index) {
+  if (index < 0 || index >= model_count()) return nullptr;
+  const std::string& f = files_[static_cast<size_t>(index)];
+  auto it = models_.find(f);
+  if (it != models_.end()) return &it->second;
+  if (load_errors_.count(f)) return nullptr;
+  Model m;
+  std::string error;
+  if (!load_model(f, m, error)) {
+    load_errors_[f] = error;
+    return nullptr;
+  }
+  return &(models_[f] = std::move(m));
+}
+
+std::string Seq2seqSession::load_error(int index) const {
+  if (files_.empty()) return no_shipped_message(kSeq2seqModels);
+  if (index < 0 || index >= model_count()) return "no model selected";
+  auto it = load_errors_.find(files_[static_cast<size_t>(index)]);
+  return it == load_errors_.end() ? std::string() : it->second;
+}
+
+const Seq2seqTranslation* Seq2seqSession::translation(int index) {
+  const Model* m = model(index);
+  if (!m) return nullptr;
+  const std::string& file = files_[static_cast<size_t>(index)];
+  auto it = translations_.find(file);
+  if (it == translations_.end() || it->second.first != input)
+    it = translations_.insert_or_assign(file, std::make_pair(input, translate_for_view(*m, input)))
+             .first;
+  return &it->second.second;
+}
+
+void Seq2seqSession::go_to_step(int s) {
+  step = s;
+  position = -1;
+  revealed = false;
+  guess = -1;
+}
+
+int Seq2seqSession::explained_position(const Model& m, const Seq2seqTranslation& t) const {
+  if (m.config.score == Score::kNone || t.steps() == 0) return -1;
+  if (position >= 0 && position < static_cast<int>(t.cols.size())) return position;
+  Eigen::Index best = 0;
+  t.fc.steps[static_cast<size_t>(std::clamp(step, 0, t.steps() - 1))].alpha.row(0).maxCoeff(&best);
+  return static_cast<int>(best);
+}
+
+bool Seq2seqSession::asking(const Model& m) const {
+  return m.config.score != Score::kNone && predicting && !revealed;
+}
+
+Verdict Seq2seqSession::verdict(const Seq2seqTranslation& t) const {
+  const auto& st = t.fc.steps[static_cast<size_t>(std::clamp(step, 0, t.steps() - 1))];
+  std::vector<double> alpha;
+  std::vector<bool> hidden;
+  for (int j = 0; j < t.fc.src_len; ++j) {
+    alpha.push_back(st.alpha(0, j));
+    hidden.push_back(st.valid.size() > 0 && st.valid(0, j) == 0.0f);
+  }
+  std::vector<std::string> labels;
+  for (const std::string& c : t.cols) labels.push_back(c == " " ? "_" : c);
+  return judge_pick(guess, alpha, labels, hidden, "attention weight", 3);
+}
+
+bool Seq2seqSession::start_live() {
+  LiveTrainingSetup setup;
+  setup.score = static_cast<Score>(live_score);
+  setup.hidden = live_hidden;
+  setup.train.epochs = live_epochs;
+  setup.train.train_size = 8000;
+  setup.train.heldout_size = 300;
+  setup.train.threads = 2;
+  setup.example = live_example;
+  live.set_paused(false);
+  if (!live.start(setup, live_error)) {
+    live_error = "example: " + live_error;
+    return false;
+  }
+  live_error.clear();
+  return true;
+}
+
+bool Seq2seqSession::training() const {
+  const LiveSnapshot s = live.snapshot();
+  return s.running && !s.paused;
+}
+
+std::string Seq2seqSession::take_training_failure() {
+  const std::string error = live.snapshot().error;
+  if (error.empty()) {
+    reported_failure_.clear();
+    return "";
+  }
+  if (error == reported_failure_) return "";
+  reported_failure_ = error;
+  return "Training failed: " + error;
+}
+
+void Seq2seqSession::start_compare() {
+  std::vector<Model> copies;
+  compare_names.clear();
+  for (int i = 0; i < model_count(); ++i)
+    if (name(i).rfind("bottleneck/", 0) == 0)
+      if (const Model* m = model(i)) {
+        compare_names.push_back(name(i));
+        copies.push_back(*m);
+      }
+  compare_error.clear();
+  compare_job.start([copies](JobControl& control) {
+    const auto data = heldout_dates(1000);
+    std::vector<std::vector<LengthBucket>> out;
+    for (const auto& m : copies) {
+      if (control.cancelled()) break;
+      out.push_back(accuracy_by_length(m, data, 2));
+      control.set_progress(static_cast<double>(out.size()) / static_cast<double>(copies.size()));
+    }
+    return out;
+  });
+}
+
+std::string Seq2seqSession::poll_compare() {
+  std::optional<JobResult<std::vector<std::vector<LengthBucket>>>> done = compare_job.poll();
+  if (!done || done->cancelled) return "";
+  if (done->ok()) {
+    compare_rows = std::move(*done->value);
+    return "";
+  }
+  compare_error = "Evaluating the bottleneck models failed: " + done->error;
+  return compare_error;
+}
+
+}  // namespace attn
