@@ -9,6 +9,7 @@
 #include <map>
 
 #include "gui/model/layout.h"
+#include "gui/model/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_lm_train.h"
 #include "gui/ui.h"
@@ -357,6 +358,8 @@ void draw_app(Ui& ui) {
     ui.shown_stage = stage;
   }
   if (ui.predict.active() && ui.predict.question().stage != stage) ui.predict.cancel();
+  ui.secret = ui.lesson && ui.lesson->is_open() && st.has_trace() ? ui.lesson->secret(st.trace())
+                                                                  : QuestionSecret{};
   if (st.has_trace())
     ui.changes.update(st.trace(), st.trace_serial(),
                       ui.settings.animate && st.load_serial() == ui.loads_seen, ui.now);
@@ -378,6 +381,7 @@ void draw_app(Ui& ui) {
   in.heads_h = ui.heads_h > 0 ? ui.heads_h : std::round(fs * 7);  // until the panel measures
   // A lesson's text and question take the whole column unless there are heads to compare.
   if (ui.lesson && !(st.has_trace() && st.trace().num_heads > 1)) in.heads_h = 0;
+  in.lesson = ui.lesson && ui.lesson->is_open();
   in.presentation = ui.presentation;
   in.panels_shown = ui.panels_shown;
   const PanelLayout L = compute_layout(in);

@@ -157,8 +157,15 @@ void vertical_glyphs(ImDrawList* dl, ImFont* font, float size, ImVec2 origin, Im
 }
 
 // The colour bar's ticks: the exporter's (render/color_scale.h), both ends with the precision
-// their size needs ("0" … "0.00317" on 4096 keys) and round values between them.
-std::vector<ColorTick> bar_ticks(const ColorScale& scale) { return colorbar_ticks(scale, 5); }
+// their size needs ("0" … "0.00317" on 4096 keys) and round values between them; a label that
+// would tell a hidden value reads "?".
+std::vector<ColorTick> bar_ticks(const ColorScale& scale, const LabelFilter& hide) {
+  std::vector<ColorTick> ticks = colorbar_ticks(scale, 5);
+  if (hide)
+    for (ColorTick& t : ticks)
+      if (hide(t.label)) t.label = "?";
+  return ticks;
+}
 
 // Every how many rows or columns a label goes when they cannot all have one: at least `need`,
 // rounded up to 1, 2 or 5 × 10^k so a long sequence reads 0, 50, 100, ... rather than 0, 37, 74.
@@ -220,7 +227,8 @@ void draw_text(Ui& ui, ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU
   }
 }
 
-float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorScale& scale) {
+float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorScale& scale,
+                     const LabelFilter& hide) {
   const float fs = ImGui::GetFontSize();
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float bh = fs * 0.8f;
@@ -232,7 +240,7 @@ float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorSc
   }
   dl->AddRect({pos.x, pos.y}, {pos.x + bw, pos.y + bh}, dim);
   ImFont* font = ImGui::GetFont();
-  const std::vector<ColorTick> ticks = bar_ticks(scale);
+  const std::vector<ColorTick> ticks = bar_ticks(scale, hide);
   const float y = pos.y + bh + 2, gap = fs * 0.75f;
   const std::string &lo = ticks.front().label, &hi = ticks.back().label;
   const float lo_w = text_width(font, fs, lo), hi_w = text_width(font, fs, hi);
@@ -260,12 +268,13 @@ float bar_tick_width(const ColorScale& scale) {
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
   float w = 0;
-  for (const ColorTick& t : bar_ticks(scale)) w = std::max(w, text_width(font, fs, t.label));
+  for (const ColorTick& t : bar_ticks(scale, {})) w = std::max(w, text_width(font, fs, t.label));
   return w;
 }
 
 // A colour bar standing up right of a grid (vmax at the top), its ticks on its right.
-void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const ColorScale& scale) {
+void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const ColorScale& scale,
+                       const LabelFilter& hide) {
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
@@ -278,7 +287,7 @@ void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const C
   }
   dl->AddRect(pos, {pos.x + bw, pos.y + height}, dim);
   const float x = pos.x + bw + fs * 0.4f;
-  const std::vector<ColorTick> ticks = bar_ticks(scale);
+  const std::vector<ColorTick> ticks = bar_ticks(scale, hide);
   draw_text(ui, dl, font, fs, {x, pos.y}, dim, ticks.back().label);
   if (height < fs * 2.2f) return;  // room for the top value only
   draw_text(ui, dl, font, fs, {x, pos.y + height - fs}, dim, ticks.front().label);
@@ -699,11 +708,12 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
     const float stats_used = L.show_stats ? stats_w : 0;
     float bw = 0, used = 0, by = vp1.y + fs * 0.6f;
     if (L.bar_right) {
-      draw_vertical_bar(ui, dl, {vp1.x + stats_used + pad * 1.5f, vp0.y}, vp_size.y, sp.scale);
+      draw_vertical_bar(ui, dl, {vp1.x + stats_used + pad * 1.5f, vp0.y}, vp_size.y, sp.scale,
+                        sp.hides_label);
       by = vp1.y + fs * 0.4f;
     } else {
       bw = sp.cell > 0 ? vp_size.x : std::min(std::max(vp_size.x, fs * 10), avail.x - label_w);
-      used = draw_color_bar(ui, dl, {vp0.x, by}, bw, sp.scale);
+      used = draw_color_bar(ui, dl, {vp0.x, by}, bw, sp.scale, sp.hides_label);
     }
     if (!legend.empty()) {
       const float sw = fs * 1.3f, sh = fs * 0.8f;

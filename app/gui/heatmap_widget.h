@@ -40,9 +40,11 @@ struct HeatmapSpec {
   int decimals = -1;        // numbers in the cells; -1 = the user's setting
   // A lesson's overlays (all optional).
   std::function<bool(int, int)> concealed;  // cell hidden until a prediction is revealed
-  std::function<float(int, int)> flash;     // 0..1: the cell changed in the latest edit
-  const AnimatedFrame* anim = nullptr;      // a stage change in progress
-  ColorScale anim_from_scale;               // the colours `anim->from` is drawn with
+  // A label that would tell a hidden cell's value (the colour bar's extremes): drawn as "?".
+  std::function<bool(const std::string&)> hides_label;
+  std::function<float(int, int)> flash;  // 0..1: the cell changed in the latest edit
+  const AnimatedFrame* anim = nullptr;   // a stage change in progress
+  ColorScale anim_from_scale;            // the colours `anim->from` is drawn with
 };
 
 struct HeatmapEvent {
@@ -125,6 +127,9 @@ std::string abbreviate(ImFont* font, float size, const std::string& text, float 
 
 // A colour bar (the map from t = 0 to 1) with tick values under it, `width` wide at the cursor's
 // line; returns its height. Used by heatmaps and the seq2seq alignment plot.
-float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float width, const ColorScale& scale);
+// A tick label `hide` holds is drawn as "?" (it would tell a hidden value).
+using LabelFilter = std::function<bool(const std::string&)>;
+float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float width, const ColorScale& scale,
+                     const LabelFilter& hide = {});
 
 }  // namespace attn

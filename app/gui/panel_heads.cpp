@@ -28,6 +28,13 @@ void draw_heads_contents(Ui& ui) {
     return;
   }
   const AttentionTrace& t = st.trace();
+  // A lesson question about the head counts or which key/value head a query head uses: these
+  // lines and the grouped thumbnails would answer it.
+  if (ui.secret.shape || ui.secret.kv_map) {
+    ImGui::TextDisabled("The heads are hidden until the question is answered.");
+    measure();
+    return;
+  }
   const int H = t.num_heads, G = std::max(1, t.num_kv_heads);
   const float fs = ImGui::GetFontSize();
   const char* kind = G == H   ? "multi-head (MHA)"
@@ -54,7 +61,7 @@ void draw_heads_contents(Ui& ui) {
   }
   ImGui::Separator();
   // A prediction about the weights must not show them here.
-  if (ui.predict.conceals_stage(StageId::kWeights)) {
+  if (ui.predict.conceals_stage(StageId::kWeights) || ui.secret.conceals_stage(StageId::kWeights)) {
     ImGui::TextDisabled("The heads' weights are hidden until the reveal.");
     measure();
     return;

@@ -108,9 +108,11 @@ void draw_heatmap_panel(Ui& ui) {
   help_marker(stage.why);
   const bool per_head = stage.id != StageId::kConcat && stage.id != StageId::kProjected;
   if (t.num_heads > 1 && per_head) {
-    const std::string head_text = "head " + std::to_string(h) + " of " +
-                                  std::to_string(t.num_heads) + " · uses key/value head " +
-                                  std::to_string(g);
+    // Which key/value head it uses, unless a lesson question asks that.
+    const std::string head_text =
+        "head " + std::to_string(h) +
+        (ui.secret.shape ? "" : " of " + std::to_string(t.num_heads)) +
+        (ui.secret.kv_map || ui.secret.shape ? "" : " · uses key/value head " + std::to_string(g));
     flow(head_text);
     ImGui::TextDisabled("%s", head_text.c_str());
   }
@@ -142,7 +144,7 @@ void draw_heatmap_panel(Ui& ui) {
                          t.n_k, t.d_k, t.n_k, t.d_v);
   } else if (const TraceStep* s = t.find(stage.id)) {
     ImGui::TextWrapped("%s", s->formula.c_str());
-    if (stage.id == StageId::kScaled)
+    if (stage.id == StageId::kScaled && !ui.secret.scale)
       ImGui::TextDisabled("scale = %s = %.4f", t.scale_overridden ? "chosen" : "1/√d_k", t.scale);
     if (stage.id == StageId::kWeights && t.temperature != 1.0f)
       ImGui::TextDisabled("temperature T = %.3g", t.temperature);
@@ -295,10 +297,13 @@ void draw_heatmap_panel(Ui& ui) {
   // The lesson's overlays: hidden cells of a question, cells an edit changed, a stage change.
   Prediction& pred = ui.predict;
   const bool asking = pred.active() && !pred.revealed();
-  if (asking)
-    sp.concealed = [&pred, id = stage.id, idx](int i, int j) {
-      return pred.conceals(id, idx, i, j);
+  const QuestionSecret& secret = ui.secret;
+  if (asking || secret.conceals_stage(stage.id))
+    sp.concealed = [&pred, &secret, id = stage.id, idx](int i, int j) {
+      return pred.conceals(id, idx, i, j) || secret.conceals(id, idx, i, j);
     };
+  if (secret.active)
+    sp.hides_label = [&secret](const std::string& label) { return secret.tells(label); };
   if (ui.changes.active(ui.now))
     sp.flash = [&ui, id = stage.id, idx](int i, int j) {
       return ui.changes.strength(id, idx, i, j, ui.now);

@@ -25,23 +25,16 @@ constexpr ImU32 kHighlight = IM_COL32(255, 140, 0, 255), kHighlightEdge = IM_COL
 
 bool lesson_open(const Ui& ui) { return ui.lesson && ui.lesson->is_open(); }
 
+// The question, its choices and the feedback (in the part that scrolls when the room is short).
 void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
   AppState& st = ui.state;
   StepAnswer& a = p.answer();
-  const float fs = ImGui::GetFontSize();
   ImGui::Spacing();
   ImGui::Separator();
   ImGui::PushFont(ui.font_bold);
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(q.prompt.c_str());
-  ImGui::PopTextWrapPos();
+  text_wrapped_at_spaces(q.prompt);  // never "0." on one line and "2×0.3" on the next
   ImGui::PopFont();
-  bool check = false;
-  if (q.kind == QuestionKind::kNumber) {
-    ImGui::SetNextItemWidth(fs * 8);
-    check = ImGui::InputText("##answer", &a.typed, ImGuiInputTextFlags_EnterReturnsTrue);
-    ImGui::SameLine();
-  } else {
+  if (q.kind != QuestionKind::kNumber) {
     const std::vector<std::string> options = question_options(q, st.trace());
     for (size_t i = 0; i < options.size(); ++i) {
       const int k = static_cast<int>(i);
@@ -55,22 +48,51 @@ void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
         // Statements are sentences: one per line, wrapped beside their button.
         if (ImGui::RadioButton(id.c_str(), a.picked == k)) a.picked = k;
         ImGui::SameLine();
-        ImGui::PushTextWrapPos(0);
-        ImGui::TextUnformatted(
-            (std::string(1, static_cast<char>('A' + k)) + ".  " + options[i]).c_str());
-        ImGui::PopTextWrapPos();
+        text_wrapped_at_spaces(std::string(1, static_cast<char>('A' + k)) + ".  " + options[i]);
       }
     }
   }
-  if (ImGui::Button(a.answered ? "Check again" : "Check")) check = true;
-  if (check) p.check(st.trace(), st.precision);
   if (!a.verdict.feedback.empty()) {
-    ImGui::PushTextWrapPos(0);
-    ImGui::PushStyleColor(ImGuiCol_Text,
-                          a.answered ? (a.verdict.correct ? kRight : kWrong) : kWrong);
-    ImGui::TextUnformatted(a.verdict.feedback.c_str());
+    const ImVec4 colour = a.answered ? (a.verdict.correct ? kRight : kWrong)
+                          : a.shown  ? ImGui::GetStyle().Colors[ImGuiCol_Text]
+                                     : kWrong;
+    ImGui::PushStyleColor(ImGuiCol_Text, colour);
+    text_wrapped_at_spaces(a.verdict.feedback);
     ImGui::PopStyleColor();
-    ImGui::PopTextWrapPos();
+    // The feedback is what the class reads next: bring it into view once.
+    if (a.scroll_to_feedback) {
+      ImGui::SetScrollHereY(1.0f);
+      a.scroll_to_feedback = false;
+    }
+  }
+}
+
+// The answer box (a number question's field) with Check and Show answer: one row that stays in
+// view under the question, whatever its length.
+void draw_answer_row(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
+  AppState& st = ui.state;
+  StepAnswer& a = p.answer();
+  bool check = false;
+  if (q.kind == QuestionKind::kNumber) {
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+    check = ImGui::InputTextWithHint("##answer", "number", &a.typed,
+                                     ImGuiInputTextFlags_EnterReturnsTrue);
+    ImGui::SameLine();
+  }
+  if (ImGui::Button(a.answered ? "Check again" : "Check")) check = true;
+  ui.lesson_answer_box = {ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y,
+                          ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y};
+  // The answer without a guess: for a class that is stuck, or a teacher moving on.
+  if (!a.revealed()) {
+    same_line_if_fits(button_width("Show answer"));
+    if (ImGui::Button("Show answer")) {
+      p.show_answer(st.trace(), st.precision);
+      a.scroll_to_feedback = true;
+    }
+  }
+  if (check) {
+    p.check(st.trace(), st.precision);
+    a.scroll_to_feedback = true;
   }
 }
 
@@ -196,28 +218,35 @@ void draw_lesson_contents(Ui& ui) {
   const LessonStep& s = p.step();
   const float fs = ImGui::GetFontSize();
 
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextDisabled("%s", l.title.c_str());
-  ImGui::PopTextWrapPos();
+  // The lesson's title is the window's (draw_lesson_window); in a tabbed column, it is here.
+  if (!ui.lesson_titled) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    text_wrapped_at_spaces(l.title);
+    ImGui::PopStyleColor();
+  }
+  ui.lesson_titled = false;
   const int n = p.step_count(), k = p.step_index();
   const std::string progress = "Step " + std::to_string(k + 1) + " of " + std::to_string(n);
   ImGui::ProgressBar(static_cast<float>(k + 1) / static_cast<float>(n), {-1, 0}, progress.c_str());
 
-  // The step's text scrolls; the buttons stay at the bottom.
-  const float buttons_h = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
-  ImGui::BeginChild("lesson-step", {0, -buttons_h}, false);
+  // The step's text scrolls, from its top at each step (a child per step); the question, its
+  // choices and feedback come under it (their height measured last frame, scrolling when the
+  // room is short), then the answer row and the buttons, always in view.
+  const float row_h = ImGui::GetFrameHeightWithSpacing();
+  const float buttons_h = row_h + ImGui::GetStyle().ItemSpacing.y + (s.question ? row_h : 0);
+  const float room = ImGui::GetContentRegionAvail().y - buttons_h;
+  const float question_h = s.question ? std::min(ui.lesson_question_h, room - fs * 3) : 0;
+  ImGui::BeginChild(("lesson-step-" + std::to_string(k)).c_str(),
+                    {0, s.question ? room - question_h : -buttons_h}, false);
+  // Wrapped at spaces only: a number such as 0.27 or 0.2×0.3 never breaks over two lines.
   ImGui::PushFont(ui.font_title);
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(s.title.c_str());
-  ImGui::PopTextWrapPos();
+  text_wrapped_at_spaces(s.title);
   ImGui::PopFont();
   ImGui::Spacing();
-  ImGui::PushTextWrapPos(0);
   for (const std::string& para : s.text) {
-    ImGui::TextUnformatted(para.c_str());
+    text_wrapped_at_spaces(para);
     ImGui::Spacing();
   }
-  ImGui::PopTextWrapPos();
   if (!s.formula.empty()) {
     // In a box, in monospace, in the text colour: it reads on a projector in either theme.
     ImGui::PushFont(ui.font_mono);
@@ -236,8 +265,16 @@ void draw_lesson_contents(Ui& ui) {
     ImGui::Dummy({0, fs * 0.3f});
     ImGui::PopFont();
   }
-  if (s.question) draw_question(ui, p, *s.question);
   ImGui::EndChild();
+  if (s.question) {
+    ImGui::BeginChild(("lesson-question-" + std::to_string(k)).c_str(), {0, -buttons_h}, false);
+    draw_question(ui, p, *s.question);
+    ui.lesson_question_h = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;
+    ImGui::EndChild();
+    draw_answer_row(ui, p, *s.question);
+    const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    ui.lesson_question_rect = {at.x, at.y, at.x + size.x, at.y + size.y};
+  }
 
   const float bw = std::max(
       fs * 6.5f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * 2) / 3);
@@ -278,7 +315,11 @@ void draw_lesson_contents(Ui& ui) {
 
 void draw_lesson_window(Ui& ui) {
   // The narration's window id: the lesson takes its place and keeps it as the second tab.
-  if (ImGui::Begin("Lesson###narration", nullptr, ImGuiWindowFlags_NoCollapse)) {
+  const std::string title =
+      (lesson_open(ui) ? "Lesson: " + ui.lesson->lesson().title : std::string("Lesson")) +
+      "###narration";
+  if (ImGui::Begin(title.c_str(), nullptr, ImGuiWindowFlags_NoCollapse)) {
+    ui.lesson_titled = true;
     if (ImGui::BeginTabBar("lesson-tabs")) {
       const ImGuiTabItemFlags f =
           ui.select_lesson_tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;

@@ -296,9 +296,12 @@ void draw_status_bar(Ui& ui) {
       ImGui::SameLine();
     }
     const AttentionTrace& t = st.trace();
-    ImGui::TextDisabled("  n_q %d · n_k %d · d_k %d · d_v %d · H %d · H_kv %d  ", t.n_q, t.n_k,
-                        t.d_k, t.d_v, t.num_heads, t.num_kv_heads);
-    ImGui::SameLine();
+    // The sizes, unless a lesson question asks for one of them.
+    if (!ui.secret.shape) {
+      ImGui::TextDisabled("  n_q %d · n_k %d · d_k %d · d_v %d · H %d · H_kv %d  ", t.n_q, t.n_k,
+                          t.d_k, t.d_v, t.num_heads, t.num_kv_heads);
+      ImGui::SameLine();
+    }
     if (!st.message().empty()) {
       if (st.message_is_error())
         ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", st.message().c_str());

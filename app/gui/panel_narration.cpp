@@ -81,6 +81,15 @@ void draw_narration_contents(Ui& ui) {
     if (!ui.predict.revealed()) return;
     ImGui::Separator();
   }
+  if (ui.secret.narration) {
+    // The working would give the lesson's answer away: it comes back once the question is
+    // answered (the feedback then carries it).
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    text_wrapped_at_spaces(
+        "The working is hidden until the lesson's question is answered or its answer shown.");
+    ImGui::PopStyleColor();
+    return;
+  }
   const AttentionTrace& t = st.trace();
   const Selection sel = st.selection();
   if (!sel.active() || !st.has_trace()) {

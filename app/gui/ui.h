@@ -15,6 +15,7 @@
 #include "gui/model/predict.h"
 #include "gui/model/stage_motion.h"
 #include "lessons/lesson.h"
+#include "lessons/question_secret.h"
 #include "render/color_scale.h"
 #include "render/image_format.h"
 
@@ -196,12 +197,21 @@ struct Ui {
   // place by panel_lesson.cpp; null when none is open.
   std::shared_ptr<LessonPlayer> lesson;
   bool select_lesson_tab = false;  // bring the Lesson tab forward once
+  // What the open lesson's question hides this frame, until it is answered or its answer shown
+  // (set by draw_app): cells and rows of its stage, labels that write its numbers, the working,
+  // the head counts. Every panel that could tell the answer asks it.
+  QuestionSecret secret;
   // The Lessons menu's built-in course, listed the first time the menu opens.
   std::vector<LessonInfo> course;
   std::string course_error;
   bool course_listed = false;
   bool lesson_opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
   ImVec4 lesson_rect{0, 0, 0, 0};      // where the lesson window was drawn (x, y, w, h)
+  float lesson_question_h = 0;         // the question's height last frame (it stays in view)
+  bool lesson_titled = false;          // the lesson window's title names the lesson this frame
+  // Where the question's area and its Check button were drawn last frame (x0, y0, x1, y1): tests
+  // check the button is in view.
+  ImVec4 lesson_question_rect{0, 0, 0, 0}, lesson_answer_box{0, 0, 0, 0};
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),

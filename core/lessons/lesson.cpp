@@ -79,8 +79,8 @@ Scenario with_variants(const Scenario& s, const json& v, const std::string& fiel
   return *out;
 }
 
-const std::vector<std::string> kProperties = {"scale",    "d_k", "d_v", "heads",
-                                              "kv_heads", "n_q", "n_k", "visible_keys"};
+const std::vector<std::string> kProperties = {"scale",   "d_k", "d_v", "heads",       "kv_heads",
+                                              "kv_head", "n_q", "n_k", "visible_keys"};
 
 // A stage name no stage has: read_step names the stages its scenario does have.
 struct UnknownStage {
@@ -238,6 +238,11 @@ void check_against_trace(const LessonStep& s, const AttentionTrace& t) {
                            "' has " + std::to_string(m.cols()) + " columns");
     if (q.kind == QuestionKind::kKey && m.cols() != t.n_k)
       fail(f + ".stage", "a key question needs a stage with one column per key (e.g. weights)");
+  } else if (a.property == "kv_head") {
+    if (a.head >= t.num_heads)
+      fail(f + ".head", "query head " + std::to_string(a.head) +
+                            " is out of range; the trace has " + std::to_string(t.num_heads) +
+                            " head(s)");
   } else if (a.property == "visible_keys") {
     if (a.head >= t.num_heads) fail(f + ".head", "out of range");
     if (a.row >= t.n_q) fail(f + ".row", "out of range");
@@ -381,6 +386,7 @@ double property_value(const AnswerRef& a, const AttentionTrace& t) {
   if (a.property == "d_v") return t.d_v;
   if (a.property == "heads") return t.num_heads;
   if (a.property == "kv_heads") return t.num_kv_heads;
+  if (a.property == "kv_head") return t.kv_head_of[static_cast<size_t>(a.head)];
   if (a.property == "n_q") return t.n_q;
   if (a.property == "n_k") return t.n_k;
   int visible = 0;  // visible_keys
@@ -471,6 +477,10 @@ std::optional<double> number_answer(const LessonQuestion& q, const AttentionTrac
   if (!a.property.empty()) {
     if (a.property == "visible_keys" && (a.head >= t.num_heads || a.row >= t.n_q)) {
       error = "the trace has no query row " + std::to_string(a.row);
+      return std::nullopt;
+    }
+    if (a.property == "kv_head" && a.head >= t.num_heads) {
+      error = "the trace has no query head " + std::to_string(a.head);
       return std::nullopt;
     }
     return property_value(a, t);

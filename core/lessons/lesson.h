@@ -26,8 +26,9 @@ struct AnswerRef {
   std::optional<StageId> stage;  // the stage whose cell holds the answer; none: a property
   int head = 0;                  // index into that stage's heads
   int row = 0, col = 0;          // the cell (col unused by key questions)
-  // Instead of a cell: "scale", "d_k", "d_v", "heads", "kv_heads", "n_q", "n_k" or
-  // "visible_keys" (how many keys row `row` of head `head` may see).
+  // Instead of a cell: "scale", "d_k", "d_v", "heads", "kv_heads", "n_q", "n_k",
+  // "kv_head" (the key/value head query head `head` uses) or "visible_keys" (how many keys row
+  // `row` of head `head` may see).
   std::string property;
   bool smallest = false;  // key questions: the least-weighted visible key instead of the most
 };

@@ -20,6 +20,7 @@ struct LayoutInput {
   float heads_h = 200;     // what the heads panel needs (0 = nothing to show)
   bool presentation = false;
   bool panels_shown = false;  // presentation mode with the side panels brought back (Tab)
+  bool lesson = false;        // a lesson is open: its text and question take the side column
 };
 
 // Three columns (scenario | heatmap | narration over heads) when the window is wide enough for

@@ -83,6 +83,24 @@ void LessonPlayer::check(const AttentionTrace& trace, int precision) {
   a.answered = true;
 }
 
+void LessonPlayer::show_answer(const AttentionTrace& trace, int precision) {
+  if (!lesson_ || !step().question) return;
+  const LessonQuestion& q = *step().question;
+  StepAnswer& a = answer();
+  std::string error;
+  const std::string text = answer_text(q, trace, precision, error);
+  a.shown = true;
+  a.verdict.correct = false;
+  a.verdict.feedback = text.empty() ? "The answer cannot be read: " + error
+                                    : "The answer: " + text + "." +
+                                          (q.explanation.empty() ? "" : " " + q.explanation);
+}
+
+QuestionSecret LessonPlayer::secret(const AttentionTrace& trace) const {
+  if (!lesson_ || !step().question || answer().revealed()) return {};
+  return question_secret(*step().question, trace);
+}
+
 int LessonPlayer::answered_count() const {
   int n = 0;
   for (const StepAnswer& a : answers_) n += a.answered ? 1 : 0;

@@ -9,6 +9,7 @@
 
 #include "gui/model/app_state.h"
 #include "lessons/lesson.h"
+#include "lessons/question_secret.h"
 
 namespace attn {
 
@@ -16,7 +17,11 @@ struct StepAnswer {
   std::string typed;  // a number question's field
   int picked = -1;    // a key or statement question's choice
   bool answered = false;
+  bool shown = false;               // "Show answer" was pressed
+  bool scroll_to_feedback = false;  // the view brings the new feedback into sight once
   AnswerVerdict verdict;
+  // The question no longer hides its answer: checked, or its answer shown.
+  bool revealed() const { return answered || shown; }
 };
 
 class LessonPlayer {
@@ -47,6 +52,11 @@ class LessonPlayer {
   // Checks the current step's question against `trace`: the typed number, or `picked` for a key
   // or statement question. A number that does not parse sets the verdict's feedback to why.
   void check(const AttentionTrace& trace, int precision = 4);
+  // Shows the current step's answer without a guess: the verdict states it, with the working.
+  void show_answer(const AttentionTrace& trace, int precision = 4);
+  // What the current step's question hides on `trace` (the app's trace of the step) until it is
+  // checked or its answer shown; nothing when the step asks nothing.
+  QuestionSecret secret(const AttentionTrace& trace) const;
   int answered_count() const;
   int correct_count() const;
   int question_count() const;

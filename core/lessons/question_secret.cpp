@@ -1,0 +1,100 @@
+#include "lessons/question_secret.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+namespace attn {
+
+bool QuestionSecret::conceals(StageId s, int h, int i, int j) const {
+  if (!active || !stage || *stage != s || h != head || i != row) return false;
+  return col < 0 || j == col;
+}
+
+bool QuestionSecret::tells(const std::string& label) const {
+  if (!active || values.empty()) return false;
+  for (size_t k = 0; k < label.size();) {
+    const bool minus = label[k] == '-' && k + 1 < label.size() &&
+                       std::isdigit(static_cast<unsigned char>(label[k + 1]));
+    if (!minus && !std::isdigit(static_cast<unsigned char>(label[k]))) {
+      ++k;
+      continue;
+    }
+    // A number starts here (not inside another, e.g. the "5" of "x5" counts, "1.5" is read whole).
+    const size_t start = k;
+    k += minus ? 1 : 0;
+    while (k < label.size() && std::isdigit(static_cast<unsigned char>(label[k]))) ++k;
+    int decimals = 0;
+    if (k + 1 < label.size() && label[k] == '.' &&
+        std::isdigit(static_cast<unsigned char>(label[k + 1]))) {
+      ++k;
+      while (k < label.size() && std::isdigit(static_cast<unsigned char>(label[k]))) {
+        ++k;
+        ++decimals;
+      }
+    }
+    if (decimals < 2 || (start > 0 && label[start - 1] == '.')) continue;
+    const std::string number = label.substr(start, k - start);
+    for (double v : values) {
+      if (!std::isfinite(v)) continue;
+      char text[64];
+      std::snprintf(text, sizeof text, "%.*f", decimals, v);
+      std::string written = text;
+      if (written.rfind("-0.", 0) == 0 && written.find_first_not_of("-0.") == std::string::npos)
+        written.erase(0, 1);  // −0.00 is written 0.00
+      if (written == number) return true;
+    }
+  }
+  return false;
+}
+
+QuestionSecret question_secret(const LessonQuestion& q, const AttentionTrace& t) {
+  QuestionSecret s;
+  const AnswerRef& a = q.answer;
+  std::string error;
+  switch (q.kind) {
+    case QuestionKind::kStatement:
+      return s;  // the choices are sentences: nothing on screen is the answer
+    case QuestionKind::kNumber: {
+      const std::optional<double> answer = number_answer(q, t, error);
+      if (!answer) return s;
+      s.active = true;
+      s.narration = true;
+      if (!a.stage) {
+        s.scale = a.property == "scale";
+        s.kv_map = a.property == "kv_head";
+        s.shape = a.property != "scale" && a.property != "kv_head" && a.property != "visible_keys";
+        if (s.scale) s.values = {*answer, 1.0 / *answer};  // the factor, and √d_k it divides by
+        return s;
+      }
+      s.stage = a.stage;
+      s.head = a.head;
+      s.row = a.row;
+      // A weight is told by the rest of its row (they sum to 1): the question hides the row.
+      s.col = *a.stage == StageId::kWeights ? -1 : a.col;
+      break;
+    }
+    case QuestionKind::kKey: {
+      if (!key_answer(q, t, error)) return s;
+      s.active = true;
+      s.narration = true;
+      s.stage = a.stage;
+      s.head = a.head;
+      s.row = a.row;
+      s.col = -1;  // which key wins is told by the whole row
+      break;
+    }
+  }
+  // The numbers hidden: the cell, or the row's visible cells (a masked key's 0 tells nothing).
+  const Matrix& m = t.head(*s.stage, s.head);
+  const bool masked =
+      hides_keys(*s.stage) && m.cols() == t.n_k && s.head < t.num_heads && t.has_reasons(s.head);
+  for (Eigen::Index j = 0; j < m.cols(); ++j) {
+    if (s.col >= 0 && j != s.col) continue;
+    if (s.col < 0 && masked && t.hidden_of(s.head)(s.row, j)) continue;
+    s.values.push_back(m(s.row, j));
+  }
+  return s;
+}
+
+}  // namespace attn

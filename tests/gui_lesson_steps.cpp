@@ -1,0 +1,214 @@
+// Every step of every built-in lesson, as a class would see it: presentation mode at 1280×720
+// and 1920×1080, with the default font and 24 and 32 px. Every text the frame draws is recorded
+// (the linker routes ImDrawList::AddText through a recorder, see tests/CMakeLists.txt), and a
+// question step fails when any of it writes the hidden answer, and when the question's Check
+// button is not in view.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "gui/model/lesson_player.h"
+#include "gui/ui.h"
+#include "gui_headless.h"
+#include "lessons/lesson.h"
+
+namespace {
+std::vector<std::string>* g_texts = nullptr;  // the frame's drawn text, while recording
+}  // namespace
+
+extern "C" void __real__ZN10ImDrawList7AddTextEPK6ImFontfRK6ImVec2jPKcS7_fPK6ImVec4(
+    ImDrawList* self, const ImFont* font, float size, const ImVec2& pos, ImU32 col,
+    const char* begin, const char* end, float wrap, const ImVec4* clip);
+extern "C" void __wrap__ZN10ImDrawList7AddTextEPK6ImFontfRK6ImVec2jPKcS7_fPK6ImVec4(
+    ImDrawList* self, const ImFont* font, float size, const ImVec2& pos, ImU32 col,
+    const char* begin, const char* end, float wrap, const ImVec4* clip) {
+  if (g_texts && begin) g_texts->emplace_back(begin, end ? end : begin + std::strlen(begin));
+  __real__ZN10ImDrawList7AddTextEPK6ImFontfRK6ImVec2jPKcS7_fPK6ImVec4(self, font, size, pos, col,
+                                                                      begin, end, wrap, clip);
+}
+
+namespace attn {
+namespace {
+
+struct Screen {
+  int w, h;
+};
+
+// `number` written in `text` as a number of its own (not inside a longer one).
+bool writes(const std::string& text, const std::string& number) {
+  for (size_t at = text.find(number); at != std::string::npos; at = text.find(number, at + 1)) {
+    const size_t after = at + number.size();
+    const bool digit_before =
+        at > 0 && (std::isdigit(static_cast<unsigned char>(text[at - 1])) || text[at - 1] == '.');
+    const bool digit_after =
+        after < text.size() && std::isdigit(static_cast<unsigned char>(text[after]));
+    if (!digit_before && !digit_after) return true;
+  }
+  return false;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+class LessonSteps : public test::HeadlessApp {
+ protected:
+  void TearDown() override {
+    g_texts = nullptr;
+    HeadlessApp::TearDown();
+  }
+  // Frames at a screen size in presentation mode; the last one's text is recorded.
+  void frames_at(Screen s, int n = 5) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = {static_cast<float>(s.w), static_cast<float>(s.h)};
+    const float px = ui.font_px(io.DisplaySize.x, io.DisplaySize.y);
+    if (ui.font_built_px != px) {
+      load_fonts(ui, px);
+      apply_theme(true, px / 20.0f);
+    }
+    for (int i = 0; i < n; ++i) {
+      const bool last = i + 1 == n;
+      texts.clear();
+      placed.clear();
+      g_texts = last ? &texts : nullptr;
+      ui.text_log = last ? &placed : nullptr;  // the heatmap's own glyphs (cells, colour bar)
+      state.poll();
+      state.wait_for_trace();
+      io.DeltaTime = 1.0f / 60;
+      ImGui::NewFrame();
+      draw_app(ui);
+      ImGui::Render();
+      g_texts = nullptr;
+      ui.text_log = nullptr;
+    }
+    for (const PlacedText& p : placed) texts.push_back(p.text);
+  }
+  std::vector<std::string> texts;
+  std::vector<PlacedText> placed;
+};
+
+// The numbers a question hides, written as the app writes numbers (the cells' decimals, and 3
+// and 4), read straight from the trace by the question's answer reference.
+std::vector<std::string> hidden_numbers(const LessonQuestion& q, const AttentionTrace& t,
+                                        int decimals, const Matrix** shown_matrix) {
+  std::vector<std::string> out;
+  const AnswerRef& a = q.answer;
+  if (q.kind == QuestionKind::kStatement || !a.stage) return out;
+  const Matrix& m = t.head(*a.stage, a.head);
+  *shown_matrix = &m;
+  // A weight's row sums to 1, so a weight question hides its row, as does a key question.
+  const bool row = q.kind == QuestionKind::kKey || *a.stage == StageId::kWeights;
+  for (Eigen::Index j = 0; j < m.cols(); ++j) {
+    if (!row && j != a.col) continue;
+    const double v = m(a.row, j);
+    if (!std::isfinite(v) || (row && v == 0.0)) continue;  // a masked key: 0 tells nothing
+    for (int d : {decimals, 3, 4}) out.push_back(fixed(v, d));
+  }
+  return out;
+}
+
+TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
+  std::string error;
+  const std::vector<LessonInfo> course = list_course(error);
+  ASSERT_GE(course.size(), 12u) << error;
+  const Screen screens[] = {{1280, 720}, {1920, 1080}};
+  const float fonts[] = {20, 24, 32};
+  ui.presentation = true;
+  ui.settings.animate = false;  // the settled screen: a stage change's frames are in between
+  int checked = 0, questions = 0;
+  for (const LessonInfo& info : course) {
+    ASSERT_TRUE(open_lesson(ui, info.path, error)) << error;
+    for (int k = 0; k < ui.lesson->step_count(); ++k) {
+      ASSERT_TRUE(ui.lesson->go_to(k));
+      ASSERT_TRUE(apply_lesson_step(ui));
+      const LessonStep& step = ui.lesson->step();
+      for (float font : fonts)
+        for (Screen s : screens) {
+          SCOPED_TRACE(info.path + " step " + std::to_string(k + 1) + " at " + std::to_string(s.w) +
+                       "x" + std::to_string(s.h) + " font " +
+                       std::to_string(static_cast<int>(font)));
+          ui.settings.font_px = font;
+          frames_at(s);
+          ++checked;
+          if (!step.question || !state.has_trace() || !step.lm_model.empty()) continue;
+          ++questions;
+          const LessonQuestion& q = *step.question;
+          // The Check button is inside the question's area, and that area on the screen.
+          const ImVec4 box = ui.lesson_answer_box, area = ui.lesson_question_rect;
+          EXPECT_GE(box.x, area.x);
+          EXPECT_GE(box.y, area.y);
+          EXPECT_LE(box.z, area.z + 0.5f);
+          EXPECT_LE(box.w, area.w + 0.5f) << "the Check button is cut off";
+          EXPECT_LE(area.w, static_cast<float>(s.h));
+          // No drawn text writes a hidden number, unless a cell left in view shows the same
+          // number (then it does not tell which cell holds it).
+          const AttentionTrace& t = state.trace();
+          const Matrix* m = nullptr;
+          const int decimals = ui.settings.decimals;
+          for (const std::string& number : hidden_numbers(q, t, decimals, &m)) {
+            bool elsewhere = false;
+            const AnswerRef& a = q.answer;
+            const bool row = q.kind == QuestionKind::kKey || *a.stage == StageId::kWeights;
+            for (Eigen::Index i = 0; i < m->rows() && !elsewhere; ++i)
+              for (Eigen::Index j = 0; j < m->cols() && !elsewhere; ++j) {
+                const bool concealed = i == a.row && (row || j == a.col);
+                for (int d : {decimals, 3, 4})
+                  elsewhere = elsewhere || (!concealed && fixed((*m)(i, j), d) == number);
+              }
+            // The stage on screen, when it is another: its cells are not the answer's.
+            const StageId on_screen = state.current_stage().id;
+            if (on_screen != a.stage && t.find(on_screen)) {
+              const Matrix& o =
+                  t.head(on_screen, std::min(state.head(), t.step(on_screen).num_heads() - 1));
+              for (Eigen::Index i = 0; i < o.rows() && !elsewhere; ++i)
+                for (Eigen::Index j = 0; j < o.cols() && !elsewhere; ++j)
+                  for (int d : {decimals, 3, 4})
+                    elsewhere = elsewhere || fixed(o(i, j), d) == number;
+            }
+            if (elsewhere) continue;
+            for (const std::string& text : texts)
+              EXPECT_FALSE(writes(text, number)) << "“" << text << "” tells " << number;
+          }
+          // Which key/value head a query head uses: no label says it.
+          if (q.answer.property == "kv_head") {
+            const int g = t.kv_head_of[static_cast<size_t>(q.answer.head)];
+            for (const std::string& text : texts) {
+              EXPECT_EQ(lower(text).find("key/value head " + std::to_string(g)), std::string::npos)
+                  << text;
+              EXPECT_EQ(text.find("K/V " + std::to_string(g)), std::string::npos) << text;
+            }
+          }
+          // How many heads: no "H 4" or "of 4" in the status bar or the heading.
+          if (q.answer.property == "heads" || q.answer.property == "kv_heads")
+            for (const std::string& text : texts) {
+              EXPECT_EQ(text.find("H_kv "), std::string::npos) << text;
+              EXPECT_EQ(text.find("H = "), std::string::npos) << text;
+            }
+        }
+      // Answered, the step shows everything again.
+      if (step.question && state.has_trace() && step.lm_model.empty()) {
+        ui.lesson->show_answer(state.trace(), state.precision);
+        frames_at(screens[0], 2);
+        EXPECT_FALSE(ui.secret.active);
+      }
+    }
+  }
+  std::printf("checked %d step views (%d with a question)\n", checked, questions);
+  EXPECT_GE(questions, 3 * 2 * 40);
+}
+
+}  // namespace
+}  // namespace attn
