@@ -313,6 +313,119 @@ TEST(AppState, RecoveryFileKeepsUnsavedEdits) {
   EXPECT_FALSE(st.recovery_available());
 }
 
+// "● unsaved" follows the history: undoing back to the file as opened or saved clears it (and
+// the recovery file, so the next start offers nothing), redoing sets it again, and an edit made
+// after undoing past the saved state leaves no way back to it.
+TEST(AppState, UndoBackToTheSavedStateIsNotUnsaved) {
+  const std::string rec = test::temp_path("recovery-undo.json");
+  std::filesystem::remove(rec);
+  {
+    AppState st;
+    st.recovery_path = rec;
+    ASSERT_TRUE(st.load_example("fear-is-the"));
+    ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 0, "0.7"));
+    ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 1, "0.2"));
+    EXPECT_TRUE(st.dirty());
+    EXPECT_TRUE(st.write_recovery());
+    ASSERT_TRUE(std::filesystem::exists(rec));
+    ASSERT_TRUE(st.undo());
+    EXPECT_TRUE(st.dirty());  // one edit still there
+    ASSERT_TRUE(st.undo());
+    EXPECT_FALSE(st.dirty());  // the example as opened
+    EXPECT_FALSE(std::filesystem::exists(rec));
+    EXPECT_TRUE(st.write_recovery());
+    EXPECT_FALSE(std::filesystem::exists(rec));  // nothing to keep
+    ASSERT_TRUE(st.redo());
+    EXPECT_TRUE(st.dirty());
+    ASSERT_TRUE(st.undo());
+    EXPECT_FALSE(st.dirty());
+  }  // the app ends here, with nothing unsaved
+  {
+    AppState next;
+    next.recovery_path = rec;
+    EXPECT_FALSE(next.check_recovery_at_start());
+  }
+
+  // Saved in the middle: clean there, not at the example as opened.
+  AppState st;
+  ASSERT_TRUE(st.load_example("fear-is-the"));
+  ASSERT_TRUE(st.set_value_text(Tensor::kV, 0, 1, 0, "0.4"));
+  const std::string path = test::temp_path("undo-saved.json");
+  ASSERT_TRUE(st.save_file(path));
+  EXPECT_FALSE(st.dirty());
+  ASSERT_TRUE(st.undo());
+  EXPECT_TRUE(st.dirty());  // back past the save: not what the file holds
+  ASSERT_TRUE(st.redo());
+  EXPECT_FALSE(st.dirty());
+  // Undo past the save, then a different edit: the saved state cannot come back.
+  ASSERT_TRUE(st.undo());
+  ASSERT_TRUE(st.set_value_text(Tensor::kV, 0, 1, 0, "0.9"));
+  ASSERT_TRUE(st.undo());
+  EXPECT_TRUE(st.dirty());
+  // A dragged value is one step: back to its start is clean again.
+  ASSERT_TRUE(st.load_example("fear-is-the"));
+  ASSERT_TRUE(st.set_value(Tensor::kK, 0, 0, 0, 0.11f, true));
+  ASSERT_TRUE(st.set_value(Tensor::kK, 0, 0, 0, 0.12f, true));
+  st.end_gesture();
+  EXPECT_TRUE(st.dirty());
+  ASSERT_TRUE(st.undo());
+  EXPECT_FALSE(st.dirty());
+}
+
+// Recovered edits were never saved: undoing them all still leaves something to save.
+TEST(AppState, RecoveredEditsStayUnsavedAfterUndo) {
+  const std::string rec = test::temp_path("recovery-recovered.json");
+  {
+    AppState st;
+    st.recovery_path = rec;
+    ASSERT_TRUE(st.load_example("fear-is-the"));
+    ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 2, 2, "0.5"));
+    ASSERT_TRUE(st.write_recovery());
+  }
+  AppState st;
+  st.recovery_path = rec;
+  ASSERT_TRUE(st.check_recovery_at_start());
+  ASSERT_TRUE(st.restore_recovery());
+  ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 2, 2, "0.6"));
+  ASSERT_TRUE(st.undo());
+  EXPECT_TRUE(st.dirty());
+  st.discard_recovery();
+}
+
+// An error from typing stays until the next thing that works: a step, a selection, a head, an
+// edit.
+TEST(AppState, AnInputErrorLeavesTheStatusBarAtTheNextSuccessfulAction) {
+  AppState st;
+  ASSERT_TRUE(st.load_example("gqa"));
+  auto fail = [&] {
+    EXPECT_FALSE(st.set_value_text(Tensor::kQ, 0, 0, 0, "abc"));
+    ASSERT_TRUE(st.message_is_error());
+    ASSERT_FALSE(st.message().empty());
+  };
+  fail();
+  EXPECT_FALSE(st.set_d_k(0));  // another refusal keeps an error up
+  EXPECT_TRUE(st.message_is_error());
+  st.next_stage();
+  EXPECT_FALSE(st.message_is_error());
+  EXPECT_EQ(st.message(), "");
+  fail();
+  st.select_cell(1, 0);
+  EXPECT_FALSE(st.message_is_error());
+  fail();
+  st.set_head(1);
+  EXPECT_FALSE(st.message_is_error());
+  fail();
+  st.clear_selection();
+  EXPECT_FALSE(st.message_is_error());
+  fail();
+  ASSERT_TRUE(st.set_value_text(Tensor::kQ, 0, 0, 0, "0.5"));
+  EXPECT_FALSE(st.message_is_error());
+  EXPECT_NE(st.message().find("0.5"), std::string::npos) << st.message();
+  // A message that is not an error stays while the class steps through the stages.
+  st.next_stage();
+  EXPECT_NE(st.message().find("0.5"), std::string::npos) << st.message();
+}
+
 // Closing the window while "Recover?" is showing used to delete recovery.json: the unanswered
 // question now keeps it, and nothing overwrites it meanwhile.
 TEST(AppState, AnUnansweredRecoveryQuestionKeepsTheFile) {

@@ -273,6 +273,38 @@ TEST_F(Layout, LargeFontsFitInTheNormalLayoutOnLargeScreens) {
   }
 }
 
+// The Help windows and the first start's hint, on a 1280 × 720 projector in presentation mode
+// with the fonts a teacher picks for the back of the room (and the other sizes at 24 px).
+TEST_F(Layout, TheHelpWindowsAndTheFirstStartHintFitInLargeType) {
+  ui.presentation = true;
+  ui.settings.welcomed = false;
+  for (const Size& s : kSizes)
+    for (float px : {24.0f, 32.0f}) {
+      if (px == 32.0f && !(s.w == 1280 && s.h == 720)) continue;
+      ui.settings.font_px = px;
+      const std::string what = name(s, true, px, true);
+      ui.tour.open = ui.shortcuts.open = ui.about.open = false;
+      state.clear_selection();
+      frames(s);
+      check(what + " first start hint");
+      for (int page = 0; page < tour_page_count(); ++page) {
+        ui.tour.open = true;
+        ui.tour_page = page;
+        frames(s);
+        check(what + " tour page " + std::to_string(page + 1));
+      }
+      ui.tour.open = false;
+      ui.shortcuts.open = true;
+      frames(s);
+      check(what + " keyboard shortcuts");
+      ui.shortcuts.open = false;
+      ui.about.open = true;
+      frames(s);
+      check(what + " about");
+      ui.about.open = false;
+    }
+}
+
 TEST_F(Layout, APredictionAndItsRevealFit) {
   for (const Size& s : kSizes)
     for (bool presentation : {false, true}) {

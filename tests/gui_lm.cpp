@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <algorithm>
+#include <cfloat>
+
 #include "gui/gui_setup.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
@@ -195,6 +198,136 @@ TEST_F(LmGui, BadOptionsNameTheFlagOrFile) {
   o.model_head = 0;
   EXPECT_FALSE(setup_lm_from_options(ui, o, error));
   EXPECT_NE(error.find("merges.txt"), std::string::npos) << error;
+}
+
+// BertViz's hover: with the pointer on a query token only that token's lines are drawn, to the
+// keys it gives at least 2% (its 12 strongest), and the tokens they do not reach are faded; on
+// a key token, only the lines into it. Moving away brings every line back.
+TEST_F(LmGui, HoveringATokenIsolatesItsLines) {
+  open_model();
+  LmPanel& p = *ui.lm.state;
+  p.select_tab = "heads";
+  frames(4);
+  ASSERT_EQ(p.shown_tab, "heads");
+  const LmRun& r = *p.session.run();
+  const int T = static_cast<int>(r.ids.size());
+  const lm::Config& c = r.model->config;
+  const int layer = p.session.layer, head = p.session.head;
+  const float* w = r.acts.att_at(c, layer, 0, head);
+  ASSERT_GT(T, 6);
+  const size_t all_lines = p.head_view.lines.size();
+  EXPECT_TRUE(p.head_view.faded_queries.empty());
+  EXPECT_TRUE(p.head_view.faded_keys.empty());
+
+  // The keys query t's lines go to: weights of at least 2%, the 12 largest.
+  auto expected_keys = [&](int t) {
+    std::vector<std::pair<float, int>> row;
+    for (int u = 0; u <= t; ++u)
+      if (w[static_cast<size_t>(t) * T + u] >= 0.02f)
+        row.push_back({w[static_cast<size_t>(t) * T + u], u});
+    std::sort(row.rbegin(), row.rend());
+    if (row.size() > 12) row.resize(12);
+    std::vector<int> keys;
+    for (auto& [a, u] : row) keys.push_back(u);
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  ImGuiIO& io = ImGui::GetIO();
+  const int t = 5;
+  const auto& v = p.head_view;
+  io.MousePos = {v.queries_x1 - 4, v.origin.y + (t + 0.5f) * v.row_h};
+  frames(3);
+  EXPECT_EQ(p.hover_token, t);
+  EXPECT_FALSE(p.hover_is_key);
+  std::vector<int> keys;
+  for (const auto& l : p.head_view.lines) {
+    EXPECT_EQ(l[0], head);
+    EXPECT_EQ(l[1], t);
+    keys.push_back(l[2]);
+  }
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(keys, expected_keys(t));
+  EXPECT_LT(p.head_view.lines.size(), all_lines);
+  // Every other query is faded; of the keys, those no line reaches (the query itself stays).
+  EXPECT_EQ(static_cast<int>(p.head_view.faded_queries.size()), T - 1);
+  for (int q : p.head_view.faded_queries) EXPECT_NE(q, t);
+  for (int u = 0; u < T; ++u) {
+    const bool reached = std::find(keys.begin(), keys.end(), u) != keys.end();
+    const bool faded = std::find(p.head_view.faded_keys.begin(), p.head_view.faded_keys.end(), u) !=
+                       p.head_view.faded_keys.end();
+    EXPECT_EQ(faded, !reached) << "key " << u;
+  }
+
+  // A key token: only the lines into it, from the queries that give it 2% or more.
+  const int u = 2;
+  io.MousePos = {v.keys_x0 + 4, v.origin.y + (u + 0.5f) * v.row_h};
+  frames(3);
+  EXPECT_EQ(p.hover_token, u);
+  EXPECT_TRUE(p.hover_is_key);
+  ASSERT_FALSE(p.head_view.lines.empty());
+  for (const auto& l : p.head_view.lines) {
+    EXPECT_EQ(l[2], u);
+    EXPECT_GE(w[static_cast<size_t>(l[1]) * T + u], 0.02f);
+  }
+
+  io.MousePos = {-FLT_MAX, -FLT_MAX};
+  frames(3);
+  EXPECT_EQ(p.hover_token, -1);
+  EXPECT_EQ(p.head_view.lines.size(), all_lines);
+  EXPECT_TRUE(p.head_view.faded_keys.empty());
+}
+
+// The shipped induction model opens on what it learned from — random letters in which a segment
+// comes twice — not an English sentence it has no tokens for; a model of text opens on English,
+// and a sentence the user typed stays when another model opens.
+TEST_F(LmGui, TheInductionModelStartsOnRepeatedRandomLetters) {
+  GuiOptions o;
+  o.model = "induction";
+  std::string error;
+  ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  LmPanel& p = *ui.lm.state;
+  LmSession& s = p.session;
+  EXPECT_TRUE(s.text_is_default());
+  const std::string text = s.text();
+  // Letters a–z, one per word, as the training sequences.
+  std::vector<char> letters;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == ' ') continue;
+    ASSERT_TRUE(text[i] >= 'a' && text[i] <= 'z') << text;
+    ASSERT_TRUE(i + 1 == text.size() || text[i + 1] == ' ') << text;
+    letters.push_back(text[i]);
+  }
+  EXPECT_GE(letters.size(), 20u) << text;
+  EXPECT_LE(static_cast<int>(letters.size()), s.model()->config.n_positions);
+  // The longest run of letters that occurs twice.
+  size_t longest = 0;
+  for (size_t a = 0; a < letters.size(); ++a)
+    for (size_t b = a + 1; b < letters.size(); ++b) {
+      size_t n = 0;
+      while (b + n < letters.size() && letters[a + n] == letters[b + n]) ++n;
+      longest = std::max(longest, std::min(n, b - a));
+    }
+  EXPECT_GE(longest, 6u) << text;
+  // One token per letter, and the run is of this text.
+  ASSERT_TRUE(s.run());
+  EXPECT_EQ(s.run()->ids.size(), letters.size());
+  EXPECT_EQ(s.run()->text, text);
+  // The window's sentence field shows it.
+  frames(2);
+  EXPECT_EQ(p.text_buffer, text);
+
+  // A model of text: English, until the user types.
+  ASSERT_TRUE(s.open(*folder));
+  s.wait();
+  EXPECT_EQ(s.text(), kDefaultLmText);
+  frames(2);
+  EXPECT_EQ(p.text_buffer, kDefaultLmText);
+  s.set_text("a b c a b c");
+  ASSERT_TRUE(s.open("induction"));
+  s.wait();
+  EXPECT_EQ(s.text(), "a b c a b c");
+  EXPECT_FALSE(s.text_is_default());
 }
 
 TEST_F(LmGui, TheWindowWithNoModelInvitesToOpenOne) {

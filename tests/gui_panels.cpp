@@ -2,6 +2,7 @@
 // simulated keys and clicks, checking the state the UI reads and edits.
 #include <gtest/gtest.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <chrono>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <random>
 
 #include "gui/gui_setup.h"
+#include "gui/model/lesson_player.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
 #include "io/atomic_file.h"
@@ -283,11 +285,126 @@ TEST(Settings, RoundTripAndBadValuesIgnored) {
   EXPECT_EQ(back.decimals, 3);
 }
 
+TEST(Settings, TheFirstStartHintIsRememberedOnceDone) {
+  UiSettings s;
+  EXPECT_FALSE(s.welcomed);  // a first start shows the hint
+  const std::string path = test::temp_path("settings-welcomed.ini");
+  std::string e;
+  ASSERT_TRUE(write_file_atomically(path, settings_text(s), e));
+  UiSettings back;
+  back.welcomed = true;
+  load_settings(back, path);
+  EXPECT_FALSE(back.welcomed);
+  s.welcomed = true;
+  ASSERT_TRUE(write_file_atomically(path, settings_text(s), e));
+  load_settings(back, path);
+  EXPECT_TRUE(back.welcomed);
+  // An older settings file has no such line: the hint shows.
+  ASSERT_TRUE(write_file_atomically(path, "theme=light\nfont_px=22\n", e));
+  UiSettings old;
+  load_settings(old, path);
+  EXPECT_FALSE(old.welcomed);
+}
+
+// Without --size the window takes the monitor's work area (here a 1280 × 720 projector less a
+// 27-pixel panel at the top); --size is kept as given.
+TEST(WindowPlacement, TheWorkAreaUnlessSizeIsGiven) {
+  GuiOptions o;
+  WindowPlacement p = first_window_placement(o, 0, 27, 1280, 693);
+  EXPECT_TRUE(p.place);
+  EXPECT_EQ(p.x, 0);
+  EXPECT_EQ(p.y, 27);
+  EXPECT_EQ(p.w, 1280);
+  EXPECT_EQ(p.h, 693);
+  p = first_window_placement(o, 1920, 0, 1920, 1080);  // a second monitor's origin
+  EXPECT_EQ(p.x, 1920);
+  EXPECT_EQ(p.w, 1920);
+  EXPECT_EQ(p.h, 1080);
+  p = first_window_placement(o, 0, 0, 300, 200);  // never below what --size accepts
+  EXPECT_EQ(p.w, 320);
+  EXPECT_EQ(p.h, 240);
+  p = first_window_placement(o, 0, 0, 0, 0);  // no work area known: the default size
+  EXPECT_FALSE(p.place);
+  EXPECT_EQ(p.w, 1600);
+  EXPECT_EQ(p.h, 1000);
+  o.width = 1024;
+  o.height = 768;
+  o.size_given = true;
+  p = first_window_placement(o, 0, 27, 1280, 693);
+  EXPECT_FALSE(p.place);
+  EXPECT_EQ(p.w, 1024);
+  EXPECT_EQ(p.h, 768);
+}
+
 }  // namespace
 }  // namespace attn
 
 namespace attn {
 namespace {
+
+// The first screen points to Help → Getting started and the Lessons menu until the tour is seen
+// or a lesson opened; the tour's Back and Next buttons page through it and Done closes it.
+TEST_F(Headless, TheFirstStartHintAndTheTourPages) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  frames(2);
+  EXPECT_TRUE(first_start_hint_shown(ui));
+  open_tour(ui);
+  EXPECT_TRUE(ui.settings.welcomed);
+  EXPECT_FALSE(first_start_hint_shown(ui));
+  frames(3);
+  ImGuiWindow* w = ImGui::FindWindowByName("Getting started###tour");
+  ASSERT_NE(w, nullptr);
+  ASSERT_TRUE(w->Active);
+  // The buttons on the bottom row: "◀ Back", then "Next ▶" (or "Done") after it.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float y = w->Pos.y + w->Size.y - style.WindowPadding.y - ImGui::GetFrameHeight() / 2;
+  const float back_x = w->Pos.x + style.WindowPadding.x + 4;
+  const float next_x = w->Pos.x + style.WindowPadding.x + ImGui::CalcTextSize("◀ Back").x +
+                       style.FramePadding.x * 2 + style.ItemSpacing.x + 4;
+  EXPECT_EQ(ui.tour_page, 0);
+  click({back_x, y});  // disabled on the first page
+  EXPECT_EQ(ui.tour_page, 0);
+  for (int page = 1; page < tour_page_count(); ++page) {
+    click({next_x, y});
+    EXPECT_EQ(ui.tour_page, page);
+  }
+  EXPECT_EQ(tour_page_count(), 5);
+  click({back_x, y});
+  EXPECT_EQ(ui.tour_page, tour_page_count() - 2);
+  click({next_x, y});
+  click({next_x, y});  // "Done" on the last page
+  EXPECT_FALSE(ui.tour.open);
+
+  // A new user who opens a lesson instead: the hint goes once the lesson is on screen.
+  ui.settings.welcomed = false;
+  std::string error;
+  ASSERT_TRUE(open_lesson(ui, "01-soft-lookup", error)) << error;
+  EXPECT_FALSE(first_start_hint_shown(ui));
+  frame();
+  close_lesson(ui);
+  frame();
+  EXPECT_TRUE(ui.settings.welcomed);
+  EXPECT_FALSE(first_start_hint_shown(ui));
+}
+
+// Every Help window draws, at the normal and a large font.
+TEST_F(Headless, TheHelpWindowsDraw) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  for (float px : {20.0f, 32.0f}) {
+    ui.settings.font_px = px;
+    ui.tour.open = ui.shortcuts.open = ui.about.open = true;
+    for (int page = 0; page < tour_page_count(); ++page) {
+      ui.tour_page = page;
+      frames(2);
+    }
+    for (const char* name : {"Getting started###tour", "Keyboard shortcuts###shortcuts",
+                             "About Attention Lab###about"}) {
+      ImGuiWindow* w = ImGui::FindWindowByName(name);
+      ASSERT_NE(w, nullptr) << name;
+      EXPECT_TRUE(w->Active) << name;
+    }
+  }
+}
 
 TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   ASSERT_TRUE(state.load_example("gqa"));

@@ -48,6 +48,59 @@ void expect_identical(const Scenario& a, const Scenario& b, const std::string& w
       << where;
 }
 
+// The saved state as a position in the history: undo and redo count towards and away from it;
+// an edit after undoing past it, or its step trimmed past kMaxSteps, leaves it unreachable.
+TEST(ScenarioHistory, KnowsWhenUndoAndRedoReturnToTheSavedState) {
+  ScenarioHistory h;
+  Scenario cur = example("fear-is-the");
+  EXPECT_TRUE(h.at_saved());  // a fresh history starts at what was opened
+  auto edit = [&](float v) {
+    Scenario before = cur;
+    cur.qkv.q[0](0, 0) = v;
+    h.record(std::move(before), cur);
+  };
+  edit(0.1f);
+  edit(0.2f);
+  EXPECT_FALSE(h.at_saved());
+  h.mark_saved();  // saved at 0.2
+  edit(0.3f);
+  EXPECT_FALSE(h.at_saved());
+  ASSERT_TRUE(h.undo(cur));
+  EXPECT_TRUE(h.at_saved());
+  ASSERT_TRUE(h.undo(cur));
+  EXPECT_FALSE(h.at_saved());
+  ASSERT_TRUE(h.redo(cur));
+  EXPECT_TRUE(h.at_saved());
+  EXPECT_FLOAT_EQ(cur.qkv.q[0](0, 0), 0.2f);
+  ASSERT_TRUE(h.undo(cur));
+  edit(0.25f);  // the redo steps, the saved state among them, are gone
+  ASSERT_TRUE(h.undo(cur));
+  EXPECT_FALSE(h.at_saved());
+  while (h.redo(cur)) EXPECT_FALSE(h.at_saved());
+
+  // A gesture extending the saved state's step changes what that state was.
+  h.clear();
+  h.mark_saved();
+  Scenario before = cur;
+  cur.qkv.q[0](0, 0) = 0.5f;
+  h.extend(before, cur);  // the first change of a drag records a step
+  EXPECT_FALSE(h.at_saved());
+  ASSERT_TRUE(h.undo(cur));
+  EXPECT_TRUE(h.at_saved());
+
+  // Trimmed: the saved state was before the oldest step kept.
+  h.clear();
+  h.mark_saved();
+  for (size_t i = 0; i < ScenarioHistory::kMaxSteps + 1; ++i) edit(static_cast<float>(i));
+  while (h.undo(cur)) {
+  }
+  EXPECT_FALSE(h.at_saved());
+  h.forget_saved();
+  EXPECT_FALSE(h.at_saved());
+  h.mark_saved();
+  EXPECT_TRUE(h.at_saved());
+}
+
 TEST(ScenarioHistory, EveryStateComesBackThroughUndoAndRedo) {
   std::vector<Scenario> states{example("gqa")};
   ScenarioHistory h;

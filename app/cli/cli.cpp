@@ -91,7 +91,8 @@ void register_gui(CLI::App& app, Action& action) {
   add_scenario_options(*cmd, *src, false);
   auto size = std::make_shared<std::string>();
   cmd->add_option("--step", opts->step, "stage to open on (e.g. weights)")->check(non_empty());
-  cmd->add_option("--size", *size, "window size WxH, e.g. 1600x1000");
+  cmd->add_option("--size", *size,
+                  "window size WxH, e.g. 1600x1000 (default: the screen's work area)");
   cmd->add_option("--screenshot", opts->screenshot, "render frames, save the window as PNG, exit")
       ->check(non_empty());
   cmd->add_option("--frames", opts->frames, "frames to render before the screenshot")
@@ -117,7 +118,8 @@ void register_gui(CLI::App& app, Action& action) {
                   "FlashAttention window (the online softmax, block by block); scores the window "
                   "that times the additive score against the dot product; sqrt-dk the √d_k "
                   "experiment; ghost the Ghost Attention help page; lm-rollout the language "
-                  "model's rollout tab (with --model)")
+                  "model's rollout tab (with --model); tour, shortcuts or about the Help "
+                  "menu's windows")
       ->check(non_empty());
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto")
       ->check(non_empty());
@@ -175,6 +177,7 @@ void register_gui(CLI::App& app, Action& action) {
                          "--size: expected WxH with W >= 320 and H >= 240, got '" + *size + "'"};
         o.width = w;
         o.height = h;
+        o.size_given = true;
       }
       return run_gui(o);
     };

@@ -331,6 +331,8 @@ const WindowEntry kWindows[] = {
     {[](const Ui& u) { return u.sqrt_dk.open; }, draw_sqrt_dk_panel, nullptr},
     {[](const Ui& u) { return u.ghost.open; }, draw_ghost_help, nullptr},
     {[](const Ui& u) { return u.shortcuts.open; }, draw_shortcuts_window, nullptr},
+    {[](const Ui& u) { return u.tour.open; }, draw_tour_window, nullptr},
+    {[](const Ui& u) { return u.about.open; }, draw_about_window, nullptr},
     {[](const Ui& u) { return u.imgui_demo.open; },
      [](Ui& u) { ImGui::ShowDemoWindow(&u.imgui_demo.open); }, nullptr},
     {[](const Ui& u) { return u.imgui_metrics.open; },
@@ -342,6 +344,7 @@ const WindowEntry kWindows[] = {
 void draw_app(Ui& ui) {
   AppState& st = ui.state;
   ui.now = ImGui::GetTime();
+  if (ui.lesson) ui.settings.welcomed = true;  // the first-start hint pointed there: done
   handle_shortcuts(ui);
   draw_menu_bar(ui);
 

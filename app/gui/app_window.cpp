@@ -202,12 +202,28 @@ int run_gui(const GuiOptions& o) {
   // WM_CLASS matches the desktop entry's StartupWMClass, so docks show the app's icon and name.
   glfwWindowHintString(GLFW_X11_CLASS_NAME, "attention-lab");
   glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "attention-lab");
-  GLFWwindow* window = glfwCreateWindow(o.width, o.height, "Attention Lab", nullptr, nullptr);
+  // Without --size the window fills the monitor's work area: a default larger than a 1280 × 720
+  // projector would put the narration and the status bar off screen.
+  int area_x = 0, area_y = 0, area_w = 0, area_h = 0;
+  if (GLFWmonitor* mon = glfwGetPrimaryMonitor())
+    glfwGetMonitorWorkarea(mon, &area_x, &area_y, &area_w, &area_h);
+  const WindowPlacement at = first_window_placement(o, area_x, area_y, area_w, area_h);
+  if (at.place) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);  // shown once it is in place
+  GLFWwindow* window = glfwCreateWindow(at.w, at.h, "Attention Lab", nullptr, nullptr);
   if (!window) {
     std::cerr << "error: cannot open a window: " << glfw_error_text
               << " (OpenGL 3.3 is required)\n";
     glfwTerminate();
     return 1;
+  }
+  if (at.place) {
+    // The window manager's title bar and borders come out of the work area too.
+    int left = 0, top = 0, right = 0, bottom = 0;
+    glfwGetWindowFrameSize(window, &left, &top, &right, &bottom);
+    if (left + right + top + bottom > 0 && at.w - left - right >= 320 && at.h - top - bottom >= 240)
+      glfwSetWindowSize(window, at.w - left - right, at.h - top - bottom);
+    glfwSetWindowPos(window, at.x + left, at.y + top);
+    glfwShowWindow(window);
   }
   set_window_icon(window);
   glfwMakeContextCurrent(window);
@@ -240,7 +256,7 @@ int run_gui(const GuiOptions& o) {
   bool built_light = !ui.settings.light_theme;
   float built_theme_px = 0;
   bool fullscreen = false;
-  int saved_x = 100, saved_y = 100, saved_w = o.width, saved_h = o.height;
+  int saved_x = at.x + 100, saved_y = at.y + 100, saved_w = at.w, saved_h = at.h;
   std::vector<double> frame_ms;
   auto last = std::chrono::steady_clock::now();
   double since_recovery = 0;
@@ -407,10 +423,10 @@ int run_gui(const GuiOptions& o) {
   if (o.frame_stats && frame_ms.size() > 1) {
     // The first frame builds fonts and uploads textures; it is reported apart.
     double sum = 0, mx = 0;
-    size_t at = 1;
+    size_t at_frame = 1;
     for (size_t i = 1; i < frame_ms.size(); ++i) {
       sum += frame_ms[i];
-      if (frame_ms[i] > mx) mx = frame_ms[i], at = i;
+      if (frame_ms[i] > mx) mx = frame_ms[i], at_frame = i;
     }
     std::vector<double> sorted(frame_ms.begin() + 1, frame_ms.end());
     std::sort(sorted.begin(), sorted.end());
@@ -418,7 +434,7 @@ int run_gui(const GuiOptions& o) {
         "frames %zu  first %.2f ms  mean %.2f ms  median %.2f ms  max %.2f ms (frame %zu)  "
         "(%dx%d, %s heatmap %dx%d)\n",
         frame_ms.size(), frame_ms[0], sum / (frame_ms.size() - 1), sorted[sorted.size() / 2], mx,
-        at, o.width, o.height, renderer ? "shader" : "rectangle", state.trace().n_q,
+        at_frame, at.w, at.h, renderer ? "shader" : "rectangle", state.trace().n_q,
         state.trace().n_k);
   }
   if (!probe.ms.empty()) {

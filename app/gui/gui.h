@@ -10,7 +10,10 @@ struct GuiOptions {
   std::string example = "fear-is-the";
   std::string scenario_file;  // overrides example when set
   std::string step;           // initial step id, e.g. "weights"
+  // The window's size: --size when given (size_given), else the monitor's work area, and this
+  // size only when the work area is unknown (first_window_placement, gui_setup.h).
   int width = 1600, height = 1000;
+  bool size_given = false;
   std::string screenshot;  // when set: render `frames` frames, save a PNG, exit
   int frames = 5;
   // Scripted starting state, for screenshots and demonstrations (the same calls the UI makes).

@@ -2,6 +2,7 @@
 // settings) with errors that name the flag; shared by the real window and the headless tests.
 #include "gui/gui_setup.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -58,6 +59,7 @@ void load_settings(UiSettings& s, const std::string& path) {
       if (std::sscanf(v.c_str(), "%f", &px) == 1 && px >= 12 && px <= 48) s.font_px = px;
     }
     if (k == "animate") s.animate = v != "0";
+    if (k == "welcomed") s.welcomed = v == "1";
     if (k == "decimals") {
       int d = 0;
       if (std::sscanf(v.c_str(), "%d", &d) == 1 && d >= 1 && d <= 4) s.decimals = d;
@@ -69,8 +71,24 @@ std::string settings_text(const UiSettings& s) {
   std::ostringstream os;
   os << "theme=" << (s.light_theme ? "light" : "dark") << "\ncolormap=" << s.colormap
      << "\nsigned_colormap=" << s.signed_colormap << "\nfont_px=" << s.font_px
-     << "\ndecimals=" << s.decimals << "\nanimate=" << (s.animate ? 1 : 0) << "\n";
+     << "\ndecimals=" << s.decimals << "\nanimate=" << (s.animate ? 1 : 0)
+     << "\nwelcomed=" << (s.welcomed ? 1 : 0) << "\n";
   return os.str();
+}
+
+WindowPlacement first_window_placement(const GuiOptions& o, int area_x, int area_y, int area_w,
+                                       int area_h) {
+  WindowPlacement p;
+  p.w = o.width;
+  p.h = o.height;
+  if (o.size_given || area_w <= 0 || area_h <= 0) return p;
+  // The smallest window --size accepts, even on a smaller work area.
+  p.w = std::max(area_w, 320);
+  p.h = std::max(area_h, 240);
+  p.x = area_x;
+  p.y = area_y;
+  p.place = true;
+  return p;
 }
 
 bool debug_menu_wanted(bool debug_flag, const char* env) {
@@ -238,11 +256,11 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
       o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-rollout" && o.tab != "lm-train" &&
       o.tab != "variant-views" && o.tab != "flash" && o.tab != "scores" && o.tab != "sqrt-dk" &&
-      o.tab != "ghost") {
+      o.tab != "ghost" && o.tab != "tour" && o.tab != "shortcuts" && o.tab != "about") {
     error =
         "--tab: expected inputs, variants, variant-views, seq2seq, seq2seq-live, lm-heads, "
-        "lm-next, lm-roles, lm-circuit, lm-kv, lm-rollout, lm-train, flash, scores, sqrt-dk or "
-        "ghost, got '" +
+        "lm-next, lm-roles, lm-circuit, lm-kv, lm-rollout, lm-train, flash, scores, sqrt-dk, "
+        "ghost, tour, shortcuts or about, got '" +
         o.tab + "'";
     return false;
   }
@@ -281,6 +299,12 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     ui.sqrt_dk.open = true;
   else if (o.tab == "ghost")
     ui.ghost.open = true;
+  else if (o.tab == "tour")
+    ui.tour.open = true;  // not open_tour: a screenshot does not count as the tour seen
+  else if (o.tab == "shortcuts")
+    ui.shortcuts.open = true;
+  else if (o.tab == "about")
+    ui.about.open = true;
   else if (!lm_tab && !train_tab && !seq2seq_tab)
     ui.select_tab = o.tab == "variant-views" ? "variants" : o.tab;
   if (!o.lesson.empty()) {

@@ -23,7 +23,19 @@ bool setup_lm_from_options(Ui& ui, const GuiOptions& options, std::string& error
 // anything but "" or "0" (`env` is its value, or null when unset). A student never sees it.
 bool debug_menu_wanted(bool debug_flag, const char* env);
 
-// settings.ini in the per-user config folder: theme, colour maps, font size, decimals.
+// Where the window opens: --size when given; else the monitor's work area (the screen less its
+// panels and docks, glfwGetMonitorWorkarea), so the menu bar, the narration and the status bar
+// all show on a 1280 × 720 projector; else (no work area known) the default size. `place`: move
+// the window to (x, y).
+struct WindowPlacement {
+  int x = 0, y = 0, w = 0, h = 0;
+  bool place = false;
+};
+WindowPlacement first_window_placement(const GuiOptions& o, int area_x, int area_y, int area_w,
+                                       int area_h);
+
+// settings.ini in the per-user config folder: theme, colour maps, font size, decimals, and
+// whether the first-start hint has done its work (UiSettings::welcomed).
 std::string settings_path();
 void load_settings(UiSettings& s, const std::string& path);
 std::string settings_text(const UiSettings& s);

@@ -1,5 +1,5 @@
-// Modal dialogs: a path for open/save/export (ImGui has no file dialog), "discard unsaved edits?",
-// "recover the last session?", and the keyboard shortcuts list.
+// Modal dialogs: a path for open/save/export (ImGui has no file dialog), "discard unsaved edits?"
+// and "recover the last session?".
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
@@ -412,35 +412,6 @@ void draw_dialogs(Ui& ui) {
     }
     ImGui::EndPopup();
   }
-}
-
-// Help → Keyboard shortcuts.
-void draw_shortcuts_window(Ui& ui) {
-  const ImGuiViewport* vp = ImGui::GetMainViewport();
-  ImGui::SetNextWindowPos(vp->GetCenter(), ImGuiCond_Appearing, {0.5f, 0.5f});
-  if (ImGui::Begin("Keyboard shortcuts", &ui.shortcuts.open, ImGuiWindowFlags_AlwaysAutoResize)) {
-    const char* rows[][2] = {{"← / →", "previous / next stage"},
-                             {"Home / End", "first / last stage"},
-                             {"Space", "play / pause"},
-                             {"Ctrl+Z / Ctrl+Shift+Z", "undo / redo"},
-                             {"Ctrl+= / Ctrl+-", "larger / smaller text"},
-                             {"F11", "presentation mode (full screen)"},
-                             {"Ctrl+O / Ctrl+S", "open / save"},
-                             {"Mouse wheel, drag", "zoom / pan a heatmap"},
-                             {"Right double-click", "fit the heatmap again"},
-                             {"Esc", "clear the selection"}};
-    if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg)) {
-      for (auto& r : rows) {
-        ImGui::TableNextRow();
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(r[0]);
-        ImGui::TableNextColumn();
-        ImGui::TextUnformatted(r[1]);
-      }
-      ImGui::EndTable();
-    }
-  }
-  ImGui::End();
 }
 
 }  // namespace attn

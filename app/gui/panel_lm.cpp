@@ -146,7 +146,9 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
   }
 
   // The sentence: applied as it is typed (the forward pass runs on a worker).
-  if (!p.text_initialised) {
+  // …and follows the session's own choice for a model just opened (the induction model starts
+  // on letters) until the user types.
+  if (!p.text_initialised || (s.text_is_default() && p.text_buffer != s.text())) {
     p.text_buffer = s.text();
     p.text_initialised = true;
   }

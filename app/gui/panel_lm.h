@@ -7,7 +7,9 @@
 // panel_lm_rollout.cpp (attention rollout across layers).
 #pragma once
 
+#include <array>
 #include <string>
+#include <vector>
 
 #include "gui/model/lm_session.h"
 #include "gui/ui.h"
@@ -29,6 +31,16 @@ struct LmPanel {
   bool hover_is_key = false;  // … on the right (keys) side
   int pinned_token = -1;      // head view: a clicked token stays isolated
   bool pinned_is_key = false;
+  // The head view as drawn last frame (tests point at its tokens): the top-left of the query
+  // column, the row height, where the key column starts and ends, the lines drawn as (head,
+  // query, key), and the tokens whose labels were faded because an isolated token does not
+  // connect them (queries, then keys).
+  struct HeadViewDrawn {
+    ImVec2 origin{0, 0};
+    float row_h = 0, queries_x1 = 0, keys_x0 = 0, keys_x1 = 0;
+    std::vector<std::array<int, 3>> lines;
+    std::vector<int> faded_queries, faded_keys;
+  } head_view;
   int kv_tokens = 1024;  // KV cache table: context length
   // The rollout tab: the token followed (-1: the last), and its rows per depth for that run.
   int rollout_token = -1, rollout_for = -1;

@@ -1,9 +1,11 @@
 // The head view (as BertViz's): the sentence twice, queries on the left and keys on the right,
 // a line from each token to every earlier token it attends to, as strong as the weight, one colour
-// per head; hover a token to isolate its lines, click to keep it isolated.
+// per head; hover a token to isolate its lines (the tokens they do not reach fade), click to keep
+// it isolated.
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "gui/panel_lm.h"
@@ -103,9 +105,58 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   std::vector<int> heads;
   for (int h = 0; h < c.n_head; ++h)
     if (p.all_heads || h == s.head) heads.push_back(h);
+  // Lines: per query, its strongest weights of at least 2% (at most kLinesPerRow), so the
+  // picture stays readable and the work per frame grows with the tokens, not their square. With
+  // a token isolated, only its lines are drawn, and the tokens they do not reach are faded (as
+  // BertViz does).
+  constexpr int kLinesPerRow = 12;
+  constexpr float kMinWeight = 0.02f;
+  std::vector<std::array<int, 3>> lines;  // head, query, key
+  std::vector<std::pair<float, int>> row;
+  std::vector<float> strength;  // of each line in `lines`
+  for (int h : heads) {
+    const float* w = r->acts.att_at(c, s.layer, 0, h);
+    for (int t = 0; t < T; ++t) {
+      if (focus >= 0 && !focus_key && t != focus) continue;
+      row.clear();
+      for (int u = 0; u <= t; ++u) {
+        if (focus >= 0 && focus_key && u != focus) continue;
+        const float a = w[static_cast<size_t>(t) * T + u];
+        if (a >= kMinWeight) row.push_back({a, u});
+      }
+      if (static_cast<int>(row.size()) > kLinesPerRow) {
+        std::nth_element(row.begin(), row.begin() + kLinesPerRow, row.end(),
+                         [](const auto& x, const auto& y) { return x.first > y.first; });
+        row.resize(kLinesPerRow);
+      }
+      for (auto [a, u] : row) {
+        lines.push_back({h, t, u});
+        strength.push_back(a);
+      }
+    }
+  }
+  std::vector<char> linked_q(static_cast<size_t>(T), focus < 0),
+      linked_k(static_cast<size_t>(T), focus < 0);
+  if (focus >= 0) {
+    (focus_key ? linked_k : linked_q)[static_cast<size_t>(focus)] = 1;
+    for (const auto& l : lines)
+      linked_q[static_cast<size_t>(l[1])] = linked_k[static_cast<size_t>(l[2])] = 1;
+  }
+  p.head_view.origin = o;
+  p.head_view.row_h = row_h;
+  p.head_view.queries_x1 = xl1;
+  p.head_view.keys_x0 = xr0;
+  p.head_view.keys_x1 = xr0 + text_w;
+  p.head_view.faded_queries.clear();
+  p.head_view.faded_keys.clear();
+  for (int t = 0; t < T; ++t) {
+    if (!linked_q[static_cast<size_t>(t)]) p.head_view.faded_queries.push_back(t);
+    if (!linked_k[static_cast<size_t>(t)]) p.head_view.faded_keys.push_back(t);
+  }
   // Token backgrounds: with a query isolated, each key's box is tinted by the weight it gets
   // (of the first head shown); with a key isolated, each query's by the weight it gives.
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
+  const ImU32 faded = ImGui::GetColorU32(ImGuiCol_Text, 0.3f);
   const float* w0 = r->acts.att_at(c, s.layer, 0, heads.front());
   for (int t = 0; t < T; ++t) {
     const float y = o.y + t * row_h;
@@ -126,36 +177,21 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
     const float tw = ImGui::CalcTextSize(label.c_str()).x;
     const float ty = y + (row_h - ImGui::GetTextLineHeight()) / 2;
     const ImVec4 clip_l{o.x, y, xl1, y + row_h}, clip_r{xr0, y, xr0 + text_w, y + row_h};
-    dl->AddText(nullptr, 0, {xl1 - tw - fs * 0.3f, ty}, text, label.c_str(), nullptr, 0, &clip_l);
-    dl->AddText(nullptr, 0, {xr0 + fs * 0.3f, ty}, text, label.c_str(), nullptr, 0, &clip_r);
+    dl->AddText(nullptr, 0, {xl1 - tw - fs * 0.3f, ty},
+                linked_q[static_cast<size_t>(t)] ? text : faded, label.c_str(), nullptr, 0,
+                &clip_l);
+    dl->AddText(nullptr, 0, {xr0 + fs * 0.3f, ty}, linked_k[static_cast<size_t>(t)] ? text : faded,
+                label.c_str(), nullptr, 0, &clip_r);
   }
-  // Lines: per query, its strongest weights of at least 2% (at most kLinesPerRow), so the
-  // picture stays readable and the work per frame grows with the tokens, not their square.
-  constexpr int kLinesPerRow = 12;
-  constexpr float kMinWeight = 0.02f;
   const float thick = std::max(1.5f, fs * 0.12f);
-  std::vector<std::pair<float, int>> row;
-  for (int h : heads) {
-    const float* w = r->acts.att_at(c, s.layer, 0, h);
-    const float fade = heads.size() > 1 ? 0.8f : 1.0f;
-    for (int t = 0; t < T; ++t) {
-      if (focus >= 0 && !focus_key && t != focus) continue;
-      row.clear();
-      for (int u = 0; u <= t; ++u) {
-        if (focus >= 0 && focus_key && u != focus) continue;
-        const float a = w[static_cast<size_t>(t) * T + u];
-        if (a >= kMinWeight) row.push_back({a, u});
-      }
-      if (static_cast<int>(row.size()) > kLinesPerRow) {
-        std::nth_element(row.begin(), row.begin() + kLinesPerRow, row.end(),
-                         [](const auto& x, const auto& y) { return x.first > y.first; });
-        row.resize(kLinesPerRow);
-      }
-      for (auto [a, u] : row)
-        dl->AddLine({xl1 + fs * 0.2f, o.y + (t + 0.5f) * row_h},
-                    {xr0 - fs * 0.2f, o.y + (u + 0.5f) * row_h}, lm_head_color(h, a * fade), thick);
-    }
+  const float fade = heads.size() > 1 ? 0.8f : 1.0f;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto [h, t, u] = lines[i];
+    dl->AddLine({xl1 + fs * 0.2f, o.y + (t + 0.5f) * row_h},
+                {xr0 - fs * 0.2f, o.y + (u + 0.5f) * row_h}, lm_head_color(h, strength[i] * fade),
+                thick);
   }
+  p.head_view.lines = std::move(lines);
   if (focus >= 0 && !focus_key && heads.size() == 1) {
     // The isolated query's top weights, in words.
     ImGui::SetCursorScreenPos({xr0 + text_w + fs, o.y + focus * row_h});

@@ -245,8 +245,12 @@ void draw_menu_bar(Ui& ui) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
-    if (ImGui::MenuItem("Ghost Attention (Llama 2)…")) ui.ghost.open = true;
+    if (ImGui::MenuItem("Getting started")) open_tour(ui);
     if (ImGui::MenuItem("Keyboard shortcuts")) ui.shortcuts.open = true;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Ghost Attention (Llama 2)…")) ui.ghost.open = true;
+    ImGui::Separator();
+    if (ImGui::MenuItem("About Attention Lab")) ui.about.open = true;
     ImGui::EndMenu();
   }
   // Developers only (gui --debug or ATTN_DEBUG=1): not in a student's menu bar.

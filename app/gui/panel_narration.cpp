@@ -93,6 +93,7 @@ void draw_narration_contents(Ui& ui) {
   const AttentionTrace& t = st.trace();
   const Selection sel = st.selection();
   if (!sel.active() || !st.has_trace()) {
+    draw_first_start_hint(ui);
     // No cell chosen: the stage itself in words, large enough for the room.
     if (st.has_trace()) {
       const StageInfo stage = st.current_stage();

@@ -79,6 +79,8 @@ struct UiSettings {
   float font_px = 20.0f;                      // base font size; Ctrl+= / Ctrl+- change it
   int decimals = 2;                           // numbers in heatmap cells
   bool animate = true;                        // animate stage changes and highlight edits
+  // The first-start hint ("New here? …") has done its work: a lesson was opened or the tour seen.
+  bool welcomed = false;
 };
 
 // Text a panel drew straight into a draw list, with the clip rectangle it was drawn under (layout
@@ -185,7 +187,10 @@ struct Ui {
   // The "Why √d_k" experiment window (View menu, gui --tab sqrt-dk; panel_sqrt_dk.cpp).
   Window<struct SqrtDkPanel> sqrt_dk;
   Window<NoState> ghost;      // Help → Ghost Attention (panel_help_ghost.cpp)
-  Window<NoState> shortcuts;  // Help → Keyboard shortcuts (panel_dialogs.cpp)
+  Window<NoState> shortcuts;  // Help → Keyboard shortcuts (panel_help.cpp)
+  Window<NoState> tour;       // Help → Getting started, page `tour_page` (panel_help.cpp)
+  int tour_page = 0;
+  Window<NoState> about;  // Help → About Attention Lab (panel_help.cpp)
   // The Debug menu's windows (gui --debug): Dear ImGui's demo and metrics.
   Window<NoState> imgui_demo, imgui_metrics;
   // Whether a window's background work wants frames: every frame until it lands, or a few a
@@ -296,7 +301,17 @@ void draw_flash_panel(Ui& ui);       // FlashAttention's online softmax, block b
 void draw_scores_panel(Ui& ui);      // additive vs dot-product scores, timed on this machine
 void draw_sqrt_dk_panel(Ui& ui);     // why divide by √d_k: the experiment
 void draw_ghost_help(Ui& ui);        // Help → Ghost Attention: which tokens carry the instruction
-void draw_shortcuts_window(Ui& ui);  // Help → Keyboard shortcuts
+void draw_shortcuts_window(Ui& ui);  // Help → Keyboard shortcuts, every one the app answers
+// Help → Getting started: a few pages on the stage strip, a cell's arithmetic, editing Q/K/V,
+// the Lessons menu and presentation mode, with Back and Next (panel_help.cpp).
+void draw_tour_window(Ui& ui);
+int tour_page_count();
+void open_tour(Ui& ui);          // from the first page; the first-start hint has done its work
+void draw_about_window(Ui& ui);  // Help → About: version, what it is, libraries and licences
+// The first start's pointer to the tour and the Lessons menu, until a lesson is opened or the
+// tour seen (UiSettings::welcomed); drawn at the top of the narration when no cell is chosen.
+bool first_start_hint_shown(const Ui& ui);
+void draw_first_start_hint(Ui& ui);
 // The contents of panels that also live as tabs of one column in a narrow window.
 void draw_narration_contents(Ui& ui);
 void draw_heads_contents(Ui& ui);

@@ -217,8 +217,7 @@ bool AppState::apply(Scenario next, const std::string& what, const std::string& 
     history_.extend(scenario_, next, std::move(heads));
   gesture_key_ = gesture;
   scenario_ = std::move(next);
-  dirty_ = true;
-  recovery_written_ = false;
+  became_dirty_or_clean();
   set_message(what, false);
   recompute();  // after the message: its failure or fallback is what shows
   return true;
@@ -618,8 +617,7 @@ bool AppState::undo() {
   if (!history_.undo(scenario_, &heads)) return false;
   edited_ = merge_edited_heads(edited_, heads);
   gesture_key_.clear();
-  dirty_ = true;
-  recovery_written_ = false;
+  became_dirty_or_clean();
   set_message("Undone", false);
   recompute();  // after the message: its failure or fallback is what shows
   return true;
@@ -630,11 +628,25 @@ bool AppState::redo() {
   if (!history_.redo(scenario_, &heads)) return false;
   edited_ = merge_edited_heads(edited_, heads);
   gesture_key_.clear();
-  dirty_ = true;
-  recovery_written_ = false;
+  became_dirty_or_clean();
   set_message("Redone", false);
   recompute();  // after the message: its failure or fallback is what shows
   return true;
+}
+
+void AppState::became_dirty_or_clean() {
+  dirty_ = !history_.at_saved();
+  if (dirty_) {
+    recovery_written_ = false;
+  } else if (!recovery_pending_) {
+    // Undone back to the saved file: nothing left to recover, so the next start offers nothing.
+    // (A recovery file from the last session still waits for its answer.)
+    discard_recovery();
+  }
+}
+
+void AppState::succeeded() {
+  if (message_error_) set_message("", false);
 }
 
 void AppState::set_message(const std::string& m, bool error) {

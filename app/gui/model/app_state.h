@@ -120,7 +120,10 @@ class AppState {
   const Selection& selection() const { return selection_; }
   void select_cell(int query, int key);
   void select_row(int query);
-  void clear_selection() { selection_ = {}; }
+  void clear_selection() {
+    selection_ = {};
+    succeeded();
+  }
   // The narration request for the selection and the current stage (nullopt without selection).
   std::optional<ExplainRequest> narration_request() const;
   std::string narration(std::string& error) const;
@@ -176,6 +179,8 @@ class AppState {
   const ScenarioHistory& history() const { return history_; }
 
   // ---- messages for the status bar ----
+  // An error stays until the next action that works (an edit, a step, a selection) replaces or
+  // clears it.
   const std::string& message() const { return message_; }
   bool message_is_error() const { return message_error_; }
   void set_message(const std::string& m, bool error);
@@ -214,6 +219,12 @@ class AppState {
   void took_trace(AttentionTrace t, Scenario s, const std::string& request,
                   const std::string& fallback);
   void clamp_view();
+  // After an edit, undo or redo: unsaved unless the history is back at the saved state (then the
+  // recovery file goes too).
+  void became_dirty_or_clean();
+  // A step that worked (navigation, a selection): an error message from an earlier input has
+  // been read and leaves the status bar.
+  void succeeded();
 
   Scenario scenario_;
   Scenario origin_scenario_;

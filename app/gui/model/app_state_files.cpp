@@ -64,6 +64,7 @@ bool AppState::load_scenario(Scenario s, const std::string& origin) {
   ++load_serial_;
   edited_ = std::nullopt;  // another scenario: the whole trace
   history_.clear();
+  history_.mark_saved();
   gesture_key_.clear();
   dirty_ = false;
   recovery_written_ = true;
@@ -82,6 +83,7 @@ bool AppState::save_file(const std::string& path) {
   }
   file_path_ = path;
   dirty_ = false;
+  history_.mark_saved();
   discard_recovery();
   set_message("Saved " + path, false);
   return true;
@@ -136,6 +138,7 @@ bool AppState::restore_recovery() {
   }
   if (!load_scenario(std::move(*s), "recovered edits")) return false;
   dirty_ = true;  // recovered work has not been saved anywhere yet
+  history_.forget_saved();
   recovery_written_ = true;
   set_message("Recovered the unsaved edits of the last session", false);
   return true;

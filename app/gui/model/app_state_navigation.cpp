@@ -40,6 +40,7 @@ bool AppState::set_stage(StageId id_in) {
       stage_ = static_cast<int>(i);
       stage_id_ = id;
       play_clock_ = 0;
+      succeeded();
       return true;
     }
   return false;
@@ -70,11 +71,15 @@ bool AppState::tick(double dt) {
   return stage_ != before;
 }
 
-void AppState::set_head(int h) { head_ = std::clamp(h, 0, std::max(0, trace_.num_heads - 1)); }
+void AppState::set_head(int h) {
+  head_ = std::clamp(h, 0, std::max(0, trace_.num_heads - 1));
+  succeeded();
+}
 
 void AppState::select_cell(int query, int key) {
   if (query < 0 || query >= trace_.n_q) return;
   selection_ = {query, key >= 0 && key < trace_.n_k ? key : -1};
+  succeeded();
 }
 
 void AppState::select_row(int query) { select_cell(query, -1); }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "lm/train_data.h"
+
 namespace attn {
 
 std::unique_ptr<LmRun> lm_forward_run(std::shared_ptr<const lm::Model> model,
@@ -18,6 +20,30 @@ std::unique_ptr<LmRun> lm_forward_run(std::shared_ptr<const lm::Model> model,
   lm::gpt_forward(*r->model, ids, 1, static_cast<int>(ids.size()), r->acts, o);
   r->scores = lm::head_scores(r->model->config, r->acts);
   return r;
+}
+
+bool is_induction_vocabulary(const lm::Tokenizer& t) {
+  const lm::Tokenizer letters = lm::letter_tokenizer();
+  if (t.size() != letters.size()) return false;
+  for (int id = 0; id < letters.size(); ++id)
+    if (t.find(letters.token(id)) != id) return false;
+  return true;
+}
+
+std::string default_text_for(const lm::Model& model) {
+  if (!is_induction_vocabulary(model.tokenizer)) return kDefaultLmText;
+  // 32 letters (the shipped model reads 64) with a segment of 6 to 10 repeated: the shipped
+  // model learned segments of 6 to 24 (its training.json), and 32 rows fit the head view.
+  lm::TrainSet set = lm::induction_set();
+  const int T = std::min(31, model.config.n_positions - 1);
+  if (T < 5) return kDefaultLmText;
+  set.repeat_min = std::min(6, (T + 1) / 3);
+  set.repeat_max = std::max(set.repeat_min, (T + 1) / 3);
+  lm::Rng rng(7);
+  std::vector<int> ids;
+  int n = 0;
+  lm::induction_sequence(set, rng, T, ids, n);
+  return set.tokenizer.decode(ids);
 }
 
 LmSession::~LmSession() { wait(); }
@@ -58,6 +84,7 @@ void LmSession::took_model() {
             ", vocabulary " + std::to_string(c.vocab_size) + " (" + model_->dtype + ")";
   error_.clear();
   run_.reset();
+  if (!text_from_user_) text_ = default_text_for(*model_);
   layer = std::min(layer, c.n_layer - 1);
   head = std::min(head, c.n_head - 1);
   start_compute();
@@ -65,6 +92,7 @@ void LmSession::took_model() {
 
 void LmSession::set_text(const std::string& text) {
   text_ = text;
+  text_from_user_ = true;
   start_compute();
 }
 

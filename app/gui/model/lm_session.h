@@ -28,6 +28,15 @@ struct LmRun {
   std::vector<lm::HeadScores> scores;  // [l · NH + h]
 };
 
+// The sentence a model opens on until the user types one: English for a model of text; for a
+// model trained on the induction task (its vocabulary is lm::letter_tokenizer's: bytes, " a" …
+// " z", <|endoftext|>), a sequence like those it learned from — random letters in which a
+// segment occurs twice (lm::induction_sequence, fixed seed), so its induction head has a copy to
+// find. English would be bytes it never saw.
+constexpr const char* kDefaultLmText = "The cat sat on the mat. The cat sat on the";
+bool is_induction_vocabulary(const lm::Tokenizer& t);
+std::string default_text_for(const lm::Model& model);
+
 // One forward pass of `model` over token ids `ids` of `text`: what the session's worker runs.
 std::unique_ptr<LmRun> lm_forward_run(std::shared_ptr<const lm::Model> model,
                                       const std::string& text, const std::vector<int>& ids);
@@ -41,10 +50,13 @@ class LmSession {
   bool open(const std::string& folder_or_name);
   // Opens a model that is already in memory (one just trained in the app) and runs the sentence.
   void adopt(std::shared_ptr<const lm::Model> model);
-  // Sets the sentence; recomputed in the background. Text that is not UTF-8, empty or longer
+  // Sets the sentence (the user's from now on: another model keeps it); recomputed in the
+  // background. Text that is not UTF-8, empty or longer
   // than the model's n_positions tokens sets error() and keeps the last run.
   void set_text(const std::string& text);
   const std::string& text() const { return text_; }
+  // Whether the sentence is still the one the session chose for its model (default_text_for).
+  bool text_is_default() const { return !text_from_user_; }
 
   // Picks up finished work; call once per frame. True when something changed.
   bool poll();
@@ -94,7 +106,8 @@ class LmSession {
 
   std::shared_ptr<const lm::Model> model_;
   std::unique_ptr<LmRun> run_;
-  std::string text_ = "The cat sat on the mat. The cat sat on the";
+  std::string text_ = kDefaultLmText;
+  bool text_from_user_ = false;
   std::string error_, status_, busy_what_, failure_;
   uint64_t serial_ = 0;
   // Loading returns the model, or null and why.

@@ -94,6 +94,11 @@ void ScenarioHistory::swap_with(Step& s, Scenario& current) {
 }
 
 void ScenarioHistory::record(Scenario&& before, const Scenario& after, EditedHeads heads) {
+  // The saved state one undo further back, or lost with the redo steps.
+  if (saved_offset_ && *saved_offset_ >= 0)
+    ++*saved_offset_;
+  else
+    saved_offset_.reset();
   redo_.clear();
   undo_.push_back(diff(std::move(before), after));
   undo_.back().heads = std::move(heads);
@@ -106,6 +111,9 @@ void ScenarioHistory::extend(const Scenario& before, const Scenario& after, Edit
     record(std::move(copy), after, std::move(heads));
     return;
   }
+  // The state this change leaves was the saved one (then nothing leads back to it), or the saved
+  // state was among the redo steps.
+  if (saved_offset_ && *saved_offset_ <= 0) saved_offset_.reset();
   redo_.clear();
   // The newest step holds the gesture's starting state; a matrix it does not keep is still the
   // same as in `before`, so if this change alters it, `before`'s version is the starting one.
@@ -133,16 +141,21 @@ bool ScenarioHistory::move_newest(std::vector<Step>& from, std::vector<Step>& to
 }
 
 bool ScenarioHistory::undo(Scenario& current, EditedHeads* heads) {
-  return move_newest(undo_, redo_, current, heads);
+  if (!move_newest(undo_, redo_, current, heads)) return false;
+  if (saved_offset_) --*saved_offset_;
+  return true;
 }
 
 bool ScenarioHistory::redo(Scenario& current, EditedHeads* heads) {
-  return move_newest(redo_, undo_, current, heads);
+  if (!move_newest(redo_, undo_, current, heads)) return false;
+  if (saved_offset_) ++*saved_offset_;
+  return true;
 }
 
 void ScenarioHistory::clear() {
   undo_.clear();
   redo_.clear();
+  if (!at_saved()) saved_offset_.reset();  // the way back to it is gone
 }
 
 size_t ScenarioHistory::bytes() const {
@@ -161,6 +174,8 @@ void ScenarioHistory::trim() {
     ++drop;
   }
   undo_.erase(undo_.begin(), undo_.begin() + static_cast<std::ptrdiff_t>(drop));
+  // The saved state was before the oldest step kept.
+  if (saved_offset_ && *saved_offset_ > static_cast<long>(undo_.size())) saved_offset_.reset();
 }
 
 }  // namespace attn

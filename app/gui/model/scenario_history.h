@@ -44,6 +44,14 @@ class ScenarioHistory {
   bool redo(Scenario& current, EditedHeads* heads = nullptr);
   void clear();
 
+  // The saved state (a file as opened or saved): mark_saved() says the current state is it;
+  // at_saved() whether undo and redo have come back to it, so "unsaved" can clear. An edit made
+  // after undoing past it, or its step trimmed away, leaves it unreachable: never at_saved()
+  // again until the next mark_saved(). forget_saved(): no state is saved (recovered edits).
+  void mark_saved() { saved_offset_ = 0; }
+  void forget_saved() { saved_offset_.reset(); }
+  bool at_saved() const { return saved_offset_ == 0; }
+
   bool can_undo() const { return !undo_.empty(); }
   bool can_redo() const { return !redo_.empty(); }
   size_t undo_depth() const { return undo_.size(); }
@@ -71,6 +79,9 @@ class ScenarioHistory {
   void trim();
 
   std::vector<Step> undo_, redo_;
+  // How many undos (positive) or redos (negative) lead from the current state back to the saved
+  // one; none when it cannot be reached.
+  std::optional<long> saved_offset_ = 0;
 };
 
 }  // namespace attn
