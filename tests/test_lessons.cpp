@@ -292,6 +292,8 @@ Expected independent_answer(const LessonStep& step) {
     if (a.property == "d_k") e.number = d_k;
     if (a.property == "heads") e.number = static_cast<double>(p.input.q.size());
     if (a.property == "kv_heads") e.number = static_cast<double>(p.input.k.size());
+    if (a.property == "kv_head")  // query head h uses key/value head h ÷ (H / H_kv)
+      e.number = static_cast<double>(a.head / (p.input.q.size() / p.input.k.size()));
     if (a.property == "visible_keys") {
       int n = 0;
       for (int j = 0; j < ref.masked[a.head].cols; ++j)
