@@ -34,6 +34,8 @@ void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
   ImGui::PushFont(ui.font_bold);
   text_wrapped_at_spaces(q.prompt);  // never "0." on one line and "2×0.3" on the next
   ImGui::PopFont();
+  // The child starts at its top at each step, so its last line in view is the whole prompt.
+  ui.lesson_prompt_shown = ImGui::IsItemVisible();
   if (q.kind != QuestionKind::kNumber) {
     const std::vector<std::string> options = question_options(q, st.trace());
     for (size_t i = 0; i < options.size(); ++i) {
@@ -74,7 +76,7 @@ void draw_answer_row(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
   StepAnswer& a = p.answer();
   bool check = false;
   if (q.kind == QuestionKind::kNumber) {
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5.5f);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 4.5f);
     check = ImGui::InputTextWithHint("##answer", "number", &a.typed,
                                      ImGuiInputTextFlags_EnterReturnsTrue);
     ImGui::SameLine();
@@ -233,9 +235,19 @@ void draw_lesson_contents(Ui& ui) {
   // choices and feedback come under it (their height measured last frame, scrolling when the
   // room is short), then the answer row and the buttons, always in view.
   const float row_h = ImGui::GetFrameHeightWithSpacing();
-  const float buttons_h = row_h + ImGui::GetStyle().ItemSpacing.y + (s.question ? row_h : 0);
+  // The answer row: one line, or two when Show answer does not fit beside the field and Check.
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float answer_w =
+      (s.question && s.question->kind == QuestionKind::kNumber ? fs * 4.5f + spacing : 0) +
+      button_width("Check again") + spacing + button_width("Show answer");
+  const int answer_rows = !s.question ? 0 : answer_w <= ImGui::GetContentRegionAvail().x ? 1 : 2;
+  const float buttons_h = row_h * (1 + answer_rows) + ImGui::GetStyle().ItemSpacing.y;
   const float room = ImGui::GetContentRegionAvail().y - buttons_h;
-  const float question_h = s.question ? std::min(ui.lesson_question_h, room - fs * 3) : 0;
+  // The question first: the step's text keeps a line or two and scrolls.
+  const float question_h =
+      s.question
+          ? std::max(0.0f, std::min(ui.lesson_question_h, room - std::min(fs * 2.5f, room * 0.25f)))
+          : 0;
   ImGui::BeginChild(("lesson-step-" + std::to_string(k)).c_str(),
                     {0, s.question ? room - question_h : -buttons_h}, false);
   // Wrapped at spaces only: a number such as 0.27 or 0.2×0.3 never breaks over two lines.
@@ -311,6 +323,7 @@ void draw_lesson_contents(Ui& ui) {
   } else if (ImGui::Button("Finish", {bw, 0})) {
     ui.defer([&ui] { close_lesson(ui); });
   }
+  ui.lesson_nav_bottom = ImGui::GetItemRectMax().y;
 }
 
 void draw_lesson_window(Ui& ui) {

@@ -217,6 +217,8 @@ struct Ui {
   // Where the question's area and its Check button were drawn last frame (x0, y0, x1, y1): tests
   // check the button is in view.
   ImVec4 lesson_question_rect{0, 0, 0, 0}, lesson_answer_box{0, 0, 0, 0};
+  bool lesson_prompt_shown = false;  // the question's prompt was in view (tests)
+  float lesson_nav_bottom = 0;       // the bottom of Previous / Next (tests: not cut off)
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
