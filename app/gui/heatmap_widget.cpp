@@ -317,7 +317,7 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   const bool row_names = in.labels && in.row_labels_shown;
   L.row_names = row_names;
   L.axis_size = fs * 0.85f;
-  const float row_axis_w = in.labels && in.row_axis ? in.row_axis_w : 0;
+  const float row_axis_w = in.labels && in.row_axis && !in.cells_first ? in.row_axis_w : 0;
   L.row_axis_w = row_axis_w;
   const float row_cap = in.cell > 0 ? 1e9f : avail.x * 0.28f;
   float label_w = 0;
@@ -325,7 +325,7 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
     label_w = std::min(std::max(in.row_label_w, row_axis_w), row_cap) + pad * 2;
   else if (in.labels)
     label_w = pad;
-  const float cap_h = in.labels && (in.col_axis || in.row_axis) ? fs * 1.15f : 0;
+  const float cap_h = in.labels && (in.col_axis || in.row_axis) && !in.cells_first ? fs * 1.15f : 0;
   const float stats_w = in.row_stats && in.labels ? in.stats_text_w + pad * 2 : 0;
   const float legend_w = !in.legend ? 0 : fs * 1.3f + pad + in.legend_text_w;
   const float bar_block = in.color_bar ? fs * 0.6f + fs * 0.8f + 2 + fs + fs * 0.2f : 0;
@@ -380,7 +380,7 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
     const float spare = avail.x - label_w - base.x * cols;
     if (spare >= stats_w) {
       show_stats = true;
-    } else {
+    } else if (!in.cells_first) {
       const ImVec2 with = fit(band, bottom, stats_w);
       const float need =
           std::max(in.number_w * 0.6f + 6, vertical ? min_lf * 1.15f : in.col_label_w + pad);
@@ -399,7 +399,9 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   if (vbar_w > 0) {
     const float legend_line = !in.legend ? 0 : fs * 1.4f;
     const ImVec2 side = fit(band, legend_line, (show_stats ? stats_w : 0) + vbar_w);
-    if (side.y > base.y * 1.05f && side.x >= base.x * 0.6f) {
+    const bool larger = in.cells_first ? side.x * side.y > base.x * base.y * 1.05f
+                                       : side.y > base.y * 1.05f && side.x >= base.x * 0.6f;
+    if (larger) {
       bar_right = true;
       bottom = legend_line;
       legend_below = in.legend;
@@ -901,6 +903,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   in.legend = !legend.empty();
   in.cell = sp.cell;
   in.max_cell = sp.max_cell;
+  in.cells_first = sp.cells_first;
   in.row_label_w = v.row_label_w;
   in.col_label_w = v.col_label_w;
   in.number_w = v.number_w;

@@ -36,8 +36,10 @@ struct HeatmapSpec {
   bool cell_text = true;         // grid lines and numbers in the cells (off: colours only)
   float cell = 0;           // fixed cell size in pixels at zoom 1 (side-by-side matrices); 0 = fit
   float max_cell = 150.0f;  // pixels at zoom 1, times the font scale; 0 = as large as the room
-  ImVec2 size{0, 0};        // 0 = the rest of the window
-  int decimals = -1;        // numbers in the cells; -1 = the user's setting
+  // Presentation: the cells' size comes before the extras (heatmap_layout's `cells_first`).
+  bool cells_first = false;
+  ImVec2 size{0, 0};  // 0 = the rest of the window
+  int decimals = -1;  // numbers in the cells; -1 = the user's setting
   // A lesson's overlays (all optional).
   std::function<bool(int, int)> concealed;  // cell hidden until a prediction is revealed
   // A label that would tell a hidden cell's value (the colour bar's extremes): drawn as "?".
@@ -68,6 +70,9 @@ struct HeatmapLayoutInput {
   bool row_axis = false, col_axis = false;  // axis titles given
   bool legend = false;                      // a hidden-cell legend (some cell is hidden)
   float cell = 0, max_cell = 150.0f;        // as in HeatmapSpec
+  // The cells before the extras (presentation): no axis-title line, row statistics only where
+  // they cost the cells nothing, the colour bar where it leaves the larger cells.
+  bool cells_first = false;
   // Widest row label, column label and cell number at the font size.
   float row_label_w = 0, col_label_w = 0, number_w = 0;
   float row_axis_w = 0;     // the row axis title at 0.85 × the font size

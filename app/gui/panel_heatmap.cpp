@@ -104,8 +104,10 @@ void draw_heatmap_panel(Ui& ui) {
   ImGui::PushFont(ui.font_title);
   ImGui::TextUnformatted(stage.title);
   ImGui::PopFont();
-  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
-  help_marker(stage.why);
+  if (!room) {  // presentation has no pointer to hover with: the narration says why
+    same_line_if_fits(ImGui::CalcTextSize("(?)").x);
+    help_marker(stage.why);
+  }
   const bool per_head = stage.id != StageId::kConcat && stage.id != StageId::kProjected;
   if (t.num_heads > 1 && per_head) {
     // Which key/value head it uses, unless a lesson question asks that.
@@ -143,7 +145,22 @@ void draw_heatmap_panel(Ui& ui) {
       ImGui::TextWrapped("Q (%d × %d)   K (%d × %d)   V (%d × %d): one row per token", t.n_q, t.d_k,
                          t.n_k, t.d_k, t.n_k, t.d_v);
   } else if (const TraceStep* s = t.find(stage.id)) {
-    ImGui::TextWrapped("%s", s->formula.c_str());
+    // Presentation: beside the title when it fits there (its baseline on the title's), keeping
+    // the height for the cells.
+    // A formula's remark ("(each row sums to 1)") is left out when the line would wrap.
+    std::string formula = s->formula;
+    const size_t remark = formula.find("   (");
+    if (room && remark != std::string::npos &&
+        ImGui::CalcTextSize(formula.c_str()).x > ImGui::GetContentRegionAvail().x)
+      formula.resize(remark);
+    if (room && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x * 3 +
+                        ImGui::CalcTextSize(formula.c_str()).x <=
+                    right) {
+      const float title_h = ImGui::GetItemRectSize().y;
+      ImGui::SameLine(0, ImGui::GetStyle().ItemSpacing.x * 3);
+      ImGui::SetCursorPosY(ImGui::GetCursorPosY() + (title_h - ImGui::GetFontSize()) * 0.75f);
+    }
+    ImGui::TextWrapped("%s", formula.c_str());
     if (stage.id == StageId::kScaled && !ui.secret.scale)
       ImGui::TextDisabled("scale = %s = %.4f", t.scale_overridden ? "chosen" : "1/√d_k", t.scale);
     if (stage.id == StageId::kWeights && t.temperature != 1.0f)
@@ -287,8 +304,16 @@ void draw_heatmap_panel(Ui& ui) {
   sp.selected_row = sel.query;
   sp.selected_col = scores ? sel.key : -1;
   sp.row_stats = stage.id == StageId::kWeights;
-  if (room) sp.max_cell = 0;  // cells as large as the room allows
-  if (m.rows() <= 64 && m.cols() <= 64) {
+  if (room) {
+    sp.max_cell = 0;  // cells as large as the room allows
+    sp.cells_first = true;
+  }
+  if (room) {
+    // Presentation: the matrix takes exactly the room left under the heading, however large the
+    // text; the layout sizes the cells and their numbers to it (it never scrolls).
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    sp.size = {std::max(avail.x, fs * 4), std::max(avail.y, fs * 4)};
+  } else if (m.rows() <= 64 && m.cols() <= 64) {
     // Readable cells even in a cramped panel: it scrolls rather than shrink them below a line.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     sp.size = {std::max(avail.x, fs * (0.9f * m.cols() + 8)),

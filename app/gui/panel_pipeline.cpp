@@ -29,9 +29,30 @@ void draw_pipeline_panel(Ui& ui) {
     ImGui::End();
     return;
   }
-  const float fs = ImGui::GetFontSize();
   const ImGuiStyle& style = ImGui::GetStyle();
   const std::vector<StageInfo> stages = st.stages();
+  const bool room = ui.presentation && !ui.panels_shown;
+  // Presentation mode keeps the strip to one row: at a size that does not fit (large text on a
+  // 720p projector), the strip is drawn smaller rather than wrapping into a second row that the
+  // heatmap needs.
+  float scale = 1;
+  ImGui::SetWindowFontScale(1);  // measured at the font's own size (the scale stays per window)
+  if (room) {
+    // The row's width at the bold chips is `grows` (text, padding, buttons: all scale with the
+    // font) plus `fixed` (the spacing between items, which does not).
+    const float fs1 = ImGui::GetFontSize(), b = fs1 * 2.6f;
+    ImFont* f = ui.font_bold;
+    const float arrow = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, "→").x;
+    float grows = b * 2 + b * 1.9f;  // ◀ Play ▶
+    for (size_t i = 0; i < stages.size(); ++i)
+      grows += f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, stages[i].label).x + fs1 * 1.4f +
+               (i ? arrow : 0);
+    const float fixed = style.ItemSpacing.x * (2.0f * stages.size() + 3);
+    const float avail1 = ImGui::GetContentRegionAvail().x;
+    if (grows + fixed > avail1) scale = std::max(0.5f, (avail1 - fixed) / grows * 0.99f);
+  }
+  ImGui::SetWindowFontScale(scale);
+  const float fs = ImGui::GetFontSize();
   const int current = st.stage_index();
   const bool light = ui.settings.light_theme;
   const ImVec4 accent = light ? ImVec4(0.16f, 0.38f, 0.78f, 1) : ImVec4(0.26f, 0.52f, 0.96f, 1);
@@ -44,9 +65,10 @@ void draw_pipeline_panel(Ui& ui) {
   const ImVec2 chip_pad{fs * 0.7f, fs * 0.3f};
   auto strip_width = [&](ImFont* f) {
     float w = 0;
-    const float arrow = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, "→").x;
+    const float size = f->FontSize * scale;
+    const float arrow = f->CalcTextSizeA(size, FLT_MAX, 0, "→").x;
     for (size_t i = 0; i < stages.size(); ++i)
-      w += f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, stages[i].label).x + chip_pad.x * 2 +
+      w += f->CalcTextSizeA(size, FLT_MAX, 0, stages[i].label).x + chip_pad.x * 2 +
            (i ? arrow + style.ItemSpacing.x * 2 : 0);
     return w;
   };
@@ -56,7 +78,6 @@ void draw_pipeline_panel(Ui& ui) {
   const float gap = style.ItemSpacing.x;
   const float nav_w = bw * 4 + bw * 1.9f + gap * 5;
   const float compact_w = bw * 2 + bw * 1.9f + gap * 3;
-  const bool room = ui.presentation && !ui.panels_shown;
   // In presentation mode the strip keeps to previous, play and next (the keyboard does the rest),
   // on the chips' line when it fits in either chip size.
   const bool compact = room;
@@ -73,10 +94,11 @@ void draw_pipeline_panel(Ui& ui) {
                                : gap * 3 + slider_w + ImGui::CalcTextSize(pace_text).x +
                                      ImGui::CalcTextSize(where).x + ImGui::CalcTextSize("(?)").x;
   ImFont* chip_font = ui.font_title;
-  if (strip_width(ui.font_title) + gap + controls_w + tail_w > avail &&
-      (strip_width(ui.font_bold) + gap + controls_w + tail_w <= avail ||
-       (compact && strip_width(ui.font_bold) + gap + controls_w <= avail) ||
-       strip_width(ui.font_title) > avail))
+  if (compact) {  // one row: the large chips when they fit beside the controls
+    if (strip_width(ui.font_title) + gap + controls_w > avail) chip_font = ui.font_bold;
+  } else if (strip_width(ui.font_title) + gap + controls_w + tail_w > avail &&
+             (strip_width(ui.font_bold) + gap + controls_w + tail_w <= avail ||
+              strip_width(ui.font_title) > avail))
     chip_font = ui.font_bold;
   ImGui::PushFont(chip_font);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, chip_pad);
