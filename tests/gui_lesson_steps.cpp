@@ -143,6 +143,14 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
           ui.settings.font_px = font;
           frames_at(s);
           ++checked;
+          // A small matrix on the stepper has room for its numbers, at every size and font.
+          const HeatmapViewport& v = ui.views["main"];
+          if (state.has_trace() && step.lm_model.empty() && step.seq2seq_tab.empty() &&
+              state.current_stage().id != StageId::kInputs && v.drawn && v.rows <= 8 &&
+              v.cols <= 8) {
+            EXPECT_TRUE(v.numbers_shown) << v.rows << "×" << v.cols << " cells of " << v.cell_w
+                                         << "×" << v.cell_h << " px without their numbers";
+          }
           if (!step.question || !state.has_trace() || !step.lm_model.empty()) continue;
           ++questions;
           const LessonQuestion& q = *step.question;
@@ -214,6 +222,33 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
   }
   std::printf("checked %d step views (%d with a question)\n", checked, questions);
   EXPECT_GE(questions, 3 * 2 * 40);
+}
+
+// Bigger text grows the matrix: fear-is-the's weights at 1280×720 in presentation mode, with
+// 24, 32 and 40 px text, keep the 1.00 cell (Fear on itself, causal) at least 120 px wide with
+// its number.
+TEST_F(LessonSteps, PresentationGrowsTheCellsWithTheText) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.wait_for_trace();
+  ASSERT_TRUE(state.set_stage(StageId::kWeights));
+  ui.presentation = true;
+  ui.settings.animate = false;
+  EXPECT_FLOAT_EQ(state.trace().head(StageId::kWeights, 0)(0, 0), 1.0f);
+  float last = 0;
+  for (float font : {24.0f, 32.0f, 40.0f}) {
+    ui.settings.font_px = font;
+    frames_at({1280, 720});
+    const HeatmapViewport& v = ui.views["main"];
+    ASSERT_TRUE(v.drawn);
+    EXPECT_EQ(v.rows, 3);
+    EXPECT_GE(v.cell_w, 120.0f) << "font " << font;
+    EXPECT_TRUE(v.numbers_shown) << "font " << font;
+    EXPECT_GE(v.number_px, font * 0.75f) << "font " << font;
+    // The stage strip stays one row: it is no taller than one chip and its padding.
+    EXPECT_LE(ui.pipeline_h, ui.font_built_px * 3.0f) << "font " << font;
+    last = v.cell_w;
+  }
+  EXPECT_GT(last, 0);
 }
 
 }  // namespace

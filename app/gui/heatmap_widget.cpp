@@ -312,7 +312,10 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   const ImVec2 pos = in.pos, avail = in.avail;
   L.pad = pad;
   // Every size from the room, in the order the eye reads.
-  const float min_lf = std::max(fs * 0.72f, 10.0f);  // labels shrink to this before anything else
+  // Labels shrink to this before anything else; presentation's large text lets them go further
+  // (14 px still reads on a projector) before they turn upright and take the cells' height.
+  const float min_lf = in.cells_first ? std::max(std::min(fs * 0.72f, 14.0f), fs * 0.45f)
+                                      : std::max(fs * 0.72f, 10.0f);
   L.min_lf = min_lf;
   const bool row_names = in.labels && in.row_labels_shown;
   L.row_names = row_names;
@@ -443,7 +446,10 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   const bool big_numbers = in.max_cell <= 0;
   const float number_cap = big_numbers ? fs * 2.2f : fs;
   const float nf = em > 0 ? std::min({cell_h * 0.5f, (cell_w * 0.8f - 4) / em, number_cap}) : 0;
-  const float min_nf = std::max(10.0f, fs * 0.55f);
+  // Presentation's large text lets the numbers go down to 14 px (readable on a projector) before
+  // they are left out.
+  const float min_nf =
+      in.cells_first ? std::max(10.0f, std::min(fs * 0.55f, 14.0f)) : std::max(10.0f, fs * 0.55f);
   L.number_size = nf;
   L.numbers_shown = in.cell_text && L.small && nf >= min_nf;
   // Labels: as large as the rows allow, and every so many when they cannot all have one.
