@@ -8,6 +8,7 @@
 #include "attention/format.h"
 #include "documents.h"
 #include "gui/model/lesson_player.h"
+#include "gui/panel_lm.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
@@ -107,6 +108,104 @@ TEST_F(LessonGui, PresentationModeAndLargeFontsPlayToo) {
   close_lesson(ui);
   frames(2);
   EXPECT_FALSE(ui.lesson);
+}
+
+TEST_F(LessonGui, AnLmStepOpensItsLayerHeadAndPosition) {
+  std::string error;
+  ASSERT_TRUE(open_lesson(ui, "12-induction-heads", error)) << error;
+  LessonPlayer& p = *ui.lesson;
+  // Step 3 ("Layer 1: the induction head"): layer 1, head 0, the second "x" (position 17).
+  ASSERT_TRUE(p.go_to(2));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  ASSERT_TRUE(ui.lm.state);
+  LmPanel& lp = *ui.lm.state;
+  lp.session.wait();
+  frames(4);
+  EXPECT_EQ(lp.session.layer, p.step().lm_layer);
+  EXPECT_EQ(lp.session.head, p.step().lm_head);
+  EXPECT_EQ(lp.session.position, 17);
+  EXPECT_EQ(lp.shown_tab, "heads");
+  // The head view isolates that query: every line drawn starts at token 17, in head 0.
+  ASSERT_FALSE(lp.head_view.lines.empty());
+  for (const auto& line : lp.head_view.lines) {
+    EXPECT_EQ(line[0], 0);
+    EXPECT_EQ(line[1], 17);
+  }
+  // Step 2 asks for layer 0, head 1 and no position: every token's lines.
+  ASSERT_TRUE(p.go_to(1));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  lp.session.wait();
+  frames(4);
+  EXPECT_EQ(lp.session.layer, 0);
+  EXPECT_EQ(lp.session.head, 1);
+  EXPECT_EQ(lp.session.position, -1);
+  EXPECT_GT(lp.head_view.lines.size(), 17u);
+  // Step 5: the next-token chart after position 17, where the text says the model predicts "m".
+  ASSERT_TRUE(p.go_to(4));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  lp.session.wait();
+  frames(4);
+  EXPECT_EQ(lp.shown_tab, "next");
+  EXPECT_EQ(lp.session.shown_position(), 17);
+  const auto top = lp.session.next_tokens();
+  ASSERT_FALSE(top.empty());
+  EXPECT_EQ(lp.session.run()->model->tokenizer.display(top[0].first), " m");
+  // Without a position the chart is after the last token (the sentence ends with "o", after
+  // which the repeat is over: not "m").
+  lp.session.position = -1;
+  EXPECT_EQ(lp.session.shown_position(), static_cast<int>(lp.session.run()->ids.size()) - 1);
+}
+
+TEST_F(LessonGui, TheBottleneckStepStartsItsEvaluation) {
+  std::string error;
+  ASSERT_TRUE(open_lesson(ui, "10-seq2seq-alignment", error)) << error;
+  ASSERT_EQ(ui.lesson->step().seq2seq_tab, "bottleneck");
+  Seq2seqSession& s = ui.seq2seq.state->session;
+  // Started on opening the step, not by the tab's Evaluate button.
+  EXPECT_TRUE(s.compare_job.running() || !s.compare_rows.empty());
+  frames(2);
+  EXPECT_EQ(ui.seq2seq.state->shown_tab, "bottleneck");
+  s.compare_job.wait();
+  frames(2);
+  ASSERT_EQ(s.compare_rows.size(), 4u) << s.compare_error;  // the four bottleneck/ models
+  // Back to the step later: the result is there at once (kept per model file), no new job.
+  s.compare_rows.clear();
+  ASSERT_TRUE(ui.lesson->go_to(1));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  ASSERT_TRUE(ui.lesson->go_to(0));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  EXPECT_FALSE(s.compare_job.running());
+  EXPECT_EQ(s.compare_rows.size(), 4u);
+}
+
+TEST_F(LessonGui, AStepsDecimalsApplyAndTheUsersComeBack) {
+  ui.settings.decimals = 3;  // the user's choice
+  std::string error;
+  ASSERT_TRUE(open_lesson(ui, "05-fear-is-by-hand", error)) << error;
+  LessonPlayer& p = *ui.lesson;
+  EXPECT_EQ(ui.settings.decimals, 3);
+  const int last = p.step_count() - 1;
+  ASSERT_EQ(p.lesson().steps[static_cast<size_t>(last)].decimals, 4);
+  ASSERT_TRUE(p.go_to(last));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  frames(2);
+  EXPECT_EQ(ui.settings.decimals, 4);
+  EXPECT_EQ(user_settings(ui).decimals, 3);  // settings.ini keeps the user's
+  ASSERT_TRUE(p.go_to(last - 1));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  EXPECT_EQ(ui.settings.decimals, 3);
+  ASSERT_TRUE(p.go_to(last));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  EXPECT_EQ(ui.settings.decimals, 4);
+  close_lesson(ui);
+  EXPECT_EQ(ui.settings.decimals, 3);
+  // A change the user makes while the step shows its own decimals is theirs and stays.
+  ASSERT_TRUE(open_lesson(ui, "05-fear-is-by-hand", error)) << error;
+  ASSERT_TRUE(ui.lesson->go_to(last));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  ui.settings.decimals = 1;
+  close_lesson(ui);
+  EXPECT_EQ(ui.settings.decimals, 1);
 }
 
 TEST_F(LessonGui, RecordingTheCurrentViewAppendsAStep) {

@@ -3,7 +3,10 @@
 // checking, recording a step, the `lessons` command and `worksheet --lesson` through pdftotext.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -14,6 +17,9 @@
 #include "io/examples.h"
 #include "io/shipped.h"
 #include "lessons/lesson.h"
+#include "lm/forward.h"
+#include "lm/head_trace.h"
+#include "lm/model.h"
 #include "lm_fixture.h"
 #include "reference.h"
 
@@ -262,6 +268,117 @@ TEST(LessonParse, AHiddenAnswerCellOrATiedKeyIsRefused) {
   EXPECT_NE(parse_error(k).find("tie"), std::string::npos);
 }
 
+TEST(LessonParse, LmStepsNameTheirLayerHeadAndPosition) {
+  const std::string folder = test::temp_path("lesson-lm-view");
+  test::write_test_model(test::make_test_model({}), folder);
+  json j = base_lesson();
+  j["steps"][1]["lm"] = {{"model", folder}, {"text", " a b a b"}, {"tab", "next"},
+                         {"layer", 1},      {"head", 0},          {"position", 2}};
+  std::string error;
+  const std::optional<Lesson> l = parse_lesson(j.dump(), "lesson.json", error);
+  ASSERT_TRUE(l) << error;
+  EXPECT_EQ(l->steps[1].lm_layer, 1);
+  EXPECT_EQ(l->steps[1].lm_head, 0);
+  EXPECT_EQ(l->steps[1].lm_position, 2);
+  EXPECT_EQ(l->steps[0].lm_position, -1);  // none: the last token
+  // Refused, each naming its field: a layer without its head, negative numbers, a string.
+  j["steps"][1]["lm"].erase("head");
+  EXPECT_NE(parse_error(j).find("step 2 (“Weights”): lm.head: give layer and head together"),
+            std::string::npos);
+  j["steps"][1]["lm"]["head"] = 0;
+  j["steps"][1]["lm"]["position"] = -1;
+  EXPECT_NE(parse_error(j).find("lm.position"), std::string::npos);
+  j["steps"][1]["lm"]["position"] = "x";
+  EXPECT_NE(parse_error(j).find("lm.position"), std::string::npos);
+}
+
+TEST(LessonParse, AStepSetsItsDecimals) {
+  json j = base_lesson();
+  j["steps"][1]["decimals"] = 4;
+  std::string error;
+  const std::optional<Lesson> l = parse_lesson(j.dump(), "lesson.json", error);
+  ASSERT_TRUE(l) << error;
+  EXPECT_EQ(l->steps[1].decimals, 4);
+  EXPECT_EQ(shown_decimals(l->steps[1]), 4);
+  EXPECT_EQ(l->steps[0].decimals, -1);
+  EXPECT_EQ(shown_decimals(l->steps[0]), 2);  // the heatmap's default
+  for (int bad : {0, 5}) {
+    j["steps"][1]["decimals"] = bad;
+    EXPECT_NE(parse_error(j).find("step 2 (“Weights”): decimals"), std::string::npos) << bad;
+  }
+}
+
+// One query against three 1-dimensional keys with scale 1: weights = softmax(q·k_j), computed
+// here in double precision.
+std::vector<double> softmax_of(double q, const std::vector<double>& k) {
+  std::vector<double> w;
+  double sum = 0;
+  for (double kj : k) sum += std::exp(q * kj);
+  for (double kj : k) w.push_back(std::exp(q * kj) / sum);
+  return w;
+}
+
+json one_query_step(double q, const std::vector<double>& k) {
+  json step = {{"title", "Which key?"}, {"stage", "weights"}};
+  json keys = json::array(), values = json::array();
+  for (size_t j = 0; j < k.size(); ++j) {
+    keys.push_back({k[j]});
+    values.push_back({static_cast<double>(j)});
+  }
+  step["scenario"] = {{"q", {{q}}}, {"k", keys}, {"v", values}, {"scale", 1}};
+  step["question"] = {{"kind", "key"}, {"prompt", "p"}, {"answer", {{"row", 0}}}};
+  return step;
+}
+
+TEST(LessonParse, AKeyQuestionOnANearTieIsRefused) {
+  // Keys 0.2 and 0.177 apart by q = 1: weights differ by under 0.01, both show as 0.3x.
+  const std::vector<double> tie = {0.2, 0.177, -0.5};
+  const std::vector<double> w = softmax_of(1.0, tie);
+  ASSERT_GT(w[0], w[1]);
+  ASSERT_LT(w[0] - w[1], 0.01);
+  json j = base_lesson();
+  j["steps"] = json::array({one_query_step(1.0, tie)});
+  const std::string error = parse_error(j);
+  EXPECT_EQ(error.rfind("lesson.json: step 1 (“Which key?”): question.answer.row: a near-tie at 2 "
+                        "decimals",
+                        0),
+            0u)
+      << error;
+  // Apart by more than a unit of the second decimal: a fair question.
+  const std::vector<double> clear = {0.2, 0.1, -0.5};
+  const std::vector<double> wc = softmax_of(1.0, clear);
+  ASSERT_GE(wc[0] - wc[1], 0.01);
+  j["steps"] = json::array({one_query_step(1.0, clear)});
+  std::string e;
+  EXPECT_TRUE(parse_lesson(j.dump(), "lesson.json", e)) << e;
+  // At 4 decimals (the step's own) the near-tie is told apart.
+  j["steps"] = json::array({one_query_step(1.0, tie)});
+  j["steps"][0]["decimals"] = 4;
+  EXPECT_TRUE(parse_lesson(j.dump(), "lesson.json", e)) << e;
+}
+
+TEST(LessonParse, ANumberQuestionOnARoundingEdgeIsRefused) {
+  // q·k = 0.5 × 0.69 = 0.345: 0.34 or 0.35 at 2 decimals, depending on the working.
+  json j = base_lesson();
+  json step = {{"title", "Score"}, {"stage", "scores"}};
+  step["scenario"] = {{"q", {{0.5}}}, {"k", {{0.69}, {0.1}}}, {"v", {{1}, {2}}}};
+  step["question"] = {{"kind", "number"},
+                      {"prompt", "q·k?"},
+                      {"answer", {{"stage", "scores"}, {"row", 0}, {"col", 0}}}};
+  j["steps"] = json::array({step});
+  const std::string error = parse_error(j);
+  EXPECT_NE(error.find("step 1 (“Score”): question.answer: the answer 0.3450 is on the rounding "
+                       "edge between 0.34 and 0.35"),
+            std::string::npos)
+      << error;
+  std::string e;
+  j["steps"][0]["question"]["tolerance"] = 0.01;  // both neighbours are right
+  EXPECT_TRUE(parse_lesson(j.dump(), "lesson.json", e)) << e;
+  j["steps"][0]["question"].erase("tolerance");
+  j["steps"][0]["question"]["answer"]["col"] = 1;  // 0.05: nowhere near an edge
+  EXPECT_TRUE(parse_lesson(j.dump(), "lesson.json", e)) << e;
+}
+
 // The reference's value for a question, computed from the step's scenario in double precision
 // with plain loops (tests/support/reference.h), never by the engine under test.
 struct Expected {
@@ -376,6 +493,111 @@ TEST(Course, EveryQuestionMatchesAnIndependentComputation) {
   EXPECT_GE(numbers, 15);
   EXPECT_GE(keys, 6);
   EXPECT_GE(statements, 10);
+}
+
+const LessonStep& step_titled(const std::vector<Lesson>& c, const std::string& title);
+
+TEST(Course, EveryKeyQuestionIsClearAtTheDecimalsShown) {
+  // The gap between the winner and the runner-up from the reference (double loops), at least
+  // one unit of the last decimal the step shows.
+  int keys = 0;
+  for (const Lesson& l : course())
+    for (size_t i = 0; i < l.steps.size(); ++i) {
+      const LessonStep& s = l.steps[i];
+      if (!s.question || s.question->kind != QuestionKind::kKey) continue;
+      SCOPED_TRACE(l.path + " step " + std::to_string(i + 1));
+      const AnswerRef& a = s.question->answer;
+      const test::RefResult ref = test::reference_attention(to_problem(s.scenario));
+      const test::RefMat& w =
+          a.stage == StageId::kWeights ? ref.weights[a.head] : ref.scores[a.head];
+      std::vector<double> row;
+      for (int j = 0; j < w.cols; ++j)
+        if (!std::isinf(ref.masked[a.head](a.row, j)))
+          row.push_back(a.smallest ? -w(a.row, j) : w(a.row, j));
+      std::sort(row.rbegin(), row.rend());
+      if (row.size() < 2) continue;
+      ++keys;
+      EXPECT_GE(row[0] - row[1], std::pow(10.0, -shown_decimals(s)) - 1e-9);
+    }
+  EXPECT_GE(keys, 6);
+}
+
+TEST(Course, NumbersInTheTextKeepTogether) {
+  // The app wraps at spaces: "4 × 3" could end a line at "4 ×". Every text a step shows.
+  const std::vector<std::string> ops = {"×", "÷", "/", "·", "*", "%"};
+  for (const Lesson& l : course())
+    for (size_t i = 0; i < l.steps.size(); ++i) {
+      const LessonStep& s = l.steps[i];
+      std::vector<std::string> texts = s.text;
+      if (s.question) {
+        texts.push_back(s.question->prompt);
+        texts.push_back(s.question->explanation);
+        for (const Choice& c : s.question->choices) texts.push_back(c.text);
+      }
+      for (const std::string& t : texts)
+        for (const std::string& op : ops)
+          for (size_t at = t.find(" " + op); at != std::string::npos;
+               at = t.find(" " + op, at + 1)) {
+            const bool digit_before = at > 0 && std::isdigit(static_cast<unsigned char>(t[at - 1]));
+            const size_t after = at + 1 + op.size();
+            const bool number_after =
+                op == "%" || (after + 1 < t.size() && t[after] == ' ' &&
+                              std::isdigit(static_cast<unsigned char>(t[after + 1])));
+            EXPECT_FALSE(digit_before && number_after)
+                << l.path << " step " << i + 1 << ": \"" << t << "\"";
+          }
+    }
+}
+
+TEST(Course, LanguageModelStepsPointInsideTheirModel) {
+  int pointed = 0;
+  for (const Lesson& l : course())
+    for (size_t i = 0; i < l.steps.size(); ++i) {
+      const LessonStep& s = l.steps[i];
+      if (s.lm_model.empty()) continue;
+      SCOPED_TRACE(l.path + " step " + std::to_string(i + 1));
+      std::string error;
+      lm::Model m;
+      ASSERT_TRUE(lm::load_model(lm::resolve_model_folder(s.lm_model, error), m, error)) << error;
+      const int T = static_cast<int>(m.tokenizer.encode(s.lm_text).size());
+      EXPECT_LT(s.lm_layer, m.config.n_layer);
+      EXPECT_LT(s.lm_head, m.config.n_head);
+      EXPECT_LT(s.lm_position, T);
+      pointed += s.lm_layer >= 0 || s.lm_position >= 0 ? 1 : 0;
+    }
+  EXPECT_GE(pointed, 4);
+}
+
+TEST(Course, TheInductionLessonQuotesWhatTheModelComputes) {
+  const std::vector<Lesson> c = course();
+  const LessonStep& head = step_titled(c, "Layer 1: the induction head");
+  const LessonStep& next = step_titled(c, "The prediction");
+  std::string error;
+  lm::Model m;
+  ASSERT_TRUE(lm::load_model(lm::resolve_model_folder(next.lm_model, error), m, error)) << error;
+  const std::vector<int> ids = m.tokenizer.encode(next.lm_text);
+  const int T = static_cast<int>(ids.size());
+  // The step points at the second "x", whose first occurrence is followed by "m".
+  ASSERT_EQ(next.lm_position, 17);
+  EXPECT_EQ(m.tokenizer.display(ids[17]), " x");
+  EXPECT_EQ(m.tokenizer.display(ids[1]), " x");
+  EXPECT_EQ(m.tokenizer.display(ids[2]), " m");
+  lm::Activations a;
+  lm::gpt_forward(m, ids, 1, T, a);
+  // The head view's words for the isolated query ("76% → m"), and the text's.
+  const float w = a.att_at(m.config, head.lm_layer, 0, head.lm_head)[17 * T + 2];
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.0f%%", 100 * w);
+  EXPECT_NE(head.text[0].find(std::string("about ") + pct + " of its weight goes to “m”"),
+            std::string::npos)
+      << pct;
+  // The next-token chart's top tokens after position 17.
+  const auto top = lm::top_tokens_at(m, a, next.lm_position, 3, 1.0);
+  ASSERT_GE(top.size(), 2u);
+  EXPECT_EQ(m.tokenizer.display(top[0].first), " m");
+  std::snprintf(pct, sizeof pct, "%.1f%%", 100 * top[0].second);
+  EXPECT_NE(next.text[0].find(std::string("“m” ") + pct), std::string::npos) << pct;
+  EXPECT_LT(top[1].second, 0.04);
 }
 
 const LessonStep& step_titled(const std::vector<Lesson>& c, const std::string& title) {

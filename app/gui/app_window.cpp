@@ -450,7 +450,7 @@ int run_gui(const GuiOptions& o) {
   }
   if (!cfg.empty()) {
     std::string e;
-    write_file_atomically(cfg + "/settings.ini", settings_text(ui.settings), e);
+    write_file_atomically(cfg + "/settings.ini", settings_text(user_settings(ui)), e);
     // Closing the window while "Recover?" is still asked keeps the file for the next start.
     if (state.recovery_removable_at_exit()) state.discard_recovery();
   }

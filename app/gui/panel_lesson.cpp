@@ -100,12 +100,37 @@ void draw_answer_row(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
 
 }  // namespace
 
+namespace {
+
+// The heatmap's decimals: the step's while it is on screen, the user's again after. A change the
+// user made meanwhile (View → Decimals in cells) is theirs and stays.
+void apply_step_decimals(Ui& ui, int decimals) {
+  if (ui.lesson_decimals_shown >= 0) {
+    if (ui.settings.decimals == ui.lesson_decimals_shown)
+      ui.settings.decimals = ui.lesson_decimals_user;
+    ui.lesson_decimals_shown = ui.lesson_decimals_user = -1;
+  }
+  if (decimals < 0) return;
+  ui.lesson_decimals_user = ui.settings.decimals;
+  ui.lesson_decimals_shown = ui.settings.decimals = decimals;
+}
+
+}  // namespace
+
+UiSettings user_settings(const Ui& ui) {
+  UiSettings s = ui.settings;
+  if (ui.lesson_decimals_shown >= 0 && s.decimals == ui.lesson_decimals_shown)
+    s.decimals = ui.lesson_decimals_user;
+  return s;
+}
+
 bool apply_lesson_step(Ui& ui) {
   if (!lesson_open(ui)) return false;
   LessonPlayer& p = *ui.lesson;
   ui.state.playing = false;
   if (!p.apply(ui.state)) return false;
   const LessonStep& s = p.step();
+  apply_step_decimals(ui, s.decimals);
   if (!s.seq2seq_model.empty() || !s.seq2seq_tab.empty()) {
     if (!ui.seq2seq.state) ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
     std::string error;
@@ -115,6 +140,13 @@ bool apply_lesson_step(Ui& ui) {
         ui.seq2seq.state->session.open_model = *path;
         ui.seq2seq.state->session.find_models();  // selects the step's model
       }
+    }
+    // The bottleneck tab opens on its result, not on an Evaluate button: the evaluation starts
+    // now (from the session's cache when these model files were evaluated before).
+    Seq2seqSession& ss = ui.seq2seq.state->session;
+    if (s.seq2seq_tab == "bottleneck" && ss.compare_rows.empty() && !ss.compare_job.running()) {
+      ss.ensure_models();
+      ss.start_compare();
     }
     ui.seq2seq.state->select_tab = s.seq2seq_tab;
     ui.seq2seq.state->place_beside_lesson = true;
@@ -136,6 +168,16 @@ bool apply_lesson_step(Ui& ui) {
     const std::optional<std::string> path = resolve_shipped(kLmModels, s.lm_model, error);
     if (path && !lp.session.open(*path))
       ui.state.set_message("The lesson's model: " + lp.session.error(), true);
+    // What the step's words point at: the head (bounded by the model once it has loaded) and
+    // the token whose lines, circuit query and prediction are shown.
+    if (s.lm_layer >= 0) {
+      lp.session.select(s.lm_layer, s.lm_head);
+      lp.all_heads = false;
+    }
+    lp.session.position = s.lm_position;
+    lp.pinned_token = s.lm_position;
+    lp.pinned_is_key = false;
+    lp.circuit_query = s.lm_position;
     lp.select_tab = s.lm_tab;
     ui.lm.open = true;
     lp.opened_by_lesson = true;
@@ -171,6 +213,7 @@ bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error) {
 
 void close_lesson(Ui& ui) {
   ui.lesson.reset();
+  apply_step_decimals(ui, -1);
   if (ui.lesson_opened_seq2seq) ui.seq2seq.open = false;
   ui.lesson_opened_seq2seq = false;
   if (ui.lm.state && ui.lm.state->opened_by_lesson) {

@@ -97,6 +97,8 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
     const bool same = p.pinned_token == p.hover_token && p.pinned_is_key == p.hover_is_key;
     p.pinned_token = same ? -1 : p.hover_token;
     p.pinned_is_key = p.hover_is_key;
+    // A pinned query is the token the other tabs point at too (the next-token chart).
+    if (!p.pinned_is_key) s.position = p.pinned_token;
   }
   if (p.pinned_token >= T) p.pinned_token = -1;
   const int focus = p.pinned_token >= 0 ? p.pinned_token : p.hover_token;

@@ -1,5 +1,6 @@
 // The next-token chart (as Transformer Explainer's): the probabilities of the most likely tokens
-// after the sentence's last token, as bars, with a temperature slider that reshapes them.
+// after the sentence's last token (or the token the views point at), as bars, with a temperature
+// slider that reshapes them.
 #include <imgui.h>
 
 #include <algorithm>
@@ -26,8 +27,18 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
   ImGui::SameLine(0, fs * 2);
   ImGui::SetNextItemWidth(fs * 8);
   ImGui::SliderInt("Show top", &s.top_k, 3, 30);
-  const std::string& last = r->tokens.back();
-  ImGui::TextWrapped("After “%s”, the next token is probably:", last.c_str());
+  // After the token the views point at (a lesson step's, or the query pinned in the head view).
+  const int at = s.shown_position();
+  const int T = static_cast<int>(r->tokens.size());
+  const std::string& token = r->tokens[static_cast<size_t>(at)];
+  if (at + 1 < T)
+    ImGui::TextWrapped("After “%s” at position %d, the next token is probably:", token.c_str(), at);
+  else
+    ImGui::TextWrapped("After “%s”, the next token is probably:", token.c_str());
+  if (at + 1 < T) {
+    ImGui::SameLine();
+    if (ImGui::SmallButton("After the last token")) s.position = -1;
+  }
   ImGui::Spacing();
 
   const auto top = s.next_tokens();

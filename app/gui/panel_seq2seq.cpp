@@ -342,14 +342,21 @@ void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
 
 void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
   ImGui::TextWrapped(
-      "Exact match on 1000 held-out dates by input length for the models trained "
+      "Exact match on held-out dates by input length for the models trained "
       "on inputs of at most 40 characters (the shipped bottleneck/ models): beyond the "
       "training lengths the fixed-context model (none) falls fastest — Figure 2 "
       "of Bahdanau et al.");
   const bool busy = s.compare_job.running();
   if (!busy && ImGui::Button(s.compare_rows.empty() ? "Evaluate" : "Evaluate again"))
-    s.start_compare();
-  if (busy) ImGui::Text("evaluating… %d%%", static_cast<int>(s.compare_job.progress() * 100));
+    s.start_compare(!s.compare_rows.empty());  // "Evaluate again" evaluates afresh
+  if (busy) {
+    // A lesson step starts it on opening: the class sees that it is under way and how far.
+    char label[128];
+    std::snprintf(label, sizeof label, "Evaluating %zu models on %d dates… %.0f s",
+                  s.compare_names.size(), Seq2seqSession::kCompareDates,
+                  s.compare_job.elapsed_seconds());
+    ImGui::ProgressBar(static_cast<float>(s.compare_job.progress()), {-1, 0}, label);
+  }
   if (!s.compare_error.empty()) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", s.compare_error.c_str());

@@ -211,9 +211,11 @@ struct Ui {
   std::string course_error;
   bool course_listed = false;
   bool lesson_opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
-  ImVec4 lesson_rect{0, 0, 0, 0};      // where the lesson window was drawn (x, y, w, h)
-  float lesson_question_h = 0;         // the question's height last frame (it stays in view)
-  bool lesson_titled = false;          // the lesson window's title names the lesson this frame
+  // A step's own cell decimals on screen (-1: none), and the user's setting they replace.
+  int lesson_decimals_shown = -1, lesson_decimals_user = -1;
+  ImVec4 lesson_rect{0, 0, 0, 0};  // where the lesson window was drawn (x, y, w, h)
+  float lesson_question_h = 0;     // the question's height last frame (it stays in view)
+  bool lesson_titled = false;      // the lesson window's title names the lesson this frame
   // Where the question's area and its Check button were drawn last frame (x0, y0, x1, y1): tests
   // check the button is in view.
   ImVec4 lesson_question_rect{0, 0, 0, 0}, lesson_answer_box{0, 0, 0, 0};
@@ -335,6 +337,8 @@ bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error);
 void close_lesson(Ui& ui);
 // Puts the lesson's current step on the screen: scenario, stage, head, selection, seq2seq window.
 bool apply_lesson_step(Ui& ui);
+// The settings as the user chose them (what settings.ini keeps): a step's decimals are not theirs.
+UiSettings user_settings(const Ui& ui);
 // Page Down / Page Up step through an open lesson; true when the step changed.
 bool lesson_shortcuts(Ui& ui);
 // Appends the current view as a step of the lesson file `path` (atomically); "" or the error.

@@ -250,6 +250,8 @@ void check_against_trace(const LessonStep& s, const AttentionTrace& t) {
   std::string error;
   if (q.kind == QuestionKind::kNumber ? !number_answer(q, t, error) : !key_answer(q, t, error))
     fail(f, error);
+  const std::string unfair = unfair_at_precision(q, t, shown_decimals(s));
+  if (!unfair.empty()) fail(q.kind == QuestionKind::kKey ? f + ".row" : f, unfair);
 }
 
 struct StepContext {
@@ -261,7 +263,7 @@ LessonStep read_step(const json& j, const StepContext& c) {
   if (!j.is_object()) fail("", "expected an object, got " + json_type_name(j));
   check_json_keys(j, "",
                   {"title", "text", "formula", "example", "scenario", "variants", "seq2seq", "lm",
-                   "stage", "head", "select", "highlight", "question"});
+                   "stage", "head", "select", "highlight", "decimals", "question"});
   LessonStep s;
   if (!j.contains("title")) fail("title", "missing field");
   s.title = read_json_string(j["title"], "title");
@@ -326,8 +328,13 @@ LessonStep read_step(const json& j, const StepContext& c) {
   if (j.contains("lm")) {
     const json& m = j["lm"];
     if (!m.is_object()) fail("lm", "expected an object {\"model\", \"text\", \"tab\"}");
-    check_json_keys(m, "lm", {"model", "text", "tab"});
+    check_json_keys(m, "lm", {"model", "text", "tab", "layer", "head", "position"});
     if (m.contains("text")) s.lm_text = read_json_string(m["text"], "lm.text");
+    if (m.contains("layer")) s.lm_layer = read_json_int(m["layer"], "lm.layer", 0);
+    if (m.contains("head")) s.lm_head = read_json_int(m["head"], "lm.head", 0);
+    if (m.contains("position")) s.lm_position = read_json_int(m["position"], "lm.position", 0);
+    if ((s.lm_layer < 0) != (s.lm_head < 0))
+      fail(s.lm_layer < 0 ? "lm.layer" : "lm.head", "give layer and head together");
     s.lm_tab = m.contains("tab") ? read_json_string(m["tab"], "lm.tab") : "model";
     const std::set<std::string> tabs = {"model", "heads", "next", "roles", "circuit", "kv"};
     if (!tabs.count(s.lm_tab))
@@ -338,6 +345,11 @@ LessonStep read_step(const json& j, const StepContext& c) {
     if (!resolve_shipped(kLmModels, s.lm_model, error)) fail("lm.model", error);
   }
   if (j.contains("head")) s.head = read_json_int(j["head"], "head", 0);
+  if (j.contains("decimals")) {
+    s.decimals = read_json_int(j["decimals"], "decimals", 1);
+    if (s.decimals > 4)
+      fail("decimals", "the heatmap shows 1 to 4 decimals, got " + std::to_string(s.decimals));
+  }
   if (j.contains("select")) {
     const json& sel = j["select"];
     if (!sel.is_array() || sel.empty() || sel.size() > 2)
@@ -540,6 +552,55 @@ int statement_answer(const LessonQuestion& q) {
   for (size_t i = 0; i < q.choices.size(); ++i)
     if (q.choices[i].correct) return static_cast<int>(i);
   return -1;
+}
+
+std::string unfair_at_precision(const LessonQuestion& q, const AttentionTrace& t, int decimals) {
+  const double unit = std::pow(10.0, -decimals);
+  const std::string d = std::to_string(decimals) + " decimal" + (decimals == 1 ? "" : "s");
+  std::string error;
+  if (q.kind == QuestionKind::kKey) {
+    const std::optional<int> best = key_answer(q, t, error);
+    if (!best) return error;
+    const AnswerRef& a = q.answer;
+    const Matrix& m = t.head(*a.stage, a.head);
+    const int mask_head = std::min<int>(a.head, t.num_heads - 1);
+    int second = -1;
+    for (int j = 0; j < m.cols(); ++j) {
+      if (j == *best || (mask_head >= 0 && is_hidden(t, mask_head, a.row, j))) continue;
+      if (second < 0 ||
+          (a.smallest ? m(a.row, j) < m(a.row, second) : m(a.row, j) > m(a.row, second)))
+        second = j;
+    }
+    if (second < 0) return "";  // one visible key: nothing to confuse it with
+    const double x = m(a.row, *best), y = m(a.row, second);
+    // A float's last bit must not make a gap of exactly one unit unfair.
+    if (std::abs(x - y) >= unit * (1 - 1e-4)) return "";
+    return "a near-tie at " + d + ": keys " + quoted(t.key_tokens[*best]) + " (" +
+           format_fixed(x, 4, true) + ") and " + quoted(t.key_tokens[second]) + " (" +
+           format_fixed(y, 4, true) + ") of row " + std::to_string(a.row) +
+           " differ by less than " + format_fixed(unit, decimals, true) + ", so the screen shows " +
+           format_fixed(x, decimals, true) + " and " + format_fixed(y, decimals, true) +
+           "; ask about another row or example";
+  }
+  if (q.kind != QuestionKind::kNumber) return "";
+  const std::optional<double> v = number_answer(q, t, error);
+  if (!v) return error;
+  // Whole-number properties (d_k, heads, visible keys …) are exact.
+  if (!q.answer.property.empty() && q.answer.property != "scale") return "";
+  if (q.tolerance >= unit) return "";  // both neighbours are accepted
+  // Within a twentieth of a unit of …5 (0.3450 ± 0.0005 at 2 decimals): rounded working on the
+  // way can land on either side.
+  constexpr double kEdge = 0.05;
+  const double units = *v / unit;
+  const double edge = std::abs(units - std::floor(units) - 0.5);
+  if (edge >= kEdge) return "";
+  const double below = std::floor(units) * unit, above = below + unit;
+  return "the answer " + format_fixed(*v, 4, true) + " is on the rounding edge between " +
+         format_fixed(below, decimals, true) + " and " + format_fixed(above, decimals, true) +
+         " at " + d +
+         ": working from the rounded numbers on screen can give either; ask about "
+         "another cell, or set a tolerance of " +
+         format_fixed(unit, decimals, true) + " so both are right";
 }
 
 std::vector<std::string> question_options(const LessonQuestion& q, const AttentionTrace& t) {

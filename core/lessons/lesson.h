@@ -72,12 +72,25 @@ struct LessonStep {
   // the sentence `lm_text` and a tab ("model", "heads", "next", "roles", "circuit" or "kv");
   // "" = leave it closed.
   std::string lm_model, lm_text, lm_tab;
+  // …and what it points at: the layer and head of the head view (-1 = leave the window's), and
+  // the token whose lines, circuit and next-token prediction are shown (-1 = the last token).
+  // Checked against the model when the step opens (core/lessons does not load models).
+  int lm_layer = -1, lm_head = -1, lm_position = -1;
+  // The decimals of the heatmap's cells while the step is on screen (-1 = the user's setting);
+  // also the precision the step's question is checked for near-ties at (kLessonDecimals when -1).
+  int decimals = -1;
   StageId stage = StageId::kInputs;  // the stage on screen
   int head = 0;
   int select_query = -1, select_key = -1;  // -1 = no selection / the whole row
   std::vector<Highlight> highlights;
   std::optional<LessonQuestion> question;
 };
+
+// The decimals the heatmap shows by default (the app's setting): questions are checked at it.
+constexpr int kLessonDecimals = 2;
+inline int shown_decimals(const LessonStep& s) {
+  return s.decimals >= 0 ? s.decimals : kLessonDecimals;
+}
 
 struct Lesson {
   std::string title, summary;
@@ -86,8 +99,9 @@ struct Lesson {
 };
 
 // Parses a lesson; `path` names it in messages and anchors relative scenario files. Every step is
-// checked against its own trace (stage, head, selection, highlights, the question's cell). On
-// failure returns nullopt with `error` naming the file, the step (number and title) and the field.
+// checked against its own trace (stage, head, selection, highlights, the question's cell), and
+// its question for a fair answer at the decimals shown (fair_at_precision). On failure returns
+// nullopt with `error` naming the file, the step (number and title) and the field.
 std::optional<Lesson> parse_lesson(const std::string& text, const std::string& path,
                                    std::string& error);
 std::optional<Lesson> load_lesson_file(const std::string& path, std::string& error);
@@ -109,6 +123,12 @@ std::optional<double> number_answer(const LessonQuestion& q, const AttentionTrac
 std::optional<int> key_answer(const LessonQuestion& q, const AttentionTrace& trace,
                               std::string& error);
 int statement_answer(const LessonQuestion& q);
+// Whether the question has one clear answer when the numbers are shown with `decimals` decimals:
+// a key question's winner beats the runner-up by at least one unit of the last decimal (so the
+// two never show the same number), and a number question's answer is not on a rounding edge
+// (within a twentieth of a unit of …5, where working with the rounded numbers on screen could
+// give either neighbour) unless its tolerance accepts both. "" when fair, else why not.
+std::string unfair_at_precision(const LessonQuestion& q, const AttentionTrace& trace, int decimals);
 
 // A student's answer, checked: right or not, and feedback in words (the right answer, how far off
 // a number was, then the explanation). `guess` is the number typed, the key index or the choice.

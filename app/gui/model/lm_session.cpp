@@ -169,13 +169,25 @@ double LmSession::busy_seconds() const {
 }
 
 void LmSession::select(int l, int h) {
-  if (!model_) return;
-  layer = std::clamp(l, 0, model_->config.n_layer - 1);
-  head = std::clamp(h, 0, model_->config.n_head - 1);
+  layer = std::max(l, 0);
+  head = std::max(h, 0);
+  // The model on its way decides the range (took_model clamps): not the one it replaces.
+  if (!model_ || load_.running()) return;
+  layer = std::min(layer, model_->config.n_layer - 1);
+  head = std::min(head, model_->config.n_head - 1);
+}
+
+int LmSession::shown_position() const {
+  if (!run_ || run_->ids.empty()) return -1;
+  const int T = static_cast<int>(run_->ids.size());
+  return position >= 0 && position < T ? position : T - 1;
 }
 
 std::vector<std::pair<int, double>> LmSession::next_tokens() const {
   if (!run_) return {};
+  const int t = shown_position();
+  if (t + 1 < static_cast<int>(run_->ids.size()))  // the run keeps the last position's logits
+    return lm::top_tokens_at(*run_->model, run_->acts, t, top_k, temperature);
   return lm::top_next_tokens(run_->model->config, run_->acts, top_k, temperature);
 }
 

@@ -78,10 +78,16 @@ class LmSession {
   std::string take_failure() { return std::exchange(failure_, std::string()); }
   const std::string& status() const { return status_; }
 
-  // The head the head view and "open in the stepper" use.
+  // The head the head view and "open in the stepper" use. While a model is loading, select()
+  // keeps (l, h) as asked and the loaded model's sizes bound them (a lesson step asks first).
   int layer = 0, head = 0;
   void select(int l, int h);
-  // The next-token chart.
+  // The token the views point at: its lines in the head view, its query on the Circuit tab and
+  // the prediction after it on the next-token chart. -1: none (the chart shows the last token).
+  int position = -1;
+  // `position` when it is a token of the current run, else the last token (-1 without a run).
+  int shown_position() const;
+  // The next-token chart: the tokens most likely to follow shown_position().
   double temperature = 1.0;
   int top_k = 10;
   std::vector<std::pair<int, double>> next_tokens() const;

@@ -1,6 +1,7 @@
 #include "gui/model/seq2seq_session.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "io/shipped.h"
 
@@ -155,18 +156,49 @@ std::string Seq2seqSession::take_training_failure() {
   return "Training failed: " + error;
 }
 
-void Seq2seqSession::start_compare() {
+namespace {
+
+// What identifies a model file's contents cheaply: its size and last write time.
+std::string file_stamp(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) return "";
+  const auto time = std::filesystem::last_write_time(path, ec);
+  if (ec) return "";
+  return std::to_string(size) + "@" + std::to_string(time.time_since_epoch().count());
+}
+
+}  // namespace
+
+void Seq2seqSession::start_compare(bool fresh) {
   std::vector<Model> copies;
   compare_names.clear();
+  compare_files_.clear();
+  compare_stamps_.clear();
+  bool cached = true;
+  std::vector<std::vector<LengthBucket>> rows;
   for (int i = 0; i < model_count(); ++i)
     if (name(i).rfind("bottleneck/", 0) == 0)
       if (const Model* m = model(i)) {
+        const std::string& file = files_[static_cast<size_t>(i)];
         compare_names.push_back(name(i));
+        compare_files_.push_back(file);
+        compare_stamps_.push_back(file_stamp(file));
         copies.push_back(*m);
+        auto it = compare_cache_.find(file);
+        if (it == compare_cache_.end() || it->second.first != compare_stamps_.back() ||
+            compare_stamps_.back().empty())
+          cached = false;
+        else
+          rows.push_back(it->second.second);
       }
   compare_error.clear();
+  if (cached && !fresh && !copies.empty()) {
+    compare_rows = std::move(rows);
+    return;
+  }
   compare_job.start([copies](JobControl& control) {
-    const auto data = heldout_dates(1000);
+    const auto data = heldout_dates(kCompareDates);
     std::vector<std::vector<LengthBucket>> out;
     for (const auto& m : copies) {
       if (control.cancelled()) break;
@@ -182,6 +214,8 @@ std::string Seq2seqSession::poll_compare() {
   if (!done || done->cancelled) return "";
   if (done->ok()) {
     compare_rows = std::move(*done->value);
+    for (size_t k = 0; k < compare_rows.size() && k < compare_files_.size(); ++k)
+      compare_cache_[compare_files_[k]] = {compare_stamps_[k], compare_rows[k]};
     return "";
   }
   compare_error = "Evaluating the bottleneck models failed: " + done->error;

@@ -85,12 +85,15 @@ class Seq2seqSession {
   std::string take_training_failure();
 
   // The bottleneck tab's evaluation: accuracy by length of each shipped bottleneck/ model on
-  // 1000 held-out dates, on a worker thread.
+  // kCompareDates held-out dates, on a worker thread. Results are kept per model file (while its
+  // size and time stay the same), so opening the tab again — a lesson step does it — shows them
+  // at once; `fresh` evaluates again all the same.
+  static constexpr int kCompareDates = 1000;
   BackgroundJob<std::vector<std::vector<s2s::LengthBucket>>> compare_job;
   std::vector<std::string> compare_names;
   std::vector<std::vector<s2s::LengthBucket>> compare_rows;
   std::string compare_error;
-  void start_compare();
+  void start_compare(bool fresh = false);
   // Picks up a finished evaluation; its failure, once, else "".
   std::string poll_compare();
 
@@ -103,6 +106,9 @@ class Seq2seqSession {
   // Translations by model file, with the input they were made from.
   std::map<std::string, std::pair<std::string, Seq2seqTranslation>> translations_;
   std::string reported_failure_;
+  // Evaluations by model file: the file's stamp (size and time) when evaluated, and the result.
+  std::map<std::string, std::pair<std::string, std::vector<s2s::LengthBucket>>> compare_cache_;
+  std::vector<std::string> compare_files_, compare_stamps_;  // of the evaluation running
 };
 
 }  // namespace attn
