@@ -33,6 +33,19 @@ class Headless : public test::HeadlessApp {
     draw_variants_panel(ui);
     ImGui::End();
   }
+
+  // Runs a path dialog of `kind` on `path` as a user would (Enter), waits for its export and
+  // lets the status bar pick the result up.
+  void export_through_dialog(const std::string& kind, const std::string& path) {
+    ui.path_dialog = kind;
+    ui.path_buffer = path;
+    frames(2);
+    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+    ASSERT_TRUE(ui.export_job.running()) << kind << ": " << ui.dialog_error;
+    ui.export_job.wait();
+    frames(2);
+    EXPECT_FALSE(state.message_is_error()) << state.message();
+  }
 };
 
 // Before any scenario is loaded (the app's first frames, or a trace still on its way) every
@@ -442,14 +455,7 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   // Every stage as the pages of one PDF, and a worksheet with its key.
   for (const char* kind : {"export-all-pdf", "worksheet"}) {
     const std::string pdf = test::temp_path(std::string(kind) + ".pdf");
-    ui.path_dialog = kind;
-    ui.path_buffer = pdf;
-    frames(2);
-    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-    ASSERT_TRUE(ui.export_job.running()) << kind << ": " << ui.dialog_error;
-    ui.export_job.wait();
-    frames(2);
-    EXPECT_FALSE(state.message_is_error()) << state.message();
+    export_through_dialog(kind, pdf);
     ASSERT_TRUE(read_text_file(pdf, bytes, e)) << e;
     EXPECT_EQ(bytes.rfind("%PDF-", 0), 0u);
   }
@@ -474,16 +480,6 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
   state.set_stage(StageId::kWeights);
   frames(2);
-  auto run = [&](const std::string& kind, const std::string& path) {
-    ui.path_dialog = kind;
-    ui.path_buffer = path;
-    frames(2);
-    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-    ASSERT_TRUE(ui.export_job.running()) << kind << ": " << ui.dialog_error;
-    ui.export_job.wait();
-    frames(2);
-    EXPECT_FALSE(state.message_is_error()) << state.message();
-  };
   const std::pair<ExportSizeChoice, std::pair<int, int>> sizes[] = {
       {ExportSizeChoice::kWide, {1920, 1080}},
       {ExportSizeChoice::kFourThree, {1600, 1200}},
@@ -493,7 +489,7 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
   for (const auto& [choice, wh] : sizes) {
     ui.export_size = choice;
     const std::string png = test::temp_path("sized-export.png");
-    run("export-png", png);
+    export_through_dialog("export-png", png);
     const test::RgbImage img = test::load_png_rgb(png);
     EXPECT_EQ(img.w, wh.first);
     EXPECT_EQ(img.h, wh.second);
@@ -504,7 +500,7 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
 
     ui.deck_size = choice;
     const std::string pdf = test::temp_path("sized-deck.pdf");
-    run("export-all-pdf", pdf);
+    export_through_dialog("export-all-pdf", pdf);
     double w = 0, h = 0;
     ASSERT_TRUE(test::pdf_page_size(pdf, w, h));
     EXPECT_NEAR(w, wh.first / 2.0, 0.5);
@@ -513,7 +509,7 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
   // A relative path is written where it says, and named in full.
   const std::string dir = test::temp_path("sized-folder");
   ui.export_size = ExportSizeChoice::kWide;
-  run("export-all-png", dir);
+  export_through_dialog("export-all-png", dir);
   EXPECT_EQ(test::load_png_rgb(dir + "/weights.png").w, 1920);
   EXPECT_EQ(ui.exported_path, std::filesystem::absolute(dir).lexically_normal().string());
   // A custom size out of range is refused in the dialog.
