@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "documents.h"
 #include "gui/gui_setup.h"
 #include "gui/model/lesson_player.h"
 #include "gui/ui.h"
@@ -31,6 +32,19 @@ class Headless : public test::HeadlessApp {
     ImGui::Begin("variants-test");
     draw_variants_panel(ui);
     ImGui::End();
+  }
+
+  // Runs a path dialog of `kind` on `path` as a user would (Enter), waits for its export and
+  // lets the status bar pick the result up.
+  void export_through_dialog(const std::string& kind, const std::string& path) {
+    ui.path_dialog = kind;
+    ui.path_buffer = path;
+    frames(2);
+    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+    ASSERT_TRUE(ui.export_job.running()) << kind << ": " << ui.dialog_error;
+    ui.export_job.wait();
+    frames(2);
+    EXPECT_FALSE(state.message_is_error()) << state.message();
   }
 };
 
@@ -441,14 +455,7 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   // Every stage as the pages of one PDF, and a worksheet with its key.
   for (const char* kind : {"export-all-pdf", "worksheet"}) {
     const std::string pdf = test::temp_path(std::string(kind) + ".pdf");
-    ui.path_dialog = kind;
-    ui.path_buffer = pdf;
-    frames(2);
-    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-    ASSERT_TRUE(ui.export_job.running()) << kind << ": " << ui.dialog_error;
-    ui.export_job.wait();
-    frames(2);
-    EXPECT_FALSE(state.message_is_error()) << state.message();
+    export_through_dialog(kind, pdf);
     ASSERT_TRUE(read_text_file(pdf, bytes, e)) << e;
     EXPECT_EQ(bytes.rfind("%PDF-", 0), 0u);
   }
@@ -465,6 +472,56 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   EXPECT_FALSE(state.message_is_error()) << state.message();
   ASSERT_TRUE(read_text_file(sheet.substr(0, sheet.size() - 4) + "-answers.pdf", bytes, e)) << e;
   EXPECT_EQ(bytes.rfind("%PDF-", 0), 0u);
+}
+
+// The export dialog's sizes: a 16:9 slide, 4:3 and a typed size give pictures of exactly that
+// many pixels and slide pages of half as many points; the status bar names the full path.
+TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.set_stage(StageId::kWeights);
+  frames(2);
+  const std::pair<ExportSizeChoice, std::pair<int, int>> sizes[] = {
+      {ExportSizeChoice::kWide, {1920, 1080}},
+      {ExportSizeChoice::kFourThree, {1600, 1200}},
+      {ExportSizeChoice::kCustom, {640, 480}}};
+  ui.export_w = 640;
+  ui.export_h = 480;
+  for (const auto& [choice, wh] : sizes) {
+    ui.export_size = choice;
+    const std::string png = test::temp_path("sized-export.png");
+    export_through_dialog("export-png", png);
+    const test::RgbImage img = test::load_png_rgb(png);
+    EXPECT_EQ(img.w, wh.first);
+    EXPECT_EQ(img.h, wh.second);
+    // The full path, in the status bar and as the last export's path.
+    const std::string full = std::filesystem::absolute(png).lexically_normal().string();
+    EXPECT_EQ(ui.exported_path, full);
+    EXPECT_NE(state.message().find(full), std::string::npos) << state.message();
+
+    ui.deck_size = choice;
+    const std::string pdf = test::temp_path("sized-deck.pdf");
+    export_through_dialog("export-all-pdf", pdf);
+    double w = 0, h = 0;
+    ASSERT_TRUE(test::pdf_page_size(pdf, w, h));
+    EXPECT_NEAR(w, wh.first / 2.0, 0.5);
+    EXPECT_NEAR(h, wh.second / 2.0, 0.5);
+  }
+  // A relative path is written where it says, and named in full.
+  const std::string dir = test::temp_path("sized-folder");
+  ui.export_size = ExportSizeChoice::kWide;
+  export_through_dialog("export-all-png", dir);
+  EXPECT_EQ(test::load_png_rgb(dir + "/weights.png").w, 1920);
+  EXPECT_EQ(ui.exported_path, std::filesystem::absolute(dir).lexically_normal().string());
+  // A custom size out of range is refused in the dialog.
+  ui.export_size = ExportSizeChoice::kCustom;
+  ui.export_w = 10;
+  ui.path_dialog = "export-png";
+  ui.path_buffer = test::temp_path("too-small.png");
+  frames(2);
+  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+  frames(1);
+  EXPECT_FALSE(ui.export_job.running());
+  EXPECT_NE(ui.dialog_error.find("size"), std::string::npos) << ui.dialog_error;
 }
 
 // The scale render/color_scale.h describes, derived here from the cells with plain loops: signed

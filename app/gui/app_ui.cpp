@@ -136,8 +136,22 @@ const ColorScale& color_scale_cached(Ui& ui, const std::string& key, StageId ste
   return e.scale;
 }
 
+ExportSize export_size_of(ExportSizeChoice choice, int w, int h) {
+  switch (choice) {
+    case ExportSizeChoice::kNatural:
+      return {};
+    case ExportSizeChoice::kWide:
+      return {1920, 1080};
+    case ExportSizeChoice::kFourThree:
+      return {1600, 1200};
+    case ExportSizeChoice::kCustom:
+      return {w, h};
+  }
+  return {};
+}
+
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
-                      ImageFormat format, std::string& error) {
+                      ImageFormat format, std::string& error, ExportSize size) {
   std::error_code ec;
   std::filesystem::create_directories(folder, ec);
   if (ec) {
@@ -154,9 +168,10 @@ int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const st
     const std::string name = c.stem + "." + image_format_extension(format);
     std::string bytes;
     const int index = files.add((std::filesystem::path(folder) / name).string(), error);
-    if (index < 0 || !render_heatmap(trace, c.options, format, bytes, error) ||
-        !files.write(index, bytes, error))
-      return 0;
+    const bool drawn =
+        size.w > 0 ? render_heatmap_sized(trace, c.options, size.w, size.h, format, bytes, error)
+                   : render_heatmap(trace, c.options, format, bytes, error);
+    if (index < 0 || !drawn || !files.write(index, bytes, error)) return 0;
   }
   const int count = static_cast<int>(files.size());
   return files.commit(error) ? count : 0;

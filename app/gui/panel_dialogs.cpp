@@ -36,6 +36,32 @@ std::string with_extension(const std::string& path, const std::string& ext) {
   return path + ext;
 }
 
+// The full path the status bar names: "wrote fear-is.png" tells nobody which folder.
+std::string full_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
+
+// A picture's size in the format's units: pixels for PNG and SVG; a PDF page is laid out at two
+// pixels a point, so 1920 × 1080 is the usual 960 × 540 pt (13.33 × 7.5 in) 16:9 slide.
+ExportSize in_units(ExportSize size, ImageFormat format) {
+  if (format != ImageFormat::kPdf || size.w <= 0) return size;
+  return {(size.w + 1) / 2, (size.h + 1) / 2};
+}
+
+// The size the dialog's choice gives, or an error for a custom size out of range.
+std::string chosen_size(const Ui& ui, bool deck, ExportSize& size) {
+  const ExportSizeChoice choice = deck ? ui.deck_size : ui.export_size;
+  size = export_size_of(choice, ui.export_w, ui.export_h);
+  if (choice == ExportSizeChoice::kCustom && (size.w < kMinExportSide || size.h < kMinExportSide ||
+                                              size.w > kMaxExportSide || size.h > kMaxExportSide))
+    return "size: " + std::to_string(size.w) + " × " + std::to_string(size.h) +
+           " is out of range; each side " + std::to_string(kMinExportSide) + " to " +
+           std::to_string(kMaxExportSide) + " pixels";
+  return "";
+}
+
 // FILE-answers.pdf beside FILE.pdf.
 std::string answers_path(const std::string& pdf) {
   return pdf.substr(0, pdf.size() - 4) + "-answers.pdf";
@@ -50,7 +76,8 @@ using RenderPdf = std::function<bool(std::string& bytes, std::string& error)>;
 void start_handout_job(Ui& ui, const std::string& path, RenderPdf handout, RenderPdf answers) {
   const std::string file = with_extension(path, ".pdf");
   const std::string key = ui.worksheet_answers ? answers_path(file) : "";
-  ui.export_what = key.empty() ? file : file + " and " + key;
+  ui.export_what = key.empty() ? full_path(file) : full_path(file) + " and " + full_path(key);
+  ui.export_where = full_path(file);
   ui.export_job.start(
       [handout = std::move(handout), answers = std::move(answers), file, key](JobControl&) {
         std::string error, bytes;
@@ -154,8 +181,13 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
                              : what == "svg" ? ImageFormat::kSvg
                                              : ImageFormat::kPng;
   const std::string ext = std::string(".") + image_format_extension(format);
+  const bool deck = kind == "export-all-pdf";
+  ExportSize size;
+  const std::string size_error = chosen_size(ui, deck, size);
+  if (!size_error.empty()) return size_error;
+  size = in_units(size, format);
   if (kind.rfind("export-all-", 0) != 0) {
-    const std::string file = with_extension(path, ext);
+    const std::string file = full_path(with_extension(path, ext));
     HeatmapOptions o;
     const StageId id = st.current_stage().id;
     o.step = id == StageId::kInputs ? StageId::kQ : id;  // the inputs: export Q
@@ -165,34 +197,76 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
     o.maps = colormaps(settings);
     o.precision = settings.decimals;
     ui.export_what = file;
-    ui.export_job.start([trace = st.trace(), o, file, format](JobControl&) {
+    ui.export_where = file;
+    ui.export_job.start([trace = st.trace(), o, file, format, size](JobControl&) {
       std::string error, bytes;
-      if (!render_heatmap(trace, o, format, bytes, error)) return error;
+      const bool drawn = size.w > 0
+                             ? render_heatmap_sized(trace, o, size.w, size.h, format, bytes, error)
+                             : render_heatmap(trace, o, format, bytes, error);
+      if (!drawn) return error;
       return write_file_atomically(file, bytes, error) ? std::string() : error;
     });
     return "";
   }
-  if (format == ImageFormat::kPdf) {
+  if (deck) {
     // Every stage on its own slide-sized page of one PDF.
-    const std::string file = with_extension(path, ext);
+    const std::string file = full_path(with_extension(path, ext));
     HeatmapOptions base;
     base.maps = colormaps(settings);
     base.precision = settings.decimals;
     ui.export_what = "every stage into " + file;
-    ui.export_job.start([trace = st.trace(), base, file](JobControl&) {
+    ui.export_where = file;
+    ui.export_job.start([trace = st.trace(), base, file, size](JobControl&) {
       std::string error, bytes;
-      if (!render_stage_pages(trace, base, Paper::kSlide, bytes, error)) return error;
+      if (!render_stage_pages_sized(trace, base, size.w, size.h, bytes, error)) return error;
       return write_file_atomically(file, bytes, error) ? std::string() : error;
     });
     return "";
   }
-  ui.export_what = "every stage into " + path;
-  ui.export_job.start([trace = st.trace(), settings, path, format](JobControl&) {
+  const std::string folder = full_path(path);
+  ui.export_what = "every stage into " + folder;
+  ui.export_where = folder;
+  ui.export_job.start([trace = st.trace(), settings, folder, format, size](JobControl&) {
     std::string error;
-    export_all_stages(trace, settings, path, format, error);
+    export_all_stages(trace, settings, folder, format, error, size);
     return error;
   });
   return "";
+}
+
+// The size of the pictures or slides, under the path field of an export.
+void draw_size_options(Ui& ui, bool deck) {
+  ExportSizeChoice& choice = deck ? ui.deck_size : ui.export_size;
+  int c = static_cast<int>(choice);
+  if (!deck) {
+    ImGui::RadioButton("Natural size", &c, static_cast<int>(ExportSizeChoice::kNatural));
+    ImGui::SameLine();
+  }
+  ImGui::RadioButton("16:9 slide (1920×1080)", &c, static_cast<int>(ExportSizeChoice::kWide));
+  ImGui::SameLine();
+  ImGui::RadioButton("4:3 (1600×1200)", &c, static_cast<int>(ExportSizeChoice::kFourThree));
+  ImGui::SameLine();
+  ImGui::RadioButton("Custom", &c, static_cast<int>(ExportSizeChoice::kCustom));
+  choice = static_cast<ExportSizeChoice>(c);
+  if (choice == ExportSizeChoice::kCustom) {
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+    ImGui::InputInt("##export-w", &ui.export_w, 0);
+    ImGui::SameLine();
+    ImGui::TextUnformatted("×");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
+    ImGui::InputInt("##export-h", &ui.export_h, 0);
+    ImGui::SameLine();
+    ImGui::TextUnformatted("pixels");
+  }
+  ImGui::PushTextWrapPos(0.0f);
+  if (choice == ExportSizeChoice::kNatural)
+    ImGui::TextDisabled("As large as the heatmap needs.");
+  else
+    ImGui::TextDisabled(
+        "The heatmap fills the picture. A PDF page is laid out at two pixels a point "
+        "(1920×1080: a 960×540 pt slide).");
+  ImGui::PopTextWrapPos();
 }
 
 const char* title_of(const std::string& kind) {
@@ -307,10 +381,12 @@ void poll_export(Ui& ui) {
   std::optional<JobResult<std::string>> done = ui.export_job.poll();
   if (!done) return;
   const std::string error = done->ok() ? *done->value : done->error;
-  if (error.empty())
+  if (error.empty()) {
+    ui.exported_path = ui.export_where;
     ui.state.set_message("Exported " + ui.export_what, false);
-  else
+  } else {
     ui.state.set_message("export: " + error, true);
+  }
 }
 
 void draw_dialogs(Ui& ui) {
@@ -338,6 +414,7 @@ void draw_dialogs(Ui& ui) {
         open_kind == "open-lesson" || open_kind == "record-step")
       draw_file_list(ui, open_kind == "open-model");
     if (open_kind == "worksheet") draw_worksheet_options(ui);
+    if (open_kind.rfind("export-", 0) == 0) draw_size_options(ui, open_kind == "export-all-pdf");
     if (!dialog_error.empty()) {
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 31);
       ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "%s", dialog_error.c_str());

@@ -120,6 +120,17 @@ struct FlashWindow {
   ImVec2 viewport{0, 0};
 };
 
+// The size of an exported picture or slide, in pixels; 0 × 0: the heatmap's natural size.
+struct ExportSize {
+  int w = 0, h = 0;
+};
+// The export dialog's size choices: the heatmap's natural size (pictures only), a 16:9 slide
+// 1920 × 1080, a 4:3 slide 1600 × 1200, or the typed W × H.
+enum class ExportSizeChoice { kNatural, kWide, kFourThree, kCustom };
+// The size a choice gives (custom: w × h); 0 × 0 for the natural size.
+ExportSize export_size_of(ExportSizeChoice choice, int w, int h);
+constexpr int kMinExportSide = 200, kMaxExportSide = 8192;
+
 struct Ui {
   explicit Ui(AppState& s) : state(s) {}
   AppState& state;
@@ -227,6 +238,15 @@ struct Ui {
   // "export-all-pdf" (one page per stage), "worksheet", "open-lesson", "record-step"
   std::string path_dialog;
   std::string path_buffer;
+  // The export dialog's size (export-png|svg|pdf, export-all-*): a slide deck's pages default
+  // to a 16:9 slide, pictures to their natural size.
+  ExportSizeChoice export_size = ExportSizeChoice::kNatural;
+  ExportSizeChoice deck_size = ExportSizeChoice::kWide;
+  int export_w = 1920, export_h = 1080;  // the custom size
+  // The full path of the last file or folder an export wrote ("" before any): the status bar
+  // says it, and tests read it.
+  std::string exported_path;
+  std::string export_where;  // the running export's full path
   // The worksheet dialog's choices.
   bool worksheet_letter = false;  // US Letter instead of A4
   bool worksheet_answers = true;  // also write FILE-answers.pdf
@@ -377,9 +397,10 @@ void help_marker(const char* text);
 void text_wrapped_at_spaces(const std::string& text);
 
 // Exports every stage (every head) of the trace as files of `format` into `folder`, every file or
-// none; returns the files written (0 with `error` on failure).
+// none; returns the files written (0 with `error` on failure). `size` w × h > 0: every picture
+// exactly that size (a slide's), the heatmap filling it; 0 × 0: each at its natural size.
 int export_all_stages(const AttentionTrace& trace, const UiSettings& s, const std::string& folder,
-                      ImageFormat format, std::string& error);
+                      ImageFormat format, std::string& error, ExportSize size = {});
 
 // Fonts and themes (app/ui_style.cpp).
 void load_fonts(Ui& ui, float px);

@@ -19,6 +19,39 @@ namespace attn {
 std::optional<LessonSheet> lesson_sheet(const Lesson& lesson, std::vector<AttentionTrace>& traces,
                                         int precision, std::string& error);
 
+// Words that tell a reader to work the app ("click", "press", "slider", "thumbnail", "View →",
+// …): a lesson's text says them to a student at the screen; on paper they mean nothing.
+inline constexpr const char* kAppWords[] = {"click",
+                                            "press",
+                                            "slider",
+                                            "drag",
+                                            "hover",
+                                            "button",
+                                            "thumbnail",
+                                            "menu",
+                                            "View →",
+                                            "File →",
+                                            "tab",
+                                            "window shows",
+                                            "window compares",
+                                            "window's",
+                                            "seq2seq window",
+                                            "language-model window",
+                                            "head view",
+                                            "model view",
+                                            "select",
+                                            "choose",
+                                            "switch",
+                                            "on the left",
+                                            "the strip",
+                                            "in the app",
+                                            "on screen"};
+// Whether `text` says one of kAppWords (whole words, any case).
+bool tells_to_work_the_app(const std::string& text);
+// `text` for paper: parentheses and then sentences that tell to work the app are left out, and
+// "the heatmap" becomes "the figure". "" when nothing is left.
+std::string paper_wording(const std::string& text);
+
 // A lesson sheet that owns its traces (the app hands it to a worker thread).
 struct OwnedLessonSheet {
   std::vector<AttentionTrace> traces;

@@ -13,6 +13,8 @@ namespace {
 constexpr int kMinWidth = 200, kMaxWidth = 8192;
 // The margin around a stage page and the room its footer takes.
 constexpr double kPageMargin = 36, kFooter = 22;
+// A page or picture of a given size: each side in this range (units: pixels or points).
+constexpr int kMinPage = 100, kMaxPage = 8192;
 // Numbers in the cells: 128 × 128 on the widest picture (8192) gives cells of 64 units.
 constexpr long kMaxNumbered = 128 * 128;
 
@@ -138,13 +140,11 @@ std::pair<double, double> paper_size(Paper paper, bool landscape) {
   return {w, h};
 }
 
-namespace {
-
 // Lays m out as large as fits room_w × room_h: as wide as the room, then narrower until it is
 // also short enough. `k` is the factor its items are to be scaled by: 1 unless the matrix has more
 // rows (or columns) than the room has units.
-MatrixScene fit_matrix(const LabelledMatrix& m, MatrixStyle style, double room_w, double room_h,
-                       const TextEngine& text, double& k) {
+MatrixScene fit_labelled_matrix(const LabelledMatrix& m, MatrixStyle style, double room_w,
+                                double room_h, const TextEngine& text, double& k) {
   style.layout_only = true;  // the cells come once the size is settled
   MatrixScene sc = compose_matrix(m, style, text);
   double w = std::min(room_w, sc.layout.width * room_h / sc.layout.height);
@@ -183,50 +183,87 @@ MatrixScene fit_matrix(const LabelledMatrix& m, MatrixStyle style, double room_w
   return compose_matrix(m, style, text);
 }
 
-}  // namespace
-
 bool stage_page(const AttentionTrace& trace, const HeatmapOptions& o, Paper paper, int p, int count,
                 const TextEngine& text, ScenePage& page, std::string& error) {
+  const auto [page_w, page_h] = paper_size(paper, true);
+  return stage_page_sized(trace, o, page_w, page_h, p, count, text, page, error);
+}
+
+bool stage_page_sized(const AttentionTrace& trace, const HeatmapOptions& o, double page_w,
+                      double page_h, int p, int count, const TextEngine& text, ScenePage& page,
+                      std::string& error) {
   error = check_heatmap_options(trace, o);
   if (!error.empty()) return false;
-  const auto [page_w, page_h] = paper_size(paper, true);
+  if (!(page_w >= kMinPage && page_h >= kMinPage && page_w <= kMaxPage && page_h <= kMaxPage)) {
+    error = "size: " + std::to_string(static_cast<int>(page_w)) + " × " +
+            std::to_string(static_cast<int>(page_h)) + " is out of range; each side " +
+            std::to_string(kMinPage) + " to " + std::to_string(kMaxPage);
+    return false;
+  }
+  // Margins and footer grow with the page (a 1920 × 1080 picture is a 960 × 540 slide at twice
+  // the resolution), so the heatmap fills the same share of any size.
+  const double u = std::min(page_w / 960, page_h / 540);
+  const double margin = std::round(kPageMargin * u);
+  const double footer = count > 0 ? std::round(kFooter * u) : 0;
   LabelledMatrix m = stage_matrix(trace, o);
   m.caption = stage_caption(o.step);
-  const double room_w = page_w - 2 * kPageMargin, room_h = page_h - 2 * kPageMargin - kFooter;
+  const double room_w = page_w - 2 * margin, room_h = page_h - 2 * margin - footer;
   MatrixStyle style;
   style.annotate = o.annotate;
   style.max_cell = 120;
+  style.margin = 0;  // the page's margin is the picture's
   double k = 1;
-  MatrixScene sc = fit_matrix(m, style, room_w, room_h, text, k);
+  MatrixScene sc = fit_labelled_matrix(m, style, room_w, room_h, text, k);
   page.width = page_w;
   page.height = page_h;
   page.items = std::move(sc.page.items);
   if (k < 1) scale_items(page.items, k);
   shift_items(page.items, std::floor((page_w - k * sc.layout.width) / 2),
-              std::floor(kPageMargin + std::max(0.0, (room_h - k * sc.layout.height) / 2)));
-  const Font small{10, false, false, false};
+              std::floor(margin + std::max(0.0, (room_h - k * sc.layout.height) / 2)));
+  if (count <= 0) return true;  // a single picture: no page numbers
+  const Font small{std::max(10.0, 10 * u), false, false, false};
   const Rgb grey{120, 120, 120};
-  const double rule_y = page_h - kPageMargin - kFooter + 4;
+  const double rule_y = page_h - margin - footer + 4 * u;
   page.items.push_back(
-      line_item(kPageMargin, rule_y, page_w - kPageMargin, rule_y, {215, 215, 215}, 0.75, "rule"));
-  page.items.push_back(text_item(trace.name, kPageMargin, page_h - kPageMargin, small,
-                                 TextAnchor::kStart, grey, "footer"));
+      line_item(margin, rule_y, page_w - margin, rule_y, {215, 215, 215}, 0.75 * u, "rule"));
+  page.items.push_back(
+      text_item(trace.name, margin, page_h - margin, small, TextAnchor::kStart, grey, "footer"));
   page.items.push_back(text_item("page " + std::to_string(p + 1) + " of " + std::to_string(count),
-                                 page_w - kPageMargin, page_h - kPageMargin, small,
-                                 TextAnchor::kEnd, grey, "footer"));
+                                 page_w - margin, page_h - margin, small, TextAnchor::kEnd, grey,
+                                 "footer"));
   return true;
+}
+
+bool render_heatmap_sized(const AttentionTrace& trace, const HeatmapOptions& options, int width,
+                          int height, ImageFormat format, std::string& bytes, std::string& error,
+                          std::vector<std::string>* warnings) {
+  std::unique_ptr<TextEngine> text = TextEngine::create(error);
+  if (!text) return false;
+  ScenePage page;
+  if (!stage_page_sized(trace, options, width, height, 0, 0, *text, page, error)) return false;
+  RenderOptions ro;
+  ro.title = trace.name + " — " + trace.find(options.step)->title;
+  ro.warnings = warnings;
+  return render_pages({page}, format, bytes, error, ro);
 }
 
 bool render_stage_pages(const AttentionTrace& trace, const HeatmapOptions& base, Paper paper,
                         std::string& bytes, std::string& error,
                         std::vector<std::string>* warnings) {
+  const auto [w, h] = paper_size(paper, true);
+  return render_stage_pages_sized(trace, base, w, h, bytes, error, warnings);
+}
+
+bool render_stage_pages_sized(const AttentionTrace& trace, const HeatmapOptions& base,
+                              double page_w, double page_h, std::string& bytes, std::string& error,
+                              std::vector<std::string>* warnings) {
   std::unique_ptr<TextEngine> text = TextEngine::create(error);
   if (!text) return false;
   const std::vector<StageChoice> stages = every_stage(trace, base);
   const int count = static_cast<int>(stages.size());
   // Each page is laid out just before it is drawn: a long trace's pages do not all fit in memory.
   auto page_at = [&](int p, ScenePage& page, std::string& e) {
-    return stage_page(trace, stages[p].options, paper, p, count, *text, page, e);
+    return stage_page_sized(trace, stages[p].options, page_w, page_h, p, count, *text, page, e);
   };
   RenderOptions ro;
   ro.title = trace.name + " — every stage of attention";

@@ -64,9 +64,29 @@ std::pair<double, double> paper_size(Paper paper, bool landscape);
 bool render_stage_pages(const AttentionTrace& trace, const HeatmapOptions& base, Paper paper,
                         std::string& bytes, std::string& error,
                         std::vector<std::string>* warnings = nullptr);
+// The same at any page size in page units (a PDF's points): 1920 × 1080 is a 16:9 slide at full
+// HD, 1600 × 1200 a 4:3 one. Each side 100 to 8192, else false with `error` naming "size".
+bool render_stage_pages_sized(const AttentionTrace& trace, const HeatmapOptions& base,
+                              double page_w, double page_h, std::string& bytes, std::string& error,
+                              std::vector<std::string>* warnings = nullptr);
 // Page p (0-based) of `count` of those: the stage `o` names, inside the page's margins however
-// many rows it has.
+// many rows it has, the heatmap filling the page's body.
 bool stage_page(const AttentionTrace& trace, const HeatmapOptions& o, Paper paper, int p, int count,
                 const TextEngine& text, ScenePage& page, std::string& error);
+// The same on a page of page_w × page_h units; `count` 0 leaves the footer out (one picture).
+bool stage_page_sized(const AttentionTrace& trace, const HeatmapOptions& o, double page_w,
+                      double page_h, int p, int count, const TextEngine& text, ScenePage& page,
+                      std::string& error);
+// One stage as a picture of exactly width × height (PNG pixels, SVG units, PDF points): the
+// heatmap as large as the picture allows, centred, for a slide of that size.
+bool render_heatmap_sized(const AttentionTrace& trace, const HeatmapOptions& options, int width,
+                          int height, ImageFormat format, std::string& bytes, std::string& error,
+                          std::vector<std::string>* warnings = nullptr);
+
+// Lays `m` out as large as fits room_w × room_h (title, labels, grid, colour bar): as wide as the
+// room, then narrower until it is also short enough. Its items are to be scaled by `k` (1 unless
+// the matrix has more rows or columns than the room has units).
+MatrixScene fit_labelled_matrix(const LabelledMatrix& m, MatrixStyle style, double room_w,
+                                double room_h, const TextEngine& text, double& k);
 
 }  // namespace attn

@@ -226,6 +226,10 @@ MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, const UnitWidt
     for (int i = 0; i < rows; ++i)
       for (int j = 0; j < cols; ++j) {
         const size_t k = static_cast<size_t>(i) * cols + j;
+        if (!v.concealed.empty() && v.concealed[k]) {
+          (*pixels)[k] = 0xFFFFFFFFu;
+          continue;
+        }
         if (!v.hidden.empty() && v.hidden[k]) {
           any_hidden = true;
           (*pixels)[k] = 0;
@@ -250,9 +254,13 @@ MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, const UnitWidt
         const size_t k = static_cast<size_t>(i) * cols + j;
         const PixelRect r = L.cell_rect(i, j);
         const bool hidden = !v.hidden.empty() && v.hidden[k];
+        const bool concealed = !v.concealed.empty() && v.concealed[k];
         Rgb fill = kHiddenFill;
         SceneItem c;
-        if (hidden) {
+        if (concealed) {
+          fill = {255, 255, 255};
+          c = frame_item(r, kFrame, std::max(0.75, s), "cell concealed");
+        } else if (hidden) {
           c = hatch_item(r, hatch_spacing, hatch_width, "cell masked");
         } else if (v.plain) {
           fill = {255, 255, 255};
@@ -265,9 +273,10 @@ MatrixScene compose(const LabelledMatrix& v, const TextEngine& f, const UnitWidt
         c.col = j;
         items.push_back(c);
         if (L.annotate) {
-          SceneItem t =
-              text_item(v.numbers[k], r.x + r.w / 2.0, r.y + r.h / 2.0 + nf * kCentre, font(nf),
-                        TextAnchor::kMiddle, hidden ? kMaskedInk : text_color_on(fill), "num");
+          const Rgb ink = concealed ? kInk : hidden ? kMaskedInk : text_color_on(fill);
+          SceneItem t = text_item(concealed ? "?" : v.numbers[k], r.x + r.w / 2.0,
+                                  r.y + r.h / 2.0 + nf * kCentre, font(nf, concealed),
+                                  TextAnchor::kMiddle, ink, "num");
           t.row = i;
           t.col = j;
           items.push_back(t);
@@ -378,6 +387,8 @@ std::string check_labelled_matrix(const LabelledMatrix& m) {
   if (m.row_labels.size() != rows) return "one row label per row is needed";
   if (m.col_labels.size() != cols) return "one column label per column is needed";
   if (!m.hidden.empty() && m.hidden.size() != rows * cols) return "hidden: one entry per cell";
+  if (!m.concealed.empty() && m.concealed.size() != rows * cols)
+    return "concealed: one entry per cell";
   if (!m.numbers.empty() && m.numbers.size() != rows * cols) return "numbers: one per cell";
   if (!m.row_notes.empty() && m.row_notes.size() != rows) return "row notes: one per row";
   if (!(m.scale.hi > m.scale.lo)) return "the colour scale is empty";

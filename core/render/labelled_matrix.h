@@ -23,7 +23,10 @@ struct LabelledMatrix {
   std::vector<std::string> row_labels, col_labels;  // one per row / column
   std::string row_axis, col_axis;                   // "queries ↓", "keys →"
   Matrix values;                                    // (rows, cols)
-  std::vector<uint8_t> hidden;         // per cell, row-major; nonzero = hatched; empty = none
+  std::vector<uint8_t> hidden;  // per cell, row-major; nonzero = hatched; empty = none
+  // Per cell, row-major; nonzero = left blank with a "?" (a worksheet question asks for it; its
+  // colour would tell the value too); empty = none.
+  std::vector<uint8_t> concealed;
   std::vector<std::string> numbers;    // per cell, row-major, as printed; empty = no numbers
   std::vector<std::string> row_notes;  // beside each row (row sums); empty = none
   ColorScale scale;

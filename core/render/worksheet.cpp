@@ -88,12 +88,17 @@ class Flow {
     it.insert(it.end(), block_items.begin(), block_items.end());
     y_ += h;
   }
-  // One line of monospaced text (worked arithmetic).
+  // One line of monospaced text (worked arithmetic); wrapped, its continuation indented, when
+  // it is wider than the page.
   void mono_line(const std::string& s, double size) {
+    const Font f = font(size, false, true);
+    if (text_.width(s, f) > width()) {
+      paragraph(s, f, kInk, size * 0.32, 0, "work", text_.width("    ", f));
+      return;
+    }
     const double lh = size * 1.32;
     ensure(lh);
-    items().push_back(text_item(s, kMargin, y_ + size * 0.93, font(size, false, true),
-                                TextAnchor::kStart, kInk, "work"));
+    items().push_back(text_item(s, kMargin, y_ + size * 0.93, f, TextAnchor::kStart, kInk, "work"));
     y_ += lh;
   }
   // Ruled lines to write an answer on.
@@ -108,8 +113,8 @@ class Flow {
   }
 
   // The pages with a footer on each: `left` and "page k of n".
-  std::vector<ScenePage> finish(const std::string& left) {
-    const Font small = font(8.5);
+  std::vector<ScenePage> finish(const std::string& left, double size = 8.5) {
+    const Font small = font(size);
     const size_t n = pages_.size();
     for (size_t k = 0; k < n; ++k) {
       auto& it = pages_[k].items;
@@ -531,7 +536,8 @@ bool render_sheet(const AttentionTrace& t, const WorksheetOptions& o, bool key,
   if (!body(*text, flow, w, error)) return false;
   RenderOptions ro;
   ro.title = std::string(key ? "Answer key — attention" : "Attention") + " by hand: " + t.name;
-  return render_pages(flow.finish(footer(w, o, key)), ImageFormat::kPdf, bytes, error, ro);
+  return render_pages(flow.finish(footer(w, o, key), key ? kKeyMinFont : 8.5), ImageFormat::kPdf,
+                      bytes, error, ro);
 }
 
 }  // namespace
@@ -584,7 +590,7 @@ bool render_answer_key(const AttentionTrace& t, const WorksheetOptions& o,
           flow.heading(head, 12, 8);
           flow.set_running_head(head + " — continued");
           std::istringstream lines(lines_i);
-          for (std::string line; std::getline(lines, line);) flow.mono_line(line, 7.6);
+          for (std::string line; std::getline(lines, line);) flow.mono_line(line, kKeyMinFont);
           flow.set_running_head("");
         }
         return true;
@@ -592,8 +598,54 @@ bool render_answer_key(const AttentionTrace& t, const WorksheetOptions& o,
       bytes, error);
 }
 
-bool render_lesson_sheet(const LessonSheet& sheet, const WorksheetOptions& o, bool key,
-                         std::string& bytes, std::string& error) {
+namespace {
+
+// Room a question's figure may take on the handout: the page's width, and this much height, so a
+// figure, its question and the lines to answer on share a page.
+constexpr double kFigureMaxHeight = 230;
+
+// The step's stage as the exporter draws it (title, labels, colours, numbers), fitted to the
+// page, with the cells its question asks about blank and marked "?" and any label that writes
+// the answer left out. Its items carry the class "figure-N".
+bool figure_block(const TextEngine& text, Flow& flow, const SheetFigure& f, int n,
+                  std::string& error) {
+  const AttentionTrace& t = *f.trace;
+  HeatmapOptions o;
+  o.step = f.stage;
+  o.head = f.head;
+  o.precision = 2;
+  error = check_heatmap_options(t, o);
+  if (!error.empty()) return false;
+  LabelledMatrix m = stage_matrix(t, o);
+  if (f.concealed.size() == static_cast<size_t>(m.values.size())) {
+    m.concealed = f.concealed;
+    // A masked cell's weight is 0 whatever the answer: it stays hatched.
+    for (size_t k = 0; k < m.concealed.size() && k < m.hidden.size(); ++k)
+      if (m.hidden[k]) m.concealed[k] = 0;
+  }
+  if (f.hide_shape) m.subtitle = t.name;
+  MatrixStyle style;
+  style.max_cell = 60;
+  style.margin = 0;
+  double k = 1;
+  MatrixScene sc = fit_labelled_matrix(m, style, flow.width(), kFigureMaxHeight, text, k);
+  std::vector<SceneItem>& items = sc.page.items;
+  if (k < 1) scale_items(items, k);
+  const std::string cls = " figure-" + std::to_string(n);
+  for (SceneItem& it : items) {
+    const bool words = it.kind == SceneItem::Kind::kText || it.kind == SceneItem::Kind::kParagraph;
+    if (words && f.tells && f.tells(it.text)) it.text.clear();
+    it.cls += cls;
+  }
+  const double w = k * sc.layout.width, h = k * sc.layout.height;
+  flow.block(std::move(items), h + 10, std::max(0.0, std::floor((flow.width() - w) / 2)));
+  return true;
+}
+
+}  // namespace
+
+bool lesson_sheet_pages(const LessonSheet& sheet, const WorksheetOptions& o, bool key,
+                        std::vector<ScenePage>& pages, std::string& error) {
   if (o.paper == Paper::kSlide) {
     error = "paper: a worksheet is printed on a4 or letter";
     return false;
@@ -617,18 +669,22 @@ bool render_lesson_sheet(const LessonSheet& sheet, const WorksheetOptions& o, bo
   int n = 1;
   for (const SheetQuestion& q : sheet.questions) {
     flow.heading(std::to_string(n) + ".  " + q.step_title, 13, 10, 80);
-    if (q.tables) {
-      if (!q.setup.empty()) flow.paragraph(q.setup, font(10.5), kGrey, 4, 0, "setup");
+    if (!q.setup.empty()) flow.paragraph(q.setup, font(10.5), kGrey, 4, 0, "setup");
+    // The key answers in words: its tables and figures would print numbers under 10 pt.
+    if (q.tables && !key) {
       const AttentionTrace& t = *q.tables;
       const int biggest = std::max({t.n_q, t.n_k, t.d_k, t.d_v});
       if (biggest <= kWorksheetMaxSize && t.find(StageId::kQ) && t.find(StageId::kK) &&
           t.find(StageId::kV))
         input_tables(*text, flow, work_of(t, std::clamp(q.head, 0, std::max(0, t.num_heads - 1))));
       else
-        flow.paragraph("(Too large to print: open it in Attention Lab.)", font(10.5), kGrey, 4);
+        flow.paragraph("(Q, K and V are too large to print here.)", font(10.5), kGrey, 4);
     }
-    if (!key)
+    if (!key) {
+      if (q.figure.trace && !figure_block(*text, flow, q.figure, n, error)) return false;
+      if (!q.no_figure.empty()) flow.paragraph(q.no_figure, font(10.5), kGrey, 4, 0, "no-figure");
       for (const std::string& p : q.context) flow.paragraph(p, font(10.5), kInk, 4, 0, "text");
+    }
     if (!q.formula.empty())
       flow.paragraph(q.formula, font(11, false, true), kInk, 6, 12, "formula");
     flow.paragraph(q.prompt, font(11, true), kInk, 4, 0, "question");
@@ -644,11 +700,19 @@ bool render_lesson_sheet(const LessonSheet& sheet, const WorksheetOptions& o, bo
     }
     ++n;
   }
-  RenderOptions ro;
-  ro.title = title;
   const std::string footer = "Attention Lab · " + std::string(key ? "answer key" : "worksheet") +
                              " · " + sheet.title + (o.variant.empty() ? "" : " · " + o.variant);
-  return render_pages(flow.finish(footer), ImageFormat::kPdf, bytes, error, ro);
+  pages = flow.finish(footer, key ? kKeyMinFont : 8.5);
+  return true;
+}
+
+bool render_lesson_sheet(const LessonSheet& sheet, const WorksheetOptions& o, bool key,
+                         std::string& bytes, std::string& error) {
+  std::vector<ScenePage> pages;
+  if (!lesson_sheet_pages(sheet, o, key, pages, error)) return false;
+  RenderOptions ro;
+  ro.title = std::string(key ? "Answer key — " : "") + sheet.title;
+  return render_pages(pages, ImageFormat::kPdf, bytes, error, ro);
 }
 
 }  // namespace attn

@@ -36,6 +36,20 @@ bool render_worksheet(const AttentionTrace& trace, const WorksheetOptions& optio
 bool render_answer_key(const AttentionTrace& trace, const WorksheetOptions& options,
                        const NarrateQuery& narrate, std::string& bytes, std::string& error);
 
+// A lesson step's figure on the handout: the stage of the step's trace as the exporter draws it,
+// with the cells the question asks about left blank and marked "?".
+struct SheetFigure {
+  const AttentionTrace* trace = nullptr;  // null: no figure
+  StageId stage = StageId::kWeights;
+  int head = 0;  // query head, as HeatmapOptions::head
+  // Per cell of the stage's matrix, row-major: nonzero = blank with "?"; empty = none.
+  std::vector<uint8_t> concealed;
+  // Leave the subtitle's head numbers and shape out (a question asks about them).
+  bool hide_shape = false;
+  // A label that writes the answer (a colour-bar tick, a note): left out. Null = none.
+  std::function<bool(const std::string&)> tells;
+};
+
 // A lesson's questions as a worksheet (worksheet --lesson): render does not know lessons, so the
 // caller reads each question, its options and its answer from the lesson's traces.
 struct SheetQuestion {
@@ -47,6 +61,10 @@ struct SheetQuestion {
   const AttentionTrace* tables = nullptr;
   int head = 0;
   std::string setup;
+  SheetFigure figure;
+  // Printed in place of a figure when the step's material is a view no exporter draws (e.g. a
+  // language model's), so the sheet says why there is none.
+  std::string no_figure;
   std::string prompt;
   std::vector<std::string> options;  // to pick from, lettered A, B, …; empty = write the answer
   std::string answer, explanation;   // the key's
@@ -56,8 +74,18 @@ struct LessonSheet {
   std::vector<SheetQuestion> questions;
 };
 // The handout (key = false) or the answer key (key = true) of a lesson's questions, as PDF.
+// The handout prints each question's figure with its answer blank; the key prints the answers
+// (no figures), every text at least kKeyMinFont.
 bool render_lesson_sheet(const LessonSheet& sheet, const WorksheetOptions& options, bool key,
                          std::string& bytes, std::string& error);
+// The same pages as scenes (what the PDF draws): tests read their text and font sizes. Each
+// question's figure items carry the class "figure-N" (N from 1) after their own.
+bool lesson_sheet_pages(const LessonSheet& sheet, const WorksheetOptions& options, bool key,
+                        std::vector<ScenePage>& pages, std::string& error);
+
+// The smallest text an answer key prints, in points: a key is read at arm's length while
+// marking.
+constexpr double kKeyMinFont = 10;
 
 // The largest shapes a worksheet takes: rows, keys and dimensions each at most this.
 constexpr int kWorksheetMaxSize = 8;

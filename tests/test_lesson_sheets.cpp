@@ -1,0 +1,319 @@
+// Lesson worksheets on paper: for every built-in lesson the handout carries each question's own
+// figure with the cell or row it asks about blank ("?"), never its answer, never another
+// example's tables and never instructions to work the app; the key answers in text of 10 pt or
+// more. And exported pictures and slides come out at exactly the size asked for, the heatmap
+// filling them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "attention/scenario.h"
+#include "backends/compute.h"
+#include "documents.h"
+#include "io/examples.h"
+#include "lessons/lesson.h"
+#include "lessons/lesson_sheet.h"
+#include "reference.h"
+#include "render/heatmap_export.h"
+#include "render/worksheet.h"
+
+namespace attn {
+namespace {
+
+// Every lesson file in assets/lessons/, read from the source tree itself.
+std::vector<Lesson> course() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> paths;
+  for (const auto& e : fs::directory_iterator(fs::path(ATTN_SOURCE_DIR) / "assets" / "lessons"))
+    if (e.path().extension() == ".json") paths.push_back(e.path().string());
+  std::sort(paths.begin(), paths.end());
+  std::vector<Lesson> lessons;
+  std::string error;
+  for (const std::string& p : paths) {
+    std::optional<Lesson> lesson = load_lesson_file(p, error);
+    if (!lesson)
+      ADD_FAILURE() << error;
+    else
+      lessons.push_back(std::move(*lesson));
+  }
+  return lessons;
+}
+
+std::string fixed(double x, int decimals) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, x);
+  std::string s = buf;
+  if (s[0] == '-') s = "−" + s.substr(1);  // the exporter writes a real minus sign
+  return s;
+}
+
+// Words that send a reader to the app, as a teacher reading the sheet would spot them (this
+// test's own list, not the filter's).
+const std::regex& app_words() {
+  static const std::regex r(
+      "\\b(click|clicking|press|slider|thumbnail|drag|hover|button|tab|menu)\\b|View →|File →|"
+      "heatmap|head view|model view|[Ss]elect a",
+      std::regex::icase);
+  return r;
+}
+
+bool has_class(const SceneItem& it, const std::string& cls) {
+  const std::string padded = " " + it.cls + " ";
+  return padded.find(" " + cls + " ") != std::string::npos;
+}
+
+bool is_text(const SceneItem& it) {
+  return it.kind == SceneItem::Kind::kText || it.kind == SceneItem::Kind::kParagraph;
+}
+
+// The cells a question asks about on its stage, from the answer reference alone: a weight's or a
+// key question's whole row (the rest of a row of weights tells the missing one), else the cell.
+bool asked(const LessonQuestion& q, int i, int j) {
+  if (q.kind == QuestionKind::kStatement || !q.answer.stage || i != q.answer.row) return false;
+  return q.kind == QuestionKind::kKey || *q.answer.stage == StageId::kWeights || j == q.answer.col;
+}
+
+struct Built {
+  std::vector<AttentionTrace> traces;
+  LessonSheet sheet;
+  std::vector<const LessonStep*> steps;  // the step of each question
+};
+
+Built build(const Lesson& l) {
+  Built b;
+  std::string error;
+  std::optional<LessonSheet> sheet = lesson_sheet(l, b.traces, 4, error);
+  EXPECT_TRUE(sheet) << l.path << ": " << error;
+  if (sheet) b.sheet = std::move(*sheet);
+  for (const LessonStep& s : l.steps)
+    if (s.question) b.steps.push_back(&s);
+  EXPECT_EQ(b.steps.size(), b.sheet.questions.size());
+  return b;
+}
+
+TEST(LessonSheet, EveryBuiltInLessonPrintsItsOwnFiguresWithoutTheirAnswers) {
+  int figures = 0, blanks = 0, lessons = 0;
+  for (const Lesson& l : course()) {
+    SCOPED_TRACE(l.path);
+    ++lessons;
+    Built b = build(l);
+    WorksheetOptions o;
+    std::vector<ScenePage> pages;
+    std::string error;
+    ASSERT_TRUE(lesson_sheet_pages(b.sheet, o, false, pages, error)) << error;
+    for (size_t n = 0; n < b.steps.size(); ++n) {
+      const LessonStep& step = *b.steps[n];
+      const LessonQuestion& q = *step.question;
+      const AttentionTrace t = lesson_step_trace(step);
+      const std::string fig = "figure-" + std::to_string(n + 1);
+      std::vector<const SceneItem*> items;
+      for (const ScenePage& p : pages)
+        for (const SceneItem& it : p.items)
+          if (has_class(it, fig)) items.push_back(&it);
+      const bool other_view = !step.seq2seq_model.empty() || !step.lm_model.empty();
+      const bool drawn = !other_view && step.stage != StageId::kInputs;
+      // A step about the seq2seq or language-model window has no figure (no renderer draws
+      // those views) and above all not the figure of the example left behind the window.
+      EXPECT_EQ(!items.empty(), drawn) << "question " << n + 1 << " " << step.title;
+      if (other_view) {
+        EXPECT_EQ(b.sheet.questions[n].tables, nullptr) << step.title;
+        EXPECT_FALSE(b.sheet.questions[n].no_figure.empty()) << step.title;
+      }
+      if (items.empty()) continue;
+      ++figures;
+      // The figure is the step's own stage: its title is the stage's.
+      const std::string stage_title = t.step(step.stage).title;
+      bool titled = false;
+      for (const SceneItem* it : items) titled = titled || it->text == stage_title;
+      EXPECT_TRUE(titled) << step.title << ": no title " << stage_title;
+      // The cells asked about are "?", the others keep their numbers.
+      if (!q.answer.stage || *q.answer.stage != step.stage) continue;
+      const Matrix& m = t.head(step.stage, q.answer.head);
+      std::vector<std::string> shown;
+      for (const SceneItem* it : items) {
+        if (!has_class(*it, "num") || it->row < 0) continue;
+        // A masked key's weight is 0 whatever the answer: it stays hatched, not "?".
+        const TraceStep* ms = t.find(StageId::kMasked);
+        const bool masked = is_query_key(step.stage) && shows_mask(step.stage) && ms &&
+                            !std::isfinite(t.head(*ms, q.answer.head)(it->row, it->col));
+        if (asked(q, it->row, it->col) && !masked) {
+          EXPECT_EQ(it->text, "?") << step.title << " cell " << it->row << "," << it->col;
+          ++blanks;
+        } else {
+          EXPECT_NE(it->text, "?") << step.title << " cell " << it->row << "," << it->col;
+          shown.push_back(it->text);
+        }
+      }
+      // Nothing else in the figure writes a number answer (a colour-bar tick, a note), unless
+      // a cell shown has that very value.
+      if (q.kind == QuestionKind::kNumber) {
+        const double answer = m(q.answer.row, q.answer.col);
+        for (int d = 2; d <= 4; ++d) {
+          const std::string a = fixed(answer, d);
+          if (std::find(shown.begin(), shown.end(), a) != shown.end()) continue;
+          for (const SceneItem* it : items)
+            if (is_text(*it)) EXPECT_EQ(it->text.find(a), std::string::npos) << it->text;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(lessons, 12);
+  EXPECT_GE(figures, 25);
+  EXPECT_GE(blanks, 15);
+}
+
+// The PDFs as the command writes them: the handout never writes an answer as the app (and the
+// key) write it, says nothing about working the app, and prints no example's tables for the
+// language-model lesson; the key has every answer, in text of 10 pt or more.
+TEST(LessonSheet, TheCommandsPdfsKeepAnswersOffTheHandoutAndTheKeyReadable) {
+  for (const Lesson& l : course()) {
+    SCOPED_TRACE(l.path);
+    const std::string sheet = test::temp_path("lesson-sheet.pdf"),
+                      key = test::temp_path("lesson-key.pdf");
+    const auto r = test::run_cli("worksheet --lesson '" + l.path + "' --out '" + sheet +
+                                 "' --answers '" + key + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string hand = test::pdf_text(sheet), answers = test::pdf_text(key);
+    ASSERT_FALSE(hand.empty()) << "pdftotext (poppler-utils) is needed";
+    std::smatch found;
+    EXPECT_FALSE(std::regex_search(hand, found, app_words())) << "app instruction: " << found.str();
+    Built b = build(l);
+    for (size_t n = 0; n < b.steps.size(); ++n) {
+      const LessonQuestion& q = *b.steps[n]->question;
+      const std::string& answer = b.sheet.questions[n].answer;
+      EXPECT_NE(answers.find(answer), std::string::npos) << "key lacks " << answer;
+      // A number as the app writes it (4 decimals); a key or a statement is among the options
+      // on the handout by design, so only the key says which.
+      if (q.kind == QuestionKind::kNumber && answer.find('.') != std::string::npos)
+        EXPECT_EQ(hand.find(answer), std::string::npos) << b.steps[n]->title << ": " << answer;
+    }
+    EXPECT_EQ(hand.find("Answer:"), std::string::npos);
+    if (l.path.find("12-induction-heads") != std::string::npos) {
+      // Lesson 12 is about a trained transformer: fear-is-the's tables are not its material.
+      EXPECT_EQ(hand.find("Q (queries)"), std::string::npos);
+      EXPECT_EQ(hand.find("fear-is-the"), std::string::npos);
+    }
+    // The key's text, as laid out: nothing under 10 pt.
+    std::vector<ScenePage> pages;
+    std::string error;
+    ASSERT_TRUE(lesson_sheet_pages(b.sheet, WorksheetOptions{}, true, pages, error)) << error;
+    int texts = 0;
+    for (const ScenePage& p : pages)
+      for (const SceneItem& it : p.items)
+        if (is_text(it) && !it.text.empty()) {
+          ++texts;
+          EXPECT_GE(it.font.size, 10.0) << it.cls << ": " << it.text;
+        }
+    EXPECT_GT(texts, 10);
+  }
+}
+
+TEST(LessonSheet, PaperWordingDropsAppInstructions) {
+  EXPECT_EQ(paper_wording("Now layer 1, head 0 (the thumbnail in row L1, column H0; in the head "
+                          "view, Layer 1 and Head 0), and the second copy of the letters."),
+            "Now layer 1, head 0, and the second copy of the letters.");
+  EXPECT_EQ(paper_wording("One head puts its weight on the token before it. In the model view "
+                          "it is the thumbnail in row L0. Its output is added."),
+            "One head puts its weight on the token before it. Its output is added.");
+  EXPECT_EQ(paper_wording("Press Check to see. Use the slider."), "");
+  EXPECT_EQ(paper_wording("It is different — check the whole row in the heatmap."),
+            "It is different — check the whole row in the figure.");
+  // Ordinary words that only look like app words stay: a table, a sliding window, et al.
+  const std::string kept =
+      "Look at the table: Mistral uses a sliding window. Olsson et al. (2022) tie it to heads.";
+  EXPECT_EQ(paper_wording(kept), kept);
+}
+
+// The size of a PNG from its header.
+bool png_size(const std::string& bytes, int& w, int& h) {
+  if (bytes.size() < 24 || bytes.compare(1, 3, "PNG") != 0) return false;
+  auto be32 = [&](size_t at) {
+    return (static_cast<unsigned char>(bytes[at]) << 24) |
+           (static_cast<unsigned char>(bytes[at + 1]) << 16) |
+           (static_cast<unsigned char>(bytes[at + 2]) << 8) |
+           static_cast<unsigned char>(bytes[at + 3]);
+  };
+  w = be32(16);
+  h = be32(20);
+  return true;
+}
+
+AttentionTrace example_trace(const std::string& name) {
+  std::string error;
+  std::optional<Scenario> s = load_example(name, error);
+  EXPECT_TRUE(s) << error;
+  std::unique_ptr<Backend> cpu = make_backend("cpu", error);
+  return compute_scenario_trace(*s, *cpu);
+}
+
+TEST(ExportSize, PicturesComeOutAtExactlyTheSizeAsked) {
+  const AttentionTrace t = example_trace("fear-is-the");
+  HeatmapOptions o;
+  o.step = StageId::kWeights;
+  for (auto [w, h] : {std::pair{1920, 1080}, {1600, 1200}, {777, 333}}) {
+    std::string bytes, error;
+    ASSERT_TRUE(render_heatmap_sized(t, o, w, h, ImageFormat::kPng, bytes, error)) << error;
+    int pw = 0, ph = 0;
+    ASSERT_TRUE(png_size(bytes, pw, ph));
+    EXPECT_EQ(pw, w);
+    EXPECT_EQ(ph, h);
+    const std::string path = test::temp_path("sized.png");
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+    const test::RgbImage img = test::load_png_rgb(path);
+    EXPECT_EQ(img.w, w);
+    EXPECT_EQ(img.h, h);
+  }
+  std::string bytes, error;
+  EXPECT_FALSE(render_heatmap_sized(t, o, 50, 1080, ImageFormat::kPng, bytes, error));
+  EXPECT_NE(error.find("size"), std::string::npos) << error;
+}
+
+// The slide deck: each page the size asked, the heatmap's cells spanning most of the body.
+TEST(ExportSize, SlidePagesAreTheSizeAskedWithTheHeatmapFillingTheBody) {
+  for (const char* name : {"fear-is", "fear-is-the", "multi-head"}) {
+    const AttentionTrace t = example_trace(name);
+    for (auto [w, h] : {std::pair{960, 540}, {800, 600}}) {
+      std::string bytes, error;
+      ASSERT_TRUE(render_stage_pages_sized(t, HeatmapOptions{}, w, h, bytes, error)) << error;
+      const std::string pdf = test::temp_path("deck.pdf");
+      FILE* f = std::fopen(pdf.c_str(), "wb");
+      ASSERT_NE(f, nullptr);
+      std::fwrite(bytes.data(), 1, bytes.size(), f);
+      std::fclose(f);
+      double pw = 0, ph = 0;
+      ASSERT_TRUE(test::pdf_page_size(pdf, pw, ph));
+      EXPECT_NEAR(pw, w, 0.5);
+      EXPECT_NEAR(ph, h, 0.5);
+      std::unique_ptr<TextEngine> text = TextEngine::create(error);
+      ASSERT_TRUE(text) << error;
+      HeatmapOptions o;
+      o.step = StageId::kWeights;
+      ScenePage page;
+      ASSERT_TRUE(stage_page_sized(t, o, w, h, 0, 1, *text, page, error)) << error;
+      double x0 = 1e9, y0 = 1e9, x1 = -1e9, y1 = -1e9;
+      for (const SceneItem& it : page.items)
+        if (it.cls.rfind("cell", 0) == 0) {
+          x0 = std::min(x0, double(it.rect.x));
+          y0 = std::min(y0, double(it.rect.y));
+          x1 = std::max(x1, double(it.rect.right()));
+          y1 = std::max(y1, double(it.rect.bottom()));
+        }
+      ASSERT_LT(x0, x1) << name;
+      // The grid takes half the page's height or more, and sits in the middle, not a corner.
+      EXPECT_GE((y1 - y0) / h, 0.5) << name << " " << w << "×" << h;
+      EXPECT_NEAR((x0 + x1) / 2, w / 2.0, w * 0.2) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace attn
