@@ -71,6 +71,13 @@ void help_marker(const char* text) {
   }
 }
 
+ImGuiWindowFlags place_as_stage(const Ui& ui, const char* which) {
+  if (ui.model_stage != which || ui.stage_rect.z <= 0) return 0;
+  ImGui::SetNextWindowPos({ui.stage_rect.x, ui.stage_rect.y}, ImGuiCond_Always);
+  ImGui::SetNextWindowSize({ui.stage_rect.z, ui.stage_rect.w}, ImGuiCond_Always);
+  return ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+}
+
 void place_beside_lesson(const Ui& ui, bool& pending) {
   if (!pending || ui.lesson_rect.z <= 0) return;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
@@ -402,15 +409,30 @@ void draw_app(Ui& ui) {
   in.lesson = ui.lesson && ui.lesson->is_open();
   in.presentation = ui.presentation;
   in.panels_shown = ui.panels_shown;
+  // A model window open is a stage of its own: it takes the stepper's room (strip, scenario and
+  // heatmap) and the narration or lesson column stays beside it, from the top. Closing it brings
+  // the stepper back.
+  ui.model_stage = ui.seq2seq.open    ? "seq2seq"
+                   : ui.lm.open       ? "lm"
+                   : ui.lm_train.open ? "lm-train"
+                                      : "";
+  const bool stepper = ui.model_stage.empty();
+  if (!stepper) in.pipeline_h = 0;
   const PanelLayout L = compute_layout(in);
   const std::string sig = signature(L);
   const bool relayout = ui.reset_layout || sig != ui.layout_applied;
   ui.layout_applied = sig;
 
-  place(relayout, L.pipeline);
-  draw_pipeline_panel(ui);
+  {
+    const float x0 = L.scenario.shown ? L.scenario.x : L.heatmap.x;
+    ui.stage_rect = {x0, L.pipeline.y, L.heatmap.right() - x0, L.heatmap.bottom() - L.pipeline.y};
+  }
+  if (stepper) {
+    place(relayout, L.pipeline);
+    draw_pipeline_panel(ui);
+  }
 
-  if (L.scenario.shown) {
+  if (L.scenario.shown && stepper) {
     place(relayout, L.scenario);
     if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
       if (ImGui::BeginTabBar("left-tabs")) {
@@ -429,8 +451,10 @@ void draw_app(Ui& ui) {
     ImGui::End();
   }
 
-  place(relayout, L.heatmap);
-  draw_heatmap_panel(ui);
+  if (stepper) {
+    place(relayout, L.heatmap);
+    draw_heatmap_panel(ui);
+  }
 
   if (L.tabbed) {
     // One column of tabs beside the heatmap: the window is too narrow for three columns.

@@ -226,9 +226,10 @@ void draw_lm_panel(Ui& ui) {
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, cond);
   place_beside_lesson(ui, p.place_beside_lesson);
+  const ImGuiWindowFlags staged = place_as_stage(ui, "lm");
   p.shown_tab.clear();
   if (!ImGui::Begin("Language model: attention inside a transformer###lm", &ui.lm.open,
-                    ImGuiWindowFlags_NoCollapse)) {
+                    ImGuiWindowFlags_NoCollapse | staged)) {
     ImGui::End();
     return;
   }

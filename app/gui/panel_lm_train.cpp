@@ -423,8 +423,9 @@ void draw_lm_train_panel(Ui& ui) {
     p.reported_failure = s.error;
     ui.state.set_message("Training failed: " + s.error, true);
   }
+  const ImGuiWindowFlags staged = place_as_stage(ui, "lm-train");
   if (!ImGui::Begin("Train a transformer: watch an induction head form###lm-train",
-                    &ui.lm_train.open, ImGuiWindowFlags_NoCollapse)) {
+                    &ui.lm_train.open, ImGuiWindowFlags_NoCollapse | staged)) {
     ImGui::End();
     return;
   }

@@ -368,7 +368,13 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
                         ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("length");
     ImGui::TableSetupColumn("count");
-    for (const auto& n : s.compare_names) ImGui::TableSetupColumn(n.c_str());
+    // The score's name heads its column ("bottleneck/bahdanau-max40" → "bahdanau"): the text
+    // above says they are the bottleneck models trained on 40 characters at most.
+    for (std::string n : s.compare_names) {
+      if (n.rfind("bottleneck/", 0) == 0) n.erase(0, 11);
+      if (const size_t max = n.find("-max"); max != std::string::npos) n.resize(max);
+      ImGui::TableSetupColumn(n.c_str());
+    }
     ImGui::TableHeadersRow();
     for (size_t r = 0; r < buckets; ++r) {
       ImGui::TableNextRow();
@@ -437,8 +443,9 @@ void draw_seq2seq_panel(Ui& ui) {
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + vp->Size.y * 0.08f}, cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f}, cond);
   place_beside_lesson(ui, p.place_beside_lesson);
+  const ImGuiWindowFlags staged = place_as_stage(ui, "seq2seq");
   p.shown_tab.clear();
-  if (!ImGui::Begin("Seq2seq with attention: dates###seq2seq", &ui.seq2seq.open)) {
+  if (!ImGui::Begin("Seq2seq with attention: dates###seq2seq", &ui.seq2seq.open, staged)) {
     ImGui::End();
     return;
   }

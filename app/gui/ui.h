@@ -204,6 +204,11 @@ struct Ui {
   Window<NoState> about;  // Help → About Attention Lab (panel_help.cpp)
   // The Debug menu's windows (gui --debug): Dear ImGui's demo and metrics.
   Window<NoState> imgui_demo, imgui_metrics;
+  // The model window showing as the main window's stage instead of the stepper ("seq2seq", "lm",
+  // "lm-train"; "" = the stepper), and the room it takes: the strip's, the scenario's and the
+  // heatmap's, beside the narration or lesson column (set by draw_app each frame).
+  std::string model_stage;
+  ImVec4 stage_rect{0, 0, 0, 0};  // x, y, w, h
   // Whether a window's background work wants frames: every frame until it lands, or a few a
   // second for new training figures (app_window.cpp), so the UI does not take the training
   // threads' cores.
@@ -378,6 +383,10 @@ std::string suggested_worksheet_path(const Ui& ui);
 // For a window a lesson step opened (`pending` set): places the next window left of the lesson
 // window, once, so the step's text and its Next button stay in view; clears `pending` when done.
 void place_beside_lesson(const Ui& ui, bool& pending);
+// For the model window `which` ("seq2seq", "lm", "lm-train"): when it is the stage, places it on
+// the stage's room and returns the window flags that keep it there; else returns 0 and places
+// nothing.
+ImGuiWindowFlags place_as_stage(const Ui& ui, const char* which);
 
 // Puts the next item on the current line when `width` more pixels fit in the window, else on the
 // next line: rows of controls that flow like words instead of running off a narrow panel.
