@@ -111,12 +111,22 @@ namespace {
 void draw_model_bar(Ui& ui, LmPanel& p) {
   LmSession& s = p.session;
   const float fs = ImGui::GetFontSize();
-  if (ImGui::Button("Open model folder…")) {
+  // Presentation keeps the height for the views: the model's name and the sentence on one line,
+  // without the file controls, the model's sizes and the hint (Tab brings them back).
+  const bool compact = ui.presentation && !ui.panels_shown && s.model();
+  if (compact) {
+    ImGui::AlignTextToFramePadding();
+    if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+    ImGui::TextUnformatted(s.model()->name.c_str());
+    if (ui.font_bold) ImGui::PopFont();
+    ImGui::SameLine();
+  } else if (ImGui::Button("Open model folder…")) {
     ui.path_dialog = "open-model";
     ui.path_buffer = s.model() ? s.model()->folder : "";
   }
-  ImGui::SameLine();
-  const std::vector<std::string> shipped = lm::shipped_models();
+  if (!compact) ImGui::SameLine();
+  const std::vector<std::string> shipped =
+      compact ? std::vector<std::string>{} : lm::shipped_models();
   if (!shipped.empty()) {
     ImGui::SetNextItemWidth(fs * 10);
     if (ImGui::BeginCombo("##shipped", "Shipped models")) {
@@ -126,7 +136,9 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
     }
     ImGui::SameLine();
   }
-  if (s.model()) {
+  if (compact) {
+    // The name is on the sentence's line.
+  } else if (s.model()) {
     const lm::Config& c = s.model()->config;
     ImGui::Text("%s", s.model()->name.c_str());
     char info[256];
@@ -152,9 +164,11 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
     p.text_buffer = s.text();
     p.text_initialised = true;
   }
-  ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("Sentence");
-  ImGui::SameLine();
+  if (!compact) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Sentence");
+    ImGui::SameLine();
+  }
   const float button_w = ImGui::CalcTextSize("Repeat it").x + ImGui::GetStyle().FramePadding.x * 2;
   ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - button_w - fs * 2.5f);
   if (ImGui::InputText("##sentence", &p.text_buffer)) s.set_text(p.text_buffer);
@@ -176,6 +190,8 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", s.error().c_str());
     ImGui::PopTextWrapPos();
+  } else if (compact) {
+    // No hint line: the views take the height.
   } else if (const LmRun* r = s.run()) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextDisabled(

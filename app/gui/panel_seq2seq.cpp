@@ -55,8 +55,10 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   const float label_w = text_width(font, fs, "</s>") + fs * 0.4f;
   const float cell =
       std::clamp((avail - label_w) / std::max<float>(1, cols.size()), 6.0f, fs * 1.4f);
-  // Input characters as large as a column allows (down to 9 px), then every other one.
-  const float cf = std::clamp(cell * 1.15f, std::min(9.0f, fs), fs);
+  // Input characters as large as a column allows (down to 9 px; in presentation 14 px, which
+  // reads from the back of a room), then every other one.
+  const float min_label = ui.presentation ? 14.0f : 9.0f;
+  const float cf = std::clamp(cell * 1.15f, std::min(min_label, fs), fs);
   const int every = std::max(1, static_cast<int>(std::ceil(cf * 0.75f / cell)));
   const float top = cf + fs * 0.3f;
   const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -72,7 +74,7 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   bool any_hidden = false;
   for (size_t i = 0; i < rows.size(); ++i) {
     const float y = o.y + top + i * cell;
-    const float rf = std::min(fs, std::max(9.0f, cell * 1.05f));
+    const float rf = std::min(fs, std::max(min_label, cell * 1.05f));
     const float tw = text_width(font, rf, rows[i]);
     if (rf <= cell * 1.25f || i % 2 == 0)
       draw_text(ui, dl, font, rf, {o.x + label_w - tw - fs * 0.2f, y + (cell - rf) / 2}, text,
