@@ -69,10 +69,14 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   // The two columns of tokens, scrolling when the sentence is long.
   ImGui::BeginChild("head-view", {0, 0}, false);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  // Rows spread over the panel's height when there is room, scroll when there is not.
+  // Rows spread over the panel's height when there is room; when there is not, they close up
+  // (down to 6 px) so the whole sentence stays in view, the tokens written no smaller than 14 px
+  // and then every so many rows; only longer sentences scroll.
   const float row_h =
-      std::clamp((ImGui::GetContentRegionAvail().y - fs * 0.5f) / static_cast<float>(T),
-                 ImGui::GetTextLineHeight() * 1.25f, ImGui::GetTextLineHeight() * 2.0f);
+      std::clamp((ImGui::GetContentRegionAvail().y - fs * 0.5f) / static_cast<float>(T), 6.0f,
+                 ImGui::GetTextLineHeight() * 2.0f);
+  const float label_px = std::clamp(row_h * 0.85f, std::min(14.0f, fs), fs);
+  const int label_every = std::max(1, static_cast<int>(std::ceil(label_px * 1.05f / row_h)));
   float text_w = fs * 3;
   for (const std::string& t : r->tokens)
     text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x);
@@ -175,15 +179,21 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
     if (right_a > 0)
       dl->AddRectFilled({xr0, y}, {xr0 + text_w, y + row_h}, lm_head_color(heads.front(), right_a),
                         3);
+    // Every token when the rows are tall enough, else every so many (and the focused one).
+    if (t % label_every != 0 && t != focus) continue;
     const std::string label = shown(r->tokens[static_cast<size_t>(t)]);
-    const float tw = ImGui::CalcTextSize(label.c_str()).x;
-    const float ty = y + (row_h - ImGui::GetTextLineHeight()) / 2;
-    const ImVec4 clip_l{o.x, y, xl1, y + row_h}, clip_r{xr0, y, xr0 + text_w, y + row_h};
-    dl->AddText(nullptr, 0, {xl1 - tw - fs * 0.3f, ty},
+    ImFont* font = ImGui::GetFont();
+    const float tw = font->CalcTextSizeA(label_px, FLT_MAX, 0, label.c_str()).x;
+    const float ty = y + (row_h - label_px) / 2;
+    const float half = std::max(row_h, label_px) / 2;
+    const ImVec4 clip_l{o.x, y + row_h / 2 - half, xl1, y + row_h / 2 + half},
+        clip_r{xr0, y + row_h / 2 - half, xr0 + text_w, y + row_h / 2 + half};
+    dl->AddText(font, label_px, {xl1 - tw - fs * 0.3f, ty},
                 linked_q[static_cast<size_t>(t)] ? text : faded, label.c_str(), nullptr, 0,
                 &clip_l);
-    dl->AddText(nullptr, 0, {xr0 + fs * 0.3f, ty}, linked_k[static_cast<size_t>(t)] ? text : faded,
-                label.c_str(), nullptr, 0, &clip_r);
+    dl->AddText(font, label_px, {xr0 + fs * 0.3f, ty},
+                linked_k[static_cast<size_t>(t)] ? text : faded, label.c_str(), nullptr, 0,
+                &clip_r);
   }
   const float thick = std::max(1.5f, fs * 0.12f);
   const float fade = heads.size() > 1 ? 0.8f : 1.0f;
