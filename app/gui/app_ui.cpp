@@ -464,7 +464,7 @@ void draw_app(Ui& ui) {
     if (ImGui::Begin("Panels###side", nullptr,
                      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
       if (ImGui::BeginTabBar("side-tabs")) {
-        if (ui.lesson && ImGui::BeginTabItem("Lesson", nullptr,
+        if (ui.lesson && ImGui::BeginTabItem(lesson_tab_label(ui).c_str(), nullptr,
                                              ui.select_lesson_tab ? ImGuiTabItemFlags_SetSelected
                                                                   : ImGuiTabItemFlags_None)) {
           draw_lesson_contents(ui);

@@ -124,6 +124,12 @@ UiSettings user_settings(const Ui& ui) {
   return s;
 }
 
+std::string lesson_tab_label(const Ui& ui) {
+  if (!lesson_open(ui)) return "Lesson###lesson";
+  return "Lesson · step " + std::to_string(ui.lesson->step_index() + 1) + " of " +
+         std::to_string(ui.lesson->step_count()) + "###lesson";
+}
+
 bool apply_lesson_step(Ui& ui) {
   if (!lesson_open(ui)) return false;
   LessonPlayer& p = *ui.lesson;
@@ -270,9 +276,9 @@ void draw_lesson_contents(Ui& ui) {
     ImGui::PopStyleColor();
   }
   ui.lesson_titled = false;
+  // The step's number is in the tab's label (lesson_tab_label); a thin bar shows how far along.
   const int n = p.step_count(), k = p.step_index();
-  const std::string progress = "Step " + std::to_string(k + 1) + " of " + std::to_string(n);
-  ImGui::ProgressBar(static_cast<float>(k + 1) / static_cast<float>(n), {-1, 0}, progress.c_str());
+  ImGui::ProgressBar(static_cast<float>(k + 1) / static_cast<float>(n), {-1, fs * 0.3f}, "");
 
   // The step's text scrolls, from its top at each step (a child per step); the question, its
   // choices and feedback come under it (their height measured last frame, scrolling when the
@@ -282,7 +288,8 @@ void draw_lesson_contents(Ui& ui) {
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
   const float answer_w =
       (s.question && s.question->kind == QuestionKind::kNumber ? fs * 4.5f + spacing : 0) +
-      button_width("Check again") + spacing + button_width("Show answer");
+      button_width(p.answer().answered ? "Check again" : "Check") + spacing +
+      (p.answer().revealed() ? 0 : button_width("Show answer"));
   const int answer_rows = !s.question ? 0 : answer_w <= ImGui::GetContentRegionAvail().x ? 1 : 2;
   const float buttons_h = row_h * (1 + answer_rows) + ImGui::GetStyle().ItemSpacing.y;
   const float room = ImGui::GetContentRegionAvail().y - buttons_h;
@@ -294,7 +301,9 @@ void draw_lesson_contents(Ui& ui) {
   ImGui::BeginChild(("lesson-step-" + std::to_string(k)).c_str(),
                     {0, s.question ? room - question_h : -buttons_h}, false);
   // Wrapped at spaces only: a number such as 0.27 or 0.2×0.3 never breaks over two lines.
-  ImGui::PushFont(ui.font_title);
+  // The step's title: large, but in presentation mode (where all the text is large) bold at the
+  // text's size, leaving the lines to the text.
+  ImGui::PushFont(ui.presentation ? ui.font_bold : ui.font_title);
   text_wrapped_at_spaces(s.title);
   ImGui::PopFont();
   ImGui::Spacing();
@@ -379,7 +388,7 @@ void draw_lesson_window(Ui& ui) {
     if (ImGui::BeginTabBar("lesson-tabs")) {
       const ImGuiTabItemFlags f =
           ui.select_lesson_tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
-      if (ImGui::BeginTabItem("Lesson", nullptr, f)) {
+      if (ImGui::BeginTabItem(lesson_tab_label(ui).c_str(), nullptr, f)) {
         draw_lesson_contents(ui);
         ImGui::EndTabItem();
       }

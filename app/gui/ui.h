@@ -356,6 +356,7 @@ void reveal_prediction(Ui& ui);
 // second tab; the step's highlighted cells on the main heatmap (called by the heatmap panel).
 void draw_lesson_window(Ui& ui);
 void draw_lesson_contents(Ui& ui);  // the Lesson tab (also in a narrow window's tabbed column)
+std::string lesson_tab_label(const Ui& ui);  // "Lesson · step 2 of 7", with a fixed id
 void draw_lesson_highlights(Ui& ui, StageId stage);
 // Opens a lesson file or built-in lesson name and shows its first step; false with `error`.
 bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error);
