@@ -161,8 +161,8 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
           EXPECT_LE(box.z, area.z + 0.5f);
           EXPECT_LE(box.w, area.w + 0.5f) << "the Check button is cut off";
           EXPECT_LE(area.w, static_cast<float>(s.h));
-          // Not yet at 1280×720 with 32 px text: the statement questions of lesson 08 steps 3
-          // and 5 need more lines than the lesson column has there (every other step fits).
+          // Not yet at 1280×720 with 32 px text: the prompts of lesson 08 steps 3 and 5 need
+          // more lines than the lesson column has there (every other step fits).
           if (!(s.h == 720 && font == 32)) {
             EXPECT_TRUE(ui.lesson_prompt_shown) << "the question's prompt is out of view";
           }
