@@ -420,14 +420,16 @@ void poll_seq2seq_panel(Ui& ui) {
   if (!ui.seq2seq.state) return;
   Seq2seqSession& s = ui.seq2seq.state->session;
   // A failed run or evaluation is reported once, in the status bar, open or not.
-  if (const std::string failed = s.take_training_failure(); !failed.empty())
+  // One snapshot a frame (it copies the loss curve): the failure and whether it trains.
+  const LiveSnapshot live = s.live.snapshot();
+  if (const std::string failed = s.take_training_failure(live); !failed.empty())
     ui.state.set_message(failed, true);
   if (const std::string failed = s.poll_compare(); !failed.empty())
     ui.state.set_message(failed, true);
   // Evaluating in the background keeps the window drawing; training wakes it a few times a
   // second (Ui::training); closed or idle, it sleeps.
   ui.seq2seq.busy = ui.seq2seq.open && s.compare_job.running();
-  ui.seq2seq.training = ui.seq2seq.open && s.training();
+  ui.seq2seq.training = ui.seq2seq.open && live.running && !live.paused;
 }
 
 void draw_seq2seq_panel(Ui& ui) {

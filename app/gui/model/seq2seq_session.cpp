@@ -140,13 +140,8 @@ bool Seq2seqSession::start_live() {
   return true;
 }
 
-bool Seq2seqSession::training() const {
-  const LiveSnapshot s = live.snapshot();
-  return s.running && !s.paused;
-}
-
-std::string Seq2seqSession::take_training_failure() {
-  const std::string error = live.snapshot().error;
+std::string Seq2seqSession::take_training_failure(const LiveSnapshot& s) {
+  const std::string& error = s.error;
   if (error.empty()) {
     reported_failure_.clear();
     return "";

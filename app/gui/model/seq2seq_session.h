@@ -79,10 +79,10 @@ class Seq2seqSession {
   int live_score = 1, live_hidden = 32, live_epochs = 4;  // live_hidden: even
   std::string live_example = "sunday the 22nd of november, 2026";
   std::string live_error;
-  bool start_live();      // with the settings above; false with live_error
-  bool training() const;  // running and not paused
-  // The live run's failure, once ("" when there is none or it was already taken).
-  std::string take_training_failure();
+  bool start_live();  // with the settings above; false with live_error
+  // The live run's failure in snapshot `s` of it, once ("" when there is none or it was already
+  // taken).
+  std::string take_training_failure(const s2s::LiveSnapshot& s);
 
   // The bottleneck tab's evaluation: accuracy by length of each shipped bottleneck/ model on
   // kCompareDates held-out dates, on a worker thread. Results are kept per model file (while its
