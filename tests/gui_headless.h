@@ -61,6 +61,19 @@ class HeadlessApp : public ::testing::Test {
   void frames(int n) {
     for (int i = 0; i < n; ++i) frame();
   }
+  // The screen size of the frames that follow, with the fonts and theme rebuilt for it as
+  // app_window.cpp does (the font size depends on the screen in presentation mode).
+  void resize_to(int w, int h) {
+    ImGuiIO& io = ImGui::GetIO();
+    io.DisplaySize = {static_cast<float>(w), static_cast<float>(h)};
+    const float px = ui.font_px(io.DisplaySize.x, io.DisplaySize.y);
+    if (ui.font_built_px != px) load_fonts(ui, px);
+    if (theme_px_ != px || theme_light_ != ui.settings.light_theme) {
+      apply_theme(ui.settings.light_theme, px / 20.0f);
+      theme_px_ = px;
+      theme_light_ = ui.settings.light_theme;
+    }
+  }
   // Presses and releases the key with this index (ImGui::GetKeyIndex(ImGuiKey_…)).
   void press(int key, bool ctrl = false, bool shift = false) {
     ImGuiIO& io = ImGui::GetIO();
@@ -87,6 +100,10 @@ class HeadlessApp : public ::testing::Test {
 
   AppState state;
   Ui ui{state};
+
+ private:
+  float theme_px_ = 0;
+  bool theme_light_ = true;
 };
 
 }  // namespace attn::test

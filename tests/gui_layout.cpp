@@ -3,9 +3,7 @@
 // no text drawn straight into a draw list may be cut by its window, its table column or the clip
 // rectangle it was drawn under, unless the window scrolls to show it.
 //
-// ImGui 1.86 records no per-item rectangles, so the test links with
-// -Wl,--wrap=ImGui::ItemAdd (tests/CMakeLists.txt): every widget of imgui_widgets.cpp and
-// imgui_tables.cpp reports its box, window, clip rectangle and table column as it is added.
+// ImGui 1.86 records no per-item rectangles: tests/gui_support/layout_check.h records them.
 #include <gtest/gtest.h>
 #include <imgui.h>
 #include <imgui_internal.h>
@@ -19,51 +17,10 @@
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
+#include "gui_support/layout_check.h"
 #include "io/examples.h"
 #include "lm_fixture.h"
 #include "reference.h"
-
-namespace {
-
-struct ItemBox {
-  ImGuiWindow* window = nullptr;
-  bool table_itself = false;  // the whole table, or a row across all its columns
-  ImRect bb, clip;
-  bool in_column = false;  // inside a table cell: the column's full extent below
-  float col_min = 0, col_max = 0;
-};
-std::vector<ItemBox>* g_items = nullptr;
-
-}  // namespace
-
-// The real ImGui::ItemAdd, and the wrapper every call from another object file reaches.
-extern "C" bool __real__ZN5ImGui7ItemAddERK6ImRectjPS1_i(const ImRect& bb, ImGuiID id,
-                                                         const ImRect* nav_bb, ImGuiItemFlags f);
-extern "C" bool __wrap__ZN5ImGui7ItemAddERK6ImRectjPS1_i(const ImRect& bb, ImGuiID id,
-                                                         const ImRect* nav_bb, ImGuiItemFlags f) {
-  if (g_items) {
-    ImGuiContext& g = *GImGui;
-    ItemBox box;
-    box.window = g.CurrentWindow;
-    box.bb = bb;
-    box.clip = g.CurrentWindow->ClipRect;
-    if (ImGuiTable* t = g.CurrentTable; t && t->InnerWindow == g.CurrentWindow &&
-                                        t->CurrentColumn >= 0 &&
-                                        t->CurrentColumn < t->ColumnsCount) {
-      const ImGuiTableColumn& c = t->Columns[t->CurrentColumn];
-      // The table itself (added by EndTable) and a row-wide selectable span every column.
-      box.table_itself =
-          (bb.Min.x <= t->OuterRect.Min.x + 1 && bb.Max.x >= t->OuterRect.Max.x - 1) ||
-          (bb.Min.x <= t->Columns[0].MinX + 1 &&
-           bb.Max.x >= t->Columns[t->ColumnsCount - 1].MaxX - 1);
-      box.in_column = !box.table_itself;
-      box.col_min = c.MinX;
-      box.col_max = c.MaxX;
-    }
-    g_items->push_back(box);
-  }
-  return __real__ZN5ImGui7ItemAddERK6ImRectjPS1_i(bb, id, nav_bb, f);
-}
 
 namespace attn {
 namespace {
@@ -72,24 +29,6 @@ struct Size {
   int w, h;
 };
 const Size kSizes[] = {{1024, 768}, {1280, 720}, {1600, 1000}, {1920, 1080}, {3840, 2160}};
-
-// A window, or a window it sits in, scrolls to bring a cut item into view.
-bool scrolls_x(const ImGuiWindow* w) {
-  for (; w; w = (w->Flags & ImGuiWindowFlags_ChildWindow) ? w->ParentWindow : nullptr)
-    if (w->ScrollbarX || w->ScrollMax.x > 0.5f) return true;
-  return false;
-}
-bool scrolls_y(const ImGuiWindow* w) {
-  for (; w; w = (w->Flags & ImGuiWindowFlags_ChildWindow) ? w->ParentWindow : nullptr)
-    if (w->ScrollbarY || w->ScrollMax.y > 0.5f) return true;
-  return false;
-}
-
-std::string box_text(const ImRect& r) {
-  std::ostringstream s;
-  s << "[" << r.Min.x << ", " << r.Min.y << " .. " << r.Max.x << ", " << r.Max.y << "]";
-  return s.str();
-}
 
 // Draws with its own frames(): at a window size, recording the last frame's items.
 class Layout : public test::HeadlessApp {
@@ -100,102 +39,32 @@ class Layout : public test::HeadlessApp {
     ASSERT_TRUE(state.load_example("fear-is-the"));
   }
   void TearDown() override {
-    g_items = nullptr;
+    test::record_items(nullptr);
     if (ui.seq2seq.state) ui.seq2seq.state->session.live.cancel();
     HeadlessApp::TearDown();
   }
 
   // Draws frames at a window size; the last one is recorded and checked.
   void frames(Size s, int n = 6) {
-    ImGuiIO& io = ImGui::GetIO();
-    io.DisplaySize = {static_cast<float>(s.w), static_cast<float>(s.h)};
-    const float px = ui.font_px(static_cast<float>(s.w), static_cast<float>(s.h));
-    if (ui.font_built_px != px) load_fonts(ui, px);
-    if (theme_px != px || theme_light != ui.settings.light_theme) {
-      apply_theme(ui.settings.light_theme, px / 20.0f);
-      theme_px = px;
-      theme_light = ui.settings.light_theme;
-    }
+    resize_to(s.w, s.h);
     for (int i = 0; i < n; ++i) {
       const bool last = i + 1 == n;
       items.clear();
       texts.clear();
-      g_items = last ? &items : nullptr;
+      test::record_items(last ? &items : nullptr);
       state.poll();
-      io.DeltaTime = 1.0f / 60;
+      ImGui::GetIO().DeltaTime = 1.0f / 60;
       ImGui::NewFrame();
       draw_app(ui);
       ImGui::Render();
-      g_items = nullptr;
+      test::record_items(nullptr);
     }
   }
 
   // Every recorded item and text of the last frame, against its window and clip rectangle.
   void check(const std::string& what) {
     SCOPED_TRACE(what);
-    const ImGuiViewport* vp = ImGui::GetMainViewport();
-    const ImRect screen(vp->Pos, {vp->Pos.x + vp->Size.x, vp->Pos.y + vp->Size.y});
-    int failures = 0;
-    ImGuiContext& g = *GImGui;
-    for (ImGuiWindow* w : g.Windows) {
-      if (!w->WasActive || w->Hidden || (w->Flags & ImGuiWindowFlags_Tooltip) || w->ParentWindow)
-        continue;
-      if (!screen.Contains(ImRect(w->Pos, {w->Pos.x + w->Size.x - 1, w->Pos.y + w->Size.y - 1})))
-        ADD_FAILURE() << "window '" << w->Name << "' " << box_text(w->Rect())
-                      << " is not inside the screen " << box_text(screen);
-    }
-    const float e = 1.0f;  // layouts are in float pixels
-    for (const ItemBox& b : items) {
-      if (!b.window || (b.window->Flags & ImGuiWindowFlags_Tooltip)) continue;
-      // Separators are one pixel high and span the whole window by design.
-      if (b.bb.GetWidth() <= 0 || b.bb.GetHeight() < 2) continue;
-      std::string why;
-      if (b.in_column && (b.bb.Min.x < b.col_min - e || b.bb.Max.x > b.col_max + e))
-        why = "wider than its table column [" + std::to_string(b.col_min) + ", " +
-              std::to_string(b.col_max) + "]";
-      // Outside the clip rectangle is fine only where the window scrolls to it (and the clip
-      // is the window's own, not a narrower one pushed inside it).
-      const ImRect& inner = b.window->InnerClipRect;
-      const bool own_x =
-          std::fabs(b.clip.Min.x - inner.Min.x) <= e && std::fabs(b.clip.Max.x - inner.Max.x) <= e;
-      const bool own_y =
-          std::fabs(b.clip.Min.y - inner.Min.y) <= e && std::fabs(b.clip.Max.y - inner.Max.y) <= e;
-      const bool cut_x = b.bb.Min.x < b.clip.Min.x - e || b.bb.Max.x > b.clip.Max.x + e;
-      const bool cut_y = b.bb.Min.y < b.clip.Min.y - e || b.bb.Max.y > b.clip.Max.y + e;
-      if (cut_x && !(scrolls_x(b.window) && (own_x || b.in_column)))
-        why = "cut on the left or right by " + box_text(b.clip);
-      if (cut_y && !(scrolls_y(b.window) && (own_y || b.in_column)))
-        why = "cut at the top or bottom by " + box_text(b.clip);
-      if (!why.empty() && failures++ < 12)
-        ADD_FAILURE() << "item " << box_text(b.bb) << " in window '" << b.window->Name << "' "
-                      << why << " (window scroll max " << b.window->ScrollMax.x << ", "
-                      << b.window->ScrollMax.y << ", content " << b.window->ContentSize.y
-                      << ", size " << b.window->Size.y << ", ideal " << b.window->ContentSizeIdeal.y
-                      << ")";
-    }
-    for (const PlacedText& t : texts) {
-      if (t.max.x <= t.min.x) continue;
-      // Cut on a side: fine only where that side is the window's own edge and the window scrolls.
-      // Text reaching past the window's edge in a window that scrolls is reachable there; its
-      // clip rectangle (cut by the window) says nothing more.
-      auto cut = [&](float lo, float hi, float clo, float chi, float wlo, float whi, bool scrolls) {
-        if (scrolls && (lo < wlo - e || hi > whi + e)) return false;
-        const bool low = lo < clo - e && !(scrolls && std::fabs(clo - wlo) <= e);
-        const bool high = hi > chi + e && !(scrolls && std::fabs(chi - whi) <= e);
-        return low || high;
-      };
-      const bool inside = !cut(t.min.x, t.max.x, t.clip_min.x, t.clip_max.x, t.window_min.x,
-                               t.window_max.x, t.scrolls_x) &&
-                          !cut(t.min.y, t.max.y, t.clip_min.y, t.clip_max.y, t.window_min.y,
-                               t.window_max.y, t.scrolls_y);
-      if (!inside && failures++ < 12)
-        ADD_FAILURE() << "text '" << t.text << "' " << box_text(ImRect(t.min, t.max))
-                      << " is cut by its clip rectangle "
-                      << box_text(ImRect(t.clip_min, t.clip_max)) << " in a window clipped to "
-                      << box_text(ImRect(t.window_min, t.window_max))
-                      << (t.scrolls_x ? " that scrolls across" : "")
-                      << (t.scrolls_y ? " that scrolls down" : "");
-    }
+    test::check_layout(items, texts);
     EXPECT_GT(items.size(), 10u);
   }
 
@@ -216,15 +85,46 @@ class Layout : public test::HeadlessApp {
     }
   }
 
-  std::vector<ItemBox> items;
+  std::vector<test::ItemBox> items;
   std::vector<PlacedText> texts;
-  float theme_px = 0;
-  bool theme_light = true;
 };
 
 std::string name(Size s, bool presentation, float px, bool light) {
   return std::to_string(s.w) + "x" + std::to_string(s.h) + (presentation ? " presentation" : "") +
          " font " + std::to_string(static_cast<int>(px)) + (light ? " light" : " dark");
+}
+
+// The check itself fails where it should: two buttons drawn over each other, and a button
+// pushed past the bottom of a window that does not scroll.
+TEST_F(Layout, TheCheckSeesOverlapsAndClipping) {
+  resize_to(800, 600);
+  auto draw = [&](bool overlapping, bool cut) {
+    items.clear();
+    test::record_items(&items);
+    ImGui::NewFrame();
+    ImGui::SetNextWindowPos({10, 10});
+    ImGui::SetNextWindowSize({300, 200});
+    ImGui::Begin("check", nullptr,
+                 ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse);
+    for (int i = 0; i < 3; ++i) ImGui::Button(("button " + std::to_string(i)).c_str());
+    if (overlapping) {
+      ImGui::SetCursorPos({20, 40});
+      ImGui::Button("over the others");
+    }
+    if (cut) {
+      ImGui::SetCursorPos({20, 190});
+      ImGui::Button("below the bottom");
+    }
+    ImGui::End();
+    ImGui::Render();
+    test::record_items(nullptr);
+    test::LayoutCheck quiet;
+    quiet.max_reports = 0;
+    return test::check_layout(items, {}, quiet);
+  };
+  EXPECT_EQ(draw(false, false), 0);
+  EXPECT_GE(draw(true, false), 1);
+  EXPECT_EQ(draw(false, true), 1);
 }
 
 TEST_F(Layout, EveryPanelFitsAtEverySizeInNormalMode) {

@@ -16,6 +16,7 @@
 #include "gui/model/lesson_player.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
+#include "gui_support/layout_check.h"
 #include "lessons/lesson.h"
 
 namespace {
@@ -68,36 +69,35 @@ class LessonSteps : public test::HeadlessApp {
  protected:
   void TearDown() override {
     g_texts = nullptr;
+    test::record_items(nullptr);
     HeadlessApp::TearDown();
   }
   // Frames at a screen size in presentation mode; the last one's text is recorded.
   void frames_at(Screen s, int n = 5) {
-    ImGuiIO& io = ImGui::GetIO();
-    io.DisplaySize = {static_cast<float>(s.w), static_cast<float>(s.h)};
-    const float px = ui.font_px(io.DisplaySize.x, io.DisplaySize.y);
-    if (ui.font_built_px != px) {
-      load_fonts(ui, px);
-      apply_theme(true, px / 20.0f);
-    }
+    resize_to(s.w, s.h);
     for (int i = 0; i < n; ++i) {
       const bool last = i + 1 == n;
       texts.clear();
       placed.clear();
+      items.clear();
       g_texts = last ? &texts : nullptr;
       ui.text_log = last ? &placed : nullptr;  // the heatmap's own glyphs (cells, colour bar)
+      test::record_items(last ? &items : nullptr);
       state.poll();
       state.wait_for_trace();
-      io.DeltaTime = 1.0f / 60;
+      ImGui::GetIO().DeltaTime = 1.0f / 60;
       ImGui::NewFrame();
       draw_app(ui);
       ImGui::Render();
       g_texts = nullptr;
       ui.text_log = nullptr;
+      test::record_items(nullptr);
     }
     for (const PlacedText& p : placed) texts.push_back(p.text);
   }
   std::vector<std::string> texts;
   std::vector<PlacedText> placed;
+  std::vector<test::ItemBox> items;
 };
 
 // The numbers a question hides, written as the app writes numbers (the cells' decimals, and 3
@@ -143,6 +143,9 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
           ui.settings.font_px = font;
           frames_at(s);
           ++checked;
+          // No widget clipped or overlapping another, no text cut.
+          test::check_layout(items, placed);
+          ASSERT_GT(items.size(), 10u) << "no widgets recorded";
           // A small matrix on the stepper has room for its numbers, at every size and font.
           const HeatmapViewport& v = ui.views["main"];
           if (state.has_trace() && step.lm_model.empty() && step.seq2seq_tab.empty() &&
