@@ -33,6 +33,18 @@ void Ui::run_deferred() {
   for (auto& f : now) f();
 }
 
+std::string elide_to_width(const std::string& text, float width) {
+  if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
+  std::string shown = text;
+  while (!shown.empty() && ImGui::CalcTextSize((shown + "…").c_str()).x > width) {
+    // One whole UTF-8 character off the end: its continuation bytes, then its lead byte.
+    while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80)
+      shown.pop_back();
+    if (!shown.empty()) shown.pop_back();
+  }
+  return shown + "…";
+}
+
 void text_wrapped_at_spaces(const std::string& text) {
   const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
   size_t start = 0;

@@ -2,6 +2,7 @@
 // showing the step's text, formula and question, progress, and previous/next; the highlighted
 // cells on the main heatmap; opening lessons and recording the current view as a step.
 #include <imgui.h>
+#include <imgui_internal.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
@@ -29,30 +30,53 @@ bool lesson_open(const Ui& ui) { return ui.lesson && ui.lesson->is_open(); }
 void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
   AppState& st = ui.state;
   StepAnswer& a = p.answer();
-  ImGui::Spacing();
-  ImGui::Separator();
+  const float top = ImGui::GetCursorPosY();
+  if (top > ImGui::GetStyle().WindowPadding.y + 1) {  // under the step's text
+    ImGui::Spacing();
+    ImGui::Separator();
+  }
   ImGui::PushFont(ui.font_bold);
   text_wrapped_at_spaces(q.prompt);  // never "0." on one line and "2×0.3" on the next
   ImGui::PopFont();
-  // The child starts at its top at each step, so its last line in view is the whole prompt.
-  ui.lesson_prompt_shown = ImGui::IsItemVisible();
+  // The child starts at its top at each step: the prompt and the choices are in view when
+  // their last line is inside the child's clip rectangle.
+  const float clip_bottom = ImGui::GetCurrentWindow()->ClipRect.Max.y + 1;
+  ui.lesson_prompt_shown = ImGui::GetItemRectMax().y <= clip_bottom;
+  ui.lesson_choices_shown = ui.lesson_prompt_shown;
   if (q.kind != QuestionKind::kNumber) {
     const std::vector<std::string> options = question_options(q, st.trace());
+    std::vector<std::string> labels;
+    bool short_labels = true;  // every choice fits on half a line: they flow like words
+    for (size_t i = 0; i < options.size(); ++i) {
+      labels.push_back(q.kind == QuestionKind::kKey
+                           ? options[i]
+                           : std::string(1, static_cast<char>('A' + i)) + ".  " + options[i]);
+      short_labels = short_labels &&
+                     radio_width(labels.back().c_str()) <= ImGui::GetContentRegionAvail().x * 0.5f;
+    }
+    // Choice rows no taller than their text: a choice question fits a small projector's column.
+    ImGui::PushStyleVar(ImGuiStyleVar_FramePadding,
+                        {ImGui::GetStyle().FramePadding.x, ImGui::GetFontSize() * 0.08f});
+    ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing,
+                        {ImGui::GetStyle().ItemSpacing.x, ImGui::GetFontSize() * 0.2f});
     for (size_t i = 0; i < options.size(); ++i) {
       const int k = static_cast<int>(i);
-      const std::string id = "##choice" + std::to_string(i);
-      if (q.kind == QuestionKind::kKey) {
-        // Keys are short: they flow along the line like words.
-        const std::string label = options[i] + "##key" + std::to_string(i);
-        if (i > 0) same_line_if_fits(radio_width(options[i].c_str()));
+      if (q.kind == QuestionKind::kKey || short_labels) {
+        const std::string label = labels[i] + "##choice" + std::to_string(i);
+        if (i > 0) same_line_if_fits(radio_width(labels[i].c_str()));
         if (ImGui::RadioButton(label.c_str(), a.picked == k)) a.picked = k;
       } else {
-        // Statements are sentences: one per line, wrapped beside their button.
-        if (ImGui::RadioButton(id.c_str(), a.picked == k)) a.picked = k;
+        // A sentence: wrapped beside its button, its later lines under its first.
+        if (ImGui::RadioButton(("##choice" + std::to_string(i)).c_str(), a.picked == k))
+          a.picked = k;
         ImGui::SameLine();
-        text_wrapped_at_spaces(std::string(1, static_cast<char>('A' + k)) + ".  " + options[i]);
+        ImGui::BeginGroup();
+        text_wrapped_at_spaces(labels[i]);
+        ImGui::EndGroup();
       }
+      ui.lesson_choices_shown = ImGui::GetItemRectMax().y <= clip_bottom;
     }
+    ImGui::PopStyleVar(2);
   }
   if (!a.verdict.feedback.empty()) {
     const ImVec4 colour = a.answered ? (a.verdict.correct ? kRight : kWrong)
@@ -67,6 +91,43 @@ void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
       a.scroll_to_feedback = false;
     }
   }
+  ui.lesson_question_h = ImGui::GetCursorPosY() - top + ImGui::GetStyle().ItemSpacing.y;
+}
+
+// The step's title: large, but in presentation mode (where all the text is large) bold at the
+// text's size, leaving the lines to the text.
+void draw_step_title(const Ui& ui, const LessonStep& s) {
+  ImGui::PushFont(ui.presentation ? ui.font_bold : ui.font_title);
+  text_wrapped_at_spaces(s.title);
+  ImGui::PopFont();
+  ImGui::Spacing();
+}
+
+// The step's paragraphs and formula, wrapped at spaces only: a number such as 0.27 or 0.2×0.3
+// never breaks over two lines.
+void draw_step_text(const Ui& ui, const LessonStep& s) {
+  const float fs = ImGui::GetFontSize();
+  for (const std::string& para : s.text) {
+    text_wrapped_at_spaces(para);
+    ImGui::Spacing();
+  }
+  if (s.formula.empty()) return;
+  // In a box, in monospace, in the text colour: it reads on a projector in either theme.
+  ImGui::PushFont(ui.font_mono);
+  const ImVec2 pad{fs * 0.5f, fs * 0.35f};
+  const float wrap = ImGui::GetContentRegionAvail().x - 2 * pad.x;
+  const ImVec2 size = ImGui::CalcTextSize(s.formula.c_str(), nullptr, false, wrap);
+  const ImVec2 at = ImGui::GetCursorScreenPos();
+  ImGui::GetWindowDrawList()->AddRectFilled(at,
+                                            {at.x + wrap + 2 * pad.x, at.y + size.y + 2 * pad.y},
+                                            ImGui::GetColorU32(ImGuiCol_FrameBg), fs * 0.2f);
+  ImGui::SetCursorScreenPos({at.x + pad.x, at.y + pad.y});
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
+  ImGui::TextUnformatted(s.formula.c_str());
+  ImGui::PopTextWrapPos();
+  ImGui::SetCursorScreenPos({at.x, at.y + size.y + 2 * pad.y});
+  ImGui::Dummy({0, fs * 0.3f});
+  ImGui::PopFont();
 }
 
 // The answer box (a number question's field) with Check and Show answer: one row that stays in
@@ -293,48 +354,41 @@ void draw_lesson_contents(Ui& ui) {
   const int answer_rows = !s.question ? 0 : answer_w <= ImGui::GetContentRegionAvail().x ? 1 : 2;
   const float buttons_h = row_h * (1 + answer_rows) + ImGui::GetStyle().ItemSpacing.y;
   const float room = ImGui::GetContentRegionAvail().y - buttons_h;
-  // The question first: the step's text keeps a line or two and scrolls.
-  const float question_h =
-      s.question
-          ? std::max(0.0f, std::min(ui.lesson_question_h, room - std::min(fs * 2.5f, room * 0.25f)))
-          : 0;
-  ImGui::BeginChild(("lesson-step-" + std::to_string(k)).c_str(),
-                    {0, s.question ? room - question_h : -buttons_h}, false);
-  // Wrapped at spaces only: a number such as 0.27 or 0.2×0.3 never breaks over two lines.
-  // The step's title: large, but in presentation mode (where all the text is large) bold at the
-  // text's size, leaving the lines to the text.
-  ImGui::PushFont(ui.presentation ? ui.font_bold : ui.font_title);
-  text_wrapped_at_spaces(s.title);
-  ImGui::PopFont();
-  ImGui::Spacing();
-  for (const std::string& para : s.text) {
-    text_wrapped_at_spaces(para);
-    ImGui::Spacing();
-  }
-  if (!s.formula.empty()) {
-    // In a box, in monospace, in the text colour: it reads on a projector in either theme.
-    ImGui::PushFont(ui.font_mono);
-    const ImVec2 pad{fs * 0.5f, fs * 0.35f};
-    const float wrap = ImGui::GetContentRegionAvail().x - 2 * pad.x;
-    const ImVec2 size = ImGui::CalcTextSize(s.formula.c_str(), nullptr, false, wrap);
-    const ImVec2 at = ImGui::GetCursorScreenPos();
-    ImGui::GetWindowDrawList()->AddRectFilled(at,
-                                              {at.x + wrap + 2 * pad.x, at.y + size.y + 2 * pad.y},
-                                              ImGui::GetColorU32(ImGuiCol_FrameBg), fs * 0.2f);
-    ImGui::SetCursorScreenPos({at.x + pad.x, at.y + pad.y});
-    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
-    ImGui::TextUnformatted(s.formula.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::SetCursorScreenPos({at.x, at.y + size.y + 2 * pad.y});
-    ImGui::Dummy({0, fs * 0.3f});
-    ImGui::PopFont();
-  }
-  ImGui::EndChild();
-  if (s.question) {
-    ImGui::BeginChild(("lesson-question-" + std::to_string(k)).c_str(), {0, -buttons_h}, false);
+  ui.lesson_question_room = room;
+  // The question first: the step's text keeps at least its title's line and scrolls, in whole
+  // lines (no half line cut at its foot). Where even that leaves the question short of room
+  // (its height measured last frame), the question comes first in one child that scrolls, the
+  // step's title and text under it.
+  const float line_h = ImGui::GetTextLineHeightWithSpacing();
+  const bool tight = s.question && ui.lesson_question_h + line_h * 2 > room;
+  const std::string id = "lesson-step-" + std::to_string(k);
+  if (tight) {
+    ImGui::BeginChild((id + "-tight").c_str(), {0, -buttons_h}, false);
     draw_question(ui, p, *s.question);
-    ui.lesson_question_h = ImGui::GetCursorPosY() + ImGui::GetStyle().ItemSpacing.y;
+    ImGui::Separator();
+    draw_step_title(ui, s);
+    draw_step_text(ui, s);
     ImGui::EndChild();
+  } else {
+    float text_h = -buttons_h;
+    if (s.question) {
+      const float question_h = std::max(0.0f, std::min(ui.lesson_question_h, room - line_h));
+      text_h = std::max(line_h, std::floor((room - question_h) / line_h) * line_h);
+      // No taller than the text (measured last frame): the question follows it.
+      if (ui.lesson_text_h > 0) text_h = std::min(text_h, ui.lesson_text_h);
+    }
+    ImGui::BeginChild(id.c_str(), {0, text_h}, false);
+    draw_step_title(ui, s);
+    draw_step_text(ui, s);
+    ui.lesson_text_h = ImGui::GetCursorPosY();
+    ImGui::EndChild();
+  }
+  if (s.question) {
+    if (!tight) {
+      ImGui::BeginChild(("lesson-question-" + std::to_string(k)).c_str(), {0, -buttons_h}, false);
+      draw_question(ui, p, *s.question);
+      ImGui::EndChild();
+    }
     draw_answer_row(ui, p, *s.question);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
     ui.lesson_question_rect = {at.x, at.y, at.x + size.x, at.y + size.y};
@@ -383,7 +437,11 @@ void draw_lesson_window(Ui& ui) {
   const std::string title =
       (lesson_open(ui) ? "Lesson: " + ui.lesson->lesson().title : std::string("Lesson")) +
       "###narration";
-  if (ImGui::Begin(title.c_str(), nullptr, ImGuiWindowFlags_NoCollapse)) {
+  // In presentation mode the menu bar names the lesson (draw_menu_bar), leaving its line here to
+  // the question.
+  const ImGuiWindowFlags flags =
+      ImGuiWindowFlags_NoCollapse | (ui.presentation ? ImGuiWindowFlags_NoTitleBar : 0);
+  if (ImGui::Begin(title.c_str(), nullptr, flags)) {
     ui.lesson_titled = true;
     if (ImGui::BeginTabBar("lesson-tabs")) {
       const ImGuiTabItemFlags f =

@@ -2,8 +2,12 @@
 // bar (messages, backend indicator, background work, unsaved edits).
 #include <imgui.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "backends/backend.h"
 #include "gui/model/lesson_player.h"
@@ -259,11 +263,28 @@ void draw_menu_bar(Ui& ui) {
     ImGui::MenuItem("ImGui metrics", nullptr, &ui.imgui_metrics.open);
     ImGui::EndMenu();
   }
-  // Scenario name and unsaved marker on the right of the menu bar.
-  std::string title = st.scenario().name + (st.dirty() ? "  ● unsaved" : "");
-  const float w = ImGui::CalcTextSize(title.c_str()).x;
-  ImGui::SameLine(ImGui::GetWindowWidth() - w - ImGui::GetStyle().WindowPadding.x * 2);
-  ImGui::TextDisabled("%s", title.c_str());
+  // The scenario's name and the unsaved marker on the right of the menu bar; in presentation
+  // mode the lesson's title first (its window has no title bar there), as much as fits.
+  const std::string unsaved = st.dirty() ? "  ● unsaved" : "";
+  std::vector<std::string> titles;
+  if (ui.presentation && ui.lesson && ui.lesson->is_open()) {
+    titles.push_back("Lesson: " + ui.lesson->lesson().title + " · " + st.scenario().name + unsaved);
+    titles.push_back("Lesson: " + ui.lesson->lesson().title + unsaved);
+    titles.push_back(ui.lesson->lesson().title + unsaved);
+  } else {
+    titles.push_back(st.scenario().name + unsaved);
+  }
+  const float pad = ImGui::GetStyle().WindowPadding.x * 2;
+  const float room = ImGui::GetWindowWidth() - ImGui::GetCursorPosX() - pad;
+  for (const std::string& title : titles) {
+    const bool last = &title == &titles.back();
+    if (ImGui::CalcTextSize(title.c_str()).x > room && !last) continue;
+    const std::string shown = elide_to_width(title, room);
+    const float w = ImGui::CalcTextSize(shown.c_str()).x;
+    ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowWidth() - w - pad));
+    ImGui::TextDisabled("%s", shown.c_str());
+    break;
+  }
   ImGui::EndMainMenuBar();
 }
 
@@ -300,17 +321,29 @@ void draw_status_bar(Ui& ui) {
       ImGui::SameLine();
     }
     const AttentionTrace& t = st.trace();
-    // The sizes, unless a lesson question asks for one of them.
-    if (!ui.secret.shape) {
-      ImGui::TextDisabled("  n_q %d · n_k %d · d_k %d · d_v %d · H %d · H_kv %d  ", t.n_q, t.n_k,
-                          t.d_k, t.d_v, t.num_heads, t.num_kv_heads);
+    char sizes[160];
+    std::snprintf(sizes, sizeof sizes, "  n_q %d · n_k %d · d_k %d · d_v %d · H %d · H_kv %d  ",
+                  t.n_q, t.n_k, t.d_k, t.d_v, t.num_heads, t.num_kv_heads);
+    const std::string message =
+        st.message().empty() ? "" : (st.message_is_error() ? "⚠ " : "") + st.message();
+    const float avail = ImGui::GetContentRegionAvail().x;
+    // The sizes, unless a lesson question asks for one of them or the message needs the room.
+    if (!ui.secret.shape &&
+        ImGui::CalcTextSize(sizes).x +
+                std::min(ImGui::CalcTextSize(message.c_str()).x, avail * 0.5f) <=
+            avail) {
+      ImGui::TextDisabled("%s", sizes);
       ImGui::SameLine();
     }
-    if (!st.message().empty()) {
+    if (!message.empty()) {
+      // Cut to the bar's width with "…", whole in a tooltip.
+      const std::string shown = elide_to_width(message, ImGui::GetContentRegionAvail().x);
+      const bool cut = shown != message;
       if (st.message_is_error())
-        ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "⚠ %s", st.message().c_str());
+        ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "%s", shown.c_str());
       else
-        ImGui::TextUnformatted(st.message().c_str());
+        ImGui::TextUnformatted(shown.c_str());
+      if (cut && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", message.c_str());
     }
   }
   ImGui::End();

@@ -231,12 +231,15 @@ struct Ui {
   int lesson_decimals_shown = -1, lesson_decimals_user = -1;
   ImVec4 lesson_rect{0, 0, 0, 0};  // where the lesson window was drawn (x, y, w, h)
   float lesson_question_h = 0;     // the question's height last frame (it stays in view)
+  float lesson_text_h = 0;         // the step text's height last frame
+  float lesson_question_room = 0;  // the height the step's text and question share (tests)
   bool lesson_titled = false;      // the lesson window's title names the lesson this frame
   // Where the question's area and its Check button were drawn last frame (x0, y0, x1, y1): tests
   // check the button is in view.
   ImVec4 lesson_question_rect{0, 0, 0, 0}, lesson_answer_box{0, 0, 0, 0};
-  bool lesson_prompt_shown = false;  // the question's prompt was in view (tests)
-  float lesson_nav_bottom = 0;       // the bottom of Previous / Next (tests: not cut off)
+  bool lesson_prompt_shown = false;   // the question's prompt was whole in view (tests)
+  bool lesson_choices_shown = false;  // and its choices, whole (tests)
+  float lesson_nav_bottom = 0;        // the bottom of Previous / Next (tests: not cut off)
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
@@ -405,6 +408,8 @@ void help_marker(const char* text);
 // Text wrapped at spaces only, to the window's width. ImGui's TextWrapped also breaks after a
 // '.', which splits a number such as 0.04 over two lines.
 void text_wrapped_at_spaces(const std::string& text);
+// `text` cut to `width` pixels in the current font with "…" (whole UTF-8 characters), or whole.
+std::string elide_to_width(const std::string& text, float width);
 
 // Exports every stage (every head) of the trace as files of `format` into `folder`, every file or
 // none; returns the files written (0 with `error` on failure). `size` w × h > 0: every picture

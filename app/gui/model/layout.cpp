@@ -31,9 +31,10 @@ PanelLayout compute_layout(const LayoutInput& in) {
 
   if (in.presentation && !in.panels_shown) {
     // The heatmap and its formula take the room; the narration stands beside it in large type.
-    // A lesson's text, question, answer box and feedback need a wider column than the narration.
-    const float narr_w =
-        std::clamp(W * (in.lesson ? 0.38f : 0.33f), std::min(16 * fs, W * 0.42f), W * 0.42f);
+    // A lesson's text, question, answer box and feedback need a wider column than the narration:
+    // 20 letters of large type at least, up to half a small screen.
+    const float narr_w = in.lesson ? std::clamp(W * 0.38f, std::min(20 * fs, W * 0.5f), W * 0.5f)
+                                   : std::clamp(W * 0.33f, std::min(16 * fs, W * 0.42f), W * 0.42f);
     L.heatmap = rect(in.x, body_y, W - narr_w, body_h);
     L.narration = rect(in.x + W - narr_w, body_y, narr_w, body_h);
     return L;
