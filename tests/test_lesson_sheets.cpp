@@ -19,9 +19,11 @@
 #include "io/examples.h"
 #include "lessons/lesson.h"
 #include "lessons/lesson_sheet.h"
+#include "lessons/model_figures.h"
 #include "reference.h"
 #include "render/heatmap_export.h"
 #include "render/worksheet.h"
+#include "seq2seq/alignment.h"
 
 namespace attn {
 namespace {
@@ -117,16 +119,18 @@ TEST(LessonSheet, EveryBuiltInLessonPrintsItsOwnFiguresWithoutTheirAnswers) {
         for (const SceneItem& it : p.items)
           if (has_class(it, fig)) items.push_back(&it);
       const bool other_view = !step.seq2seq_model.empty() || !step.lm_model.empty();
-      const bool drawn = !other_view && step.stage != StageId::kInputs;
-      // A step about the seq2seq or language-model window has no figure (no renderer draws
-      // those views) and above all not the figure of the example left behind the window.
+      const bool drawn = other_view || step.stage != StageId::kInputs;
+      // A step about the seq2seq or language-model window prints that model's figure (the
+      // alignment, the head), never the tables or figure of the example left behind the window.
       EXPECT_EQ(!items.empty(), drawn) << "question " << n + 1 << " " << step.title;
       if (other_view) {
         EXPECT_EQ(b.sheet.questions[n].tables, nullptr) << step.title;
-        EXPECT_FALSE(b.sheet.questions[n].no_figure.empty()) << step.title;
+        EXPECT_TRUE(b.sheet.questions[n].figure.model) << step.title;
+        EXPECT_TRUE(b.sheet.questions[n].no_figure.empty()) << b.sheet.questions[n].no_figure;
       }
       if (items.empty()) continue;
       ++figures;
+      if (other_view) continue;
       // The figure is the step's own stage: its title is the stage's.
       const std::string stage_title = t.step(step.stage).title;
       bool titled = false;
@@ -169,6 +173,50 @@ TEST(LessonSheet, EveryBuiltInLessonPrintsItsOwnFiguresWithoutTheirAnswers) {
   EXPECT_EQ(lessons, 12);
   EXPECT_GE(figures, 25);
   EXPECT_GE(blanks, 15);
+}
+
+// The figures of the model steps (lessons 10 and 12) are the models' own: each row of a seq2seq
+// alignment or of a language model's head is a distribution over the input (it sums to 1), the
+// bottleneck model puts all of every row on the last input character, and the head's causal
+// mask hides every key after its query.
+TEST(LessonSheet, ModelStepsPrintTheModelsOwnFigures) {
+  int alignments = 0, heads = 0;
+  for (const Lesson& l : course())
+    for (const LessonStep& step : l.steps) {
+      if (step.seq2seq_model.empty() && step.lm_model.empty()) continue;
+      SCOPED_TRACE(l.path + ": " + step.title);
+      std::string error;
+      const std::optional<LabelledMatrix> f = model_step_figure(step, error);
+      ASSERT_TRUE(f) << error;
+      const Matrix& w = f->values;
+      ASSERT_GT(w.rows(), 1);
+      for (Eigen::Index i = 0; i < w.rows(); ++i) {
+        double sum = 0;
+        for (Eigen::Index j = 0; j < w.cols(); ++j) {
+          ASSERT_GE(w(i, j), 0.0f);
+          sum += w(i, j);
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-4) << "row " << i;
+      }
+      if (!step.seq2seq_model.empty()) {
+        ++alignments;
+        EXPECT_EQ(f->col_labels.size(), std::string(s2s::kExampleInput).size());
+        if (step.seq2seq_model.find("none") != std::string::npos) {
+          for (Eigen::Index i = 0; i < w.rows(); ++i)
+            EXPECT_EQ(w(i, w.cols() - 1), 1.0f) << "row " << i;
+        }
+      } else {
+        ++heads;
+        EXPECT_EQ(w.rows(), w.cols());
+        ASSERT_EQ(f->hidden.size(), static_cast<size_t>(w.size()));
+        for (Eigen::Index i = 0; i < w.rows(); ++i)
+          for (Eigen::Index j = 0; j < w.cols(); ++j)
+            EXPECT_EQ(f->hidden[static_cast<size_t>(i * w.cols() + j)] != 0, j > i)
+                << i << "," << j;
+      }
+    }
+  EXPECT_GE(alignments, 3);
+  EXPECT_GE(heads, 4);
 }
 
 // The PDFs as the command writes them: the handout never writes an answer as the app (and the

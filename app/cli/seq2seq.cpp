@@ -19,6 +19,7 @@
 #include "io/shipped.h"
 #include "render/align_plot.h"
 #include "render/colormap.h"
+#include "seq2seq/alignment.h"
 #include "seq2seq/explain_step.h"
 #include "seq2seq/trainer.h"
 
@@ -83,29 +84,20 @@ ForwardCache<float> run_translate(const Model& m, const std::string& input, std:
   return fc;
 }
 
-// Rows of the alignment: every decoded character plus the </s> step when it was reached.
-AlignmentPlot make_plot(const Model& m, const ForwardCache<float>& fc, const std::string& input,
-                        const std::string& output) {
+// The alignment plot of one translation (rows: every decoded character plus the </s> step when
+// it was reached).
+AlignmentPlot make_plot(const Model& m, const std::string& input) {
+  s2s::Alignment a;
+  std::string error;
+  if (!s2s::align(m, input, a, error)) throw CliError{kExitUsage, "--input: " + error};
   AlignmentPlot p;
-  p.title = score_name(m.config.score) + ": \"" + input + "\" → \"" + output + "\"";
-  for (char ch : input) p.cols.emplace_back(1, ch);
-  const int rows = std::min(static_cast<int>(fc.steps.size()), static_cast<int>(output.size()) + 1);
-  p.weights = Mat<float>::Zero(rows, static_cast<int>(input.size()));
-  for (int i = 0; i < rows; ++i) {
-    p.rows.push_back(m.out_vocab.label(fc.steps[i].out[0]));
-    if (m.config.score == Score::kNone) {
-      // The bottleneck drawn: every step's context is the state after the last character.
-      p.weights(i, p.weights.cols() - 1) = 1.0f;
-      continue;
-    }
-    p.weights.row(i) = fc.steps[i].alpha.row(0);
-  }
+  p.title = score_name(m.config.score) + ": \"" + input + "\" → \"" + a.output + "\"";
+  p.rows = a.rows;
+  p.cols = a.cols;
+  p.weights = a.weights;
+  p.visible = a.visible;
   if (m.config.score == Score::kNone)
     p.subtitle = "no attention: every step sees only h_T, the state after the last character";
-  if (uses_window(m.config.score)) {
-    p.visible.resize(rows, p.weights.cols());
-    for (int i = 0; i < rows; ++i) p.visible.row(i) = fc.steps[i].valid.row(0);
-  }
   return p;
 }
 
@@ -181,11 +173,9 @@ void register_train(CLI::App& parent, Action& action) {
       }
       // The watched input's alignment as an image named by the number of batches seen.
       auto draw_watch = [&o](const Model& m, long batches) {
-        std::string text;
-        ForwardCache<float> fc = run_translate(m, o->watch, text);
         char name[32];
         std::snprintf(name, sizeof name, "/align-%06ld.png", batches);
-        AlignmentPlot p = make_plot(m, fc, o->watch, text);
+        AlignmentPlot p = make_plot(m, o->watch);
         p.subtitle = "after " + std::to_string(batches) + " batches";
         std::string bytes, error;
         if (!render_alignment_plots({p}, ImageFormat::kPng, bytes, error) ||
@@ -340,7 +330,7 @@ void register_translate(CLI::App& parent, Action& action) {
         std::cout << "\nno alignment: this model reads only the last encoder state.\n";
         return kExitOk;
       }
-      const AlignmentPlot p = make_plot(m, fc, *input, out);
+      const AlignmentPlot p = make_plot(m, *input);
       std::cout << "\nalignment (rows: output characters; columns: input characters; weights "
                    "in percent, rounded; '.' below 5%):\n     ";
       for (const auto& c : p.cols) std::cout << std::setw(4) << (c == " " ? "_" : char_text(c[0]));
@@ -379,8 +369,8 @@ void register_align(CLI::App& parent, Action& action) {
       for (const auto& path : *models) {
         const Model m = load_model_or_throw(path);
         std::string text;
-        const ForwardCache<float> fc = run_translate(m, *input, text);
-        plots.push_back(make_plot(m, fc, *input, text));
+        run_translate(m, *input, text);
+        plots.push_back(make_plot(m, *input));
         plots.back().colormap = *colormap;
         std::cout << score_name(m.config.score) << ": " << printable_text(*input) << " -> "
                   << printable_text(text) << "\n";

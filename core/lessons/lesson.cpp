@@ -473,15 +473,17 @@ std::vector<LessonInfo> list_course(std::string& error) {
   return out;
 }
 
-AttentionTrace lesson_step_trace(const LessonStep& step) {
-  const AttentionProblem p = to_problem(step.scenario);
+AttentionTrace scenario_trace(const Scenario& scenario) {
+  const AttentionProblem p = to_problem(scenario);
   AttentionTrace t = begin_trace(p);
   t.backend = "cpu";
   compute_stages_cpu(p, t);
   label_stages(p, t);
-  add_scenario_steps(step.scenario, t);
+  add_scenario_steps(scenario, t);
   return t;
 }
+
+AttentionTrace lesson_step_trace(const LessonStep& step) { return scenario_trace(step.scenario); }
 
 std::optional<double> number_answer(const LessonQuestion& q, const AttentionTrace& t,
                                     std::string& error) {

@@ -114,6 +114,8 @@ std::vector<LessonInfo> list_course(std::string& error);
 
 // The step's trace, computed by the staged CPU engine (what the app and the CLI show).
 AttentionTrace lesson_step_trace(const LessonStep& step);
+// The same for any scenario.
+AttentionTrace scenario_trace(const Scenario& scenario);
 
 // The right answer, read from `trace`: a number (kNumber), a key index (kKey) or a choice index
 // (kStatement). nullopt with `error` when the trace does not hold it (e.g. it was edited into

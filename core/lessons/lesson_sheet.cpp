@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "attention/format.h"
+#include "lessons/model_figures.h"
 #include "lessons/question_secret.h"
 #include "render/heatmap_view.h"
 
@@ -143,11 +144,14 @@ std::optional<LessonSheet> lesson_sheet(const Lesson& lesson, std::vector<Attent
     sq.head = step.head;
     const std::string view = other_view(step);
     if (!view.empty()) {
-      // The step is about a window no exporter draws: no figure, and not the numbers of the
-      // scenario left behind it.
+      // The step is about a model: its own figure (the alignment plot, the head's weights), not
+      // the numbers of the scenario left behind it.
       sq.setup = "The " + view;
-      sq.no_figure = "(This question is about the " + view +
-                     " as the class saw it; its figure is not printed.)";
+      std::string why;
+      sq.figure.model = model_step_figure(step, why);
+      if (!sq.figure.model)
+        sq.no_figure = "(This question is about the " + view + " as the class saw it; " +
+                       (why.empty() ? "its figure is not printed." : why) + ")";
       last_setup.clear();
     } else {
       sq.setup = setup_of(step, t);

@@ -14,6 +14,8 @@ namespace {
 
 std::string display(const std::string& s) { return s == " " ? "␣" : s; }
 
+}  // namespace
+
 LabelledMatrix alignment_matrix(const AlignmentPlot& p) {
   LabelledMatrix m;
   m.title = p.title;
@@ -41,8 +43,6 @@ LabelledMatrix alignment_matrix(const AlignmentPlot& p) {
   }
   return m;
 }
-
-}  // namespace
 
 bool render_alignment_plots(const std::vector<AlignmentPlot>& plots, ImageFormat format,
                             std::string& bytes, std::string& error) {

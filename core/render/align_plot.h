@@ -9,6 +9,7 @@
 
 #include "attention/matrix.h"
 #include "render/image_format.h"
+#include "render/labelled_matrix.h"
 
 namespace attn {
 
@@ -21,6 +22,9 @@ struct AlignmentPlot {
   Matrix visible;                 // optional (rows, cols): 0 = outside a local window (hatched)
   std::string colormap = "viridis";
 };
+
+// The plot as a labelled matrix (a worksheet draws it as a figure among its questions).
+LabelledMatrix alignment_matrix(const AlignmentPlot& p);
 
 // Several plots one above the other (e.g. two score functions on the same input).
 bool render_alignment_plots(const std::vector<AlignmentPlot>& plots, ImageFormat format,

@@ -609,26 +609,35 @@ constexpr double kFigureMaxHeight = 230;
 // the answer left out. Its items carry the class "figure-N".
 bool figure_block(const TextEngine& text, Flow& flow, const SheetFigure& f, int n,
                   std::string& error) {
-  const AttentionTrace& t = *f.trace;
-  HeatmapOptions o;
-  o.step = f.stage;
-  o.head = f.head;
-  o.precision = 2;
-  error = check_heatmap_options(t, o);
-  if (!error.empty()) return false;
-  LabelledMatrix m = stage_matrix(t, o);
+  LabelledMatrix m;
+  if (f.model) {
+    m = *f.model;
+  } else {
+    const AttentionTrace& t = *f.trace;
+    HeatmapOptions o;
+    o.step = f.stage;
+    o.head = f.head;
+    o.precision = 2;
+    error = check_heatmap_options(t, o);
+    if (!error.empty()) return false;
+    m = stage_matrix(t, o);
+    if (f.hide_shape) m.subtitle = t.name;
+  }
   if (f.concealed.size() == static_cast<size_t>(m.values.size())) {
     m.concealed = f.concealed;
     // A masked cell's weight is 0 whatever the answer: it stays hatched.
     for (size_t k = 0; k < m.concealed.size() && k < m.hidden.size(); ++k)
       if (m.hidden[k]) m.concealed[k] = 0;
   }
-  if (f.hide_shape) m.subtitle = t.name;
   MatrixStyle style;
   style.max_cell = 60;
   style.margin = 0;
   double k = 1;
-  MatrixScene sc = fit_labelled_matrix(m, style, flow.width(), kFigureMaxHeight, text, k);
+  // A long sentence's rows (a language model's head, a translation) need lines of their own:
+  // taller, up to half a page, so each row keeps a label that can be read.
+  const double room_h = std::clamp(110.0 + 8.5 * static_cast<double>(m.values.rows()),
+                                   kFigureMaxHeight, 2 * kFigureMaxHeight);
+  MatrixScene sc = fit_labelled_matrix(m, style, flow.width(), room_h, text, k);
   std::vector<SceneItem>& items = sc.page.items;
   if (k < 1) scale_items(items, k);
   const std::string cls = " figure-" + std::to_string(n);
@@ -681,7 +690,7 @@ bool lesson_sheet_pages(const LessonSheet& sheet, const WorksheetOptions& o, boo
         flow.paragraph("(Q, K and V are too large to print here.)", font(10.5), kGrey, 4);
     }
     if (!key) {
-      if (q.figure.trace && !figure_block(*text, flow, q.figure, n, error)) return false;
+      if (q.figure.drawn() && !figure_block(*text, flow, q.figure, n, error)) return false;
       if (!q.no_figure.empty()) flow.paragraph(q.no_figure, font(10.5), kGrey, 4, 0, "no-figure");
       for (const std::string& p : q.context) flow.paragraph(p, font(10.5), kInk, 4, 0, "text");
     }

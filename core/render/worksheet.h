@@ -5,11 +5,13 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "attention/attention.h"
 #include "render/heatmap_export.h"
+#include "render/labelled_matrix.h"
 
 namespace attn {
 
@@ -39,7 +41,11 @@ bool render_answer_key(const AttentionTrace& trace, const WorksheetOptions& opti
 // A lesson step's figure on the handout: the stage of the step's trace as the exporter draws it,
 // with the cells the question asks about left blank and marked "?".
 struct SheetFigure {
-  const AttentionTrace* trace = nullptr;  // null: no figure
+  const AttentionTrace* trace = nullptr;  // null: no figure, unless `model` holds one
+  // A step about a model rather than a scenario (a seq2seq translation's alignment, a language
+  // model's head) draws this instead (core/lessons/model_figures.h); nothing is concealed in it.
+  std::optional<LabelledMatrix> model;
+  bool drawn() const { return trace || model; }
   StageId stage = StageId::kWeights;
   int head = 0;  // query head, as HeatmapOptions::head
   // Per cell of the stage's matrix, row-major: nonzero = blank with "?"; empty = none.

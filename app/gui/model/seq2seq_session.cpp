@@ -11,21 +11,14 @@ using namespace attn::s2s;
 
 Seq2seqTranslation translate_for_view(const Model& m, const std::string& input) {
   Seq2seqTranslation t;
-  if (!translate(m, input, t.fc, t.output, t.error)) return t;
-  const int rows =
-      std::min(static_cast<int>(t.fc.steps.size()), static_cast<int>(t.output.size()) + 1);
-  t.weights = Mat<float>::Zero(rows, static_cast<int>(input.size()));
-  if (uses_window(m.config.score)) t.visible.resize(rows, t.weights.cols());
-  for (int i = 0; i < rows; ++i) {
-    const auto& step = t.fc.steps[static_cast<size_t>(i)];
-    t.rows.push_back(m.out_vocab.label(step.out[0]));
-    if (m.config.score == Score::kNone)
-      t.weights(i, t.weights.cols() - 1) = 1.0f;  // the only context: the last state
-    else
-      t.weights.row(i) = step.alpha.row(0);
-    if (t.visible.size() > 0) t.visible.row(i) = step.valid.row(0);
-  }
-  for (char c : input) t.cols.emplace_back(1, c);
+  s2s::Alignment a;
+  if (!s2s::align(m, input, a, t.error)) return t;
+  t.fc = std::move(a.fc);
+  t.output = std::move(a.output);
+  t.rows = std::move(a.rows);
+  t.cols = std::move(a.cols);
+  t.weights = std::move(a.weights);
+  t.visible = std::move(a.visible);
   return t;
 }
 

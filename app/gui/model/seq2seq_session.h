@@ -13,6 +13,7 @@
 
 #include "gui/model/background_job.h"
 #include "gui/model/predict.h"
+#include "seq2seq/alignment.h"
 #include "seq2seq/live_trainer.h"
 #include "seq2seq/model.h"
 #include "seq2seq/trainer.h"
@@ -56,7 +57,7 @@ class Seq2seqSession {
 
   // The input, and the translation of it by model `index` (null when the model does not load),
   // computed once per model and input.
-  std::string input = "please note that the meeting moved to 11/03/1987 at 10:30";
+  std::string input = s2s::kExampleInput;
   const Seq2seqTranslation* translation(int index);
 
   // Stepping through model_a's decoder: the step, and the input position explained (-1: the
