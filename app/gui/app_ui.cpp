@@ -45,7 +45,14 @@ std::string elide_to_width(const std::string& text, float width) {
   return shown + "…";
 }
 
-void text_wrapped_at_spaces(const std::string& text) {
+namespace {
+// The bottom of the item just drawn, in its window's content (scrolling does not move it).
+float content_bottom() {
+  return ImGui::GetItemRectMax().y - ImGui::GetWindowPos().y + ImGui::GetScrollY();
+}
+}  // namespace
+
+void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bottoms) {
   const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
   size_t start = 0;
   while (start <= text.size()) {
@@ -61,6 +68,7 @@ void text_wrapped_at_spaces(const std::string& text) {
       const std::string longer = line.empty() ? word : line + " " + word;
       if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
         ImGui::TextUnformatted(line.c_str());
+        if (line_bottoms) line_bottoms->push_back(content_bottom());
         line = word;
       } else {
         line = longer;
@@ -68,6 +76,7 @@ void text_wrapped_at_spaces(const std::string& text) {
       k = sp + 1;
     }
     ImGui::TextUnformatted(line.c_str());
+    if (line_bottoms) line_bottoms->push_back(content_bottom());
     start = end + 1;
   }
 }
@@ -430,6 +439,7 @@ void draw_app(Ui& ui) {
                                       : "";
   const bool stepper = ui.model_stage.empty();
   if (!stepper) in.pipeline_h = 0;
+  in.model_stage = !stepper;
   const PanelLayout L = compute_layout(in);
   const std::string sig = signature(L);
   const bool relayout = ui.reset_layout || sig != ui.layout_applied;

@@ -223,7 +223,7 @@ void draw_text(Ui& ui, ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU
     const ImGuiWindow* w = ImGui::GetCurrentWindow();
     ui.text_log->push_back({a, b, dl->GetClipRectMin(), dl->GetClipRectMax(), w->InnerClipRect.Min,
                             w->InnerClipRect.Max, w->ScrollMax.x > 0.5f, w->ScrollMax.y > 0.5f,
-                            text});
+                            w->ScrollbarX, text});
   }
 }
 
@@ -675,7 +675,10 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
       } else {
         // A label wider than its column stays over the grid at either end.
         const float tw = text_width(font, col_lf, shown);
-        const float x = std::clamp(centre - tw / 2, b0.x - pad, b1.x + pad - tw);
+        // (and inside what the window shows of it: a narrow column cuts nothing).
+        const float lo = std::max(b0.x - pad, dl->GetClipRectMin().x);
+        const float hi = std::min(b1.x + pad, dl->GetClipRectMax().x) - tw;
+        const float x = std::clamp(centre - tw / 2, lo, std::max(lo, hi));
         if (x < right_of_last + pad * 0.5f) {
           ++v.labels_dropped;
           continue;

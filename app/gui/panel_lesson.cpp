@@ -26,12 +26,13 @@ constexpr ImU32 kHighlight = IM_COL32(255, 140, 0, 255), kHighlightEdge = IM_COL
 
 bool lesson_open(const Ui& ui) { return ui.lesson && ui.lesson->is_open(); }
 
-// The question, its choices and the feedback (in the part that scrolls when the room is short).
-void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
+// The question, its choices and the feedback (in the part that scrolls when the room is short);
+// `first`: at the top of the lesson's column, with no step text above it to set it apart from.
+void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q, bool first) {
   AppState& st = ui.state;
   StepAnswer& a = p.answer();
   const float top = ImGui::GetCursorPosY();
-  if (top > ImGui::GetStyle().WindowPadding.y + 1) {  // under the step's text
+  if (!first) {  // under the step's text
     ImGui::Spacing();
     ImGui::Separator();
   }
@@ -96,19 +97,19 @@ void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
 
 // The step's title: large, but in presentation mode (where all the text is large) bold at the
 // text's size, leaving the lines to the text.
-void draw_step_title(const Ui& ui, const LessonStep& s) {
+void draw_step_title(Ui& ui, const LessonStep& s) {
   ImGui::PushFont(ui.presentation ? ui.font_bold : ui.font_title);
-  text_wrapped_at_spaces(s.title);
+  text_wrapped_at_spaces(s.title, &ui.lesson_line_bottoms);
   ImGui::PopFont();
   ImGui::Spacing();
 }
 
 // The step's paragraphs and formula, wrapped at spaces only: a number such as 0.27 or 0.2×0.3
 // never breaks over two lines.
-void draw_step_text(const Ui& ui, const LessonStep& s) {
+void draw_step_text(Ui& ui, const LessonStep& s) {
   const float fs = ImGui::GetFontSize();
   for (const std::string& para : s.text) {
-    text_wrapped_at_spaces(para);
+    text_wrapped_at_spaces(para, &ui.lesson_line_bottoms);
     ImGui::Spacing();
   }
   if (s.formula.empty()) return;
@@ -127,6 +128,8 @@ void draw_step_text(const Ui& ui, const LessonStep& s) {
   ImGui::PopTextWrapPos();
   ImGui::SetCursorScreenPos({at.x, at.y + size.y + 2 * pad.y});
   ImGui::Dummy({0, fs * 0.3f});
+  ui.lesson_line_bottoms.push_back(ImGui::GetItemRectMax().y - ImGui::GetWindowPos().y +
+                                   ImGui::GetScrollY());
   ImGui::PopFont();
 }
 
@@ -363,8 +366,9 @@ void draw_lesson_contents(Ui& ui) {
   const bool tight = s.question && ui.lesson_question_h + line_h * 2 > room;
   const std::string id = "lesson-step-" + std::to_string(k);
   if (tight) {
+    ui.lesson_line_bottoms.clear();
     ImGui::BeginChild((id + "-tight").c_str(), {0, -buttons_h}, false);
-    draw_question(ui, p, *s.question);
+    draw_question(ui, p, *s.question, true);
     ImGui::Separator();
     draw_step_title(ui, s);
     draw_step_text(ui, s);
@@ -373,10 +377,15 @@ void draw_lesson_contents(Ui& ui) {
     float text_h = -buttons_h;
     if (s.question) {
       const float question_h = std::max(0.0f, std::min(ui.lesson_question_h, room - line_h));
-      text_h = std::max(line_h, std::floor((room - question_h) / line_h) * line_h);
-      // No taller than the text (measured last frame): the question follows it.
-      if (ui.lesson_text_h > 0) text_h = std::min(text_h, ui.lesson_text_h);
+      // Ending under the last line that fits whole (where the lines ended last frame), and no
+      // taller than the text: the question follows it.
+      const float most = room - question_h;
+      text_h = line_h;
+      for (float bottom : ui.lesson_line_bottoms)
+        if (bottom + 2 <= most) text_h = std::max(text_h, bottom + 2);
+      if (ui.lesson_text_h > 0) text_h = std::min(std::max(text_h, line_h), ui.lesson_text_h);
     }
+    ui.lesson_line_bottoms.clear();
     ImGui::BeginChild(id.c_str(), {0, text_h}, false);
     draw_step_title(ui, s);
     draw_step_text(ui, s);
@@ -386,7 +395,7 @@ void draw_lesson_contents(Ui& ui) {
   if (s.question) {
     if (!tight) {
       ImGui::BeginChild(("lesson-question-" + std::to_string(k)).c_str(), {0, -buttons_h}, false);
-      draw_question(ui, p, *s.question);
+      draw_question(ui, p, *s.question, false);
       ImGui::EndChild();
     }
     draw_answer_row(ui, p, *s.question);

@@ -87,7 +87,12 @@ void update_cache(LmPanel& p, const LmRun& r, int query, int prev, int ind) {
   k.next = lm::top_tokens_at(*r.model, r.acts, query, 3);
 }
 
-void wrapped(const std::string& s) { ImGui::TextWrapped("%s", s.c_str()); }
+void wrapped(const std::string& s) { text_wrapped_at_spaces(s); }
+
+// A button's label whole where it fits the column, else its short form.
+const char* fitting(const char* label, const char* short_label) {
+  return button_width(label) <= ImGui::GetContentRegionAvail().x ? label : short_label;
+}
 
 std::string fmt(const char* f, double x) {
   char b[64];
@@ -122,7 +127,8 @@ void draw_step_previous(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k) 
               "first half of the circuit, so what follows shows it failing, not copying.");
   }
   ImGui::Spacing();
-  if (ImGui::Button("Step through this head in the stepper")) open_lm_head_in_stepper(ui, l, h);
+  if (ImGui::Button(fitting("Step through this head in the stepper", "In the stepper")))
+    open_lm_head_in_stepper(ui, l, h);
 }
 
 void draw_step_induction(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k,
@@ -171,7 +177,7 @@ void draw_step_induction(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k,
     ImGui::EndTable();
   }
   ImGui::Spacing();
-  if (ImGui::Button("Step through the induction head in the stepper"))
+  if (ImGui::Button(fitting("Step through the induction head in the stepper", "In the stepper")))
     open_lm_head_in_stepper(ui, l, h);
 }
 
@@ -283,9 +289,10 @@ void draw_step_prediction(const LmRun& r, const LmPanel::CircuitCache& k) {
   ImGui::Spacing();
   for (auto [id, prob] : k.next) {
     const std::string t = r.model->tokenizer.display(id);
-    ImGui::Text(
-        "  “%s”  %.1f %%%s", t.c_str(), 100 * prob,
-        id == r.ids[static_cast<size_t>(w)] ? "   ← the token the induction head copies" : "");
+    char line[64];
+    std::snprintf(line, sizeof line, "“%s”  %.1f %%", t.c_str(), 100 * prob);
+    wrapped(std::string(line) +
+            (id == r.ids[static_cast<size_t>(w)] ? "  ← the token the induction head copies" : ""));
   }
   ImGui::Spacing();
   if (q + 1 < static_cast<int>(r.ids.size()))
@@ -353,12 +360,16 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   // Left: the two heads' weights, the query row and its winning key marked.
   const float left_w = std::round(ImGui::GetContentRegionAvail().x * 0.42f);
   ImGui::BeginChild("circuit-maps", {left_w, 0}, false);
+  // Two headings and two maps, each followed by the item spacing, fill the column's height.
   const float map_h =
-      (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2) / 2;
+      (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2 -
+       ImGui::GetStyle().ItemSpacing.y * 2) /
+      2;
   for (int which = 0; which < 2; ++which) {
     const int head = which == 0 ? prev : ind;
-    ImGui::Text("%s: layer %d, head %d", which == 0 ? "Previous-token head" : "Induction head",
-                head / c.n_head, head % c.n_head);
+    text_wrapped_at_spaces(std::string(which == 0 ? "Previous-token head" : "Induction head") +
+                           ": layer " + std::to_string(head / c.n_head) + ", head " +
+                           std::to_string(head % c.n_head));
     HeatmapSpec sp;
     sp.id = which == 0 ? "lm-circuit-prev" : "lm-circuit-ind";
     sp.serial = s.serial() * 64 + static_cast<uint64_t>(head) + 1;
@@ -381,16 +392,22 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   ImGui::BeginChild("circuit-guide", {0, 0}, false);
   const char* steps[] = {"1  Previous-token head", "2  Induction head", "3  Why this key wins",
                          "4  The prediction"};
+  // The steps by name, or by number where a name does not fit the column (the heading under
+  // them names the one shown).
+  bool names = true;
+  for (const char* step : steps)
+    names = names && radio_width(step) <= ImGui::GetContentRegionAvail().x;
   for (int i = 0; i < 4; ++i) {
-    if (i) ImGui::SameLine();
-    if (i && ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(steps[i]).x + fs * 1.5f)
-      ImGui::NewLine();
-    if (ImGui::RadioButton(steps[i], p.circuit_step == i)) p.circuit_step = i;
+    const std::string label = names ? steps[i] : std::string(steps[i], 1);
+    if (i) same_line_if_fits(radio_width(label.c_str()));
+    if (ImGui::RadioButton((label + "##circuit-step").c_str(), p.circuit_step == i))
+      p.circuit_step = i;
+    if (!names && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", steps[i] + 3);
   }
   ImGui::Separator();
   ImGui::Spacing();
   if (ui.font_bold) ImGui::PushFont(ui.font_bold);
-  ImGui::TextUnformatted(steps[p.circuit_step] + 3);
+  text_wrapped_at_spaces(steps[p.circuit_step] + 3);
   if (ui.font_bold) ImGui::PopFont();
   switch (p.circuit_step) {
     case 0:

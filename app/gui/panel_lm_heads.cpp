@@ -82,7 +82,9 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
     text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x);
   text_w = std::min(text_w + fs * 0.6f, ImGui::GetContentRegionAvail().x * 0.3f);
   const float avail_w = ImGui::GetContentRegionAvail().x;
-  const float gap = std::clamp(avail_w - 2 * text_w, fs * 4, fs * 18);
+  // One head shown: room to the right for an isolated query's top weights in words.
+  const float words_w = p.all_heads ? 0.0f : ImGui::CalcTextSize("100% → “”").x + text_w + fs;
+  const float gap = std::clamp(avail_w - 2 * text_w - words_w, fs * 4, fs * 18);
   const ImVec2 o = ImGui::GetCursorScreenPos();
   const float xl1 = o.x + text_w, xr0 = xl1 + gap;  // where the lines start and end
   ImGui::Dummy({2 * text_w + gap, row_h * T + fs * 0.5f});
@@ -204,7 +206,8 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
                 thick);
   }
   p.head_view.lines = std::move(lines);
-  if (focus >= 0 && !focus_key && heads.size() == 1) {
+  const bool words_fit = o.x + 2 * text_w + gap + words_w <= o.x + avail_w + 1;
+  if (focus >= 0 && !focus_key && heads.size() == 1 && words_fit) {
     // The isolated query's top weights, in words.
     ImGui::SetCursorScreenPos({xr0 + text_w + fs, o.y + focus * row_h});
     ImGui::BeginGroup();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "gui/panel_lm.h"
 
@@ -19,12 +20,13 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
   ImGui::SetNextItemWidth(fs * 12);
   if (ImGui::SliderFloat("Temperature", &temp, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
     s.temperature = std::clamp(temp, 0.05f, 5.0f);
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "The model's last layer gives every vocabulary token a score (a logit). The probabilities "
       "are softmax(logits / T). T = 1 is the model's own distribution; T < 1 sharpens it towards "
       "the favourite, T > 1 flattens it so unlikely tokens get a chance when sampling.");
-  ImGui::SameLine(0, fs * 2);
+  // On the same line when it fits, else under it (a narrow stage, large type).
+  same_line_if_fits(fs * 2 + fs * 8 + ImGui::CalcTextSize("Show top").x);
   ImGui::SetNextItemWidth(fs * 8);
   ImGui::SliderInt("Show top", &s.top_k, 3, 30);
   // After the token the views point at (a lesson step's, or the query pinned in the head view).
@@ -32,11 +34,12 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
   const int T = static_cast<int>(r->tokens.size());
   const std::string& token = r->tokens[static_cast<size_t>(at)];
   if (at + 1 < T)
-    ImGui::TextWrapped("After “%s” at position %d, the next token is probably:", token.c_str(), at);
+    text_wrapped_at_spaces("After “" + token + "” at position " + std::to_string(at) +
+                           ", the next token is probably:");
   else
-    ImGui::TextWrapped("After “%s”, the next token is probably:", token.c_str());
+    text_wrapped_at_spaces("After “" + token + "”, the next token is probably:");
   if (at + 1 < T) {
-    ImGui::SameLine();
+    same_line_if_fits(button_width("After the last token"));
     if (ImGui::SmallButton("After the last token")) s.position = -1;
   }
   ImGui::Spacing();
@@ -80,9 +83,14 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
     shown += top[i].second;
   }
   ImGui::Dummy({label_w + bar_max + pct_w, row_h * static_cast<float>(top.size())});
-  ImGui::TextDisabled(
-      "These %zu tokens hold %.1f %% of the probability; the other %d share the rest.", top.size(),
-      100 * shown, r->model->config.vocab_size - static_cast<int>(top.size()));
+  char note[160];
+  std::snprintf(note, sizeof note,
+                "These %zu tokens hold %.1f %% of the probability; the other %d share the rest.",
+                top.size(), 100 * shown,
+                r->model->config.vocab_size - static_cast<int>(top.size()));
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  text_wrapped_at_spaces(note);
+  ImGui::PopStyleColor();
 }
 
 }  // namespace attn

@@ -58,6 +58,8 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   // Input characters as large as a column allows (down to 9 px; in presentation 14 px, which
   // reads from the back of a room), then every other one.
   const float min_label = ui.presentation ? 14.0f : 9.0f;
+  // Rows as tall as their labels need (a long input makes narrow columns, not short rows).
+  const float ch = std::max(cell, std::min(fs, min_label * 1.15f));
   const float cf = std::clamp(cell * 1.15f, std::min(min_label, fs), fs);
   const int every = std::max(1, static_cast<int>(std::ceil(cf * 0.75f / cell)));
   const float top = cf + fs * 0.3f;
@@ -73,15 +75,15 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   const ColorScale scale{ui.settings.colormap, 0.0f, 1.0f};
   bool any_hidden = false;
   for (size_t i = 0; i < rows.size(); ++i) {
-    const float y = o.y + top + i * cell;
-    const float rf = std::min(fs, std::max(min_label, cell * 1.05f));
+    const float y = o.y + top + i * ch;
+    const float rf = std::min(fs, std::max(min_label, ch * 1.05f));
     const float tw = text_width(font, rf, rows[i]);
-    if (rf <= cell * 1.25f || i % 2 == 0)
-      draw_text(ui, dl, font, rf, {o.x + label_w - tw - fs * 0.2f, y + (cell - rf) / 2}, text,
+    if (rf <= ch * 1.25f || i % 2 == 0)
+      draw_text(ui, dl, font, rf, {o.x + label_w - tw - fs * 0.2f, y + (ch - rf) / 2}, text,
                 rows[i]);
     const bool hide_row = conceal_from >= 0 && static_cast<int>(i) >= conceal_from;
     for (size_t j = 0; j < cols.size(); ++j) {
-      const ImVec2 a{o.x + label_w + j * cell, y}, b{a.x + cell, a.y + cell};
+      const ImVec2 a{o.x + label_w + j * cell, y}, b{a.x + cell, a.y + ch};
       const bool hidden = visible && (*visible)(static_cast<int>(i), static_cast<int>(j)) == 0.0f;
       any_hidden |= hidden;
       ImU32 c = hidden ? hatch_color(light, 1)
@@ -90,22 +92,21 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
       dl->AddRectFilled(a, b, c);
     }
     if (hide_row) {
-      const float qw = text_width(font, std::min(fs, cell), "?");
-      draw_text(
-          ui, dl, font, std::min(fs, cell),
-          {o.x + label_w + cols.size() * cell / 2 - qw / 2, y + (cell - std::min(fs, cell)) / 2},
-          text, "?");
+      const float qf = std::min(fs, ch);
+      const float qw = text_width(font, qf, "?");
+      draw_text(ui, dl, font, qf,
+                {o.x + label_w + cols.size() * cell / 2 - qw / 2, y + (ch - qf) / 2}, text, "?");
     }
   }
   const ImVec2 g0{o.x + label_w, o.y + top};
-  const ImVec2 g1{g0.x + cols.size() * cell, g0.y + rows.size() * cell};
+  const ImVec2 g1{g0.x + cols.size() * cell, g0.y + rows.size() * ch};
   dl->AddRect({g0.x - 1, g0.y - 1}, {g1.x + 1, g1.y + 1}, IM_COL32(128, 128, 128, 255));
   if (sel_row >= 0 && sel_row < static_cast<int>(rows.size()))
-    dl->AddRect({g0.x - 2, g0.y + sel_row * cell - 1}, {g1.x + 2, g0.y + (sel_row + 1) * cell + 1},
+    dl->AddRect({g0.x - 2, g0.y + sel_row * ch - 1}, {g1.x + 2, g0.y + (sel_row + 1) * ch + 1},
                 IM_COL32(230, 120, 0, 255), 0, 0, 2.0f);
   if (sel_row >= 0 && sel_col >= 0)
-    dl->AddRect({g0.x + sel_col * cell, g0.y + sel_row * cell},
-                {g0.x + (sel_col + 1) * cell, g0.y + (sel_row + 1) * cell},
+    dl->AddRect({g0.x + sel_col * cell, g0.y + sel_row * ch},
+                {g0.x + (sel_col + 1) * cell, g0.y + (sel_row + 1) * ch},
                 IM_COL32(230, 120, 0, 255), 0, 0, 2.0f);
   // The colour bar says what a colour means; the hatch what a local window hides.
   const float bar_w = std::clamp(g1.x - g0.x, fs * 10, std::max(fs * 10, avail - label_w));
@@ -120,11 +121,11 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
     legend_h = fs * 1.3f;
   }
   ImGui::InvisibleButton(
-      id, {std::max(1.0f, label_w + cols.size() * cell), std::max(1.0f, top + rows.size() * cell)});
+      id, {std::max(1.0f, label_w + cols.size() * cell), std::max(1.0f, top + rows.size() * ch)});
   std::pair<int, int> clicked{-1, -1};
   if (ImGui::IsItemClicked()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
-    const int i = static_cast<int>(std::floor((m.y - g0.y) / cell));
+    const int i = static_cast<int>(std::floor((m.y - g0.y) / ch));
     const int j = static_cast<int>(std::floor((m.x - g0.x) / cell));
     if (i >= 0 && j >= 0 && i < static_cast<int>(rows.size()) && j < static_cast<int>(cols.size()))
       clicked = {i, j};
@@ -138,13 +139,16 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
 void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
   const Model& m = *s.model(index);
   const Seq2seqTranslation& t = *s.translation(index);
-  ImGui::TextUnformatted((s.name(index) + "  —  " + score_formula(m.config.score)).c_str());
+  // Wrapped, as everything in a stage that a narrow column or large type would cut. The
+  // translation over its plot, the score's formula under it: the plot stays near the top.
+  const std::string formula = s.name(index) + "  —  " + score_formula(m.config.score);
   if (!t.error.empty()) {
+    text_wrapped_at_spaces(formula);
     ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "input: %s", t.error.c_str());
     return;
   }
   if (ui.font_bold) ImGui::PushFont(ui.font_bold);
-  ImGui::Text("%s  ->  %s", s.input.c_str(), t.output.c_str());
+  text_wrapped_at_spaces(s.input + "  →  " + t.output);
   if (ui.font_bold) ImGui::PopFont();
   const int rows = t.steps();
   if (stepping) s.clamp_step(rows);
@@ -163,16 +167,17 @@ void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
     s.position = clicked.second;
     if (s.predicting) s.revealed = true;
   }
+  text_wrapped_at_spaces(formula);
   if (!stepping || rows == 0) return;
 
   int step = s.step;
   if (slider_int_beside("##step", "decoder step ", &step, 0, rows - 1, ImGui::GetFontSize() * 10))
     s.go_to_step(step);
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFrameHeight() * 2 + ImGui::GetStyle().ItemSpacing.x);
   if (ImGui::ArrowButton("##prev", ImGuiDir_Left) && s.step > 0) s.go_to_step(s.step - 1);
   ImGui::SameLine();
   if (ImGui::ArrowButton("##next", ImGuiDir_Right) && s.step + 1 < rows) s.go_to_step(s.step + 1);
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Click a cell of the heatmap to write out that score; the orange frame is the "
       "decoder step, the orange cell the input position explained below.");
@@ -252,10 +257,15 @@ void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
 }
 
 void draw_translate_tab(Ui& ui, Seq2seqSession& s) {
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  // Two model pickers on a line when they fit, else one above the other.
+  const float spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float label_w = ImGui::CalcTextSize("side by side with").x + spacing;
+  const float combo_w =
+      std::min(ImGui::GetFontSize() * 14, ImGui::GetContentRegionAvail().x - label_w);
+  ImGui::SetNextItemWidth(combo_w);
   model_combo("model", s, s.model_a, false);
-  ImGui::SameLine();
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
+  same_line_if_fits(combo_w + label_w);
+  ImGui::SetNextItemWidth(combo_w);
   model_combo("side by side with", s, s.model_b, true);
   ImGui::SetNextItemWidth(-1);
   ImGui::InputTextWithHint("##input", "a date, e.g. tuesday, 22 november 2026", &s.input);

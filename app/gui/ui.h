@@ -90,6 +90,7 @@ struct PlacedText {
   ImVec2 clip_min, clip_max;                  // the draw list's clip rectangle at the time
   ImVec2 window_min, window_max;              // the window's own clip rectangle
   bool scrolls_x = false, scrolls_y = false;  // the window scrolls to what its edges cut
+  bool scrollbar_x = false;                   // and shows a scrollbar to do it across
   std::string text;
 };
 
@@ -229,11 +230,12 @@ struct Ui {
   bool lesson_opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
   // A step's own cell decimals on screen (-1: none), and the user's setting they replace.
   int lesson_decimals_shown = -1, lesson_decimals_user = -1;
-  ImVec4 lesson_rect{0, 0, 0, 0};  // where the lesson window was drawn (x, y, w, h)
-  float lesson_question_h = 0;     // the question's height last frame (it stays in view)
-  float lesson_text_h = 0;         // the step text's height last frame
-  float lesson_question_room = 0;  // the height the step's text and question share (tests)
-  bool lesson_titled = false;      // the lesson window's title names the lesson this frame
+  ImVec4 lesson_rect{0, 0, 0, 0};          // where the lesson window was drawn (x, y, w, h)
+  float lesson_question_h = 0;             // the question's height last frame (it stays in view)
+  float lesson_text_h = 0;                 // the step text's height last frame
+  std::vector<float> lesson_line_bottoms;  // where its lines ended last frame (content y)
+  float lesson_question_room = 0;          // the height the step's text and question share (tests)
+  bool lesson_titled = false;              // the lesson window's title names the lesson this frame
   // Where the question's area and its Check button were drawn last frame (x0, y0, x1, y1): tests
   // check the button is in view.
   ImVec4 lesson_question_rect{0, 0, 0, 0}, lesson_answer_box{0, 0, 0, 0};
@@ -406,8 +408,9 @@ bool slider_int_beside(const char* id, const char* label, int* v, int lo, int hi
 // A "(?)" that shows `text` when hovered (as imgui_demo.cpp's HelpMarker).
 void help_marker(const char* text);
 // Text wrapped at spaces only, to the window's width. ImGui's TextWrapped also breaks after a
-// '.', which splits a number such as 0.04 over two lines.
-void text_wrapped_at_spaces(const std::string& text);
+// '.', which splits a number such as 0.04 over two lines. `line_bottoms` collects where each
+// line ends in the window's content (a box can then end between two lines, never across one).
+void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bottoms = nullptr);
 // `text` cut to `width` pixels in the current font with "…" (whole UTF-8 characters), or whole.
 std::string elide_to_width(const std::string& text, float width);
 
