@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <chrono>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 namespace attn {
@@ -20,7 +21,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kThreads = 16;  // requests served at once; polls take microseconds each
+constexpr int kThreads = 16;   // requests served at once; polls take microseconds each
+constexpr int kBacklog = 512;  // connections waiting to be served: a whole class at once
 
 void send_json(httplib::Response& res, int status, const json& j) {
   res.status = status;
@@ -97,10 +99,13 @@ std::string ClassServer::start(const std::string& bind, int port) {
   auto s = std::make_unique<httplib::Server>();
   ClassRoom& room = room_;
   // httplib's default adds SO_REUSEPORT, which would let a second program bind the same port and
-  // take some of the students' requests; SO_REUSEADDR alone lets class mode restart at once.
-  s->set_socket_options([](socket_t sock) {
+  // take some of the students' requests; SO_REUSEADDR alone lets class mode restart at once. The
+  // socket is kept to widen its backlog below.
+  auto listening = std::make_shared<socket_t>(-1);
+  s->set_socket_options([listening](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    *listening = sock;
   });
   s->set_payload_max_length(kClassMaxBody);
   // One request per connection: a polling page kept alive would hold a thread between polls.
@@ -157,6 +162,9 @@ std::string ClassServer::start(const std::string& bind, int port) {
   if (bound <= 0)
     return "cannot listen on " + bind + ":" + std::to_string(port) +
            ": the port is in use, or the address is not one of this computer's";
+  // Debian's compiled httplib listens with a backlog of 5: a class joining at once would have its
+  // connections dropped and retried a second later. Listening again only widens the queue.
+  if (*listening >= 0) ::listen(*listening, kBacklog);
   port_ = bound;
   httplib::Server* raw = s.get();
   server_ = std::move(s);
