@@ -16,6 +16,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -25,24 +30,33 @@ namespace {
 
 using nlohmann::json;
 
-// The number question of fear-is's scores: (Fear, is) = 0.2·0.1 + 0.1·0.4 + 0.8·0.6 = 0.54.
-ClassStep number_step() {
-  const std::string text = R"({
-    "format": "attention-lab-lesson", "version": 1, "title": "Server test",
-    "steps": [{"title": "Scores", "example": "fear-is", "stage": "scores",
-               "question": {"kind": "number", "prompt": "Score of Fear and is?",
-                            "answer": {"stage": "scores", "row": 0, "col": 1}}}]})";
-  std::string error;
-  const std::optional<Lesson> l = parse_lesson(text, "server-test.json", error);
-  EXPECT_TRUE(l) << error;
+// Step 1 asks fear-is's score of (Fear, is) = 0.2·0.1 + 0.1·0.4 + 0.8·0.6 = 0.54; step 2 which
+// key "Fear" weighs most: "is" (its score 0.54 beats 0.06 + 0.05 + 0.16 = 0.27).
+ClassStep lesson_step(int i) {
+  static const Lesson lesson = [] {
+    const std::string text = R"({
+      "format": "attention-lab-lesson", "version": 1, "title": "Server test",
+      "steps": [{"title": "Scores", "example": "fear-is", "stage": "scores",
+                 "question": {"kind": "number", "prompt": "Score of Fear and is?",
+                              "answer": {"stage": "scores", "row": 0, "col": 1}}},
+                {"title": "Weights", "stage": "weights",
+                 "question": {"kind": "key", "prompt": "Which key?",
+                              "answer": {"stage": "weights", "row": 0}}}]})";
+    std::string error;
+    const std::optional<Lesson> l = parse_lesson(text, "server-test.json", error);
+    EXPECT_TRUE(l) << error;
+    return *l;
+  }();
+  const LessonStep& l = lesson.steps.at(static_cast<size_t>(i));
   ClassStep s;
-  s.index = 0;
-  s.title = l->steps[0].title;
-  s.question = l->steps[0].question;
-  s.trace = lesson_step_trace(l->steps[0]);
+  s.index = i;
+  s.title = l.title;
+  s.question = l.question;
+  s.trace = lesson_step_trace(l);
   s.svg = "<svg xmlns=\"http://www.w3.org/2000/svg\"><text>?</text></svg>";
   return s;
 }
+ClassStep number_step() { return lesson_step(0); }
 
 // Sends `request` as written (no client library in between to tidy the path) and returns the
 // status of the answer, or -1 when there is none.
@@ -111,6 +125,9 @@ TEST_F(ClassServerTest, ThePageIsSelfContained) {
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Content-Type"), "text/html; charset=utf-8");
   const std::string& page = r->body;
+  // The file as it is in assets/class/, byte for byte (embedding splits it into literals).
+  std::ifstream file(std::string(ATTN_SOURCE_DIR) + "/assets/class/student.html", std::ios::binary);
+  EXPECT_EQ(page, std::string(std::istreambuf_iterator<char>(file), {}));
   EXPECT_NE(page.find("name=\"viewport\""), std::string::npos);
   EXPECT_NE(page.find("/api/state"), std::string::npos);
   EXPECT_NE(page.find("/step.svg"), std::string::npos);
@@ -277,6 +294,40 @@ TEST_F(ClassServerTest, SixtyDevicesAnswerAtOnce) {
   EXPECT_EQ(ok.load(), 60) << failures;
   EXPECT_EQ(room.counts().answered, 60);
   EXPECT_EQ(room.counts().joined, 60);
+}
+
+// The page's own script, run by Node against the server, plays a student while this test plays
+// the teacher (tests/class_page_test.js): it answers, follows a step change within a second,
+// answers a choice and sees the reveal.
+TEST_F(ClassServerTest, APageFollowsTheLesson) {
+  if (std::system("command -v node >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "node not installed (apt-get install nodejs)";
+  std::string out;
+  int rc = -1;
+  std::thread student([&] {
+    const std::string command = "node '" + std::string(ATTN_SOURCE_DIR) +
+                                "/tests/class_page_test.js' " + std::to_string(server.port()) +
+                                " 2>&1";
+    FILE* p = popen(command.c_str(), "r");
+    if (!p) return;
+    char buf[256];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    rc = pclose(p);
+  });
+  const auto wait_for_answer = [&] {
+    for (int i = 0; i < 1000 && room.counts().answered < 1; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return room.counts().answered;
+  };
+  EXPECT_EQ(wait_for_answer(), 1);
+  EXPECT_EQ(room.distribution().right, 1);  // 0.54
+  room.publish(lesson_step(1));
+  EXPECT_EQ(wait_for_answer(), 1);
+  EXPECT_EQ(room.distribution().right, 1);  // "is"
+  room.reveal();
+  student.join();
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("ok\n"), std::string::npos) << out;
 }
 
 TEST_F(ClassServerTest, StopFreesThePort) {
