@@ -97,7 +97,7 @@ std::string ClassServer::start(const std::string& bind, int port) {
   stop();
   if (port < 0 || port > 65535) return "the port must be 0 to 65535, not " + std::to_string(port);
   auto s = std::make_unique<httplib::Server>();
-  ClassRoom& room = room_;
+  ClassRoom* const room = &room_;  // the handlers' only state; outlives the server
   // httplib's default adds SO_REUSEPORT, which would let a second program bind the same port and
   // take some of the students' requests; SO_REUSEADDR alone lets class mode restart at once. The
   // socket is kept to widen its backlog below.
@@ -126,19 +126,19 @@ std::string ClassServer::start(const std::string& bind, int port) {
     const char* page = embedded_class_page("student.html");
     res.set_content(page ? page : "", "text/html; charset=utf-8");
   });
-  s->Get("/api/state", [&room](const httplib::Request& req, httplib::Response& res) {
-    if (!code_ok(room, req.get_param_value("code"), req, res)) return;
-    room.seen(req.get_param_value("client"));
-    res.set_content(room.state_json(), "application/json");
+  s->Get("/api/state", [room](const httplib::Request& req, httplib::Response& res) {
+    if (!code_ok(*room, req.get_param_value("code"), req, res)) return;
+    room->seen(req.get_param_value("client"));
+    res.set_content(room->state_json(), "application/json");
   });
-  s->Get("/step.svg", [&room](const httplib::Request& req, httplib::Response& res) {
-    if (!code_ok(room, req.get_param_value("code"), req, res)) return;
-    const std::string svg = room.picture();
+  s->Get("/step.svg", [room](const httplib::Request& req, httplib::Response& res) {
+    if (!code_ok(*room, req.get_param_value("code"), req, res)) return;
+    const std::string svg = room->picture();
     if (svg.empty()) return send_error(res, 404, "this step has no picture");
     res.set_content(svg, "image/svg+xml");
   });
-  s->Post("/api/answer", [&room](const httplib::Request& req, httplib::Response& res) {
-    post_answer(room, req, res);
+  s->Post("/api/answer", [room](const httplib::Request& req, httplib::Response& res) {
+    post_answer(*room, req, res);
   });
   // Statuses httplib sets itself (404 for any other path or method, 413 for a large body) get a
   // word of explanation; the handlers' own errors already have theirs.
