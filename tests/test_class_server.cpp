@@ -202,6 +202,7 @@ TEST_F(ClassServerTest, ABodyOver4KBIs413) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 413);
   expect_serving();
+  expect_serving();
   // Just under the limit is read (and refused for its long name, with the reason).
   big["name"] = std::string(4000, 'a');
   ASSERT_LE(big.dump().size(), 4096u);
@@ -209,6 +210,31 @@ TEST_F(ClassServerTest, ABodyOver4KBIs413) {
   ASSERT_TRUE(under);
   EXPECT_EQ(under->status, 400);
   EXPECT_NE(under->body.find("the name is too long"), std::string::npos) << under->body;
+}
+
+// Only a plain body of declared length is read: httplib would take a chunked body, one without a
+// length or a compressed one whole, whatever its size.
+TEST_F(ClassServerTest, BodiesWithoutALengthOrCompressedAreRefused) {
+  const std::string head =
+      "POST /api/answer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Connection: close\r\n";
+  const std::string body = R"({"code": "1234", "client": "phone1", "answer": "0.5"})";
+  std::string chunked = head + "Transfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 5; ++i) chunked += "400\r\n" + std::string(1024, ' ') + "\r\n";
+  chunked += "0\r\n\r\n";
+  EXPECT_EQ(raw_status(server.port(), chunked), 411);
+  expect_serving();
+  EXPECT_EQ(raw_status(server.port(), head + "\r\n" + body), 411);  // no Content-Length
+  expect_serving();
+  EXPECT_EQ(raw_status(server.port(), head + "Content-Encoding: gzip\r\nContent-Length: " +
+                                          std::to_string(body.size()) + "\r\n\r\n" + body),
+            415);
+  expect_serving();
+  // The same body, plain and of declared length, is taken.
+  EXPECT_EQ(raw_status(server.port(),
+                       head + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body),
+            200);
+  EXPECT_EQ(room.counts().answered, 1);
 }
 
 TEST_F(ClassServerTest, MalformedJsonIs400) {

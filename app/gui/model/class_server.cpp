@@ -122,6 +122,35 @@ std::string ClassServer::start(const std::string& bind, int port) {
                            "default-src 'none'; script-src 'unsafe-inline'; style-src "
                            "'unsafe-inline'; img-src 'self'; connect-src 'self'"}});
 
+  // Checked before httplib reads a body. Debian's httplib 0.11 limits only a body that declares
+  // its Content-Length: a chunked body, one with no length (read to the end of the connection) or
+  // a compressed one (a few KB of brotli can inflate to gigabytes) would be taken whole. An
+  // answer is a short JSON text, so only a plain body of declared length is read. Other paths
+  // are 404 here too, so their bodies are never read either.
+  s->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    using Handled = httplib::Server::HandlerResponse;
+    const bool get = req.method == "GET" || req.method == "HEAD";
+    const bool route =
+        (get && (req.path == "/" || req.path == "/api/state" || req.path == "/step.svg")) ||
+        (req.method == "POST" && req.path == "/api/answer");
+    if (!route) {
+      res.status = 404;
+      res.set_content("not found\n", "text/plain; charset=utf-8");
+      return Handled::Handled;
+    }
+    if (req.method != "POST") return Handled::Unhandled;
+    if (req.has_header("Transfer-Encoding") || !req.has_header("Content-Length")) {
+      send_error(res, 411, "the body needs a Content-Length (at most 4 KB)");
+      return Handled::Handled;
+    }
+    const std::string encoding = req.get_header_value("Content-Encoding");
+    if (!encoding.empty() && encoding != "identity") {
+      send_error(res, 415, "the body must not be compressed");
+      return Handled::Handled;
+    }
+    return Handled::Unhandled;
+  });
+  // The routes (the check above lists the same four).
   s->Get("/", [](const httplib::Request&, httplib::Response& res) {
     const char* page = embedded_class_page("student.html");
     res.set_content(page ? page : "", "text/html; charset=utf-8");
