@@ -3,13 +3,16 @@
 # Exports are drawn by cairo and pango (libcairo2-dev, libpango1.0-dev) in DejaVu Sans, with
 # fontconfig falling back to Noto for CJK (fonts-noto-cjk) and emoji (fonts-noto-color-emoji);
 # DejaVu itself covers Latin, Greek, Cyrillic, Arabic and Hebrew. The tests read exported PDFs
-# with pdftotext/pdftoppm (poppler-utils) and SVGs with rsvg-convert (librsvg2-bin).
+# with pdftotext/pdftoppm (poppler-utils) and SVGs with rsvg-convert (librsvg2-bin). Class mode
+# serves with cpp-httplib and draws its QR code with libqrencode; its tests read that code back
+# with zbarimg (zbar-tools) and run the student page's script in Node (nodejs).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config
   libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri libglx-mesa0
   libeigen3-dev opencl-headers ocl-icd-opencl-dev pocl-opencl-icd
   libstb-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libicu-dev libpcre2-dev
   libcairo2-dev libpango1.0-dev
+  libcpp-httplib-dev libqrencode-dev zbar-tools nodejs
   fonts-dejavu-core fonts-noto-cjk fonts-noto-color-emoji
   poppler-utils librsvg2-bin
   xvfb xauth clang-format desktop-file-utils
