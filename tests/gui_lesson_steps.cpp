@@ -260,5 +260,25 @@ TEST_F(LessonSteps, PresentationGrowsTheCellsWithTheText) {
   EXPECT_GT(last, 0);
 }
 
+// The selected cell's working is shown whole in presentation mode at 1280×720: the narration's
+// type shrinks to fit its column (to 14 px at the least) instead of scrolling.
+TEST_F(LessonSteps, TheWorkingIsShownWholeInPresentation) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  state.wait_for_trace();
+  ui.presentation = true;
+  ui.settings.animate = false;
+  for (StageId stage : {StageId::kScores, StageId::kWeights, StageId::kOutput})
+    for (float font : {20.0f, 24.0f, 32.0f}) {
+      SCOPED_TRACE(std::string(stage_name(stage)) + " font " + std::to_string(font));
+      ASSERT_TRUE(state.set_stage(stage));
+      state.select_cell(2, 1);
+      ui.settings.font_px = font;
+      frames_at({1280, 720}, 8);
+      EXPECT_FALSE(ui.narration_scrolls);
+      EXPECT_GE(ui.narration_px, 14.0f - 0.01f);
+      test::check_layout(items, placed);
+    }
+}
+
 }  // namespace
 }  // namespace attn

@@ -3,6 +3,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 
@@ -123,10 +124,14 @@ void draw_narration_contents(Ui& ui) {
     ImGui::TextWrapped("query %d \"%s\"  ·  whole row", sel.query,
                        token(t.query_tokens, sel.query).c_str());
   ImGui::PopFont();
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-  ImGui::TextWrapped("%s%s", st.current_stage().title,
-                     t.num_heads > 1 ? (", head " + std::to_string(st.head())).c_str() : "");
-  ImGui::PopStyleColor();
+  // (In presentation mode the heatmap's heading names the stage, and the working needs the
+  // lines.)
+  if (!room) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped("%s%s", st.current_stage().title,
+                       t.num_heads > 1 ? (", head " + std::to_string(st.head())).c_str() : "");
+    ImGui::PopStyleColor();
+  }
 
   // explain() is cheap for teaching sizes but not for a 1024-key row: cache it per request.
   std::string& cached_key = ui.narration_key;
@@ -148,13 +153,17 @@ void draw_narration_contents(Ui& ui) {
     const float w = ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
     if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
   };
+  // In presentation mode one row of what a teacher uses in front of the class; copying and the
+  // online softmax are in the normal layout (and with Tab).
   if (ImGui::SmallButton("whole row")) st.select_row(sel.query);
-  flow("copy");
-  if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(cached_text.c_str());
+  if (!room) {
+    flow("copy");
+    if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(cached_text.c_str());
+  }
   flow("clear");
   if (ImGui::SmallButton("clear")) st.clear_selection();
   const StageId stage_id = st.current_stage().id;
-  if (stage_id == StageId::kWeights || stage_id == StageId::kOutput) {
+  if (!room && (stage_id == StageId::kWeights || stage_id == StageId::kOutput)) {
     // The same row's softmax and weighted sum as FlashAttention computes them.
     flow("online softmax…");
     if (ImGui::SmallButton("online softmax…")) {
@@ -181,17 +190,52 @@ void draw_narration_contents(Ui& ui) {
     ImGui::PopTextWrapPos();
   } else {
     ImGui::PushFont(ui.font_narration);
-    const float char_w = ImGui::CalcTextSize("0").x;
-    const size_t cols = static_cast<size_t>(std::max(
-        20.0f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize) / char_w));
-    std::string& wrapped_key = ui.wrapped_key;
     std::string& wrapped = ui.wrapped_text;
-    const std::string wkey = cached_key + "#" + std::to_string(cols);
-    if (wkey != wrapped_key) {
-      wrapped = wrap_monospace(cached_text, cols);
-      wrapped_key = wkey;
+    // Wrapped to the column at a font scale (cached per text, width and scale).
+    auto wrap_at = [&](float scale) {
+      ImGui::SetWindowFontScale(scale);
+      const float char_w = ImGui::CalcTextSize("0").x;
+      const size_t cols = static_cast<size_t>(std::max(
+          20.0f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize) / char_w));
+      const std::string wkey = cached_key + "#" + std::to_string(cols);
+      if (wkey != ui.wrapped_key) {
+        wrapped = wrap_monospace(cached_text, cols);
+        ui.wrapped_key = wkey;
+      }
+      const auto lines = static_cast<float>(std::count(wrapped.begin(), wrapped.end(), '\n') + 1);
+      return lines * ImGui::GetTextLineHeight();  // one TextUnformatted: no item spacing
+    };
+    // In presentation mode the working is shown whole: its type shrinks (to 14 px at the
+    // least) until it fits the column, rather than leaving most of it to scroll. A row of
+    // hundreds of keys scrolls as before.
+    const float avail_h = ImGui::GetContentRegionAvail().y;
+    float scale = 1;
+    if (room && cached_text.size() < 6000) {
+      // The largest scale that fits, found once per text and column size.
+      const std::string fit_key =
+          cached_key + "#" + std::to_string(static_cast<int>(ImGui::GetContentRegionAvail().x)) +
+          "x" + std::to_string(static_cast<int>(avail_h));
+      if (fit_key != ui.narration_fit_key) {
+        const float least = std::min(1.0f, 14.0f / ImGui::GetFontSize());
+        float lo = least, hi = 1;
+        if (wrap_at(hi) <= avail_h) {
+          lo = hi;
+        } else if (wrap_at(lo) <= avail_h) {
+          for (int pass = 0; pass < 7; ++pass) {
+            const float mid = (lo + hi) / 2;
+            (wrap_at(mid) <= avail_h ? lo : hi) = mid;
+          }
+        }
+        ui.narration_fit_key = fit_key;
+        ui.narration_fit_scale = lo;
+      }
+      scale = ui.narration_fit_scale;
     }
+    wrap_at(scale);
     ImGui::TextUnformatted(wrapped.c_str());
+    ui.narration_px = ImGui::GetFontSize();
+    ui.narration_scrolls = ImGui::GetScrollMaxY() > 0.5f;
+    ImGui::SetWindowFontScale(1);
     ImGui::PopFont();
   }
   ImGui::EndChild();

@@ -278,6 +278,11 @@ struct Ui {
   // The narration text for the current request, and wrapped to the panel (explain() is not free
   // for a 1024-key row).
   std::string narration_key, narration_text, narration_error, wrapped_key, wrapped_text;
+  // Presentation mode: the narration's font scale that shows it whole, per text and room.
+  std::string narration_fit_key;
+  float narration_fit_scale = 1;
+  float narration_px = 0;             // the working's font size last frame (tests)
+  bool narration_scrolls = false;     // and whether it had to scroll
   std::string global_positions_text;  // the variants panel's field for many positions
 
   // Per-cell text editing (the buffer of the cell being typed into), and where each visible text
