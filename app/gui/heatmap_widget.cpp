@@ -412,10 +412,16 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
       settle_columns((show_stats ? stats_w : 0) + vbar_w);
     }
   }
+  float short_bar = 0;
   if (!bar_right && in.legend && in.color_bar) {
     const float grid_w = base.x * cols;
-    const float bw = std::min(std::max(grid_w, fs * 10), avail.x - label_w);
+    float bw = std::min(std::max(grid_w, fs * 10), avail.x - label_w);
+    // A shorter bar (8 letters at the least) that keeps the legend beside it leaves the line
+    // under it to the cells.
+    const float beside = avail.x - label_w - pad * 2 - legend_w;
+    if (in.cell <= 0 && bw > beside && beside >= fs * 8) short_bar = bw = beside;
     if (label_w + bw + pad * 2 + legend_w > avail.x) {
+      short_bar = 0;
       legend_below = true;
       bottom += fs * 1.4f;
       if (in.cell <= 0) {
@@ -453,7 +459,9 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   L.number_size = nf;
   L.numbers_shown = in.cell_text && L.small && nf >= min_nf;
   // Labels: as large as the rows allow, and every so many when they cannot all have one.
-  L.row_lf = std::clamp(cell_h / 1.05f, min_lf, fs);
+  // Every row labelled at 12 px rather than every other one at 14 (a 24-token sentence at 720p).
+  const float row_min = cell_h / 1.05f >= 12.0f ? std::min(min_lf, cell_h / 1.05f) : min_lf;
+  L.row_lf = std::clamp(cell_h / 1.05f, row_min, fs);
   L.row_every = label_step(L.row_lf * 1.02f / cell_h);
   L.col_every = label_step(vertical ? col_lf * 1.1f / cell_w
                                     : (in.col_label_w * col_lf / fs + pad * 0.5f) / cell_w);
@@ -466,6 +474,7 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   L.show_stats = show_stats;
   L.bar_right = bar_right;
   L.legend_below = legend_below;
+  L.bar_w = short_bar;
   L.base = base;
   L.col_lf = col_lf;
   L.vertical = vertical;
@@ -723,7 +732,9 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
                         sp.hides_label);
       by = vp1.y + fs * 0.4f;
     } else {
-      bw = sp.cell > 0 ? vp_size.x : std::min(std::max(vp_size.x, fs * 10), avail.x - label_w);
+      bw = sp.cell > 0   ? vp_size.x
+           : L.bar_w > 0 ? L.bar_w
+                         : std::min(std::max(vp_size.x, fs * 10), avail.x - label_w);
       used = draw_color_bar(ui, dl, {vp0.x, by}, bw, sp.scale, sp.hides_label);
     }
     if (!legend.empty()) {

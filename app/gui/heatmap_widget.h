@@ -93,14 +93,15 @@ struct HeatmapLayout {
   float bottom = 0;   // under the grid: colour bar and legend
   float stats_w = 0;  // the row statistics' column, when shown
   bool show_stats = false;
-  bool bar_right = false;            // the colour bar stands right of the grid (else lies under it)
-  bool legend_below = false;         // the hidden-cell legend on a line of its own
-  ImVec2 base{0, 0};                 // cell size at zoom 1
-  float col_lf = 0;                  // key label font size
-  bool vertical = false;             // key labels turned upright
-  int col_every = 1, row_every = 1;  // a label every so many columns / rows
-  float row_lf = 0;                  // query label font size
-  float cell_w = 0, cell_h = 0;      // cell size at the zoom
+  bool bar_right = false;     // the colour bar stands right of the grid (else lies under it)
+  bool legend_below = false;  // the hidden-cell legend on a line of its own
+  float bar_w = 0;    // a lying bar shortened to keep the legend beside it (0: the grid's width)
+  ImVec2 base{0, 0};  // cell size at zoom 1
+  float col_lf = 0;   // key label font size
+  bool vertical = false;                       // key labels turned upright
+  int col_every = 1, row_every = 1;            // a label every so many columns / rows
+  float row_lf = 0;                            // query label font size
+  float cell_w = 0, cell_h = 0;                // cell size at the zoom
   ImVec2 vp0{0, 0}, vp_size{0, 0}, vp1{0, 0};  // the grid's viewport
   ImVec2 pan{0, 0};                            // the pan, kept so the matrix covers the viewport
   ImVec2 origin{0, 0};                         // cell (0, 0)'s top-left corner
