@@ -179,6 +179,57 @@ void apply_step_decimals(Ui& ui, int decimals) {
   ui.lesson_decimals_shown = ui.settings.decimals = decimals;
 }
 
+// The step's title and text, then its question (with its choices and feedback) and the answer
+// row, in `room` above the `buttons_h` the answer row and Previous / Next take.
+// The question first: the step's text keeps at least its title's line and scrolls, in whole
+// lines (no half line cut at its foot). Where even that leaves the question short of room (its
+// height measured last frame), the question comes first in one child that scrolls, the step's
+// title and text under it.
+void draw_step_and_question(Ui& ui, LessonPlayer& p, float room, float buttons_h) {
+  const LessonStep& s = p.step();
+  const int k = p.step_index();
+  const float line_h = ImGui::GetTextLineHeightWithSpacing();
+  const bool tight = s.question && ui.lesson_question_h + line_h * 2 > room;
+  const std::string id = "lesson-step-" + std::to_string(k);
+  if (tight) {
+    ui.lesson_line_bottoms.clear();
+    ImGui::BeginChild((id + "-tight").c_str(), {0, -buttons_h}, false);
+    draw_question(ui, p, *s.question, true);
+    ImGui::Separator();
+    draw_step_title(ui, s);
+    draw_step_text(ui, s);
+    ImGui::EndChild();
+  } else {
+    float text_h = -buttons_h;
+    if (s.question) {
+      const float question_h = std::max(0.0f, std::min(ui.lesson_question_h, room - line_h));
+      // Ending under the last line that fits whole (where the lines ended last frame), and no
+      // taller than the text: the question follows it.
+      const float most = room - question_h;
+      text_h = line_h;
+      for (float bottom : ui.lesson_line_bottoms)
+        if (bottom + 2 <= most) text_h = std::max(text_h, bottom + 2);
+      if (ui.lesson_text_h > 0) text_h = std::min(std::max(text_h, line_h), ui.lesson_text_h);
+    }
+    ui.lesson_line_bottoms.clear();
+    ImGui::BeginChild(id.c_str(), {0, text_h}, false);
+    draw_step_title(ui, s);
+    draw_step_text(ui, s);
+    ui.lesson_text_h = ImGui::GetCursorPosY();
+    ImGui::EndChild();
+  }
+  if (s.question) {
+    if (!tight) {
+      ImGui::BeginChild(("lesson-question-" + std::to_string(k)).c_str(), {0, -buttons_h}, false);
+      draw_question(ui, p, *s.question, false);
+      ImGui::EndChild();
+    }
+    draw_answer_row(ui, p, *s.question);
+    const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    ui.lesson_question_rect = {at.x, at.y, at.x + size.x, at.y + size.y};
+  }
+}
+
 }  // namespace
 
 UiSettings user_settings(const Ui& ui) {
@@ -344,9 +395,8 @@ void draw_lesson_contents(Ui& ui) {
   const int n = p.step_count(), k = p.step_index();
   ImGui::ProgressBar(static_cast<float>(k + 1) / static_cast<float>(n), {-1, fs * 0.3f}, "");
 
-  // The step's text scrolls, from its top at each step (a child per step); the question, its
-  // choices and feedback come under it (their height measured last frame, scrolling when the
-  // room is short), then the answer row and the buttons, always in view.
+  // The step's text and question (draw_step_and_question), then the answer row and the buttons,
+  // always in view.
   const float row_h = ImGui::GetFrameHeightWithSpacing();
   // The answer row: one line, or two when Show answer does not fit beside the field and Check.
   const float spacing = ImGui::GetStyle().ItemSpacing.x;
@@ -358,50 +408,7 @@ void draw_lesson_contents(Ui& ui) {
   const float buttons_h = row_h * (1 + answer_rows) + ImGui::GetStyle().ItemSpacing.y;
   const float room = ImGui::GetContentRegionAvail().y - buttons_h;
   ui.lesson_question_room = room;
-  // The question first: the step's text keeps at least its title's line and scrolls, in whole
-  // lines (no half line cut at its foot). Where even that leaves the question short of room
-  // (its height measured last frame), the question comes first in one child that scrolls, the
-  // step's title and text under it.
-  const float line_h = ImGui::GetTextLineHeightWithSpacing();
-  const bool tight = s.question && ui.lesson_question_h + line_h * 2 > room;
-  const std::string id = "lesson-step-" + std::to_string(k);
-  if (tight) {
-    ui.lesson_line_bottoms.clear();
-    ImGui::BeginChild((id + "-tight").c_str(), {0, -buttons_h}, false);
-    draw_question(ui, p, *s.question, true);
-    ImGui::Separator();
-    draw_step_title(ui, s);
-    draw_step_text(ui, s);
-    ImGui::EndChild();
-  } else {
-    float text_h = -buttons_h;
-    if (s.question) {
-      const float question_h = std::max(0.0f, std::min(ui.lesson_question_h, room - line_h));
-      // Ending under the last line that fits whole (where the lines ended last frame), and no
-      // taller than the text: the question follows it.
-      const float most = room - question_h;
-      text_h = line_h;
-      for (float bottom : ui.lesson_line_bottoms)
-        if (bottom + 2 <= most) text_h = std::max(text_h, bottom + 2);
-      if (ui.lesson_text_h > 0) text_h = std::min(std::max(text_h, line_h), ui.lesson_text_h);
-    }
-    ui.lesson_line_bottoms.clear();
-    ImGui::BeginChild(id.c_str(), {0, text_h}, false);
-    draw_step_title(ui, s);
-    draw_step_text(ui, s);
-    ui.lesson_text_h = ImGui::GetCursorPosY();
-    ImGui::EndChild();
-  }
-  if (s.question) {
-    if (!tight) {
-      ImGui::BeginChild(("lesson-question-" + std::to_string(k)).c_str(), {0, -buttons_h}, false);
-      draw_question(ui, p, *s.question, false);
-      ImGui::EndChild();
-    }
-    draw_answer_row(ui, p, *s.question);
-    const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    ui.lesson_question_rect = {at.x, at.y, at.x + size.x, at.y + size.y};
-  }
+  draw_step_and_question(ui, p, room, buttons_h);
 
   const float bw = std::max(
       fs * 6.5f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * 2) / 3);
