@@ -71,9 +71,11 @@ void draw_narration_contents(Ui& ui) {
   if (room) {
     // Presentation mode keeps the heatmap's height for its cells: what moves, and the buttons
     // that ask the class, are said here.
-    if (!ui.motion_caption.empty())
-      ImGui::TextColored(ImVec4(0.85f, 0.35f, 0.05f, 1), "▶ %s", ui.motion_caption.c_str());
-    else
+    if (!ui.motion_caption.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.85f, 0.35f, 0.05f, 1));
+      text_wrapped_at_spaces("▶ " + ui.motion_caption);
+      ImGui::PopStyleColor();
+    } else
       draw_predict_toolbar(ui);
     ImGui::Separator();
   }
@@ -176,7 +178,13 @@ void draw_narration_contents(Ui& ui) {
   }
   char decimals[32];
   std::snprintf(decimals, sizeof decimals, "%d decimals", st.precision);
-  flow("− + 8 decimals");
+  // The − and + buttons and their note, on this line only when all three fit.
+  {
+    const float w = ImGui::CalcTextSize("−").x + ImGui::CalcTextSize("+").x +
+                    ImGui::GetStyle().FramePadding.x * 4 + 2 + ImGui::GetStyle().ItemSpacing.x +
+                    ImGui::CalcTextSize(decimals).x;
+    if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
+  }
   if (ImGui::SmallButton("−") && st.precision > 1) --st.precision;
   ImGui::SameLine(0, 2);
   if (ImGui::SmallButton("+") && st.precision < 8) ++st.precision;
