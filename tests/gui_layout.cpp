@@ -62,14 +62,9 @@ class Layout : public test::HeadlessApp {
   }
 
   // Every recorded item and text of the last frame, against its window and clip rectangle.
-  // Not yet strict across: several side panels (the narration's tools, the variants) still put
-  // widgets past the column's right edge at large fonts, where only a horizontal scroll range
-  // reaches them (the every-lesson test, gui_lesson_steps.cpp, is strict).
   void check(const std::string& what) {
     SCOPED_TRACE(what);
-    test::LayoutCheck how;
-    how.strict_across = false;
-    test::check_layout(items, texts, how);
+    test::check_layout(items, texts);
     EXPECT_GT(items.size(), 10u);
   }
 

@@ -81,6 +81,12 @@ void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bo
   }
 }
 
+void text_disabled_wrapped(const std::string& text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  text_wrapped_at_spaces(text);
+  ImGui::PopStyleColor();
+}
+
 void help_marker(const char* text) {
   ImGui::TextDisabled("(?)");
   if (ImGui::IsItemHovered()) {

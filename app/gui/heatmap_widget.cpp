@@ -222,8 +222,7 @@ void draw_text(Ui& ui, ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU
   if (ui.text_log) {
     const ImGuiWindow* w = ImGui::GetCurrentWindow();
     ui.text_log->push_back({a, b, dl->GetClipRectMin(), dl->GetClipRectMax(), w->InnerClipRect.Min,
-                            w->InnerClipRect.Max, w->ScrollMax.x > 0.5f, w->ScrollMax.y > 0.5f,
-                            w->ScrollbarX, text});
+                            w->InnerClipRect.Max, w->ScrollbarX, w->ScrollMax.y > 0.5f, text});
   }
 }
 

@@ -271,7 +271,7 @@ void draw_editor_panel(Ui& ui) {
       if (slider_int_beside("##head", "head ", &h, 0, heads - 1, ImGui::GetFontSize() * 6))
         ui.editor_tensor_head = h;
     }
-    ImGui::TextDisabled("%s", help);
+    text_disabled_wrapped(help);
     matrix_table(ui, tensor, std::max(h, 0), rows, true);
     ImGui::PopID();
   };

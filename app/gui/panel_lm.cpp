@@ -124,22 +124,22 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
     ui.path_dialog = "open-model";
     ui.path_buffer = s.model() ? s.model()->folder : "";
   }
-  if (!compact) ImGui::SameLine();
   const std::vector<std::string> shipped =
       compact ? std::vector<std::string>{} : lm::shipped_models();
   if (!shipped.empty()) {
+    same_line_if_fits(fs * 10);
     ImGui::SetNextItemWidth(fs * 10);
     if (ImGui::BeginCombo("##shipped", "Shipped models")) {
       for (const std::string& n : shipped)
         if (ImGui::Selectable(n.c_str())) s.open(n);
       ImGui::EndCombo();
     }
-    ImGui::SameLine();
   }
   if (compact) {
     // The name is on the sentence's line.
   } else if (s.model()) {
     const lm::Config& c = s.model()->config;
+    same_line_if_fits(ImGui::CalcTextSize(s.model()->name.c_str()).x);
     ImGui::Text("%s", s.model()->name.c_str());
     char info[256];
     std::snprintf(info, sizeof info,

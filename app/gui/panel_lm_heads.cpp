@@ -37,9 +37,9 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   ImGui::SetNextItemWidth(fs * 8);
   int layer = s.layer;
   if (ImGui::SliderInt("##layer", &layer, 0, c.n_layer - 1)) s.select(layer, s.head);
-  ImGui::SameLine();
+  same_line_if_fits(radio_width("All heads"));
   ImGui::Checkbox("All heads", &p.all_heads);
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Each line joins a token on the left (the query, the token being computed) to an earlier "
       "token on the right (a key it reads from). The stronger the line, the larger the attention "

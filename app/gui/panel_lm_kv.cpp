@@ -34,13 +34,18 @@ void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
       "they are kept: the KV cache. Its size grows with every token.");
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
-  ImGui::Text("Per token: 2 (K and V) × %d layers × %d heads × d_k %d = %zu values", c.n_layer,
-              c.n_head, c.head_size(), f32 / 4);
-  ImGui::Text("= %s in float32, %s in float16", bytes_text(static_cast<double>(f32)).c_str(),
-              bytes_text(static_cast<double>(f16)).c_str());
+  // Wrapped at spaces (never inside a number): the tab may be narrow beside a lesson.
+  text_wrapped_at_spaces("Per token: 2 (K and V) × " + std::to_string(c.n_layer) + " layers × " +
+                         std::to_string(c.n_head) + " heads × d_k " +
+                         std::to_string(c.head_size()) + " = " + std::to_string(f32 / 4) +
+                         " values");
+  text_wrapped_at_spaces("= " + bytes_text(static_cast<double>(f32)) + " in float32, " +
+                         bytes_text(static_cast<double>(f16)) + " in float16");
   ImGui::Spacing();
   const float fs = ImGui::GetFontSize();
-  ImGui::SetNextItemWidth(fs * 14);
+  ImGui::SetNextItemWidth(std::min(fs * 14, ImGui::GetContentRegionAvail().x -
+                                                ImGui::CalcTextSize("tokens").x -
+                                                ImGui::GetStyle().ItemInnerSpacing.x));
   ImGui::SliderInt("tokens", &p.kv_tokens, 1, c.n_positions, "%d", ImGuiSliderFlags_Logarithmic);
   p.kv_tokens = std::clamp(p.kv_tokens, 1, c.n_positions);
   // The sizes keep their width; the context's words wrap when the window is narrow.

@@ -34,7 +34,7 @@ void draw_lm_model_view(Ui& ui, LmPanel& p) {
   ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted("Model view: every head of every layer");
   ImGui::PopTextWrapPos();
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Each square is one head's attention weights on your sentence: a row per token (the "
       "query), a column per earlier token it may look at (the keys), brighter = more weight, "

@@ -17,7 +17,9 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
   const LmRun* r = s.run();
   const float fs = ImGui::GetFontSize();
   float temp = static_cast<float>(s.temperature);
-  ImGui::SetNextItemWidth(fs * 12);
+  ImGui::SetNextItemWidth(std::min(fs * 12, ImGui::GetContentRegionAvail().x -
+                                                ImGui::CalcTextSize("Temperature").x -
+                                                ImGui::GetStyle().ItemInnerSpacing.x));
   if (ImGui::SliderFloat("Temperature", &temp, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
     s.temperature = std::clamp(temp, 0.05f, 5.0f);
   same_line_if_fits(ImGui::CalcTextSize("(?)").x);
@@ -88,9 +90,7 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
                 "These %zu tokens hold %.1f %% of the probability; the other %d share the rest.",
                 top.size(), 100 * shown,
                 r->model->config.vocab_size - static_cast<int>(top.size()));
-  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-  text_wrapped_at_spaces(note);
-  ImGui::PopStyleColor();
+  text_disabled_wrapped(note);
 }
 
 }  // namespace attn

@@ -17,8 +17,7 @@ void draw_lm_head_roles(Ui& ui, LmPanel& p) {
     // Side by side while they fit, else on the next line (narrow windows, large fonts).
     const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
                     ImGui::CalcTextSize(lm_role_name(role)).x;
-    if (role) ImGui::SameLine();
-    if (role && ImGui::GetContentRegionAvail().x < w) ImGui::NewLine();
+    if (role) same_line_if_fits(w);
     ImGui::RadioButton(lm_role_name(role), &p.role, role);
   }
   ImGui::PushTextWrapPos(0);
@@ -42,9 +41,9 @@ void draw_lm_head_roles(Ui& ui, LmPanel& p) {
   ImGui::TextUnformatted("Strongest:");
   for (size_t i = 0; i < std::min<size_t>(4, ranked.size()); ++i) {
     const int l = ranked[i].second / c.n_head, h = ranked[i].second % c.n_head;
-    ImGui::SameLine();
     char label[64];
     std::snprintf(label, sizeof label, "L%d H%d  %.2f", l, h, ranked[i].first);
+    same_line_if_fits(button_width(label));
     ImGui::PushID(static_cast<int>(i));
     if (ImGui::Button(label)) open_lm_head_in_stepper(ui, l, h);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("Step through layer %d, head %d", l, h);

@@ -297,12 +297,15 @@ void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
         session.live_score = i;
     ImGui::EndCombo();
   }
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFontSize() * 5);
   slider_int_beside("##hidden", "hidden ", &session.live_hidden, 8, 64, ImGui::GetFontSize() * 5);
   session.live_hidden += session.live_hidden % 2;
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::GetFontSize() * 5);
   slider_int_beside("##epochs", "epochs ", &session.live_epochs, 1, 10, ImGui::GetFontSize() * 5);
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 22);
+  ImGui::SetNextItemWidth(
+      std::min(ImGui::GetFontSize() * 22, ImGui::GetContentRegionAvail().x -
+                                              ImGui::CalcTextSize("example").x -
+                                              ImGui::GetStyle().ItemInnerSpacing.x));
   ImGui::InputText("example", &session.live_example);
   if (!s.running) {
     const bool autostart = p.autostart && !s.finished && !s.cancelled;
@@ -313,7 +316,7 @@ void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) session.live.cancel();
   }
-  ImGui::SameLine();
+  same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
       "Trains a small model on 8000 dates in the background (two threads). The loss of "
       "every batch is plotted; the example's alignment is redrawn every 10 batches: "

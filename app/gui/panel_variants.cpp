@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <sstream>
 
 #include "backends/backend.h"
@@ -125,7 +126,16 @@ void draw_variants_panel(Ui& ui) {
     }
   }
 
-  ImGui::Checkbox("edit the custom mask by clicking cells", &ui.custom_mask_edit);
+  // A checkbox's label cannot wrap: the longest wording that fits the column.
+  const char* edit_label = "custom mask";
+  for (const char* label : {"edit the custom mask by clicking cells", "custom mask (click cells)"})
+    if (radio_width(label) <= ImGui::GetContentRegionAvail().x) {
+      edit_label = label;
+      break;
+    }
+  ImGui::Checkbox((std::string(edit_label) + "##custom-mask").c_str(), &ui.custom_mask_edit);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Click cells of the heatmap to hide or show them (a mask of your own)");
   if (!m.custom.empty()) {
     same_line_if_fits(button_width("clear"));
     if (ImGui::SmallButton("clear")) ui.defer([=, &st] { st.clear_custom_mask(); });
@@ -167,7 +177,9 @@ void draw_variants_panel(Ui& ui) {
     if (ent.serial != serial || ent.head != st.head() || ent.rows != wm.rows() ||
         ent.cols != wm.cols())
       ent = {serial, st.head(), wm.rows(), wm.cols(), {}};
-    ImGui::TextDisabled("entropy per row, bits (uniform = %.2f):", std::log2(std::max(1, t.n_k)));
+    char uniform[32];
+    std::snprintf(uniform, sizeof uniform, "%.2f", std::log2(std::max(1, t.n_k)));
+    text_disabled_wrapped(std::string("entropy per row, bits (uniform = ") + uniform + "):");
     // As many rows as fit on one line: ImGui's wrapping would split "1.57" after its dot. Only
     // those rows' entropies are computed, once per trace.
     std::string line;

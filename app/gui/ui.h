@@ -86,11 +86,11 @@ struct UiSettings {
 // Text a panel drew straight into a draw list, with the clip rectangle it was drawn under (layout
 // tests check that nothing is cut).
 struct PlacedText {
-  ImVec2 min, max;                            // the text's box on screen
-  ImVec2 clip_min, clip_max;                  // the draw list's clip rectangle at the time
-  ImVec2 window_min, window_max;              // the window's own clip rectangle
-  bool scrolls_x = false, scrolls_y = false;  // the window scrolls to what its edges cut
-  bool scrollbar_x = false;                   // and shows a scrollbar to do it across
+  ImVec2 min, max;                // the text's box on screen
+  ImVec2 clip_min, clip_max;      // the draw list's clip rectangle at the time
+  ImVec2 window_min, window_max;  // the window's own clip rectangle
+  // The window scrolls to what its edges cut: down, or across with a scrollbar to show it.
+  bool scrolls_x = false, scrolls_y = false;
   std::string text;
 };
 
@@ -416,6 +416,8 @@ void help_marker(const char* text);
 // '.', which splits a number such as 0.04 over two lines. `line_bottoms` collects where each
 // line ends in the window's content (a box can then end between two lines, never across one).
 void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bottoms = nullptr);
+// text_wrapped_at_spaces in the disabled text colour (notes, hints).
+void text_disabled_wrapped(const std::string& text);
 // `text` cut to `width` pixels in the current font with "…" (whole UTF-8 characters), or whole.
 std::string elide_to_width(const std::string& text, float width);
 

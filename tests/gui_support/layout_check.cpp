@@ -45,11 +45,11 @@ namespace {
 constexpr float kSlack = 1.0f;  // layouts are in float pixels
 
 // A window, or a window it sits in, scrolls to bring a cut item into view.
-// Across only with a scrollbar to show it (strict): ImGui computes a scroll range for text wider
-// than a window without a horizontal scrollbar, but nobody scrolls there.
-bool scrolls_x(const ImGuiWindow* w, bool strict) {
+// Across only with a scrollbar to show it: ImGui computes a scroll range for text wider than a
+// window without a horizontal scrollbar, but nobody scrolls there.
+bool scrolls_x(const ImGuiWindow* w) {
   for (; w; w = (w->Flags & ImGuiWindowFlags_ChildWindow) ? w->ParentWindow : nullptr)
-    if (w->ScrollbarX || (!strict && w->ScrollMax.x > 0.5f)) return true;
+    if (w->ScrollbarX) return true;
   return false;
 }
 bool scrolls_y(const ImGuiWindow* w) {
@@ -59,7 +59,7 @@ bool scrolls_y(const ImGuiWindow* w) {
 }
 
 // Why an item is cut by its column or clip rectangle where nothing scrolls to it ("" if not).
-std::string cut_item(const ItemBox& b, bool strict) {
+std::string cut_item(const ItemBox& b) {
   const float e = kSlack;
   std::string why;
   if (b.in_column && (b.bb.Min.x < b.col_min - e || b.bb.Max.x > b.col_max + e))
@@ -74,7 +74,7 @@ std::string cut_item(const ItemBox& b, bool strict) {
       std::fabs(b.clip.Min.y - inner.Min.y) <= e && std::fabs(b.clip.Max.y - inner.Max.y) <= e;
   const bool cut_x = b.bb.Min.x < b.clip.Min.x - e || b.bb.Max.x > b.clip.Max.x + e;
   const bool cut_y = b.bb.Min.y < b.clip.Min.y - e || b.bb.Max.y > b.clip.Max.y + e;
-  if (cut_x && !(scrolls_x(b.window, strict) && (own_x || b.in_column)))
+  if (cut_x && !(scrolls_x(b.window) && (own_x || b.in_column)))
     why = "cut on the left or right by " + box_text(b.clip);
   if (cut_y && !(scrolls_y(b.window) && (own_y || b.in_column)))
     why = "cut at the top or bottom by " + box_text(b.clip);
@@ -82,7 +82,7 @@ std::string cut_item(const ItemBox& b, bool strict) {
 }
 
 // Text drawn into a draw list, cut on a side that is not a scrolling window's own edge.
-bool cut_text(const PlacedText& t, bool strict) {
+bool cut_text(const PlacedText& t) {
   const float e = kSlack;
   // Under an empty clip rectangle (a band scrolled out of view) nothing of it is drawn.
   if (t.clip_max.x <= t.clip_min.x || t.clip_max.y <= t.clip_min.y) return false;
@@ -95,7 +95,7 @@ bool cut_text(const PlacedText& t, bool strict) {
     return low || high;
   };
   return cut(t.min.x, t.max.x, t.clip_min.x, t.clip_max.x, t.window_min.x, t.window_max.x,
-             strict ? t.scrollbar_x : t.scrolls_x) ||
+             t.scrolls_x) ||
          cut(t.min.y, t.max.y, t.clip_min.y, t.clip_max.y, t.window_min.y, t.window_max.y,
              t.scrolls_y);
 }
@@ -148,7 +148,7 @@ int check_layout(const std::vector<ItemBox>& items, const std::vector<PlacedText
     // Separators are one pixel high and span the whole window by design.
     if (b.bb.GetWidth() <= 0 || b.bb.GetHeight() < 2) continue;
     shown.push_back(&b);
-    const std::string why = cut_item(b, how.strict_across);
+    const std::string why = cut_item(b);
     if (!why.empty() && report())
       ADD_FAILURE() << "item " << box_text(b.bb) << " in window '" << b.window->Name << "' " << why
                     << " (window scroll max " << b.window->ScrollMax.x << ", "
@@ -173,7 +173,7 @@ int check_layout(const std::vector<ItemBox>& items, const std::vector<PlacedText
           ADD_FAILURE() << "items " << box_text(leaves[i]->bb) << " and " << box_text(leaves[j]->bb)
                         << " overlap in window '" << leaves[i]->window->Name << "'";
   for (const PlacedText& t : texts)
-    if (t.max.x > t.min.x && cut_text(t, how.strict_across) && report())
+    if (t.max.x > t.min.x && cut_text(t) && report())
       ADD_FAILURE() << "text '" << t.text << "' " << box_text(ImRect(t.min, t.max))
                     << " is cut by its clip rectangle " << box_text(ImRect(t.clip_min, t.clip_max))
                     << " in a window clipped to " << box_text(ImRect(t.window_min, t.window_max))

@@ -29,10 +29,6 @@ void record_items(std::vector<ItemBox>* into);
 struct LayoutCheck {
   bool overlap = true;   // also fail where two widgets of one window partly cover each other
   int max_reports = 12;  // failures added to the test (0: only count them)
-  // Something wider than its window is cut unless the window shows a horizontal scrollbar.
-  // (Off: it counts as reachable wherever ImGui computes a horizontal scroll range, as the
-  // panel-by-panel layout test still allows; see its file.)
-  bool strict_across = true;
 };
 
 // Checks the recorded items and texts of the last frame (ADD_FAILURE for each problem, at most
