@@ -45,12 +45,9 @@ std::string elide_to_width(const std::string& text, float width) {
   return shown + "…";
 }
 
-namespace {
-// The bottom of the item just drawn, in its window's content (scrolling does not move it).
-float content_bottom() {
+float item_content_bottom() {
   return ImGui::GetItemRectMax().y - ImGui::GetWindowPos().y + ImGui::GetScrollY();
 }
-}  // namespace
 
 void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bottoms) {
   const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
@@ -68,7 +65,7 @@ void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bo
       const std::string longer = line.empty() ? word : line + " " + word;
       if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
         ImGui::TextUnformatted(line.c_str());
-        if (line_bottoms) line_bottoms->push_back(content_bottom());
+        if (line_bottoms) line_bottoms->push_back(item_content_bottom());
         line = word;
       } else {
         line = longer;
@@ -76,7 +73,7 @@ void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bo
       k = sp + 1;
     }
     ImGui::TextUnformatted(line.c_str());
-    if (line_bottoms) line_bottoms->push_back(content_bottom());
+    if (line_bottoms) line_bottoms->push_back(item_content_bottom());
     start = end + 1;
   }
 }

@@ -128,8 +128,7 @@ void draw_step_text(Ui& ui, const LessonStep& s) {
   ImGui::PopTextWrapPos();
   ImGui::SetCursorScreenPos({at.x, at.y + size.y + 2 * pad.y});
   ImGui::Dummy({0, fs * 0.3f});
-  ui.lesson_line_bottoms.push_back(ImGui::GetItemRectMax().y - ImGui::GetWindowPos().y +
-                                   ImGui::GetScrollY());
+  ui.lesson_line_bottoms.push_back(item_content_bottom());
   ImGui::PopFont();
 }
 
@@ -386,9 +385,7 @@ void draw_lesson_contents(Ui& ui) {
 
   // The lesson's title is the window's (draw_lesson_window); in a tabbed column, it is here.
   if (!ui.lesson_titled) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    text_wrapped_at_spaces(l.title);
-    ImGui::PopStyleColor();
+    text_disabled_wrapped(l.title);
   }
   ui.lesson_titled = false;
   // The step's number is in the tab's label (lesson_tab_label); a thin bar shows how far along.

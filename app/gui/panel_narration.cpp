@@ -87,10 +87,8 @@ void draw_narration_contents(Ui& ui) {
   if (ui.secret.narration) {
     // The working would give the lesson's answer away: it comes back once the question is
     // answered (the feedback then carries it).
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    text_wrapped_at_spaces(
+    text_disabled_wrapped(
         "The working is hidden until the lesson's question is answered or its answer shown.");
-    ImGui::PopStyleColor();
     return;
   }
   const AttentionTrace& t = st.trace();

@@ -416,6 +416,8 @@ void help_marker(const char* text);
 // '.', which splits a number such as 0.04 over two lines. `line_bottoms` collects where each
 // line ends in the window's content (a box can then end between two lines, never across one).
 void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bottoms = nullptr);
+// The bottom of the item just drawn, in its window's content (scrolling does not move it).
+float item_content_bottom();
 // text_wrapped_at_spaces in the disabled text colour (notes, hints).
 void text_disabled_wrapped(const std::string& text);
 // `text` cut to `width` pixels in the current font with "…" (whole UTF-8 characters), or whole.
