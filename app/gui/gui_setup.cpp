@@ -342,6 +342,7 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
                         o.class_bind + ": " + why;
       return false;
     }
+    poll_class_mode(ui);  // the step is served from the start, before the first frame
     // Where students go, for a teacher who started the app from a terminal (and for tests that
     // ask for any free port).
     const ClassModePanel& c = *ui.class_mode.state;

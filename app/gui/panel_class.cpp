@@ -147,12 +147,17 @@ void draw_histogram(Ui& ui, const ClassDistribution& d, int precision, float wid
             {at.x + width - text_width(ui.font_regular, small, hi), bottom + 2}, dim, hi, false);
   if (d.truth) {
     const double span = d.hi > d.lo ? d.hi - d.lo : 1;
-    const float x = at.x + static_cast<float>((*d.truth - d.lo) / span) * width;
-    dl->AddLine({x, top}, {x, bottom}, kRightColour, std::max(2.0f, fs * 0.1f));
-    const std::string t = "▲ answer " + format_fixed(*d.truth, precision, true);
+    const float thick = std::max(2.0f, fs * 0.1f);
+    const float x = std::clamp(at.x + static_cast<float>((*d.truth - d.lo) / span) * width,
+                               at.x + thick, at.x + width - thick);
+    dl->AddLine({x, top}, {x, bottom}, kRightColour, thick);
+    // The triangle right under the line, the words on the side with room.
+    const std::string value = "answer " + format_fixed(*d.truth, precision, true);
+    const bool left = x > at.x + width / 2;
+    const std::string t = left ? value + " ▲" : "▲ " + value;
     const float tw = text_width(ui.font_bold, fs, t);
-    // The triangle under the line where there is room, else the label kept inside the chart.
-    const float tx = std::clamp(x - text_width(ui.font_bold, fs, "▲") / 2, at.x, at.x + width - tw);
+    const float tri = text_width(ui.font_bold, fs, "▲");
+    const float tx = std::clamp(left ? x + tri / 2 - tw : x - tri / 2, at.x, at.x + width - tw);
     draw_text(ui, dl, ui.font_bold, fs, {tx, bottom + small * 1.3f}, kRightColour, t, false);
   }
   ImGui::Dummy({width, height});
@@ -329,6 +334,11 @@ void poll_class_mode(Ui& ui) {
   if (key == c.published_key && revealed == c.published_revealed) return;
   if (lesson_open(ui) && c.published_key.rfind("lesson " + ui.lesson->lesson().path + " ", 0) != 0)
     c.room->start_lesson(ui.lesson->lesson().title);
+  // The class has joined once the lesson moves on: the join screen leaves the stage to the step
+  // (the status bar's "Class …" brings it back for a latecomer).
+  const std::string step_part = key.substr(0, key.rfind(' ', key.rfind(' ') - 1));
+  if (!c.published_key.empty() && c.published_key.rfind(step_part + " ", 0) != 0)
+    ui.class_mode.open = false;
   publish_step(ui, c, revealed);
   c.published_key = key;
   c.published_revealed = revealed;
