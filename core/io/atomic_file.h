@@ -6,7 +6,9 @@
 //   ".NAME.attn-tmp-<16 random hex digits>" created with O_CREAT|O_EXCL|O_NOFOLLOW, so a planted
 //   file or symbolic link can never be written through. Named temporary files are removed on
 //   SIGINT, SIGTERM and SIGHUP; SIGKILL cannot be caught, so a leftover can only come from it,
-//   is recognisable by its name and is never reused.
+//   is recognisable by its name, is never reused, and is removed by the next write to its folder
+//   (sweep_stale_temp_files). An unnamed file whose target is new is linked under the target's
+//   name directly at commit, so it never has another name.
 // - Only regular files are replaced. A directory, FIFO, device or socket is refused; a symbolic
 //   link is followed (the file it points to is replaced, the link stays).
 // - The replacement keeps the target's permission bits and, where the process may set them, its
