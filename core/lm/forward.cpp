@@ -83,7 +83,10 @@ void attention_forward(const S* qkv, int B, int T, int C, int NH, S* att, S* out
       const StridedMap<S> v(base + 2 * C, T, hs, OuterStride(3 * C));
       const size_t bh = (static_cast<size_t>(b) * NH + h) * T * T;
       Map<S> w(att + bh, T, T);
-      scores.noalias() = q * k.transpose() * scale;
+      // Two steps, the same numbers as `q * kᵀ * scale`: the product straight into `scores`
+      // (no (T, T) temporary per thread), then the scale in place.
+      scores.noalias() = q * k.transpose();
+      scores *= scale;
       for (int t = 0; t < T; ++t) {
         // Keys t2 ≤ t only (causal); the softmax subtracts the row's maximum for stability.
         S mx = -INFINITY;
@@ -219,7 +222,10 @@ double forward_bytes(const Config& c, int B, int T, const ForwardOptions& o) {
   // with the MLP also ln2, fch, fch_gelu, fcproj (+ two statistics).
   double per_layer = C + 3 * C + NH * T + C + C + C + C + 2;
   if (o.mlp) per_layer += C + F + F + C + 2;
-  const double floats = BT * C + L * BT * per_layer + BT * (C + 2) +
+  // attention_forward's scratch: one (T, T) score matrix per (sequence, head) computed at once,
+  // at most B·NH of them (one per core in use).
+  const double scores = static_cast<double>(B) * NH * T * static_cast<double>(T);
+  const double floats = BT * C + L * BT * per_layer + BT * (C + 2) + scores +
                         static_cast<double>(B) * (o.all_logits ? T : 1) * V;
   return 4.0 * floats + 4.0 * BT;  // and the tokens
 }
