@@ -95,7 +95,7 @@ void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int 
 // ---- the limits around a forward pass (docs/robustness.md) ----
 // The most the activations of one forward pass (and what a command keeps beside them) may take:
 // 1.5 GiB. GPT-2 small (12 layers × 12 heads) reading its whole context of 1024 tokens with the
-// logits of every position takes 1.39 GiB; a folder declaring n_positions 2^20 and given a long
+// logits of every position takes 1.44 GiB; a folder declaring n_positions 2^20 and given a long
 // text would ask for n_layer·n_head·n² floats of attention weights alone, terabytes.
 constexpr double kMaxForwardBytes = 1610612736.0;
 // The bytes of gpt_forward's activations for B sequences of T tokens (options.mlp and
