@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "lm/hf_tokenizer.h"
+#include "lm/tokenizer.h"
 #include "reference.h"
 
 namespace attn::lm {
@@ -249,6 +251,33 @@ TEST(HfTokenizer, TextThatIsNotUtf8IsAnError) {
   std::string error;
   EXPECT_FALSE(t.encode("ab\xFF", ids, error));
   EXPECT_EQ(error, "the text is not UTF-8 (byte 2)");
+}
+
+// A GPT-2 folder that ships only tokenizer.json: the same vocabulary and merges written as
+// tokenizer.json (ByteLevel with GPT-2's regex) give the same ids as lm::Tokenizer, GPT-2's own
+// encoder (tests/test_lm_tokenizer.cpp checks it), on text of many scripts, digits and spaces.
+TEST(HfTokenizer, AGpt2TokenizerJsonEncodesAsVocabAndMerges) {
+  const std::string corpus =
+      "The cat sat on the mat. The dog sat on the log; it's 12 o'clock, we'll see 345 cats!\n\n"
+      "caf\xc3\xa9 \xc3\xa9t\xc3\xa9 na\xc3\xafve \xe6\x97\xa5\xe6\x9c\xac "
+      "\xd0\x9f\xd1\x80\xd0\xb8\xd0\xb2\xd0\xb5\xd1\x82   spaces\t\ttabs 2024-11-26";
+  const Tokenizer gpt2 = learn_bpe(corpus, 120);
+  nlohmann::json vocab = nlohmann::json::object(), merges = nlohmann::json::array();
+  for (int id = 0; id < gpt2.size(); ++id)
+    if (!gpt2.token(id).empty()) vocab[gpt2.token(id)] = id;
+  for (const Merge& m : gpt2.merges()) merges.push_back(m.first + " " + m.second);
+  const nlohmann::json file = {
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}}},
+      {"decoder", {{"type", "ByteLevel"}}}};
+  const HfTokenizer hf = parse_ok(file.dump());
+  std::vector<std::string> texts = {corpus, "The cat's 12345 \n\n\n  x", "  ", "\xf0\x9f\x99\x82!"};
+  for (size_t a = 0; a + 7 < corpus.size(); a += 5) texts.push_back(corpus.substr(a, 23));
+  for (const std::string& text : texts) {
+    if (!valid_utf8(text)) continue;
+    EXPECT_EQ(hf.encode(text), gpt2.encode(text)) << text;
+    EXPECT_EQ(hf.decode(hf.encode(text)), text);
+  }
 }
 
 // A pattern with catastrophic backtracking stops at PCRE2's match limit with an error, instead of
