@@ -365,8 +365,15 @@ void read_model(const json& root, Pipeline& p) {
   bpe.continuing_subword_prefix = get_string(m, "continuing_subword_prefix", "model", false);
   bpe.end_of_word_suffix = get_string(m, "end_of_word_suffix", "model", false);
   const json& vocab = get_object(m, "vocab", "model");
+  bpe.vocab.reserve(vocab.size());
+  p.model_tokens.reserve(vocab.size());
   for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    const int id = get_id(it.value(), "model.vocab.\"" + it.key() + "\"");
+    const json& v = it.value();
+    // The field's name is built only for an error: a vocabulary has 10⁵ entries.
+    const int id =
+        v.is_number_integer() && v.get<int64_t>() >= 0 && v.get<int64_t>() <= kMaxHfTokenizerId
+            ? static_cast<int>(v.get<int64_t>())
+            : get_id(v, "model.vocab.\"" + it.key() + "\"");
     const auto [at, fresh] = p.model_tokens.emplace(id, it.key());
     if (!fresh)
       throw_field_error("model.vocab", "id " + std::to_string(id) + " is given to both '" +
@@ -388,28 +395,29 @@ void read_model(const json& root, Pipeline& p) {
     bpe.byte_ids[b] = it == bpe.vocab.end() ? -1 : it->second;
   }
   const json& merges = get_array(m, "merges", "model");
+  bpe.merges.reserve(merges.size());
   const size_t prefix = bpe.continuing_subword_prefix.size();
   for (size_t r = 0; r < merges.size(); ++r) {
-    const std::string at = item("model.merges", r);
+    const auto at = [r] { return item("model.merges", r); };  // for errors only
     const json& e = merges[r];
     // The library takes "a b" strings or [a, b] pairs, one or the other for the whole list.
     if (e.is_string() != merges[0].is_string())
-      throw_field_error(at, std::string("expected ") +
-                                (merges[0].is_string() ? "\"a b\"" : "[\"a\", \"b\"]") +
-                                " as model.merges[0] is, got " + json_type_name(e));
+      throw_field_error(at(), std::string("expected ") +
+                                  (merges[0].is_string() ? "\"a b\"" : "[\"a\", \"b\"]") +
+                                  " as model.merges[0] is, got " + json_type_name(e));
     std::string a, b;
     if (e.is_string()) {
       const std::string s = e.get<std::string>();
       const size_t sp = s.find(' ');
       if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-        throw_field_error(at, "expected two tokens separated by one space, got \"" + s + "\"");
+        throw_field_error(at(), "expected two tokens separated by one space, got \"" + s + "\"");
       a = s.substr(0, sp);
       b = s.substr(sp + 1);
     } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
       a = e[0].get<std::string>();
       b = e[1].get<std::string>();
     } else {
-      throw_field_error(at, "expected \"a b\" or [\"a\", \"b\"], got " + json_type_name(e));
+      throw_field_error(at(), "expected \"a b\" or [\"a\", \"b\"], got " + json_type_name(e));
     }
     std::string merged = a + (b.size() >= prefix ? b.substr(prefix) : std::string());
     int ids[3];
@@ -418,7 +426,7 @@ void read_model(const json& root, Pipeline& p) {
       const auto it = bpe.vocab.find(*t);
       if (it == bpe.vocab.end())
         throw_field_error(
-            at, "'" + *t + "' (of the merge '" + a + " " + b + "') is not in model.vocab");
+            at(), "'" + *t + "' (of the merge '" + a + " " + b + "') is not in model.vocab");
       ids[k++] = it->second;
     }
     // A repeated merge keeps its later rank, as the library's map does.
