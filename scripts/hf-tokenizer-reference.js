@@ -212,6 +212,12 @@ tokenizers.bytelevel_prefix.pre_tokenizer = { type: 'ByteLevel', add_prefix_spac
   };
 }
 
+// Metaspace as older files write it: add_prefix_space instead of prepend_scheme.
+tokenizers.metaspace_legacy = JSON.parse(JSON.stringify(tokenizers.metaspace_split));
+tokenizers.metaspace_legacy.pre_tokenizer = { type: 'Metaspace', replacement: '▁',
+  add_prefix_space: true };
+tokenizers.metaspace_legacy.decoder = { type: 'Metaspace', replacement: '▁', add_prefix_space: true };
+
 // Split behaviours: a character vocabulary whose merges ("a -", "- b", ...) show where the pieces
 // were cut; Digits (contiguous), a Replace normalizer with a regex, added tokens with lstrip,
 // rstrip and single_word.
@@ -258,6 +264,7 @@ TEXTS.common_nonempty = TEXTS.common.filter((s) => s.trim() !== '');
 const TEXT_SETS = { smollm2: ['common', 'smollm2'], llama3: ['common', 'llama3'],
   llama3_merging: ['common', 'llama3'], qwen2: ['common', 'qwen2'], llama2: ['common', 'llama2'],
   metaspace: ['common', 'llama2'], decoders: ['common_nonempty'], metaspace_split: ['common', 'llama2'],
+  metaspace_legacy: ['common', 'llama2'],
   bytelevel_prefix: ['common', 'smollm2'], subword_affixes: ['affixes'] };
 
 // Id lists decoded only (encode never gives them): bytes that are not UTF-8, specials.
