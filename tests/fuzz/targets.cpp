@@ -24,6 +24,7 @@
 #include "io/scenario_json.h"
 #include "io/trace_json.h"
 #include "lm/forward.h"
+#include "lm/hf_tokenizer.h"
 #include "lm/model.h"
 #include "lm/tokenizer.h"
 #include "seq2seq/model_io.h"
@@ -93,7 +94,7 @@ const std::vector<Target>& targets() {
       {"scenario_json", scenario_json}, {"npy", npy},
       {"seq2seq_model", seq2seq_model}, {"safetensors", safetensors},
       {"gpt2_config", gpt2_config},     {"gpt2_tokenizer", gpt2_tokenizer},
-      {"gpt2_folder", gpt2_folder},
+      {"gpt2_folder", gpt2_folder},     {"hf_tokenizer", hf_tokenizer},
   };
   return all;
 }
@@ -223,6 +224,38 @@ int gpt2_tokenizer(const uint8_t* data, size_t size) {
         bytes.substr(nul + 1, 200)}) {
     if (!lm::valid_utf8(text)) continue;
     if (t.decode(t.encode(text)) != text) broken("the tokenizer does not round-trip", text);
+  }
+  return 0;
+}
+
+int hf_tokenizer(const uint8_t* data, size_t size) {
+  const std::string bytes = bytes_of(data, size);
+  const size_t nul = bytes.find('\0');
+  lm::HfTokenizer t;
+  std::string error;
+  if (!t.parse(bytes.substr(0, nul), "tokenizer.json", error)) {
+    if (error.rfind("tokenizer.json: ", 0) != 0)
+      broken("a tokenizer.json error does not start with the file's name", error);
+    return 0;
+  }
+  // Any accepted file encodes any UTF-8 text (or says why not) into ids that have tokens, and
+  // decodes them without failing.
+  const std::string tail = nul == std::string::npos ? std::string() : bytes.substr(nul + 1, 512);
+  for (const std::string& text :
+       {std::string("Attention is <s> all you need, \xc3\xa9t\xc3\xa9 12345  \n\xe2\x86\x92"),
+        tail}) {
+    if (!lm::valid_utf8(text)) continue;
+    std::vector<int> ids;
+    if (!t.encode(text, ids, error)) {
+      if (error.empty()) broken("a failed encode has no error", text);
+      continue;
+    }
+    for (int id : ids)
+      if (id < 0 || id >= t.size())
+        broken("an id outside the vocabulary",
+               std::to_string(id) + " of " + std::to_string(t.size()));
+    t.decode(ids);
+    t.decode(ids, true);
   }
   return 0;
 }

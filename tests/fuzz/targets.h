@@ -31,5 +31,7 @@ int gpt2_tokenizer(const uint8_t* data, size_t size);
 // A whole model folder: four parts (config.json, model.safetensors, vocab.json, merges.txt),
 // each a 4-byte little-endian length and its bytes (tests/fuzz/README.md).
 int gpt2_folder(const uint8_t* data, size_t size);
+// A Hugging Face tokenizer.json, optionally followed by a NUL byte and a text to encode.
+int hf_tokenizer(const uint8_t* data, size_t size);
 
 }  // namespace attn::fuzz
