@@ -98,9 +98,13 @@ def teacher_key(app, key):
     """A key pressed on the teacher's computer, as a presentation clicker sends it."""
     wid = app_window(app.pid)
     subprocess.run(["xdotool", "windowfocus", "--sync", wid], check=False)
-    # A click on the status bar's far end (nothing there to press) gives the window the
-    # keyboard as a teacher's first click would.
-    subprocess.run(["xdotool", "mousemove", "--window", wid, "1270", "712", "click", "1"],
+    # A click on the status bar's far end (nothing there to press, and no text box to take the
+    # key) gives the window the keyboard as a teacher's first click would.
+    geometry = subprocess.run(["xdotool", "getwindowgeometry", "--shell", wid],
+                              capture_output=True, text=True, check=True).stdout
+    size = dict(line.split("=", 1) for line in geometry.split())
+    x, y = int(size["WIDTH"]) - 6, int(size["HEIGHT"]) - 6
+    subprocess.run(["xdotool", "mousemove", "--window", wid, str(x), str(y), "click", "1"],
                    check=True)
     time.sleep(0.2)
     # Held for a tenth of a second, as a finger does: Dear ImGui 1.86 reads key state once a

@@ -9,6 +9,7 @@
 #include <stb_image_write.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <chrono>
 #include <cmath>
@@ -146,6 +147,35 @@ void set_fullscreen(GLFWwindow* w, bool on, int& saved_x, int& saved_y, int& sav
   }
 }
 
+// Dear ImGui 1.86 reads the keys' state once a frame, so a key pressed and released between two
+// frames (a quick tap, a presentation clicker, a busy computer) would never be seen pressed. The
+// release of a key pressed since the last frame began waits for the next frame.
+struct KeyTaps {
+  std::vector<int> pressed;                  // keys pressed since this frame's events began
+  std::vector<std::array<int, 3>> released;  // key, scancode, mods: releases held back
+};
+KeyTaps g_taps;
+
+void on_key(GLFWwindow* window, int key, int scancode, int action, int mods) {
+  if (action == GLFW_RELEASE &&
+      std::find(g_taps.pressed.begin(), g_taps.pressed.end(), key) != g_taps.pressed.end()) {
+    g_taps.released.push_back({key, scancode, mods});
+    return;
+  }
+  if (action == GLFW_PRESS) g_taps.pressed.push_back(key);
+  ImGui_ImplGlfw_KeyCallback(window, key, scancode, action, mods);
+}
+
+// Before a frame's events: the releases held back last frame reach ImGui now that it has seen
+// the keys down.
+void release_held_keys(GLFWwindow* window) {
+  std::vector<std::array<int, 3>> held;
+  held.swap(g_taps.released);
+  g_taps.pressed.clear();
+  for (const auto& [key, scancode, mods] : held)
+    ImGui_ImplGlfw_KeyCallback(window, key, scancode, GLFW_RELEASE, mods);
+}
+
 }  // namespace
 
 int run_gui(const GuiOptions& o) {
@@ -237,6 +267,7 @@ int run_gui(const GuiOptions& o) {
   io.IniFilename = ini.empty() ? nullptr : ini.c_str();
   ui.reset_layout = ini.empty();
   ImGui_ImplGlfw_InitForOpenGL(window, true);
+  glfwSetKeyCallback(window, on_key);  // in front of the backend's: see KeyTaps
   ImGui_ImplOpenGL3_Init("#version 330 core");
   // Now, not on the first NewFrame: the loop below puts its own fonts texture in place of the
   // backend's whenever the font size changes, and a texture the backend created later would
@@ -275,6 +306,10 @@ int run_gui(const GuiOptions& o) {
 
   for (int frame = 0;; ++frame) {
     const auto t0 = std::chrono::steady_clock::now();
+    // A key released in the same frame as it was pressed: its release now, and a frame soon
+    // after to see it.
+    if (!g_taps.released.empty()) ui.frames_wanted = std::max(ui.frames_wanted, 2);
+    release_held_keys(window);
     // Quiet when idle: with nothing moving the window sleeps until an event (or the next thing
     // due, such as the recovery file or a text cursor's blink); a few frames follow every wake-up
     // because ImGui settles hover and clicks over two or three frames.
