@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -149,6 +150,10 @@ std::string check_cmap(const std::string& b, const Table& cmap) {
   }
 }
 
+// A glyph made of parts made of parts can double its points at every level (stb copies each
+// part's outline): at most this many after expansion.
+constexpr uint64_t kMaxGlyphPoints = 1 << 17;
+
 // Every glyph's outline as stb_truetype parses it: inside the glyf table, with its points,
 // flags and coordinates inside its own bytes, and composites that do not refer to themselves.
 std::string check_glyphs(const std::string& b, const Tables& t, uint32_t glyphs, bool long_loca) {
@@ -164,6 +169,7 @@ std::string check_glyphs(const std::string& b, const Tables& t, uint32_t glyphs,
     }
   };
   std::vector<std::vector<uint32_t>> parts(glyphs);  // a composite's components
+  std::vector<uint64_t> points(glyphs, 0);           // outline points, composites expanded
   std::vector<uint8_t> flags;
   for (uint32_t g = 0; g < glyphs; ++g) {
     uint64_t from = 0, to = 0;
@@ -206,6 +212,7 @@ std::string check_glyphs(const std::string& b, const Tables& t, uint32_t glyphs,
         pos += (fl & 4) ? 1 : (fl & 32) ? 0 : 2;
       }
       if (pos > len) return where + " is truncated";
+      points[g] = n;
     } else if (contours == -1) {
       uint64_t pos = 10;
       for (bool more = true; more;) {
@@ -235,6 +242,12 @@ std::string check_glyphs(const std::string& b, const Tables& t, uint32_t glyphs,
     while (!stack.empty()) {
       auto& [g, next] = stack.back();
       if (next == parts[g].size()) {
+        // Its parts are done: stb copies their points into it, once per use.
+        for (uint32_t part : parts[g])
+          points[g] = std::min<uint64_t>(points[g] + points[part], 1ull << 40);
+        if (points[g] > kMaxGlyphPoints)
+          return "its glyph " + std::to_string(g) + " expands to " + std::to_string(points[g]) +
+                 " outline points";
         state[g] = 2;
         stack.pop_back();
         continue;
