@@ -259,7 +259,10 @@ TEST(FontFile, BrokenAndLyingFontsAreRefusedBeforeStbReadsThem) {
     height[hhea + 6] = height[hhea + 7] = 0;  // descent 0
   }
   cases.push_back({"no height", height});
-  for (const auto& [what, bytes] : cases) {
+  for (const auto& c : cases) {
+    // Named copies: a lambda cannot capture structured bindings in C++17 (clang refuses).
+    const std::string& what = c.first;
+    const std::string& bytes = c.second;
     SCOPED_TRACE(what);
     std::string why;
     quickly([&] { why = check_font_bytes(bytes, kRanges); }, what);
