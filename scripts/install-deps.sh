@@ -5,7 +5,9 @@
 # DejaVu itself covers Latin, Greek, Cyrillic, Arabic and Hebrew. The tests read exported PDFs
 # with pdftotext/pdftoppm (poppler-utils) and SVGs with rsvg-convert (librsvg2-bin). Class mode
 # serves with cpp-httplib and draws its QR code with libqrencode; its tests read that code back
-# with zbarimg (zbar-tools) and run the student page's script in Node (nodejs).
+# with zbarimg (zbar-tools), run the student page's script in Node (nodejs), and drive the real
+# page in Debian's Chromium through Selenium (chromium, chromium-driver, python3-selenium) while
+# xdotool presses the teacher's keys.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config
   libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri libglx-mesa0
@@ -13,6 +15,7 @@ pkgs=(build-essential cmake pkg-config
   libstb-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libicu-dev libpcre2-dev
   libcairo2-dev libpango1.0-dev
   libcpp-httplib-dev libqrencode-dev zbar-tools nodejs
+  chromium chromium-driver python3-selenium xdotool
   fonts-dejavu-core fonts-noto-cjk fonts-noto-color-emoji
   poppler-utils librsvg2-bin
   xvfb xauth clang-format desktop-file-utils

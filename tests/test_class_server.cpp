@@ -145,9 +145,10 @@ TEST_F(ClassServerTest, StateFollowsTheContractAndHidesTheAnswer) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);
   const json j = json::parse(r->body);
+  // "picture" counts the pictures published (one so far): pages fetch a new one when it moves.
   EXPECT_EQ(j, json::parse(R"({"step": 1, "title": "Scores", "question": "Score of Fear and is?",
                               "kind": "number", "choices": [], "answers": 0,
-                              "revealed": false})"));
+                              "revealed": false, "picture": 1})"));
   EXPECT_EQ(r->body.find("0.54"), std::string::npos);
   // After Reveal the answer is there, and the page can say so.
   room.reveal();
@@ -164,6 +165,11 @@ TEST_F(ClassServerTest, ThePictureIsTheOneGiven) {
   EXPECT_EQ(r->status, 200);
   EXPECT_EQ(r->get_header_value("Content-Type"), "image/svg+xml");
   EXPECT_EQ(r->body, "<svg xmlns=\"http://www.w3.org/2000/svg\"><text>?</text></svg>");
+  // A picture drawn later (the app draws it on a worker) replaces it, and the state's picture
+  // number moves so pages fetch it again.
+  room.set_picture("<svg xmlns=\"http://www.w3.org/2000/svg\"/>");
+  EXPECT_EQ(c.Get("/step.svg?code=1234")->body, "<svg xmlns=\"http://www.w3.org/2000/svg\"/>");
+  EXPECT_EQ(json::parse(c.Get("/api/state?code=1234")->body)["picture"], 2);
 }
 
 TEST_F(ClassServerTest, AnAnswerIsCountedAndReplaced) {

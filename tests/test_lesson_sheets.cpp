@@ -175,6 +175,71 @@ TEST(LessonSheet, EveryBuiltInLessonPrintsItsOwnFiguresWithoutTheirAnswers) {
   EXPECT_GE(blanks, 15);
 }
 
+// Class mode's picture of each question step (lesson_step_figure on a 960 × 600 page): the cells
+// the question asks about are "?" and no other text writes a number answer until it is revealed;
+// revealed, every cell has its number again and the asked cell shows the answer.
+TEST(LessonSheet, ClassPicturesHideTheAnswerUntilRevealed) {
+  std::string error;
+  std::unique_ptr<TextEngine> text = TextEngine::create(error);
+  ASSERT_TRUE(text) << error;
+  int pictures = 0, blanks = 0;
+  for (const Lesson& l : course()) {
+    for (const LessonStep& step : l.steps) {
+      if (!step.question || !step.seq2seq_model.empty() || !step.lm_model.empty()) continue;
+      SCOPED_TRACE(l.path + ": " + step.title);
+      const LessonQuestion& q = *step.question;
+      const AttentionTrace t = lesson_step_trace(step);
+      for (const bool conceal : {true, false}) {
+        const SheetFigure f = lesson_step_figure(step, t, conceal, error);
+        ASSERT_TRUE(error.empty()) << error;
+        EXPECT_EQ(f.drawn(), step.stage != StageId::kInputs);
+        if (!f.drawn()) continue;
+        ScenePage page;
+        ASSERT_TRUE(sheet_figure_page(f, 960, 600, *text, page, error)) << error;
+        EXPECT_EQ(page.width, 960);
+        ++pictures;
+        const bool on_stage = q.answer.stage && *q.answer.stage == step.stage;
+        std::vector<std::string> shown;
+        for (const SceneItem& it : page.items) {
+          if (!has_class(it, "num") || it.row < 0) continue;
+          // Every item stays on the page.
+          EXPECT_LE(it.x, 960);
+          const TraceStep* ms = t.find(StageId::kMasked);
+          const bool masked = on_stage && is_query_key(step.stage) && shows_mask(step.stage) &&
+                              ms && !std::isfinite(t.head(*ms, q.answer.head)(it.row, it.col));
+          const bool blank = conceal && on_stage && asked(q, it.row, it.col) && !masked;
+          EXPECT_EQ(it.text == "?", blank) << "cell " << it.row << "," << it.col;
+          blanks += blank;
+          if (!blank) shown.push_back(it.text);
+        }
+        if (q.kind != QuestionKind::kNumber || !on_stage) continue;
+        const double answer = t.head(step.stage, q.answer.head)(q.answer.row, q.answer.col);
+        const std::string a2 = fixed(answer, 2);
+        const TraceStep* ms = t.find(StageId::kMasked);
+        const bool answer_masked =
+            is_query_key(step.stage) && shows_mask(step.stage) && ms &&
+            !std::isfinite(t.head(*ms, q.answer.head)(q.answer.row, q.answer.col));
+        if (!conceal && !answer_masked) {  // a masked weight is hatched, with no number
+          EXPECT_NE(std::find(shown.begin(), shown.end(), a2), shown.end())
+              << "the revealed picture shows " << a2;
+        }
+        if (!conceal) continue;
+        for (int d = 2; d <= 4; ++d) {
+          const std::string a = fixed(answer, d);
+          if (std::find(shown.begin(), shown.end(), a) != shown.end()) continue;
+          for (const SceneItem& it : page.items) {
+            if (is_text(it)) {
+              EXPECT_EQ(it.text.find(a), std::string::npos) << it.text;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GE(pictures, 40);
+  EXPECT_GE(blanks, 15);
+}
+
 // The figures of the model steps (lessons 10 and 12) are the models' own: each row of a seq2seq
 // alignment or of a language model's head is a distribution over the input (it sums to 1), the
 // bottleneck model puts all of every row on the last input character, and the head's causal

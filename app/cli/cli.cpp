@@ -136,6 +136,22 @@ void register_gui(CLI::App& app, Action& action) {
                   "with --lesson: the step to open on (1-based)")
       ->check(CLI::Range(1, 100000))
       ->needs(lesson);
+  auto* class_mode = cmd->add_flag("--class-mode", opts->class_mode,
+                                   "start class mode: students answer the lesson's questions "
+                                   "from their own browsers (View → Class mode)");
+  cmd->add_option("--class-port", opts->class_port,
+                  "with --class-mode: the port to serve on (default 8765; 0: any free port)")
+      ->check(CLI::Range(0, 65535))
+      ->needs(class_mode);
+  cmd->add_option("--class-bind", opts->class_bind,
+                  "with --class-mode: the address to listen on (default 0.0.0.0, every network; "
+                  "127.0.0.1: this computer only)")
+      ->check(non_empty())
+      ->needs(class_mode);
+  cmd->add_option("--class-code", opts->class_code,
+                  "with --class-mode: the session code students type (4 to 16 letters or digits; "
+                  "default: four random digits)")
+      ->needs(class_mode);
   cmd->add_flag("--frame-stats", opts->frame_stats,
                 "render --frames frames, print the mean and max frame time, exit");
   cmd->add_flag("--animate", opts->animate,

@@ -13,6 +13,7 @@
 #include "attention/format.h"
 #include "gui/model/layout.h"
 #include "gui/model/lesson_player.h"
+#include "gui/panel_class.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_lm_train.h"
 #include "gui/ui.h"
@@ -279,7 +280,7 @@ bool Ui::wants_frames() const {
 }
 
 bool Ui::busy() const { return seq2seq.busy || lm.busy; }
-bool Ui::training() const { return lm_train.training || seq2seq.training; }
+bool Ui::training() const { return lm_train.training || seq2seq.training || class_mode.training; }
 
 float Ui::font_px(float window_w, float window_h) const {
   return presentation ? presentation_font(settings.font_px, window_w, window_h) : settings.font_px;
@@ -405,6 +406,7 @@ const WindowEntry kWindows[] = {
     {[](const Ui& u) { return u.flash.open; }, draw_flash_panel, nullptr},
     {[](const Ui& u) { return u.scores.open; }, draw_scores_panel, nullptr},
     {[](const Ui& u) { return u.sqrt_dk.open; }, draw_sqrt_dk_panel, nullptr},
+    {[](const Ui& u) { return u.class_mode.open; }, draw_class_window, poll_class_mode},
     {[](const Ui& u) { return u.ghost.open; }, draw_ghost_help, nullptr},
     {[](const Ui& u) { return u.shortcuts.open; }, draw_shortcuts_window, nullptr},
     {[](const Ui& u) { return u.tour.open; }, draw_tour_window, nullptr},

@@ -47,6 +47,12 @@ struct GuiOptions {
   // (1-based); its view replaces --example/--step/--select.
   std::string lesson;
   int lesson_step = 1;
+  // Class mode (cli.md, "Class mode"): the server students' browsers answer through, on
+  // class_bind:class_port (0: any free port) with the session code class_code ("" = random).
+  bool class_mode = false;
+  int class_port = 8765;
+  std::string class_bind = "0.0.0.0";
+  std::string class_code;
 };
 
 // Returns the process exit code (0 ok, 1 runtime failure such as no display, 2 bad input).

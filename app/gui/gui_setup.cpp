@@ -10,6 +10,7 @@
 #include "gui/gui.h"
 #include "gui/model/lesson_player.h"
 #include "gui/model/stage_motion.h"
+#include "gui/panel_class.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_lm_train.h"
 #include "gui/panel_seq2seq.h"
@@ -329,6 +330,24 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     }
     ui.seq2seq.state->session.add_loaded(*path, std::move(m));
     ui.seq2seq.state->session.open_model = *path;
+  }
+  if (o.class_mode) {
+    std::string why;
+    if (!start_class_mode(ui, o.class_bind, o.class_port, o.class_code, why)) {
+      // A bad code is the flag's fault; a port in use or an address that is not this computer's
+      // is named with the flag that chose it.
+      error = why.rfind("--class-code", 0) == 0
+                  ? why
+                  : "--class-port " + std::to_string(o.class_port) + " / --class-bind " +
+                        o.class_bind + ": " + why;
+      return false;
+    }
+    poll_class_mode(ui);  // the step is served from the start, before the first frame
+    // Where students go, for a teacher who started the app from a terminal (and for tests that
+    // ask for any free port).
+    const ClassModePanel& c = *ui.class_mode.state;
+    std::printf("class mode: %s\n", c.url.c_str());
+    std::fflush(stdout);
   }
   return true;
 }

@@ -15,6 +15,7 @@
 #include "backends/compute.h"
 #include "explain/explain.h"
 #include "gui/model/lesson_player.h"
+#include "gui/panel_class.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
@@ -164,6 +165,7 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
     return open_lesson(ui, path, error) ? "" : error;
   }
   if (kind == "record-step") return record_lesson_step(ui, with_extension(path, ".json"));
+  if (kind == "class-results") return save_class_results(ui, with_extension(path, ".csv"));
   if (kind == "save") return st.save_file(path) ? "" : st.message();
   if (kind == "open-model") {
     if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
@@ -274,6 +276,8 @@ const char* title_of(const std::string& kind) {
   if (kind == "save") return "Save scenario as";
   if (kind == "open-lesson") return "Open lesson (a lesson file, or a built-in lesson's name)";
   if (kind == "record-step") return "Record the current view as a step of the lesson file";
+  if (kind == "class-results")
+    return "Save the class's answers (CSV: step, question, answers, share right)";
   if (kind == "open-model")
     return "Open model folder (config.json, model.safetensors, vocab.json, merges.txt)";
   if (kind == "export-png") return "Export this heatmap as a PNG image";

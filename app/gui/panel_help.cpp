@@ -137,6 +137,7 @@ const std::vector<ShortcutGroup>& shortcut_groups() {
       {"Teaching",
        {{"Page Down / Page Up", "next / previous step of the open lesson"},
         {"P", "predict: ask the class for the selected cell's number first"},
+        {"R", "show the lesson question's answer (in class mode: reveal it to the class)"},
         {"Esc", "cancel the question, else clear the selection, else leave presentation mode"}}},
       {"Edits and files",
        {{"Ctrl+Z", "undo"},

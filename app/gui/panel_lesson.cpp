@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "gui/model/lesson_player.h"
+#include "gui/panel_class.h"
 #include "gui/panel_lm.h"
 #include "gui/panel_seq2seq.h"
 #include "gui/ui.h"
@@ -25,6 +26,11 @@ const ImVec4 kRight{0.10f, 0.55f, 0.20f, 1}, kWrong{0.80f, 0.15f, 0.10f, 1};
 constexpr ImU32 kHighlight = IM_COL32(255, 140, 0, 255), kHighlightEdge = IM_COL32(0, 0, 0, 200);
 
 bool lesson_open(const Ui& ui) { return ui.lesson && ui.lesson->is_open(); }
+
+// The button that shows the answer: in class mode it reveals it to the class's devices too.
+const char* show_answer_label(const Ui& ui) {
+  return class_mode_on(ui) ? "Reveal to the class" : "Show answer";
+}
 
 // The question, its choices and the feedback (in the part that scrolls when the room is short);
 // `first`: at the top of the lesson's column, with no step text above it to set it apart from.
@@ -79,6 +85,7 @@ void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q, bool first)
     }
     ImGui::PopStyleVar(2);
   }
+  draw_class_question(ui);  // class mode: the counts, and on Reveal the class's answers
   if (!a.verdict.feedback.empty()) {
     const ImVec4 colour = a.answered ? (a.verdict.correct ? kRight : kWrong)
                           : a.shown  ? ImGui::GetStyle().Colors[ImGuiCol_Text]
@@ -149,8 +156,9 @@ void draw_answer_row(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
                           ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y};
   // The answer without a guess: for a class that is stuck, or a teacher moving on.
   if (!a.revealed()) {
-    same_line_if_fits(button_width("Show answer"));
-    if (ImGui::Button("Show answer")) {
+    const char* show = show_answer_label(ui);
+    same_line_if_fits(button_width(show));
+    if (ImGui::Button(show)) {
       p.show_answer(st.trace(), st.precision);
       a.scroll_to_feedback = true;
     }
@@ -400,7 +408,7 @@ void draw_lesson_contents(Ui& ui) {
   const float answer_w =
       (s.question && s.question->kind == QuestionKind::kNumber ? fs * 4.5f + spacing : 0) +
       button_width(p.answer().answered ? "Check again" : "Check") + spacing +
-      (p.answer().revealed() ? 0 : button_width("Show answer"));
+      (p.answer().revealed() ? 0 : button_width(show_answer_label(ui)));
   const int answer_rows = !s.question ? 0 : answer_w <= ImGui::GetContentRegionAvail().x ? 1 : 2;
   const float buttons_h = row_h * (1 + answer_rows) + ImGui::GetStyle().ItemSpacing.y;
   const float room = ImGui::GetContentRegionAvail().y - buttons_h;
@@ -481,6 +489,14 @@ bool lesson_shortcuts(Ui& ui) {
     return apply_lesson_step(ui);
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_PageUp), false) && ui.lesson->previous())
     return apply_lesson_step(ui);
+  // R: the question's answer shown (in class mode, revealed to the class) without reaching for
+  // the mouse.
+  LessonPlayer& p = *ui.lesson;
+  if (ImGui::IsKeyPressed(kKeyR, false) && !ImGui::GetIO().KeyCtrl && p.step().question &&
+      !p.answer().revealed()) {
+    p.show_answer(ui.state.trace(), ui.state.precision);
+    p.answer().scroll_to_feedback = true;
+  }
   return false;
 }
 

@@ -11,6 +11,7 @@
 
 #include "backends/backend.h"
 #include "gui/model/lesson_player.h"
+#include "gui/panel_class.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/examples.h"
@@ -240,6 +241,11 @@ void draw_menu_bar(Ui& ui) {
     ImGui::MenuItem("Train a transformer: watch an induction head form", nullptr,
                     &ui.lm_train.open);
     ImGui::MenuItem("Linformer and Multi-Token Attention views", nullptr, &ui.variant_views.open);
+    ImGui::Separator();
+    // Starting it is a second step in its window: nothing listens on the network by accident.
+    if (ImGui::MenuItem("Class mode: students answer from their own devices…", nullptr,
+                        class_mode_on(ui)))
+      ui.class_mode.open = true;
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Compute")) {
@@ -309,6 +315,7 @@ void draw_status_bar(Ui& ui) {
                        "%s%s%s", gpu ? "OpenCL" : "CPU", device.empty() ? "" : " · ",
                        device.c_str());
     ImGui::SameLine();
+    draw_class_status(ui);
     if (st.computing()) {
       const char* spin = "|/-\\";
       ImGui::Text("  %c computing the trace… %d%%  %.1f s",

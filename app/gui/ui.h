@@ -96,7 +96,7 @@ struct PlacedText {
 
 // Key codes of the GLFW backend, which Dear ImGui 1.86 uses as its key indices.
 constexpr int kKeyEqual = 61, kKeyMinus = 45, kKeyKpAdd = 334, kKeyKpSubtract = 333;
-constexpr int kKeyF11 = 300, kKeyO = 79, kKeyS = 83, kKeyP = 80;
+constexpr int kKeyF11 = 300, kKeyO = 79, kKeyS = 83, kKeyP = 80, kKeyR = 82;
 
 // A window the View or Help menu opens over the stepper: whether it is open, its state (defined
 // with its panel, made when the window first needs it), and what its background work asks of the
@@ -203,6 +203,9 @@ struct Ui {
   Window<NoState> tour;       // Help → Getting started, page `tour_page` (panel_help.cpp)
   int tour_page = 0;
   Window<NoState> about;  // Help → About Attention Lab (panel_help.cpp)
+  // Class mode (View → Class mode, gui --class-mode; panel_class.h): `open` is its join screen,
+  // shown over the stage; the server runs while state->running(), open or not.
+  Window<struct ClassModePanel> class_mode;
   // The Debug menu's windows (gui --debug): Dear ImGui's demo and metrics.
   Window<NoState> imgui_demo, imgui_metrics;
   // The model window showing as the main window's stage instead of the stepper ("seq2seq", "lm",

@@ -37,12 +37,13 @@ std::string other_view(const LessonStep& step) {
 
 // The figure of a step: its stage and head as the exporter draws them, with what its question
 // hides on screen (question_secret.h) blank on paper. The inputs stage is its Q, K, V tables.
-SheetFigure figure_of(const LessonStep& step, const AttentionTrace& t) {
+SheetFigure figure_of(const LessonStep& step, const AttentionTrace& t, bool conceal = true) {
   SheetFigure f;
   if (step.stage == StageId::kInputs || !t.find(step.stage)) return f;
   f.trace = &t;
   f.stage = step.stage;
   f.head = std::clamp(step.head, 0, std::max(0, t.num_heads - 1));
+  if (!conceal || !step.question) return f;
   const QuestionSecret secret = question_secret(*step.question, t);
   if (!secret.active) return f;
   f.hide_shape = secret.shape || secret.kv_map;
@@ -116,6 +117,14 @@ std::string paper_wording(const std::string& text) {
     for (size_t at = out.find(from_word); at != std::string::npos; at = out.find(from_word, at))
       out.replace(at, from_word.size(), to_word);
   return out;
+}
+
+SheetFigure lesson_step_figure(const LessonStep& step, const AttentionTrace& trace, bool conceal,
+                               std::string& error) {
+  if (other_view(step).empty()) return figure_of(step, trace, conceal);
+  SheetFigure f;
+  f.model = model_step_figure(step, error);
+  return f;
 }
 
 std::optional<LessonSheet> lesson_sheet(const Lesson& lesson, std::vector<AttentionTrace>& traces,

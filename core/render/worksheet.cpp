@@ -610,12 +610,9 @@ namespace {
 // figure, its question and the lines to answer on share a page.
 constexpr double kFigureMaxHeight = 230;
 
-// The step's stage as the exporter draws it (title, labels, colours, numbers), fitted to the
-// page, with the cells its question asks about blank and marked "?" and any label that writes
-// the answer left out. Its items carry the class "figure-N".
-bool figure_block(const TextEngine& text, Flow& flow, const SheetFigure& f, int n,
-                  std::string& error) {
-  LabelledMatrix m;
+// The figure's matrix: the model's, or the step's stage as the exporter draws it (title, labels,
+// colours, numbers), with the cells its question asks about blank and marked "?".
+bool figure_matrix(const SheetFigure& f, LabelledMatrix& m, std::string& error) {
   if (f.model) {
     m = *f.model;
   } else {
@@ -635,29 +632,90 @@ bool figure_block(const TextEngine& text, Flow& flow, const SheetFigure& f, int 
     for (size_t k = 0; k < m.concealed.size() && k < m.hidden.size(); ++k)
       if (m.hidden[k]) m.concealed[k] = 0;
   }
+  return true;
+}
+
+// `m` fitted to room_w × room_h (as large as fits, its cells at most `max_cell`), with any label
+// that writes the answer (`tells`) left out; `w` × `h` is the size it takes.
+std::vector<SceneItem> figure_items(const TextEngine& text, const LabelledMatrix& m,
+                                    const std::function<bool(const std::string&)>& tells,
+                                    double room_w, double room_h, int max_cell, double& w,
+                                    double& h) {
   MatrixStyle style;
-  style.max_cell = 60;
+  style.max_cell = max_cell;
   style.margin = 0;
   double k = 1;
+  MatrixScene sc = fit_labelled_matrix(m, style, room_w, room_h, text, k);
+  std::vector<SceneItem> items = std::move(sc.page.items);
+  if (k < 1) scale_items(items, k);
+  for (SceneItem& it : items) {
+    const bool words = it.kind == SceneItem::Kind::kText || it.kind == SceneItem::Kind::kParagraph;
+    if (words && tells && tells(it.text)) it.text.clear();
+  }
+  w = k * sc.layout.width;
+  h = k * sc.layout.height;
+  return items;
+}
+
+// A question's figure on the handout, fitted to the page. Its items carry the class "figure-N".
+bool figure_block(const TextEngine& text, Flow& flow, const SheetFigure& f, int n,
+                  std::string& error) {
+  LabelledMatrix m;
+  if (!figure_matrix(f, m, error)) return false;
   // A long sentence's rows (a language model's head, a translation) need lines of their own:
   // taller, up to half a page, so each row keeps a label that can be read.
   const double room_h = std::clamp(110.0 + 8.5 * static_cast<double>(m.values.rows()),
                                    kFigureMaxHeight, 2 * kFigureMaxHeight);
-  MatrixScene sc = fit_labelled_matrix(m, style, flow.width(), room_h, text, k);
-  std::vector<SceneItem>& items = sc.page.items;
-  if (k < 1) scale_items(items, k);
+  double w = 0, h = 0;
+  std::vector<SceneItem> items = figure_items(text, m, f.tells, flow.width(), room_h, 60, w, h);
   const std::string cls = " figure-" + std::to_string(n);
-  for (SceneItem& it : items) {
-    const bool words = it.kind == SceneItem::Kind::kText || it.kind == SceneItem::Kind::kParagraph;
-    if (words && f.tells && f.tells(it.text)) it.text.clear();
-    it.cls += cls;
-  }
-  const double w = k * sc.layout.width, h = k * sc.layout.height;
+  for (SceneItem& it : items) it.cls += cls;
   flow.block(std::move(items), h + 10, std::max(0.0, std::floor((flow.width() - w) / 2)));
   return true;
 }
 
 }  // namespace
+
+bool sheet_figure_page(const SheetFigure& f, double width, double height, const TextEngine& text,
+                       ScenePage& page, std::string& error) {
+  if (!f.drawn()) {
+    error = "the figure has nothing to draw";
+    return false;
+  }
+  if (!(width >= 100 && height >= 100 && width <= 8192 && height <= 8192)) {
+    error = "size: each side 100 to 8192";
+    return false;
+  }
+  LabelledMatrix m;
+  if (!figure_matrix(f, m, error)) return false;
+  const double margin = std::round(std::min(width, height) * 0.03);
+  double w = 0, h = 0;
+  std::vector<SceneItem> items =
+      figure_items(text, m, f.tells, width - 2 * margin, height - 2 * margin, 120, w, h);
+  // Centred on a white page.
+  const double dx = std::floor((width - w) / 2), dy = std::floor((height - h) / 2);
+  page = ScenePage{};
+  page.width = width;
+  page.height = height;
+  page.items.push_back(rect_item({0, 0, static_cast<int>(width), static_cast<int>(height)},
+                                 {255, 255, 255}, "background"));
+  shift_items(items, dx, dy);
+  for (SceneItem& it : items) page.items.push_back(std::move(it));
+  return true;
+}
+
+bool render_sheet_figure(const SheetFigure& f, int width, int height, ImageFormat format,
+                         std::string& bytes, std::string& error) {
+  std::unique_ptr<TextEngine> text = TextEngine::create(error);
+  if (!text) return false;
+  ScenePage page;
+  if (!sheet_figure_page(f, width, height, *text, page, error)) return false;
+  RenderOptions ro;
+  ro.title = "Attention Lab";
+  return render_pages({page}, format, bytes, error, ro);
+}
+
+namespace {}  // namespace
 
 bool lesson_sheet_pages(const LessonSheet& sheet, const WorksheetOptions& o, bool key,
                         std::vector<ScenePage>& pages, std::string& error) {

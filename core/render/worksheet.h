@@ -56,6 +56,14 @@ struct SheetFigure {
   std::function<bool(const std::string&)> tells;
 };
 
+// One figure alone on a white picture of width × height (page units; each side 100 to 8192), as
+// large as fits, with what it conceals blank and any label that tells left out: class mode's
+// picture of a lesson step. sheet_figure_page gives the items (tests read them).
+bool sheet_figure_page(const SheetFigure& figure, double width, double height,
+                       const TextEngine& text, ScenePage& page, std::string& error);
+bool render_sheet_figure(const SheetFigure& figure, int width, int height, ImageFormat format,
+                         std::string& bytes, std::string& error);
+
 // A lesson's questions as a worksheet (worksheet --lesson): render does not know lessons, so the
 // caller reads each question, its options and its answer from the lesson's traces.
 struct SheetQuestion {

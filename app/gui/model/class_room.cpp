@@ -143,11 +143,14 @@ void ClassRoom::publish(ClassStep step) {
     rec.truth = truth;
   }
   step_ = std::move(step);
+  ++picture_version_;
 }
 
 void ClassRoom::set_picture(std::string svg) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (step_) step_->svg = std::move(svg);
+  if (!step_) return;
+  step_->svg = std::move(svg);
+  ++picture_version_;
 }
 
 void ClassRoom::reveal() {
@@ -258,7 +261,8 @@ std::string ClassRoom::state_json() const {
             {"kind", q ? json(class_kind_name(q->kind)) : json(nullptr)},
             {"choices", q ? q->choices : std::vector<std::string>{}},
             {"answers", q ? static_cast<int>(q->answers.size()) : 0},
-            {"revealed", q && q->revealed}};
+            {"revealed", q && q->revealed},
+            {"picture", picture_version_}};
   // The answer exists in these bytes only once the teacher has revealed it.
   if (q && q->revealed) {
     std::string error;

@@ -92,7 +92,8 @@ class ClassRoom {
   void start_lesson(const std::string& lesson_title);
   // The step on screen now. Publishing the same step again keeps its answers and reveal.
   void publish(ClassStep step);
-  // A new picture for the current step (after Reveal: the one that hides nothing).
+  // A new picture for the current step (drawn after the step was published, or after Reveal the
+  // one that hides nothing): the state's "picture" number changes, so pages fetch it again.
   void set_picture(std::string svg);
   // The current step's answer is shown: the state says so and answers close.
   void reveal();
@@ -147,6 +148,7 @@ class ClassRoom {
   mutable std::mutex mutex_;
   std::string lesson_title_;
   std::optional<ClassStep> step_;
+  int picture_version_ = 0;  // counts the pictures published: the page reloads on a new one
   ClassKind kind_ = ClassKind::kNone;
   std::vector<std::string> choices_;
   std::map<int, Question> questions_;  // by step index, for the CSV
