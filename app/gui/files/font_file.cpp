@@ -212,6 +212,11 @@ std::string check_glyphs(const std::string& b, const Tables& t, uint32_t glyphs,
         pos += (fl & 4) ? 1 : (fl & 32) ? 0 : 2;
       }
       if (pos > len) return where + " is truncated";
+      // A contour that starts off the curve makes stb look at the point after its first: for a
+      // one-point contour at the very end that is past its own array.
+      const uint32_t last_start = contours > 1 ? u16(b, at + 10 + 2ull * (contours - 2)) + 1 : 0;
+      if (last_start == n - 1 && !(flags[n - 1] & 1))
+        return where + " ends with a one-point contour off the curve";
       points[g] = n;
     } else if (contours == -1) {
       uint64_t pos = 10;
