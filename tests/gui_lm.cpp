@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <cmath>
 
 #include "gui/gui_setup.h"
 #include "gui/panel_lm.h"
@@ -89,6 +90,45 @@ TEST_F(LmGui, SessionRunsTheSentenceAndReportsBadInput) {
   EXPECT_EQ(validate_scenario(sc), "");
   EXPECT_EQ(sc.qkv.q[0].rows(), static_cast<Eigen::Index>(s.run()->ids.size()));
   EXPECT_EQ(sc.qkv.q[0].cols(), 4);  // d_k = 16 / 4
+}
+
+// Issue 28: a forward pass that overflows float32 is an error naming where, and a run beyond the
+// forward pass's memory limit is refused before a worker starts; neither shows a number.
+TEST_F(LmGui, OverflowingAndTooLargeRunsAreErrorsNotNumbers) {
+  test::TestModelSpec spec;
+  test::TestModel m = test::make_test_model(spec);
+  float biggest = 0;
+  for (float w : m.w("h.0.attn.c_attn.weight")) biggest = std::max(biggest, std::fabs(w));
+  for (float& w : m.tensors.at("h.0.attn.c_attn.weight").second)
+    w = static_cast<float>(w * (0.999 * FLT_MAX / biggest));
+  const std::string huge = test::temp_path("gui-lm-huge-weights");
+  test::write_test_model(m, huge);
+  LmSession s;
+  ASSERT_TRUE(s.open(huge));
+  s.set_text("the teacher");
+  s.wait();
+  EXPECT_FALSE(s.run());
+  EXPECT_NE(s.error().find("layer 0, attention c_attn output"), std::string::npos) << s.error();
+  EXPECT_NE(s.error().find("overflows float32"), std::string::npos) << s.error();
+  EXPECT_NE(s.take_failure(), "");
+
+  spec.n_layer = 2;
+  spec.n_head = 2;
+  spec.n_embd = 4;
+  spec.n_positions = 1 << 20;
+  spec.n_merges = 0;
+  spec.dtype = "F16";
+  const std::string long_context = test::temp_path("gui-lm-long-context");
+  test::write_test_model(test::make_test_model(spec), long_context);
+  LmSession t;
+  ASSERT_TRUE(t.open(long_context));
+  t.wait();
+  t.set_text(std::string(30000, 'a'));
+  EXPECT_FALSE(t.busy());  // refused before a worker starts
+  EXPECT_NE(t.error().find("too large"), std::string::npos) << t.error();
+  EXPECT_NE(t.error().find("1610612736 bytes"), std::string::npos) << t.error();
+  t.wait();
+  EXPECT_FALSE(t.run() && t.run()->ids.size() > 100);
 }
 
 TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {

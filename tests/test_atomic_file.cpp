@@ -9,7 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -248,8 +251,9 @@ TEST_P(AtomicFile, TemporaryFilesAreRemovedOnSigintSigtermAndSighup) {
 }
 
 // SIGKILL cannot be caught. With O_TMPFILE the half-written file has no name and disappears with
-// the process; with named temporary files it stays, recognisable by its name, and is not reused.
-TEST_P(AtomicFile, SigkillLeavesNothingOrARecognisableFileThatIsNotReused) {
+// the process; with named temporary files it stays, recognisable by its name, is not reused, and
+// the next write to the folder removes it (its writer is dead).
+TEST_P(AtomicFile, SigkillLeavesNothingOrARecognisableFileThatTheNextWriteSweeps) {
   const std::string dir = test::temp_dir("sigkill");
   const pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
@@ -264,11 +268,69 @@ TEST_P(AtomicFile, SigkillLeavesNothingOrARecognisableFileThatIsNotReused) {
   }
   ASSERT_EQ(left.size(), 1u);
   EXPECT_EQ(left[0].rfind(std::string(".big.npy") + kTempFileMarker, 0), 0u) << left[0];
-  const std::string leftover = read_bytes(dir + "/" + left[0]);
+  // The name says which process wrote it: ".big.npy.attn-tmp-<16 hex>-<pid>-<boot>".
+  EXPECT_NE(left[0].find("-" + std::to_string(pid) + "-"), std::string::npos) << left[0];
   std::string error;
   ASSERT_TRUE(write_file_atomically(dir + "/big.npy", "small", error)) << error;
-  EXPECT_EQ(read_bytes(dir + "/" + left[0]), leftover);
   EXPECT_EQ(read_bytes(dir + "/big.npy"), "small");
+  EXPECT_EQ(test::dir_entries(dir), std::vector<std::string>{"big.npy"});
+}
+
+// The first 8 hex digits of this boot's id, read here independently of atomic_file.cpp.
+std::string boot_tag() {
+  const std::string id = read_bytes("/proc/sys/kernel/random/boot_id");
+  std::string tag;
+  for (char c : id)
+    if (std::isxdigit(static_cast<unsigned char>(c)) && tag.size() < 8) tag += c;
+  return tag;
+}
+
+// Only what a writer that can no longer finish left is swept: a running writer's temporary file
+// (here a live child's pid), another user's pattern, links and folders stay.
+TEST(AtomicFileSweep, OnlyTemporaryFilesOfDeadWritersAreRemoved) {
+  const std::string dir = test::temp_dir("sweep");
+  const pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(dead, &status, 0), dead);
+  const pid_t alive = ::fork();  // a concurrently running writer
+  if (alive == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  const std::string hex = "0123456789abcdef", boot = boot_tag();
+  const std::string dead_tmp = ".a.npy.attn-tmp-" + hex + "-" + std::to_string(dead) + "-" + boot;
+  const std::string dead_bak = ".b.npy.attn-bak-" + hex + "-" + std::to_string(dead) + "-" + boot;
+  const std::string live_tmp = ".c.npy.attn-tmp-" + hex + "-" + std::to_string(alive) + "-" + boot;
+  const std::string old_unknown = ".d.npy.attn-tmp-" + hex;  // no pid: by age
+  const std::string new_unknown = ".e.npy.attn-tmp-" + hex;
+  const std::string other_boot =
+      ".f.npy.attn-tmp-" + hex + "-" + std::to_string(dead) + "-zzzzzzzz";
+  const std::string not_ours = ".g.npy.attn-tmp-notours";
+  const std::string link = ".h.npy.attn-tmp-" + hex + "-" + std::to_string(dead) + "-" + boot;
+  const std::string folder = ".i.npy.attn-tmp-" + hex + "-" + std::to_string(dead) + "-" + boot;
+  for (const std::string& f :
+       {dead_tmp, dead_bak, live_tmp, old_unknown, new_unknown, other_boot, not_ours})
+    write_bytes(dir + "/" + f, "x");
+  ASSERT_EQ(::symlink("a.npy", (dir + "/" + link).c_str()), 0);
+  ASSERT_EQ(::mkdir((dir + "/" + folder).c_str(), 0700), 0);
+  // Two hours old: past kStaleTempSeconds (one hour).
+  const timespec two_hours_ago[2] = {{::time(nullptr) - 7200, 0}, {::time(nullptr) - 7200, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, (dir + "/" + old_unknown).c_str(), two_hours_ago, 0), 0);
+
+  std::string error;
+  ASSERT_TRUE(write_file_atomically(dir + "/out.npy", "new", error)) << error;
+  std::vector<std::string> expect = {link,       folder,   live_tmp, new_unknown,
+                                     other_boot, not_ours, "out.npy"};
+  std::sort(expect.begin(), expect.end());
+  EXPECT_EQ(test::dir_entries(dir), expect);
+  // The sweep on its own says how many it removed: none while the writer runs, its file once it
+  // has died.
+  EXPECT_EQ(sweep_stale_temp_files(dir), 0);
+  ::kill(alive, SIGKILL);
+  ::waitpid(alive, &status, 0);
+  EXPECT_EQ(sweep_stale_temp_files(dir), 1);
+  EXPECT_FALSE(file_exists(dir + "/" + live_tmp));
 }
 
 INSTANTIATE_TEST_SUITE_P(Temp, AtomicFile, ::testing::Values(false, true),

@@ -2,9 +2,13 @@
 // double-precision reference; and every damaged folder or bad flag giving exit 2, "error: …"
 // naming the file, nothing on standard output and no output file.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -276,6 +280,153 @@ TEST(LmInit, WritesAFolderEveryCommandReads) {
   const auto bad = run_cli("lm init --out " + temp_path("bad") + " --embd 10 --heads 3");
   EXPECT_EQ(bad.status, 2);
   EXPECT_NE(bad.err.find("--embd: 10 is not divisible by --heads 3"), std::string::npos) << bad.err;
+}
+
+// ---- issue 28: finite but huge weights, control characters in tokens, sizes beyond the limit ----
+
+// A float32 folder whose layer-0 c_attn weights are multiplied by `factor` (all finite).
+test::TestModel scaled_c_attn_model(double factor) {
+  test::TestModelSpec spec;
+  spec.n_layer = 2;
+  spec.n_head = 2;
+  spec.n_embd = 16;
+  test::TestModel m = test::make_test_model(spec);
+  for (float& w : m.tensors.at("h.0.attn.c_attn.weight").second) w = static_cast<float>(w * factor);
+  return m;
+}
+
+// Every command that runs the forward pass, on `folder`, writing into fresh paths: each must exit
+// 2 with an error holding `expect`, print nothing and write nothing.
+void expect_every_forward_command_refuses(const std::string& folder, const std::string& text,
+                                          const std::string& expect) {
+  const std::string npy = temp_path("refused.npy"), png = temp_path("refused.png"),
+                    pdf = temp_path("refused.pdf"), logits = temp_path("refused-logits.npy");
+  const std::string m = " --model " + sh(folder) + " --text " + sh(text);
+  for (const std::string& args :
+       {"lm next" + m + " --logits " + logits, "lm attention" + m + " --out " + npy,
+        "lm rollout" + m + " --out " + npy, "lm heads" + m, "trace" + m,
+        "explain" + m + " --query 0", "export" + m + " --step weights --out " + png,
+        "worksheet" + m + " --out " + pdf}) {
+    const auto r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(expect), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+    EXPECT_EQ(r.out.find("nan"), std::string::npos) << args;
+  }
+  for (const std::string& f : {npy, png, pdf, logits}) EXPECT_FALSE(file_exists(f)) << f;
+}
+
+TEST(LmRobust, ACAttnOutputBeyondFloat32IsAnErrorNamingIt) {
+  // The largest weight scaled to just under FLT_MAX: c_attn's output overflows float32 while
+  // every weight is finite. The double-precision reference says so, independently of core/lm.
+  test::TestModel m = scaled_c_attn_model(1.0);
+  float biggest = 0;
+  for (float w : m.w("h.0.attn.c_attn.weight")) biggest = std::max(biggest, std::fabs(w));
+  for (float& w : m.tensors.at("h.0.attn.c_attn.weight").second)
+    w = static_cast<float>(w * (0.999 * FLT_MAX / biggest));
+  const std::string text = "the teacher";
+  const test::ReferenceForward ref =
+      test::reference_forward(m, test::reference_encode(m.vocab, text));
+  double qkv_max = 0;
+  for (const auto* v : {&ref.q, &ref.k, &ref.v})
+    for (size_t i = 0; i < static_cast<size_t>(ref.T) * 16; ++i)  // layer 0
+      qkv_max = std::max(qkv_max, std::fabs((*v)[i]));
+  ASSERT_GT(qkv_max, FLT_MAX) << "the test model must overflow in c_attn";
+  const std::string folder = temp_path("huge-c-attn");
+  test::write_test_model(m, folder);
+  expect_every_forward_command_refuses(folder, text,
+                                       "layer 0, attention c_attn output (Q, K, V): value "
+                                       "overflows float32");
+}
+
+TEST(LmRobust, WeightsTimes3e37AreAnErrorNamingTheFirstOverflow) {
+  // The battery's case: c_attn × 3·10³⁷. Where float32 first overflows is found from the
+  // reference in double: c_attn's output if a Q, K or V value is beyond FLT_MAX, else the scores
+  // Q·Kᵀ/√d of the softmax.
+  const test::TestModel m = scaled_c_attn_model(3e37);
+  const std::string text = "the teacher explains";
+  const test::ReferenceForward ref =
+      test::reference_forward(m, test::reference_encode(m.vocab, text));
+  double qkv_max = 0;
+  for (const auto* v : {&ref.q, &ref.k, &ref.v})
+    for (size_t i = 0; i < static_cast<size_t>(ref.T) * 16; ++i)
+      qkv_max = std::max(qkv_max, std::fabs((*v)[i]));
+  // Q·K of one head (8 channels) would be beyond float32 too: the softmax of inf is nan.
+  ASSERT_GT(qkv_max * qkv_max, FLT_MAX);
+  const std::string where =
+      qkv_max > FLT_MAX ? "layer 0, attention c_attn output" : "layer 0, attention weights";
+  const std::string folder = temp_path("huge-3e37");
+  test::write_test_model(m, folder);
+  expect_every_forward_command_refuses(folder, text, where);
+  // The tokens need no forward pass: still fine.
+  const auto t = run_cli("lm tokens --model " + sh(folder) + " --text " + sh(text));
+  EXPECT_EQ(t.status, 0) << t.err;
+}
+
+TEST(LmRobust, ControlCharactersInTokensAreEscaped) {
+  test::TestModelSpec spec;
+  test::TestModel m = test::make_test_model(spec);
+  // Tokens no text encodes to but `lm next --top V` lists: ESC sequences, a newline, a tab, C1.
+  const std::vector<std::string> hostile = {"\x1b[2J\x1b[31mred", "a\nb\tc",
+                                            "\xc2\x9b"
+                                            "1m"};
+  for (const std::string& h : hostile) m.vocab.tokens.push_back(h);
+  ASSERT_LE(m.vocab.tokens.size(), static_cast<size_t>(m.vocab_size));
+  const std::string folder = temp_path("escape-model");
+  test::write_test_model(m, folder);
+  const auto r = run_cli("lm next --model " + sh(folder) + " --text hello --top " +
+                         std::to_string(m.vocab_size));
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* escaped : {"\\x1b[2J\\x1b[31mred", "a\\x0ab\\x09c", "\\xc2\\x9b1m"})
+    EXPECT_NE(r.out.find(escaped), std::string::npos) << escaped << "\n" << r.out;
+  // Each line is ID<TAB>TOKEN<TAB>PROBABILITY: exactly two tabs, no raw control byte.
+  std::istringstream lines(r.out);
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) {
+    ++count;
+    EXPECT_EQ(std::count(line.begin(), line.end(), '\t'), 2) << line;
+    for (unsigned char c : line) EXPECT_TRUE(c == '\t' || (c >= 0x20 && c != 0x7f)) << line;
+  }
+  EXPECT_EQ(count, m.vocab_size);
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+}
+
+TEST(LmRobust, AForwardPassBeyondTheLimitIsRefusedUpFront) {
+  // A small folder declaring n_positions 2^20 (its wpe holds them all), and a long text: the
+  // attention weights alone would be n_layer·n_head·n² floats.
+  test::TestModelSpec spec;
+  spec.n_layer = 2;
+  spec.n_head = 2;
+  spec.n_embd = 4;
+  spec.n_positions = 1 << 20;
+  spec.n_merges = 0;
+  spec.dtype = "F16";
+  const test::TestModel m = test::make_test_model(spec);
+  const std::string folder = temp_path("huge-positions");
+  test::write_test_model(m, folder);
+  std::string text;
+  for (int i = 0; i < 30000; ++i) text += static_cast<char>('a' + i % 26);
+  const size_t n = test::reference_encode(m.vocab, text).size();
+  const double cells = 2.0 * 2.0 * static_cast<double>(n) * static_cast<double>(n);
+  char expect[128];
+  std::snprintf(expect, sizeof expect, "n_layer·n_head·n² = 2·2·%zu² = %.0f floats", n, cells);
+  expect_every_forward_command_refuses(folder, text, expect);
+  expect_every_forward_command_refuses(folder, text, "at most 1.6 GB (1610612736 bytes)");
+  // lm bench: refused before any text is built, not minutes of work.
+  const auto b = run_cli("lm bench --model " + sh(folder) + " --tokens 1048576 --runs 1");
+  EXPECT_EQ(b.status, 2) << b.err;
+  EXPECT_NE(b.err.find("--tokens: the forward pass of 1048576 tokens is too large"),
+            std::string::npos)
+      << b.err;
+  const auto g = run_cli("lm bench --folder " + temp_path("no-bench-model") + " --tokens 1048576");
+  EXPECT_EQ(g.status, 2) << g.err;
+  EXPECT_NE(g.err.find("--tokens: 1048576 is more than"), std::string::npos) << g.err;
+  // Every run above stayed far below 2 GB (the children's largest resident size).
+  rusage ru{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &ru), 0);
+  EXPECT_LT(static_cast<double>(ru.ru_maxrss) * 1024.0, 2e9);
 }
 
 }  // namespace

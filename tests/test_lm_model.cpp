@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 
 #include "backends/backend.h"
 #include "backends/compute.h"
@@ -390,6 +391,84 @@ TEST(LmModel, NonFiniteWeightsAndWrongDtypesAreRefused) {
   EXPECT_NE(error.find("tensor 'h.1.ln_2.bias' holds a non-finite value at flat index 3"),
             std::string::npos)
       << error;
+}
+
+// Issue 28: the size check counts at least every value the pass keeps (summed here from the
+// activations themselves), and the finiteness check names the first non-finite value in the
+// order the pass computes, wherever it is put.
+TEST(LmForwardChecks, TheSizeCountsEveryActivation) {
+  const test::TestModel tm = test::make_test_model({});
+  Model m;
+  std::string error;
+  ASSERT_TRUE(load_model(folder_for(tm, "sizes"), m, error)) << error;
+  const std::vector<int> ids = m.tokenizer.encode("the heads of the model look back");
+  const int T = static_cast<int>(ids.size());
+  for (bool all : {false, true}) {
+    ForwardOptions o;
+    o.all_logits = all;
+    Activations a;
+    gpt_forward(m, ids, 1, T, a, o);
+    size_t floats = 0;
+    for (const auto* v :
+         {&a.encoded, &a.ln1,       &a.ln1_mean, &a.ln1_rstd, &a.qkv,      &a.att,   &a.atty,
+          &a.attproj, &a.residual2, &a.ln2,      &a.ln2_mean, &a.ln2_rstd, &a.fch,   &a.fch_gelu,
+          &a.fcproj,  &a.residual3, &a.lnf,      &a.lnf_mean, &a.lnf_rstd, &a.logits})
+      floats += v->size();
+    // Kept values plus the tokens, and one (T, T) score matrix per head as scratch.
+    const double kept = 4.0 * floats + 4.0 * T;
+    const double scratch = 4.0 * m.config.n_head * T * T;
+    EXPECT_DOUBLE_EQ(forward_bytes(m.config, 1, T, o), kept + scratch);
+    EXPECT_EQ(check_forward_size(m.config, 1, T, o), "");
+    EXPECT_EQ(checked_forward(m, ids, 1, T, a, o), "");
+  }
+  // n_layer·n_head·n² alone past the limit: refused with the numbers, before any allocation.
+  Config big = m.config;
+  big.n_positions = 1 << 20;
+  const std::string e = check_forward_size(big, 1, 1 << 16, ForwardOptions{});
+  EXPECT_NE(e.find("n_layer·n_head·n² = 2·2·65536² = 17179869184 floats"), std::string::npos) << e;
+  EXPECT_NE(e.find("at most 1.6 GB (1610612736 bytes)"), std::string::npos) << e;
+}
+
+TEST(LmForwardChecks, TheFirstNonFiniteValueIsNamedWhereItIs) {
+  const test::TestModel tm = test::make_test_model({});  // 2 layers, 2 heads, n_embd 16
+  Model m;
+  std::string error;
+  ASSERT_TRUE(load_model(folder_for(tm, "finite"), m, error)) << error;
+  const std::vector<int> ids = m.tokenizer.encode("the heads of the model");
+  const int T = static_cast<int>(ids.size()), C = 16;
+  ASSERT_GE(T, 4);
+  Activations clean;
+  gpt_forward(m, ids, 1, T, clean);
+  ASSERT_EQ(check_forward_finite(m.config, clean), "");
+  struct Case {
+    std::function<void(Activations&)> spoil;
+    std::string expect;
+  };
+  const float inf = INFINITY, nan = NAN;
+  const std::vector<Case> cases = {
+      {[&](Activations& a) { a.qkv[(1 * T + 2) * 3 * C + 5] = inf; },
+       "layer 1, attention c_attn output (Q, K, V): value overflows float32 (inf at token 2, "
+       "column 5)"},
+      // Two at once: the earlier in the pass is named (layer 0's MLP before layer 1's c_attn).
+      {[&](Activations& a) {
+         a.qkv[(1 * T + 2) * 3 * C + 5] = inf;
+         a.fch[(0 * T + 3) * 4 * C + 7] = -inf;
+       },
+       "layer 0, mlp c_fc output: value overflows float32 (-inf at token 3, column 7)"},
+      {[&](Activations& a) { a.att[((0 * 2 + 1) * T + 3) * T + 1] = nan; },
+       "layer 0, attention weights (softmax of Q·Kᵀ/√d): value overflows float32 (nan at head 1, "
+       "query 3, key 1)"},
+      {[&](Activations& a) { a.encoded[1 * C + 4] = inf; },
+       "the embeddings (wte + wpe): value overflows float32 (inf at token 1, column 4)"},
+      {[&](Activations& a) { a.logits[(T - 1) * m.config.vocab_size + 9] = nan; },
+       "the logits: value overflows float32 (nan at token " + std::to_string(T - 1) +
+           ", vocabulary id 9)"},
+  };
+  for (const Case& c : cases) {
+    Activations a = clean;
+    c.spoil(a);
+    EXPECT_EQ(check_forward_finite(m.config, a), c.expect);
+  }
 }
 
 }  // namespace

@@ -4,10 +4,13 @@
 // options are exit 2 naming the flag.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -15,6 +18,7 @@
 
 #include "io/safetensors.h"
 #include "lm/model.h"
+#include "lm/trainer.h"
 #include "reference.h"
 
 namespace attn::lm {
@@ -195,6 +199,186 @@ TEST(LmTrainCli, CtrlCKeepsAReadableFolder) {
   EXPECT_LT(j["steps_done"].get<long>(), 100000000);
   const auto r = run_cli("lm next --model '" + out + "' --text ' a b'");
   EXPECT_EQ(r.status, 0) << r.err;
+}
+
+// ---- issue 28: finite flags, no partial folders, sizes that cannot fit, temporaries after kill
+// ----
+
+bool exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+TEST(LmTrainCli, NanAndInfiniteFloatFlagsAreRefusedNamingTheFlag) {
+  const std::string out = temp_path("lm-train-nan");
+  for (const char* flag : {"--weight-decay", "--init-std", "--min-lr", "--lr"})
+    for (const char* bad : {"nan", "inf", "-inf", "-nan"}) {
+      const std::string args = "lm train --out '" + out + "' " + kTiny + " " + flag + " " + bad;
+      const auto r = run_cli(args);
+      EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+      EXPECT_NE(r.err.find(std::string(flag) + ": expected a finite number"), std::string::npos)
+          << args << "\n"
+          << r.err;
+      EXPECT_EQ(r.out, "") << args;
+    }
+  for (const char* bad : {"nan", "inf"}) {
+    const auto r = run_cli("lm init --out '" + out + "' --std " + bad);
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("--std"), std::string::npos) << r.err;
+    const auto n = run_cli("lm next --model /no/such --text a --temperature " + std::string(bad));
+    EXPECT_EQ(n.status, 2) << n.err;
+    EXPECT_NE(n.err.find("--temperature"), std::string::npos) << n.err;
+  }
+  EXPECT_FALSE(exists(out));
+  // The core check refuses NaN too (the app's trainer uses it directly).
+  TrainOptions o;
+  o.weight_decay = std::nan("");
+  EXPECT_NE(check_train_options(o).find("weight_decay"), std::string::npos);
+  o = TrainOptions{};
+  o.init_std = std::nanf("");
+  EXPECT_NE(check_train_options(o).find("init_std"), std::string::npos);
+  o = TrainOptions{};
+  o.min_lr_ratio = std::nan("");
+  EXPECT_NE(check_train_options(o).find("min_lr_ratio"), std::string::npos);
+}
+
+TEST(LmTrainCli, ACorpusThatCannotBeUsedLeavesNoFolder) {
+  const std::string dir = test::temp_dir("bad-corpora");
+  const std::string empty = dir + "/empty.txt", binary = dir + "/binary.bin", fifo = dir + "/fifo",
+                    folder = dir + "/folder", tiny = dir + "/short.txt";
+  std::ofstream(empty).flush();
+  std::ofstream(binary, std::ios::binary) << std::string("\xff\xfe\x00\x01\x80", 5);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(mkdir(folder.c_str(), 0700), 0);
+  std::ofstream(tiny) << "ab";
+  struct Case {
+    const char* what;
+    std::string corpus;
+    bool init;  // lm init refuses it too (a short text is a fine corpus for merges)
+  };
+  const std::vector<Case> cases = {{"missing", dir + "/no-such.txt", true},
+                                   {"empty", empty, true},
+                                   {"binary", binary, true},
+                                   {"fifo", fifo, true},
+                                   {"folder", folder, true},
+                                   {"too short", tiny, false}};
+  for (const Case& c : cases) {
+    // A nested --out: neither it nor its parent may appear.
+    const std::string parent = temp_path("no-folder"), out = parent + "/model";
+    const auto t =
+        run_cli("lm train --data text --corpus '" + c.corpus + "' --out '" + out + "' " + kTiny);
+    EXPECT_EQ(t.status, 2) << c.what << "\n" << t.err;
+    EXPECT_NE(t.err.find("--corpus"), std::string::npos) << c.what << "\n" << t.err;
+    EXPECT_FALSE(exists(parent)) << c.what << ": lm train left " << parent;
+    if (!c.init) continue;
+    const auto i = run_cli("lm init --corpus '" + c.corpus + "' --out '" + out + "'");
+    EXPECT_EQ(i.status, 2) << c.what << "\n" << i.err;
+    EXPECT_NE(i.err.find("--corpus"), std::string::npos) << c.what << "\n" << i.err;
+    EXPECT_FALSE(exists(parent)) << c.what << ": lm init left " << parent;
+  }
+}
+
+TEST(LmTrainCli, SizesThatCannotFitInMemoryAreRefusedBeforeAnything) {
+  const std::string out = temp_path("lm-train-huge");
+  const auto t = run_cli(
+      "lm train --layers 48 --heads 64 --embd 4096 --context 4096 --batch "
+      "4096 --steps 1 --out '" +
+      out + "'");
+  EXPECT_EQ(t.status, 2) << t.err;
+  EXPECT_NE(t.err.find("training would need"), std::string::npos) << t.err;
+  EXPECT_NE(t.err.find("at most 4.3 GB (4294967296 bytes)"), std::string::npos) << t.err;
+  EXPECT_EQ(t.out, "");
+  EXPECT_FALSE(exists(out));
+  // The parameters alone: 48 layers of 12·4096² + 13·4096 and the embeddings, in float32, four
+  // copies (weights, gradient, two moments) and one gradient per thread: already far beyond.
+  const double C = 4096, params = 48 * (12 * C * C + 13 * C) + (4096 + 28) * C + 2 * C;
+  EXPECT_GT(params * 4 * 5, 4294967296.0);
+  const auto i = run_cli("lm init --layers 1024 --heads 16 --embd 65536 --out '" + out + "'");
+  EXPECT_EQ(i.status, 2) << i.err;
+  EXPECT_NE(i.err.find("bytes) are allowed"), std::string::npos) << i.err;
+  EXPECT_FALSE(exists(out));
+  // A size that fits still trains (the limit is not in the way of the documented runs).
+  const auto ok = run_cli("lm train --out '" + out + "' " + kTiny);
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_TRUE(exists(out + "/model.safetensors"));
+}
+
+// Runs `lm train` in a child with stdout and stderr to /dev/null; returns its pid.
+pid_t spawn_train(const std::vector<std::string>& args) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
+    std::vector<char*> argv = {const_cast<char*>(ATTN_CLI_PATH), const_cast<char*>("lm"),
+                               const_cast<char*>("train")};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(ATTN_CLI_PATH, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+TEST(LmTrainCli, SigintOrSigtermBeforeTheFirstCheckpointLeavesNoFolder) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    const std::string out = temp_path("lm-train-early-signal");
+    // A million stories take seconds to write and learn merges from: the signal comes first.
+    const pid_t pid = spawn_train({"--data", "stories", "--stories", "1000000", "--out", out});
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "lm train ended before the signal";
+    EXPECT_FALSE(exists(out)) << "the folder exists before the first checkpoint";
+    kill(pid, sig);
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_FALSE(exists(out)) << "signal " << sig << " left " << out;
+  }
+}
+
+// The boot tag atomic_file.cpp writes in a temporary file's name: the first 8 hex digits of
+// /proc/sys/kernel/random/boot_id, read here on its own.
+std::string boot_tag() {
+  std::string id = slurp("/proc/sys/kernel/random/boot_id"), tag;
+  for (char c : id)
+    if (std::isxdigit(static_cast<unsigned char>(c)) && tag.size() < 8) tag += c;
+  return tag;
+}
+
+TEST(LmTrainCli, SigkillDuringCheckpointsLeavesNoTemporaryFileAfterTheNextWrite) {
+  const std::string out = temp_path("lm-train-killed");
+  const std::vector<std::string> args = {
+      "--layers", "1", "--heads", "2",         "--embd",       "16", "--context", "16",
+      "--batch",  "4", "--steps", "100000000", "--eval-every", "1",  "--out",     out};
+  for (int run = 0; run < 5; ++run) {
+    const pid_t pid = spawn_train(args);
+    ASSERT_GT(pid, 0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!exists(out + "/training.json") && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(7 + 31 * run));
+    kill(pid, SIGKILL);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  }
+  // A leftover of a dead writer for certain (the kills above leave one only now and then): a
+  // child that has exited has a pid no process holds.
+  const pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  int status = 0;
+  ASSERT_EQ(waitpid(dead, &status, 0), dead);
+  const std::string planted =
+      out + "/.config.json.attn-tmp-0123456789abcdef-" + std::to_string(dead) + "-" + boot_tag();
+  std::ofstream(planted) << "half a config";
+  // The next write to the folder sweeps what dead writers left.
+  std::vector<std::string> again = args;
+  again[11] = "2";  // --steps 2: runs to the end
+  const pid_t pid = spawn_train(again);
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  EXPECT_FALSE(exists(planted));
+  for (const std::string& name : test::dir_entries(out)) {
+    EXPECT_EQ(name.find(".attn-tmp-"), std::string::npos) << name;
+    EXPECT_EQ(name.find(".attn-bak-"), std::string::npos) << name;
+  }
+  Model m;
+  std::string error;
+  EXPECT_TRUE(load_model(out, m, error)) << error;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "attention/scenario.h"
@@ -45,6 +46,31 @@ TEST(Scenario, EveryExampleLoadsAndComputes) {
   for (const char* n : {"fear-is", "fear-is-the", "cross-attention", "multi-head", "gqa", "mqa",
                         "sliding-window", "padding"})
     EXPECT_TRUE(names.count(n)) << n;
+}
+
+// Issue 28: a scenario the engine cannot run (here a query overflowed to inf, as a model's forward
+// pass could make one) is an error naming the problem, never an assertion or NaN in the trace.
+TEST(Scenario, ANonFiniteScenarioIsAnErrorNotAnAbort) {
+  std::string error;
+  auto s = load_example("fear-is-the", error);
+  ASSERT_TRUE(s) << error;
+  ASSERT_FALSE(s->use_projection);
+  ASSERT_EQ(validate_scenario(*s), "");
+  s->qkv.q[0](0, 0) = std::numeric_limits<float>::infinity();
+  const std::string why = validate_scenario(*s);
+  ASSERT_NE(why, "");
+  auto cpu = make_cpu_backend();
+  for (bool rows : {false, true}) {
+    try {
+      if (rows)
+        compute_scenario_trace_rows(*s, *cpu, 0, 1);
+      else
+        compute_scenario_trace(*s, *cpu);
+      ADD_FAILURE() << "computed a trace of a non-finite scenario";
+    } catch (const InvalidScenario& e) {
+      EXPECT_EQ(std::string(e.what()), why);
+    }
+  }
 }
 
 TEST(Scenario, SeedTablesAreExact) {

@@ -12,6 +12,7 @@
 #include "attention/format.h"
 #include "attention/scenario.h"
 #include "backends/backend.h"
+#include "backends/compute.h"
 #include "cli/options.h"
 #include "gui/gui.h"
 #include "io/atomic_file.h"
@@ -225,6 +226,8 @@ void configure_app(CLI::App& app, Action& action) {
   register_lm(app, action);
   register_lessons(app, action);
   register_experiment(app, action);
+  // Every floating-point flag of every subcommand: finite (docs/robustness.md).
+  require_finite_floats(app);
 }
 
 int run(int argc, char** argv) {
@@ -249,6 +252,9 @@ int run(int argc, char** argv) {
   } catch (const CliError& e) {
     print_error(e.message);
     return e.code;
+  } catch (const InvalidScenario& e) {  // the input's fault, as every other input error
+    print_error(e.what());
+    return kExitUsage;
   } catch (const std::bad_alloc&) {
     print_error("out of memory");
     return kExitRuntime;

@@ -15,12 +15,14 @@
 #include "attention/scenario.h"
 #include "cli/cli.h"
 #include "cli/options.h"
+#include "io/atomic_file.h"
 #include "io/mapped_file.h"
 #include "io/npy.h"
 #include "lm/forward.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"
 #include "lm/rollout.h"
+#include "lm/trainer.h"
 
 namespace attn::cli {
 
@@ -54,19 +56,39 @@ struct Run {
   lm::Activations acts;
 };
 
-std::unique_ptr<Run> run_model(const std::string& model, const std::string& text, bool all_logits) {
+// What a command keeps beside the forward pass's activations, counted against the same limit
+// (lm/forward.h's kMaxForwardBytes): bytes per attention weight (L·NH·n² of them) and per cell
+// of a layer's (n, n) matrix (L·n²).
+struct Extra {
+  double per_weight = 0, per_layer_cell = 0;
+};
+
+std::unique_ptr<Run> run_model(const std::string& model, const std::string& text, bool all_logits,
+                               Extra extra = {}) {
   auto r = std::make_unique<Run>();
   r->model = load_model_or_throw(model);
   r->ids = tokenize_or_throw(r->model, text);
   lm::ForwardOptions o;
   o.all_logits = all_logits;
-  lm::gpt_forward(r->model, r->ids, 1, static_cast<int>(r->ids.size()), r->acts, o);
+  const lm::Config& c = r->model.config;
+  const int T = static_cast<int>(r->ids.size());
+  const double cells = static_cast<double>(c.n_layer) * T * T;
+  // Too large (checked before anything is allocated) or overflowing float32: exit 2, and
+  // nothing computed from the pass is printed or written.
+  if (std::string e =
+          lm::checked_forward(r->model, r->ids, 1, T, r->acts, o,
+                              extra.per_weight * cells * c.n_head + extra.per_layer_cell * cells);
+      !e.empty())
+    throw CliError{kExitUsage, r->model.name + ": " + e};
   return r;
 }
 
+// A token as vocab.json spells it, for the terminal: control characters (ESC, newline, tab, …)
+// and bytes that are not UTF-8 escaped as \xHH (docs/robustness.md), so a token cannot move the
+// cursor, recolour or clear the terminal, or break the ID<TAB>TOKEN lines.
 std::string vocab_spelling(const lm::Tokenizer& t, int id) {
   const std::string& s = t.token(id);
-  return s.empty() ? "<no token " + std::to_string(id) + ">" : s;
+  return s.empty() ? "<no token " + std::to_string(id) + ">" : printable_text(s);
 }
 
 struct LmArgs {
@@ -106,7 +128,8 @@ void register_attention(CLI::App& parent, Action& action) {
     action = [a] {
       OutputFiles files;  // checked before the model runs (cli.h)
       const int index = files.add("--out", a->out);
-      const auto r = run_model(a->model, a->text, false);
+      // The .npy's bytes are a second copy of the weights.
+      const auto r = run_model(a->model, a->text, false, {4, 0});
       const lm::Config& c = r->model.config;
       const auto n = static_cast<size_t>(r->acts.T);
       // B = 1, so att (L, 1, NH, T, T) is already the (L, NH, T, T) the contract asks for.
@@ -134,7 +157,9 @@ void register_rollout(CLI::App& parent, Action& action) {
     action = [a] {
       OutputFiles files;  // checked before the model runs (cli.h)
       const int index = a->out.empty() ? -1 : files.add("--out", a->out);
-      const auto r = run_model(a->model, a->text, false);
+      // The rollout keeps two (n, n) matrices of doubles per layer, a product's temporary, and
+      // with --out the floats and the file's bytes.
+      const auto r = run_model(a->model, a->text, false, {0, 40});
       const lm::Config& c = r->model.config;
       const lm::Rollout ro = lm::attention_rollout(c, r->acts);
       const int T = ro.T, last = T - 1;
@@ -226,7 +251,7 @@ void register_heads(CLI::App& parent, Action& action) {
       const auto scores = lm::head_scores(c, r->acts);
       const lm::CopyAccuracy copy = lm::copy_accuracy(c, r->acts);
       std::printf("model: %s (%d layers x %d heads%s), %d tokens, %d of them seen before\n",
-                  r->model.name.c_str(), c.n_layer, c.n_head,
+                  printable_text(r->model.name).c_str(), c.n_layer, c.n_head,
                   r->model.mlp ? "" : ", attention-only", r->acts.T,
                   scores.front().induction_queries);
       std::printf("layer  head  previous   first    self  induction\n");
@@ -295,6 +320,10 @@ lm::Config gpt2_small() {
 int run_bench(const BenchArgs& a) {
   std::string folder = a.model, error;
   if (folder.empty()) {
+    if (a.tokens > gpt2_small().n_positions)  // before the random model is written
+      throw CliError{kExitUsage, "--tokens: " + std::to_string(a.tokens) +
+                                     " is more than GPT-2 small's n_positions = " +
+                                     std::to_string(gpt2_small().n_positions)};
     folder = a.folder;
     struct stat st {};
     if (::stat((folder + "/model.safetensors").c_str(), &st) != 0) {
@@ -305,7 +334,8 @@ int run_bench(const BenchArgs& a) {
       std::vector<std::string> bytes(lm::byte_to_unicode().begin(), lm::byte_to_unicode().end());
       if (!m.tokenizer.build(bytes, {}, error) || !lm::save_model(m, folder, error))
         throw CliError{kExitRuntime, error};
-      std::cout << "wrote a randomly initialised GPT-2-small-shaped model to " << folder << "\n";
+      std::cout << "wrote a randomly initialised GPT-2-small-shaped model to "
+                << printable_text(folder) << "\n";
     }
   } else {
     folder = lm::resolve_model_folder(a.model, error);
@@ -316,12 +346,20 @@ int run_bench(const BenchArgs& a) {
   if (!lm::load_model(folder, m, error)) throw CliError{kExitUsage, error};
   const double load_s = seconds_since(t0);
   const lm::Config& c = m.config;
-  const int T = std::min(a.tokens, c.n_positions);
-  std::string text;
-  while (true) {
-    text += "The quick brown fox jumps over the lazy dog while the teacher explains attention. ";
-    if (static_cast<int>(m.tokenizer.encode(text).size()) >= T) break;
+  if (a.tokens > c.n_positions)
+    throw CliError{kExitUsage, "--tokens: " + std::to_string(a.tokens) + " is more than " + m.name +
+                                   "'s n_positions = " + std::to_string(c.n_positions)};
+  const int T = a.tokens;
+  {  // Both passes' sizes before any text is built (docs/robustness.md).
+    lm::ForwardOptions all;
+    all.mlp = m.mlp;
+    if (std::string e = lm::check_forward_size(c, 1, T, all); !e.empty())
+      throw CliError{kExitUsage, "--tokens: " + e};
   }
+  // The sentence doubled until it has T tokens: a few encodings, not one per sentence added.
+  std::string text =
+      "The quick brown fox jumps over the lazy dog while the teacher explains attention. ";
+  while (static_cast<int>(m.tokenizer.encode(text).size()) < T) text += text;
   std::vector<int> ids = m.tokenizer.encode(text);
   ids.resize(static_cast<size_t>(T));
 
@@ -330,14 +368,17 @@ int run_bench(const BenchArgs& a) {
   // half, and the output layer.
   const double layer_flops = L * (2.0 * T * (3 * C * C + C * C + 2 * C * F) + 2.0 * T * T * C);
   std::printf("model: %s (%d layers, %d heads, n_embd %d, vocab %d, %.1f M parameters, %s)\n",
-              folder.c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size,
+              printable_text(folder).c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size,
               static_cast<double>(m.params.total()) / 1e6, m.dtype.c_str());
   std::printf("load (map, convert, check every weight, tokenizer): %.3f s\n", load_s);
   lm::Activations acts;
   for (bool all : {false, true}) {
     lm::ForwardOptions o;
     o.all_logits = all;
-    lm::gpt_forward(m, ids, 1, T, acts, o);  // warm-up: sizes the buffers
+    // Warm-up: sizes the buffers, and finds a pass that overflows float32 (its timing would
+    // mean nothing).
+    if (std::string e = lm::checked_forward(m, ids, 1, T, acts, o); !e.empty())
+      throw CliError{kExitUsage, m.name + ": " + e};
     std::vector<double> times, cpu;
     for (int r = 0; r < a.runs; ++r) {
       t0 = std::chrono::steady_clock::now();
@@ -410,18 +451,36 @@ int run_init(const InitArgs& a) {
                                    " is not divisible by --heads " + std::to_string(a.heads)};
   if (a.dtype != "F32" && a.dtype != "F16" && a.dtype != "BF16")
     throw CliError{kExitUsage, "--dtype: expected F32, F16 or BF16, got '" + a.dtype + "'"};
-  {  // A folder that cannot be made is the user's path, found before any work (exit 2).
-    std::error_code ec;
-    std::filesystem::create_directories(a.out, ec);
-    struct stat st {};
-    if (::stat(a.out.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-      throw CliError{kExitUsage, "--out: cannot create folder '" + a.out + "': " +
-                                     (ec ? ec.message() : std::string("a file has that name"))};
+  // The folder is checked now and created only when the model is complete (save_model's
+  // NewFolder): a corpus that cannot be read or a model too large leaves nothing behind.
+  if (const std::string e = check_output_folder(a.out); !e.empty())
+    throw CliError{kExitUsage, "--out: " + e};
+  {
+    lm::Config c;
+    c.n_layer = a.layers;
+    c.n_head = a.heads;
+    c.n_embd = a.embd;
+    c.n_positions = a.positions;
+    c.vocab_size = 256 + (a.corpus.empty() ? 0 : a.merges) + 1;  // at its largest
+    // The parameters in float32, and the file's bytes made from them.
+    const double params = lm::parameter_count(c);
+    const double bytes = params * (4.0 + (a.dtype == "F32" ? 4.0 : 2.0));
+    if (bytes > lm::kMaxTrainBytes) {
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "--layers/--heads/--embd/--positions: a model of %.0f parameters would need "
+                    "%.1f GB (%.0f bytes) to build and write; at most %.1f GB (%.0f bytes) are "
+                    "allowed (docs/robustness.md)",
+                    params, bytes / 1e9, bytes, lm::kMaxTrainBytes / 1e9, lm::kMaxTrainBytes);
+      throw CliError{kExitUsage, buf};
+    }
   }
   std::string corpus, error;
   if (!a.corpus.empty()) {
     if (!read_regular_file(a.corpus, 256u << 20, corpus, error))
       throw CliError{kExitUsage, "--corpus: " + error};
+    if (corpus.empty())
+      throw CliError{kExitUsage, "--corpus: " + a.corpus + " is empty; give some UTF-8 text"};
     size_t bad = 0;
     if (!lm::valid_utf8(corpus, &bad))
       throw CliError{kExitUsage,
@@ -437,7 +496,7 @@ int run_init(const InitArgs& a) {
   c.vocab_size = m.tokenizer.size();
   lm::init_random(m, c, a.seed, a.std);
   if (!lm::save_model(m, a.out, error, a.dtype)) throw CliError{kExitRuntime, "--out: " + error};
-  std::cout << "wrote " << a.out << ": " << c.n_layer << " layers, " << c.n_head
+  std::cout << "wrote " << printable_text(a.out) << ": " << c.n_layer << " layers, " << c.n_head
             << " heads, n_embd " << c.n_embd << ", " << c.n_positions << " positions, vocabulary "
             << c.vocab_size << " (" << m.tokenizer.merges().size() << " merges), "
             << m.params.total() << " parameters, random (GPT-2's initialisation)\n";

@@ -14,6 +14,7 @@
 #include "attention/format.h"
 #include "cli/cli.h"
 #include "cli/interrupt.h"
+#include "cli/options.h"
 #include "io/atomic_file.h"
 #include "io/mapped_file.h"
 #include "lm/head_trace.h"
@@ -72,13 +73,14 @@ int run_train(TrainArgs& a) {
     throw CliError{kExitUsage,
                    "--schedule: expected cosine, linear or constant, got '" + a.schedule + "'"};
   // The options' fields by the flags that set them.
-  const FieldNames flags = {{"n_layer", "--layers"},        {"n_head", "--heads"},
-                            {"n_embd", "--embd"},           {"context", "--context"},
-                            {"batch", "--batch"},           {"steps", "--steps"},
-                            {"warmup", "--warmup"},         {"lr", "--lr"},
-                            {"min_lr_ratio", "--min-lr"},   {"weight_decay", "--weight-decay"},
-                            {"threads", "--threads"},       {"eval_every", "--eval-every"},
-                            {"repeat_min", "--repeat-min"}, {"repeat_max", "--repeat-max"}};
+  const FieldNames flags = {{"n_layer", "--layers"},       {"n_head", "--heads"},
+                            {"n_embd", "--embd"},          {"context", "--context"},
+                            {"batch", "--batch"},          {"steps", "--steps"},
+                            {"warmup", "--warmup"},        {"lr", "--lr"},
+                            {"min_lr_ratio", "--min-lr"},  {"weight_decay", "--weight-decay"},
+                            {"threads", "--threads"},      {"eval_every", "--eval-every"},
+                            {"init_std", "--init-std"},    {"repeat_min", "--repeat-min"},
+                            {"repeat_max", "--repeat-max"}};
   if (const std::string e = lm::check_train_options(o); !e.empty())
     throw CliError{kExitUsage, name_fields(e, flags)};
   if (a.data != "induction" && (a.repeat_min || a.repeat_max))
@@ -88,16 +90,16 @@ int run_train(TrainArgs& a) {
     throw CliError{kExitUsage, name_fields(e, flags)};
   if (a.data != "text" && !a.corpus.empty())
     throw CliError{kExitUsage, "--corpus: only with --data text"};
-  {  // Fail now, not after the first interval, when the folder cannot be written.
-    struct stat st {};
-    if (::stat(a.out.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-      throw CliError{kExitUsage, "--out: '" + a.out + "' exists and is not a folder"};
-    std::string error;
-    if (::mkdir(a.out.c_str(), 0755) != 0 && errno != EEXIST)
-      throw CliError{kExitUsage, "--out: cannot create folder '" + a.out + "'"};
-    const std::string probe = a.out + "/.probe";
-    if (!write_file_atomically(probe, "", error)) throw CliError{kExitUsage, "--out: " + error};
-    std::remove(probe.c_str());
+  // Fail now, not after the first interval, when the folder cannot be written; but create it
+  // only when the first checkpoint is complete (save_model's NewFolder, docs/robustness.md): a
+  // corpus that cannot be read, a run too large or Ctrl+C before then leaves no folder.
+  if (const std::string e = check_output_folder(a.out); !e.empty())
+    throw CliError{kExitUsage, "--out: " + e};
+  {  // Too large for memory, before anything is read: the vocabulary at its largest.
+    const int vocab =
+        a.data == "induction" ? lm::induction_set().tokenizer.size() : 256 + a.merges + 1;
+    if (const std::string e = lm::check_train_memory(o, vocab); !e.empty())
+      throw CliError{kExitUsage, "--layers/--heads/--embd/--context/--batch: " + e};
   }
   lm::TrainSet set;
   std::string what;
@@ -119,7 +121,7 @@ int run_train(TrainArgs& a) {
       if (!lm::valid_utf8(corpus, &bad))
         throw CliError{kExitUsage, "--corpus: " + a.corpus + " is not UTF-8 (byte " +
                                        std::to_string(bad) + ")"};
-      what = a.corpus;
+      what = printable_text(a.corpus);
     }
     if (!lm::text_set(corpus, a.merges, o.context, set, error))
       throw CliError{kExitUsage, (a.data == "text" ? "--corpus: " : "--stories: ") + error};
@@ -189,11 +191,11 @@ int run_train(TrainArgs& a) {
         "and %ld\n",
         100 * p.from, 100 * p.to, p.start, p.end);
   if (done < o.steps) {
-    std::cerr << "interrupted: " << a.out << " holds the model after step " << saved_step << " of "
-              << o.steps << "\n";
+    std::cerr << "interrupted: " << printable_text(a.out) << " holds the model after step "
+              << saved_step << " of " << o.steps << "\n";
     return 130;
   }
-  std::cout << "wrote " << a.out
+  std::cout << "wrote " << printable_text(a.out)
             << " (config.json, model.safetensors, vocab.json, merges.txt, "
                "training.json)\n";
   return kExitOk;
@@ -245,7 +247,7 @@ void register_lm_train(CLI::App& parent, Action& action) {
       ->check(CLI::Range(1L, 100000000L))
       ->capture_default_str();
   cmd->add_option("--lr", o.lr, "peak learning rate")
-      ->check(CLI::Range(1e-7, 1.0))
+      ->check(finite_in(1e-7, 1.0))
       ->capture_default_str();
   cmd->add_option("--warmup", o.warmup, "steps of linear warm-up")
       ->check(CLI::Range(0L, 100000000L))
@@ -253,14 +255,14 @@ void register_lm_train(CLI::App& parent, Action& action) {
   cmd->add_option("--schedule", a->schedule, "after warm-up: cosine, linear or constant")
       ->capture_default_str();
   cmd->add_option("--min-lr", o.min_lr_ratio, "final learning rate as a fraction of --lr")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_in(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--weight-decay", o.weight_decay, "AdamW's decoupled weight decay")
-      ->check(CLI::Range(0.0, 1.0))
+      ->check(finite_in(0.0, 1.0))
       ->capture_default_str();
   cmd->add_option("--init-std", o.init_std,
                   "standard deviation of the initial weights (GPT-2's is 0.02)")
-      ->check(CLI::Range(1e-4, 1.0))
+      ->check(finite_in(1e-4, 1.0))
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "seed of the initialisation and the batches")
       ->capture_default_str();

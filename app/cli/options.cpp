@@ -67,4 +67,22 @@ CLI::Validator non_empty() {
       "TEXT");
 }
 
+CLI::Validator finite_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        double x = 0;
+        if (parse_double(text, x) && !std::isfinite(x))
+          return "expected a finite number, got " + text;
+        return "";  // not a number at all: CLI11's own conversion reports it
+      },
+      "");
+}
+
+void require_finite_floats(CLI::App& app) {
+  for (CLI::Option* o : app.get_options())
+    if (o->get_type_name().rfind("FLOAT", 0) == 0) o->check(finite_number());
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    require_finite_floats(*sub);
+}
+
 }  // namespace attn::cli

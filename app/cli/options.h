@@ -18,5 +18,13 @@ CLI::Validator finite_positive();
 CLI::Validator unsigned_integer();
 // Any text but the empty string.
 CLI::Validator non_empty();
+// A finite number (not nan, inf or -inf); no description, so --help is unchanged.
+CLI::Validator finite_number();
+
+// The rule for every floating-point flag, applied once to the whole command line after every
+// subcommand is registered: each option whose type is a floating-point number (CLI11's "FLOAT",
+// single values and lists) also gets finite_number(), so `--weight-decay nan` is refused with the
+// flag's name even where its own check (CLI::Range lets NaN through) would accept it.
+void require_finite_floats(CLI::App& app);
 
 }  // namespace attn::cli

@@ -3,7 +3,6 @@
 #include "backends/compute.h"
 
 #include <algorithm>
-#include <cassert>
 
 #include "attention/engine.h"
 #include "attention/row_slice.h"
@@ -106,16 +105,27 @@ void compute_weights_by_rows(const AttentionProblem& p, Backend& backend, int bl
   }
 }
 
+namespace {
+
+// A scenario the engine cannot run (a non-finite value, tensors that disagree) is the caller's
+// error, reported, never an abort: a scenario can come from a file, the app's editor or a model's
+// forward pass.
+void require_valid(const Scenario& s) {
+  if (std::string e = validate_scenario(s); !e.empty()) throw InvalidScenario(e);
+}
+
+}  // namespace
+
 AttentionTrace compute_scenario_trace_rows(const Scenario& s, Backend& backend, int first,
                                            int last) {
-  assert(validate_scenario(s).empty());
+  require_valid(s);
   AttentionTrace t = compute_trace_rows(to_problem(s), backend, first, last);
   add_scenario_steps(s, t);
   return t;
 }
 
 AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend) {
-  assert(validate_scenario(s).empty());
+  require_valid(s);
   AttentionTrace t = compute_trace(to_problem(s), backend);
   add_scenario_steps(s, t);
   return t;

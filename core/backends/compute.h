@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
 
 #include "attention/scenario.h"
 #include "backends/backend.h"
@@ -30,9 +31,14 @@ using RowBlockSink =
 void compute_weights_by_rows(const AttentionProblem& p, Backend& backend, int block_rows,
                              const RowBlockSink& sink);
 
+// What compute_scenario_trace throws for a scenario that validate_scenario refuses (its message).
+struct InvalidScenario : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
 // The scenario's trace: with projection, steps x (and x_kv), q, k, v, the attention stages, then
 // concat, projected and head_contrib (attention/scenario.h). Tokens and name come from the
-// scenario.
+// scenario. Throws InvalidScenario when validate_scenario(s) is not empty.
 AttentionTrace compute_scenario_trace(const Scenario& s, Backend& backend);
 // compute_scenario_trace for query rows [first, last) (see compute_trace_rows); the projection's
 // x and x_kv steps are whole, concat, projected and head_contrib hold the rows.

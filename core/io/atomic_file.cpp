@@ -2,6 +2,7 @@
 // the named ones to remove on SIGINT/SIGTERM/SIGHUP, and an all-or-none commit.
 #include "io/atomic_file.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -10,11 +11,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 
 namespace attn {
@@ -30,12 +33,17 @@ struct Slot {
   char path[PATH_MAX];
 };
 Slot g_slots[kSlots];
+// Folders created by NewFolder and not yet kept, removed (when empty) after the files above.
+constexpr int kDirSlots = 32;
+Slot g_dir_slots[kDirSlots];
 std::atomic<bool> g_named_for_testing{false};
 const int kCleanupSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 extern "C" void remove_temp_files_and_die(int sig) {
   for (Slot& s : g_slots)
     if (s.state.load() == 2) ::unlink(s.path);
+  for (int i = kDirSlots - 1; i >= 0; --i)  // deepest first: parents were registered first
+    if (g_dir_slots[i].state.load() == 2) ::rmdir(g_dir_slots[i].path);
   // Die of the same signal, so the parent sees what happened.
   ::signal(sig, SIG_DFL);
   ::raise(sig);
@@ -59,18 +67,20 @@ void install_cleanup_handlers() {
 
 // Returns the slot now holding `path`, or -1 when the list is full or the path too long (the
 // file is then only removed by discard()).
-int register_temp(const std::string& path) {
+int register_in(Slot* slots, int n, const std::string& path) {
   install_cleanup_handlers();
   if (path.size() >= PATH_MAX) return -1;
-  for (int i = 0; i < kSlots; ++i) {
+  for (int i = 0; i < n; ++i) {
     int expected = 0;
-    if (!g_slots[i].state.compare_exchange_strong(expected, 1)) continue;
-    std::memcpy(g_slots[i].path, path.c_str(), path.size() + 1);
-    g_slots[i].state.store(2);
+    if (!slots[i].state.compare_exchange_strong(expected, 1)) continue;
+    std::memcpy(slots[i].path, path.c_str(), path.size() + 1);
+    slots[i].state.store(2);
     return i;
   }
   return -1;
 }
+
+int register_temp(const std::string& path) { return register_in(g_slots, kSlots, path); }
 
 void unregister_temp(int& slot) {
   if (slot >= 0) g_slots[slot].state.store(0);
@@ -111,10 +121,84 @@ std::string random_hex() {
   return s;
 }
 
-// ".NAME.attn-tmp-XXXXXXXXXXXXXXXX" (or .attn-bak- for a commit's backups), within NAME_MAX.
-std::string temp_name(const std::string& name, const char* marker) {
-  return "." + name.substr(0, 200) + marker + random_hex();
+// This boot's id (/proc/sys/kernel/random/boot_id), its first 8 hex digits: with the process id
+// in a temporary file's name, it tells a later run whether the writer can still be alive.
+const std::string& boot_tag() {
+  static const std::string tag = [] {
+    std::ifstream f("/proc/sys/kernel/random/boot_id");
+    std::string id, out;
+    std::getline(f, id);
+    for (char c : id)
+      if (std::isxdigit(static_cast<unsigned char>(c)) && out.size() < 8) out += c;
+    return out.size() == 8 ? out : std::string("00000000");
+  }();
+  return tag;
 }
+
+// ".NAME.attn-tmp-<16 random hex>-<pid>-<boot tag>" (or .attn-bak- for a commit's backups),
+// within NAME_MAX.
+std::string temp_name(const std::string& name, const char* marker) {
+  return "." + name.substr(0, 200) + marker + random_hex() + "-" + std::to_string(::getpid()) +
+         "-" + boot_tag();
+}
+
+// A temporary file left by a writer that cannot finish it any more (docs/robustness.md):
+// one of ours by name, a regular file of this user, and either written by a process of this boot
+// that no longer exists, or (another machine, another boot, an older name without a process id)
+// untouched for an hour. A running writer's file, here or elsewhere, is never taken.
+bool is_stale_temp(int dir_fd, const char* entry) {
+  if (entry[0] != '.') return false;
+  const char* marker = std::strstr(entry, kTempFileMarker);
+  if (!marker) marker = std::strstr(entry, ".attn-bak-");
+  if (!marker) return false;
+  struct stat st {};
+  if (::fstatat(dir_fd, entry, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_uid != ::geteuid())
+    return false;
+  // After the marker: 16 hex digits, then optionally -PID-BOOT.
+  const char* p = marker + std::strlen(kTempFileMarker);
+  for (int i = 0; i < 16; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(p[i]))) return false;
+  p += 16;
+  long pid = 0;
+  std::string boot;
+  if (*p == '-') {
+    char* end = nullptr;
+    pid = std::strtol(p + 1, &end, 10);
+    if (end && *end == '-')
+      boot = end + 1;
+    else
+      pid = 0;
+  } else if (*p != '\0') {
+    return false;
+  }
+  if (pid > 0 && boot == boot_tag()) {
+    if (pid == ::getpid()) return false;
+    return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  }
+  return std::time(nullptr) - st.st_mtime > kStaleTempSeconds;
+}
+
+}  // namespace
+
+int sweep_stale_temp_files(const std::string& folder) {
+  const int fd = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return 0;
+  }
+  std::vector<std::string> stale;
+  while (const dirent* e = ::readdir(d))
+    if (is_stale_temp(fd, e->d_name)) stale.emplace_back(e->d_name);
+  int removed = 0;
+  for (const std::string& name : stale) removed += ::unlinkat(fd, name.c_str(), 0) == 0 ? 1 : 0;
+  ::closedir(d);
+  return removed;
+}
+
+namespace {
 
 mode_t current_umask() {
   std::ifstream f("/proc/self/status");
@@ -145,6 +229,7 @@ struct AtomicOutputs::Output {
   std::string temp;      // the temporary file's name in dir, once it has one
   int temp_slot = -1;
   bool existed = false;  // the target existed when added
+  bool linked = false;   // commit gave the unnamed file the target's name itself (it was new)
   struct stat target {};
   std::string backup;  // commit: hard link to the old target
   int backup_slot = -1;
@@ -231,6 +316,11 @@ int AtomicOutputs::add(const std::string& path, std::string& error) {
     return refuse(errno == ENOTDIR ? "'" + folder + "' is not a folder"
                                    : "folder '" + folder + "': " + std::strerror(errno));
 
+  // Temporary files a killed writer left in this folder go now (once per folder and command).
+  bool swept = false;
+  for (const auto& other : outputs_) swept = swept || other->dir == o.dir;
+  if (!swept) sweep_stale_temp_files(o.dir.empty() ? "/" : o.dir);
+
   // The same file twice in one command (--weights equal to --out, by any name) would leave one
   // output holding the other's bytes.
   for (const auto& other : outputs_) {
@@ -302,7 +392,7 @@ bool AtomicOutputs::commit(std::string& error) {
   // SIGINT/SIGTERM/SIGHUP wait until the commit is over (the handler then removes what is left),
   // so they cannot stop it between two renames.
   BlockSignals block;
-  // 1. Every file flushed and given a name in its folder; nothing visible has changed yet.
+  // 1. Every file flushed; nothing visible has changed yet.
   for (auto& op : outputs_) {
     Output& o = *op;
     if (o.failed || o.fd < 0) {
@@ -315,64 +405,80 @@ bool AtomicOutputs::commit(std::string& error) {
       discard();
       return false;
     }
-    for (int attempt = 0; o.unnamed && o.temp.empty() && attempt < 100; ++attempt) {
-      const std::string name = temp_name(o.name, kTempFileMarker);
-      o.temp_slot = register_temp(o.abs(name));
-      const std::string proc = "/proc/self/fd/" + std::to_string(o.fd);
-      if (::linkat(AT_FDCWD, proc.c_str(), o.dir_fd, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
-        o.temp = name;
-        break;
-      }
-      const int e = errno;
-      unregister_temp(o.temp_slot);
-      if (e != EEXIST) {
-        fail(o, std::strerror(e), error);
-        discard();
-        return false;
+  }
+
+  // 2. Each file put in place. An unnamed file whose target does not exist is linked under the
+  // target's name directly: no other name ever exists, so even SIGKILL leaves nothing behind.
+  // Otherwise (a target to replace, or no O_TMPFILE) the file has a temporary name and is
+  // renamed over the target; a SIGKILL between the two leaves the temporary name, which the next
+  // write to the folder sweeps (sweep_stale_temp_files). With several outputs, each existing
+  // target is first hard-linked to a backup so a failed rename can be undone.
+  auto undo = [&](size_t done) {
+    for (size_t j = 0; j < done; ++j) {
+      Output& d = *outputs_[j];
+      if (!d.backup.empty()) {
+        if (::renameat(d.dir_fd, d.backup.c_str(), d.dir_fd, d.name.c_str()) == 0)
+          d.backup.clear(), unregister_temp(d.backup_slot);
+      } else if (!d.existed || d.linked) {
+        ::unlinkat(d.dir_fd, d.name.c_str(), 0);
       }
     }
-    if (o.temp.empty() || ::close(o.fd) != 0) {
+    discard();
+  };
+  const bool several = outputs_.size() > 1;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    Output& o = *outputs_[i];
+    if (o.unnamed) {
+      const std::string proc = "/proc/self/fd/" + std::to_string(o.fd);
+      if (::linkat(AT_FDCWD, proc.c_str(), o.dir_fd, o.name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+        o.linked = true;
+      } else if (errno != EEXIST) {
+        fail(o, std::strerror(errno), error);
+        undo(i);
+        return false;
+      }
+      for (int attempt = 0; !o.linked && o.temp.empty() && attempt < 100; ++attempt) {
+        const std::string name = temp_name(o.name, kTempFileMarker);
+        o.temp_slot = register_temp(o.abs(name));
+        if (::linkat(AT_FDCWD, proc.c_str(), o.dir_fd, name.c_str(), AT_SYMLINK_FOLLOW) == 0) {
+          o.temp = name;
+          break;
+        }
+        const int e = errno;
+        unregister_temp(o.temp_slot);
+        if (e != EEXIST) {
+          fail(o, std::strerror(e), error);
+          undo(i);
+          return false;
+        }
+      }
+    }
+    const bool named = o.linked || !o.temp.empty();
+    if (!named || ::close(o.fd) != 0) {
       o.fd = -1;
-      fail(o, o.temp.empty() ? "cannot name the temporary file" : std::strerror(errno), error);
-      discard();
+      fail(o, !named ? "cannot name the temporary file" : std::strerror(errno), error);
+      undo(i);
       return false;
     }
     o.fd = -1;
-  }
-
-  // 2. The renames. With several outputs, each existing target is first hard-linked to a backup
-  // so a failed rename can be undone.
-  {
-    const bool several = outputs_.size() > 1;
-    for (size_t i = 0; i < outputs_.size(); ++i) {
-      Output& o = *outputs_[i];
-      struct stat now {};
-      if (several && ::fstatat(o.dir_fd, o.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0) {
-        const std::string name = temp_name(o.name, ".attn-bak-");
-        o.backup_slot = register_temp(o.abs(name));
-        if (::linkat(o.dir_fd, o.name.c_str(), o.dir_fd, name.c_str(), 0) == 0)
-          o.backup = name;
-        else
-          unregister_temp(o.backup_slot);  // no hard links here: this one cannot be put back
-      }
-      if (::renameat(o.dir_fd, o.temp.c_str(), o.dir_fd, o.name.c_str()) == 0) {
-        o.temp.clear();
-        unregister_temp(o.temp_slot);
-        continue;
-      }
-      fail(o, std::strerror(errno), error);
-      for (size_t j = 0; j < i; ++j) {  // undo the renames already done
-        Output& d = *outputs_[j];
-        if (!d.backup.empty()) {
-          if (::renameat(d.dir_fd, d.backup.c_str(), d.dir_fd, d.name.c_str()) == 0)
-            d.backup.clear(), unregister_temp(d.backup_slot);
-        } else if (!d.existed) {
-          ::unlinkat(d.dir_fd, d.name.c_str(), 0);
-        }
-      }
-      discard();
-      return false;
+    if (o.linked) continue;
+    struct stat now {};
+    if (several && ::fstatat(o.dir_fd, o.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0) {
+      const std::string name = temp_name(o.name, ".attn-bak-");
+      o.backup_slot = register_temp(o.abs(name));
+      if (::linkat(o.dir_fd, o.name.c_str(), o.dir_fd, name.c_str(), 0) == 0)
+        o.backup = name;
+      else
+        unregister_temp(o.backup_slot);  // no hard links here: this one cannot be put back
     }
+    if (::renameat(o.dir_fd, o.temp.c_str(), o.dir_fd, o.name.c_str()) == 0) {
+      o.temp.clear();
+      unregister_temp(o.temp_slot);
+      continue;
+    }
+    fail(o, std::strerror(errno), error);
+    undo(i);
+    return false;
   }
 
   // 3. Done: drop the backups and make the new names durable.
@@ -393,5 +499,93 @@ bool write_file_atomically(const std::string& path, const std::string& data, std
 }
 
 void use_named_temp_files_for_testing(bool on) { g_named_for_testing.store(on); }
+
+// ---------------------------------------------------------------- folders
+
+namespace {
+
+std::string parent_of(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  const size_t slash = p.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : p.substr(0, slash);
+}
+
+}  // namespace
+
+std::string check_output_folder(const std::string& path) {
+  if (path.empty()) return "the folder name is empty";
+  // The path itself, then its parents up to the first that exists: that one must be a folder
+  // this process may create entries in.
+  std::string p = path;
+  for (int depth = 0; depth < 4096; ++depth) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode))
+        return p == path
+                   ? "'" + path + "' exists and is " + file_kind_text(st.st_mode) + ", not a folder"
+                   : "'" + p + "' is " + file_kind_text(st.st_mode) + ", not a folder";
+      if (::access(p.c_str(), W_OK | X_OK) != 0)
+        return "cannot write in folder '" + p + "': " + std::strerror(errno);
+      return "";
+    }
+    if (errno != ENOENT) return "'" + p + "': " + std::strerror(errno);
+    const std::string up = parent_of(p);
+    if (up == p) break;
+    p = up;
+  }
+  return "'" + path + "': no existing folder above it";
+}
+
+NewFolder::~NewFolder() {
+  // Deepest first; rmdir removes only an empty folder, so nothing written is ever lost.
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    if (!kept_) ::rmdir(it->first.c_str());
+    if (it->second >= 0) g_dir_slots[it->second].state.store(0);
+  }
+}
+
+bool NewFolder::create(const std::string& path, std::string& error) {
+  if (std::string e = check_output_folder(path); !e.empty()) {
+    error = "cannot create folder '" + path + "': " + e;
+    return false;
+  }
+  // The missing folders, outermost first.
+  std::vector<std::string> missing;
+  for (std::string p = path;; p = parent_of(p)) {
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 || parent_of(p) == p) break;
+    missing.push_back(p);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    // Registered before it exists, so a signal between the two cannot leave it behind.
+    char* parent = ::realpath(parent_of(*it).c_str(), nullptr);
+    std::string absolute = *it;
+    if (parent) {
+      std::string base = *it;
+      while (base.size() > 1 && base.back() == '/') base.pop_back();
+      const size_t slash = base.find_last_of('/');
+      absolute =
+          std::string(parent) + "/" + (slash == std::string::npos ? base : base.substr(slash + 1));
+      std::free(parent);
+    }
+    const int slot = register_in(g_dir_slots, kDirSlots, absolute);
+    if (::mkdir(it->c_str(), 0777) != 0 && errno != EEXIST) {
+      const int e = errno;
+      if (slot >= 0) g_dir_slots[slot].state.store(0);
+      error = "cannot create folder '" + *it + "': " + std::strerror(e);
+      return false;
+    }
+    created_.emplace_back(absolute, slot);
+  }
+  return true;
+}
+
+void NewFolder::keep() {
+  kept_ = true;
+  for (auto& [path, slot] : created_)
+    if (slot >= 0) g_dir_slots[slot].state.store(0), slot = -1;
+}
 
 }  // namespace attn

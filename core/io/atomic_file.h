@@ -6,7 +6,9 @@
 //   ".NAME.attn-tmp-<16 random hex digits>" created with O_CREAT|O_EXCL|O_NOFOLLOW, so a planted
 //   file or symbolic link can never be written through. Named temporary files are removed on
 //   SIGINT, SIGTERM and SIGHUP; SIGKILL cannot be caught, so a leftover can only come from it,
-//   is recognisable by its name and is never reused.
+//   is recognisable by its name, is never reused, and is removed by the next write to its folder
+//   (sweep_stale_temp_files). An unnamed file whose target is new is linked under the target's
+//   name directly at commit, so it never has another name.
 // - Only regular files are replaced. A directory, FIFO, device or socket is refused; a symbolic
 //   link is followed (the file it points to is replaced, the link stays).
 // - The replacement keeps the target's permission bits and, where the process may set them, its
@@ -21,6 +23,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/input_file.h"
@@ -64,6 +67,42 @@ bool write_file_atomically(const std::string& path, const std::string& data, std
 void use_named_temp_files_for_testing(bool on);
 
 // The pattern of a named temporary file left by SIGKILL, for docs and tests: ".NAME.attn-tmp-".
+// The full name is ".NAME.attn-tmp-<16 random hex digits>-<writer's pid>-<boot id tag>".
 inline constexpr const char* kTempFileMarker = ".attn-tmp-";
+// A temporary file of ours whose writer cannot be told alive or dead (another machine on a shared
+// folder, an older name without a pid) is stale once untouched this long.
+inline constexpr long kStaleTempSeconds = 3600;
+
+// Removes the temporary files (.attn-tmp-, .attn-bak-) a killed writer left in `folder`: regular
+// files of this user whose writer process (this boot) no longer exists, or untouched for
+// kStaleTempSeconds when that cannot be told. A running writer's file is never removed. Every
+// AtomicOutputs::add does this for its folder. Returns how many it removed.
+int sweep_stale_temp_files(const std::string& folder);
+
+// ---- folders (docs/robustness.md, "No partial folders") ----
+// A command that writes a folder (lm init, lm train, lm bench's model, save_model) creates it only
+// when there is something complete to put in it: check_output_folder before any work, NewFolder
+// right before the files are committed.
+
+// "" when `path` is an existing folder this process may write in, or a missing one that could be
+// created (the nearest existing folder above it is writable); else why not. Creates nothing.
+std::string check_output_folder(const std::string& path);
+
+// Creates a folder and its missing parents right before its files are written. Until keep() the
+// folders it created are removed again (when still empty) by the destructor (an error on the way)
+// and on SIGINT/SIGTERM/SIGHUP (after the temporary files), so no empty folder is left behind.
+class NewFolder {
+ public:
+  NewFolder() = default;
+  ~NewFolder();
+  NewFolder(const NewFolder&) = delete;
+  NewFolder& operator=(const NewFolder&) = delete;
+  bool create(const std::string& path, std::string& error);
+  void keep();  // the files are in place
+
+ private:
+  std::vector<std::pair<std::string, int>> created_;  // absolute path, signal slot; outer first
+  bool kept_ = false;
+};
 
 }  // namespace attn

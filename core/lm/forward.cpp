@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 
 #include "lm/parallel.h"
 
@@ -82,7 +83,10 @@ void attention_forward(const S* qkv, int B, int T, int C, int NH, S* att, S* out
       const StridedMap<S> v(base + 2 * C, T, hs, OuterStride(3 * C));
       const size_t bh = (static_cast<size_t>(b) * NH + h) * T * T;
       Map<S> w(att + bh, T, T);
-      scores.noalias() = q * k.transpose() * scale;
+      // Two steps, the same numbers as `q * kᵀ * scale`: the product straight into `scores`
+      // (no (T, T) temporary per thread), then the scale in place.
+      scores.noalias() = q * k.transpose();
+      scores *= scale;
       for (int t = 0; t < T; ++t) {
         // Keys t2 ≤ t only (causal); the softmax subtracts the row's maximum for stability.
         S mx = -INFINITY;
@@ -209,6 +213,132 @@ void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int 
   ForwardOptions o = options;
   o.mlp = options.mlp && model.mlp;
   gpt_forward(model.params, tokens, B, T, a, o);
+}
+
+double forward_bytes(const Config& c, int B, int T, const ForwardOptions& o) {
+  const double BT = static_cast<double>(B) * T, L = c.n_layer, C = c.n_embd, NH = c.n_head,
+               F = c.mlp_size(), V = c.vocab_size;
+  // Per layer and token: ln1, qkv, att, atty, attproj, residual2, residual3 (+ two statistics);
+  // with the MLP also ln2, fch, fch_gelu, fcproj (+ two statistics).
+  double per_layer = C + 3 * C + NH * T + C + C + C + C + 2;
+  if (o.mlp) per_layer += C + F + F + C + 2;
+  // attention_forward's scratch: one (T, T) score matrix per (sequence, head) computed at once,
+  // at most B·NH of them (one per core in use).
+  const double scores = static_cast<double>(B) * NH * T * static_cast<double>(T);
+  const double floats = BT * C + L * BT * per_layer + BT * (C + 2) + scores +
+                        static_cast<double>(B) * (o.all_logits ? T : 1) * V;
+  return 4.0 * floats + 4.0 * BT;  // and the tokens
+}
+
+namespace {
+
+std::string gigabytes(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+std::string integer(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.0f", x);
+  return buf;
+}
+
+}  // namespace
+
+std::string check_forward_size(const Config& c, int B, int T, const ForwardOptions& o,
+                               double extra_bytes) {
+  const double bytes = forward_bytes(c, B, T, o) + extra_bytes;
+  if (bytes <= kMaxForwardBytes) return "";
+  const double cells = static_cast<double>(c.n_layer) * c.n_head * B * T * static_cast<double>(T);
+  return "the forward pass of " + std::to_string(B * static_cast<long long>(T)) +
+         " tokens is too "
+         "large: its attention weights alone are n_layer·n_head·n² = " +
+         std::to_string(c.n_layer) + "·" + std::to_string(c.n_head) + "·" + std::to_string(T) +
+         "² = " + integer(cells) + " floats, and it would need " + gigabytes(bytes) + " (" +
+         integer(bytes) + " bytes); at most " + gigabytes(kMaxForwardBytes) + " (" +
+         integer(kMaxForwardBytes) +
+         " bytes) are allowed (docs/robustness.md); give a shorter text";
+}
+
+namespace {
+
+// Where the first non-finite value of `n` floats is, or -1.
+long long first_non_finite(const float* p, size_t n) {
+  if (n == 0 || Eigen::Map<const Eigen::ArrayXf>(p, static_cast<Eigen::Index>(n)).allFinite())
+    return -1;
+  for (size_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) return static_cast<long long>(i);
+  return -1;
+}
+
+}  // namespace
+
+std::string check_forward_finite(const Config& c, const Activations& a) {
+  const int T = a.T, NH = c.n_head;
+  const size_t BT = static_cast<size_t>(a.B) * T;
+  std::string where;
+  // Checks `rows` rows of `width` floats; on a non-finite value sets `where`.
+  auto check = [&](const std::string& name, const float* p, size_t rows, size_t width,
+                   const char* column = "column", size_t per_sequence = 0, size_t first = 0) {
+    if (per_sequence == 0) per_sequence = static_cast<size_t>(T);
+    if (!where.empty() || width == 0) return;
+    const long long i = first_non_finite(p, rows * width);
+    if (i < 0) return;
+    const size_t row = static_cast<size_t>(i) / width, col = static_cast<size_t>(i) % width;
+    const float x = p[i];
+    std::string at = "token " + std::to_string(first + row % per_sequence);
+    if (a.B > 1) at = "sequence " + std::to_string(row / per_sequence) + ", " + at;
+    where = name + ": value overflows float32 (" +
+            (std::isnan(x) ? std::string("nan")
+             : x > 0       ? "inf"
+                           : "-inf") +
+            " at " + at + ", " + column + " " + std::to_string(col) + ")";
+  };
+  const auto C = static_cast<size_t>(c.n_embd), F = static_cast<size_t>(c.mlp_size());
+  check("the embeddings (wte + wpe)", a.encoded.data(), BT, C);
+  const bool mlp = !a.fch.empty();
+  for (int l = 0; l < c.n_layer && where.empty(); ++l) {
+    const size_t o = static_cast<size_t>(l) * BT;
+    const std::string L = "layer " + std::to_string(l) + ", ";
+    check(L + "ln_1 output", a.ln1.data() + o * C, BT, C);
+    check(L + "attention c_attn output (Q, K, V)", a.qkv.data() + o * 3 * C, BT, 3 * C);
+    if (where.empty()) {  // the weights are (B, NH, T, T): name the head and the query
+      const float* w = a.att.data() + o * NH * T;
+      const long long i = first_non_finite(w, BT * NH * T);
+      if (i >= 0) {
+        const size_t t2 = static_cast<size_t>(i) % T, rest = static_cast<size_t>(i) / T;
+        const size_t t = rest % T, h = (rest / T) % NH;
+        where = L + "attention weights (softmax of Q·Kᵀ/√d): value overflows float32 (" +
+                (std::isnan(w[i]) ? std::string("nan") : "inf") + " at head " + std::to_string(h) +
+                ", query " + std::to_string(t) + ", key " + std::to_string(t2) + ")";
+      }
+    }
+    check(L + "attention output (weights · V)", a.atty.data() + o * C, BT, C);
+    check(L + "attention c_proj output", a.attproj.data() + o * C, BT, C);
+    check(L + "residual after attention", a.residual2.data() + o * C, BT, C);
+    if (mlp) {
+      check(L + "ln_2 output", a.ln2.data() + o * C, BT, C);
+      check(L + "mlp c_fc output", a.fch.data() + o * F, BT, F);
+      check(L + "mlp GELU output", a.fch_gelu.data() + o * F, BT, F);
+      check(L + "mlp c_proj output", a.fcproj.data() + o * C, BT, C);
+    }
+    check(L + "residual after the MLP", a.residual3.data() + o * C, BT, C);
+  }
+  check("ln_f output", a.lnf.data(), BT, C);
+  check("the logits", a.logits.data(), static_cast<size_t>(a.B) * a.logits_T,
+        static_cast<size_t>(c.vocab_size), "vocabulary id", static_cast<size_t>(a.logits_T),
+        static_cast<size_t>(T - a.logits_T));
+  return where;
+}
+
+std::string checked_forward(const Model& model, const std::vector<int>& tokens, int B, int T,
+                            Activations& a, const ForwardOptions& options, double extra_bytes) {
+  ForwardOptions o = options;
+  o.mlp = options.mlp && model.mlp;
+  if (std::string e = check_forward_size(model.config, B, T, o, extra_bytes); !e.empty()) return e;
+  gpt_forward(model.params, tokens, B, T, a, o);
+  return check_forward_finite(model.config, a);
 }
 
 std::vector<double> softmax_probabilities(const float* logits, int V, double temperature) {

@@ -5,6 +5,7 @@
 // hs = C/NH, F MLP width, V vocabulary, L layers.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "lm/model.h"
@@ -90,6 +91,31 @@ void gpt_forward(const ParameterBuffer<S>& params, const std::vector<int>& token
 // The same for a loaded model; its MLP blocks are skipped when they are all zero (Model::mlp).
 void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int T,
                  Activations& acts, const ForwardOptions& options = {});
+
+// ---- the limits around a forward pass (docs/robustness.md) ----
+// The most the activations of one forward pass (and what a command keeps beside them) may take:
+// 1.5 GiB. GPT-2 small (12 layers × 12 heads) reading its whole context of 1024 tokens with the
+// logits of every position takes 1.44 GiB; a folder declaring n_positions 2^20 and given a long
+// text would ask for n_layer·n_head·n² floats of attention weights alone, terabytes.
+constexpr double kMaxForwardBytes = 1610612736.0;
+// The bytes of gpt_forward's activations for B sequences of T tokens (options.mlp and
+// options.all_logits as given), computed in double so no size overflows.
+double forward_bytes(const Config& c, int B, int T, const ForwardOptions& options);
+// "" when forward_bytes + extra_bytes ≤ kMaxForwardBytes, else an error with the sizes (the
+// tokens, L·NH·n² attention cells, the bytes and the limit). `extra_bytes` is what the caller
+// keeps beside the activations (e.g. `lm attention`'s copy of the weights).
+std::string check_forward_size(const Config& c, int B, int T, const ForwardOptions& options,
+                               double extra_bytes = 0);
+// "" when every value the forward pass computed is finite; else where the first non-finite one
+// appeared, in the order the pass computes them: "layer 0, attention c_attn output: value
+// overflows float32 (inf at token 3, column 5)". Finite weights can still overflow float32
+// (weights of 1e37 make Q·K infinite); nothing computed from such a pass may be shown.
+std::string check_forward_finite(const Config& c, const Activations& a);
+// The size check, the pass, the finiteness check: "" when the activations may be used, else the
+// error (and `a` is not to be read).
+std::string checked_forward(const Model& model, const std::vector<int>& tokens, int B, int T,
+                            Activations& a, const ForwardOptions& options = {},
+                            double extra_bytes = 0);
 
 // Softmax of logits / temperature in double precision, as probabilities (temperature > 0).
 std::vector<double> softmax_probabilities(const float* logits, int V, double temperature = 1.0);

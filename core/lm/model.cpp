@@ -201,12 +201,6 @@ bool load_model(const std::string& folder_in, Model& out, std::string& error) {
 
 bool save_model(const Model& m, const std::string& folder, std::string& error,
                 const std::string& dtype, const std::string& prefix) {
-  std::error_code ec;
-  std::filesystem::create_directories(folder, ec);
-  if (!is_dir(folder)) {
-    error = "cannot create folder '" + folder + "': " + ec.message();
-    return false;
-  }
   std::vector<SafetensorsTensor> tensors;
   for (int pi = 0; pi < kNumParams; ++pi) {
     const auto p = static_cast<Param>(pi);
@@ -217,17 +211,23 @@ bool save_model(const Model& m, const std::string& folder, std::string& error,
   }
   // The four files together or none of them (io/atomic_file.h): a folder is never left with a
   // new config.json beside an old model.safetensors.
-  AtomicOutputs files;
+  // The bytes first: a missing folder is created only when its files are complete (NewFolder,
+  // docs/robustness.md), and removed again if they cannot be written.
   const std::pair<const char*, std::string> parts[] = {
       {"config.json", gpt2_config_json(m.config)},
       {"model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})},
       {"vocab.json", m.tokenizer.vocab_json()},
       {"merges.txt", m.tokenizer.merges_txt()}};
+  NewFolder dir;
+  if (!dir.create(folder, error)) return false;
+  AtomicOutputs files;
   for (const auto& [name, bytes] : parts) {
     const int index = files.add(folder + "/" + name, error);
     if (index < 0 || !files.write(index, bytes, error)) return false;
   }
-  return files.commit(error);
+  if (!files.commit(error)) return false;
+  dir.keep();
+  return true;
 }
 
 void init_random(Model& m, const Config& c, uint64_t seed, float std) {

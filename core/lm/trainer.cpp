@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "train/shards.h"
@@ -35,12 +36,52 @@ std::string check_train_options(const TrainOptions& o) {
   if (o.batch < 1) return "batch: at least 1";
   if (o.steps < 1) return "steps: at least 1";
   if (o.warmup < 0) return "warmup: not negative";
-  if (!(o.lr > 0) || o.lr > 1) return "lr: expected a number in (0, 1]";
-  if (o.min_lr_ratio < 0 || o.min_lr_ratio > 1) return "min_lr_ratio: expected a ratio in [0, 1]";
-  if (o.weight_decay < 0 || o.weight_decay > 1) return "weight_decay: expected [0, 1]";
+  // Written so that NaN fails each test (every comparison with NaN is false).
+  if (!(o.lr > 0 && o.lr <= 1)) return "lr: expected a number in (0, 1]";
+  if (!(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1))
+    return "min_lr_ratio: expected a ratio in [0, 1]";
+  if (!(o.weight_decay >= 0 && o.weight_decay <= 1)) return "weight_decay: expected [0, 1]";
+  if (!(o.init_std > 0 && o.init_std <= 1)) return "init_std: expected a number in (0, 1]";
+  if (!(o.clip >= 0) || !std::isfinite(o.clip)) return "clip: expected a finite number >= 0";
   if (o.threads < 1) return "threads: at least 1";
   if (o.eval_every < 1) return "eval_every: at least 1";
   return "";
+}
+
+double parameter_count(const Config& c) {
+  const double L = c.n_layer, C = c.n_embd, F = c.mlp_size();
+  return static_cast<double>(c.vocab_size) * C + static_cast<double>(c.n_positions) * C +
+         L * (2 * C + 3 * C * C + 3 * C + C * C + C + 2 * C + C * F + F + F * C + C) + 2 * C;
+}
+
+double training_bytes(const TrainOptions& o, int vocab_size) {
+  Config c;
+  c.n_layer = o.n_layer;
+  c.n_head = o.n_head;
+  c.n_embd = o.n_embd;
+  c.n_positions = o.context;
+  c.vocab_size = vocab_size;
+  ForwardOptions f;
+  f.mlp = !o.attention_only;
+  const double params = parameter_count(c) * 4.0 * (4.0 + o.threads);
+  // The backward pass's scratch is about as large as the activations it differentiates.
+  const double batch = 2.0 * forward_bytes(c, o.batch, o.context, f);
+  const double eval = forward_bytes(c, o.heldout_sequences + o.probe_sequences, o.context, f);
+  return params + batch + eval;
+}
+
+std::string check_train_memory(const TrainOptions& o, int vocab_size) {
+  const double bytes = training_bytes(o, vocab_size);
+  if (bytes <= kMaxTrainBytes) return "";
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "n_layer %d, n_head %d, n_embd %d, context %d, batch %d: training would need "
+                "%.1f GB (%.0f bytes: %.0f parameters, the batch's activations and their "
+                "gradients); at most %.1f GB (%.0f bytes) are allowed (docs/robustness.md)",
+                o.n_layer, o.n_head, o.n_embd, o.context, o.batch, bytes / 1e9, bytes,
+                parameter_count(Config{o.n_layer, o.n_head, o.n_embd, o.context, vocab_size}),
+                kMaxTrainBytes / 1e9, kMaxTrainBytes);
+  return buf;
 }
 
 PhaseChange detect_phase_change(const std::vector<EvalPoint>& h) {

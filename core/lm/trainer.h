@@ -42,6 +42,20 @@ struct TrainOptions {
 // train, else "".
 std::string check_train_options(const TrainOptions& o);
 
+// The most memory building and training a model may take (docs/robustness.md): 4 GiB. Flags in
+// their documented ranges can ask for far more (48 layers × 64 heads, n_embd 4096, context and
+// batch 4096: petabytes); such a run is refused before anything is read or created.
+constexpr double kMaxTrainBytes = 4294967296.0;
+// The parameters of a model of config c (every tensor of ParamLayout), in double: no overflow.
+double parameter_count(const Config& c);
+// What training with `o` on a vocabulary of at most `vocab_size` tokens takes: the parameters,
+// their gradient, AdamW's two moments and a gradient per thread, the batch's activations and their
+// gradients, and the held-out evaluation's activations.
+double training_bytes(const TrainOptions& o, int vocab_size);
+// "" when training_bytes(o, vocab_size) ≤ kMaxTrainBytes, else an error with the bytes and the
+// limit.
+std::string check_train_memory(const TrainOptions& o, int vocab_size);
+
 // The figures at one step.
 struct EvalPoint {
   long step = 0;

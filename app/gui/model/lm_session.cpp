@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 
 #include "lm/train_data.h"
 
@@ -17,7 +18,12 @@ std::unique_ptr<LmRun> lm_forward_run(std::shared_ptr<const lm::Model> model,
   r->tokens = lm::display_tokens(r->model->tokenizer, ids);
   lm::ForwardOptions o;
   o.all_logits = false;  // the chart needs the last position only
-  lm::gpt_forward(*r->model, ids, 1, static_cast<int>(ids.size()), r->acts, o);
+  // A pass that overflows float32 is an error naming where, shown instead of nan cells (the
+  // job hands the message to poll()); start_compute checked the size.
+  if (std::string e =
+          lm::checked_forward(*r->model, ids, 1, static_cast<int>(ids.size()), r->acts, o);
+      !e.empty())
+    throw std::runtime_error(e);
   r->scores = lm::head_scores(r->model->config, r->acts);
   return r;
 }
@@ -112,6 +118,16 @@ void LmSession::start_compute() {
     error_ = "The sentence has " + std::to_string(ids.size()) + " tokens; " + model_->name +
              " reads at most " + std::to_string(model_->config.n_positions) + ".";
     return;
+  }
+  {  // Too large to run is said now, before a worker allocates gigabytes (docs/robustness.md).
+    lm::ForwardOptions o;
+    o.all_logits = false;
+    o.mlp = model_->mlp;
+    if (std::string e = lm::check_forward_size(model_->config, 1, static_cast<int>(ids.size()), o);
+        !e.empty()) {
+      error_ = "The sentence has " + std::to_string(ids.size()) + " tokens: " + e + ".";
+      return;
+    }
   }
   error_.clear();
   if (compute_.running()) {
