@@ -128,12 +128,15 @@ void register_gui(CLI::App& app, Action& action) {
                   "open the seq2seq window on this model: a file or a shipped name ('seq2seq "
                   "models')")
       ->check(non_empty());
-  cmd->add_option("--lesson", opts->lesson,
-                  "open a lesson: a file or a built-in lesson's name ('lessons')")
-      ->check(non_empty());
+  CLI::Option* lesson = cmd->add_option("--lesson", opts->lesson,
+                                        "open a lesson: a file or a built-in lesson's name "
+                                        "('lessons')")
+                            ->check(non_empty());
+  // Without --lesson there is no step to open: a usage error, not a flag silently ignored.
   cmd->add_option("--lesson-step", opts->lesson_step,
                   "with --lesson: the step to open on (1-based)")
-      ->check(CLI::Range(1, 100000));
+      ->check(CLI::Range(1, 100000))
+      ->needs(lesson);
   auto* class_mode = cmd->add_flag("--class-mode", opts->class_mode,
                                    "start class mode: students answer the lesson's questions "
                                    "from their own browsers (View → Class mode)");

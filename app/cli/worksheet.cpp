@@ -120,7 +120,9 @@ void register_worksheet(CLI::App& app, Action& action) {
         o.variant = "seed " + std::to_string(*a->seed);
       }
       std::unique_ptr<Backend> backend = make_backend_or_throw("cpu");
-      const AttentionTrace trace = compute_scenario_trace(s, *backend);
+      AttentionTrace trace = compute_scenario_trace(s, *backend);
+      // Long tokens are cut before the sheet or its narration is laid out.
+      clip_worksheet_tokens(trace);
       std::string error = check_worksheet(trace, o);
       if (!error.empty())
         throw CliError{kExitUsage, name_fields(error, {{"head", "--head"}, {"paper", "--paper"}})};

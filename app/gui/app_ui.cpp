@@ -7,7 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <string>
+#include <vector>
 
+#include "attention/format.h"
 #include "gui/model/layout.h"
 #include "gui/model/lesson_player.h"
 #include "gui/panel_class.h"
@@ -34,23 +37,50 @@ void Ui::run_deferred() {
   for (auto& f : now) f();
 }
 
+namespace {
+
+// ImGui 1.86 reserves 4 vertices per byte of a text it draws, and one draw of more than 65,536
+// vertices aborts ("too many vertices in ImDrawList using 16-bit indices"): a text the helpers
+// draw or measure is cut to this many bytes first (docs/robustness.md). Lessons bound their own
+// strings well below it (core/lessons/lesson.h); this holds for any other text as well.
+constexpr size_t kMaxDrawnTextBytes = 8000;
+
+// The length of the character that starts at s[k] (1 for a stray continuation byte).
+size_t char_length(const std::string& s, size_t k) {
+  size_t n = 1;
+  while (k + n < s.size() && (static_cast<unsigned char>(s[k + n]) & 0xC0) == 0x80) ++n;
+  return n;
+}
+
+}  // namespace
+
 std::string elide_to_width(const std::string& text, float width) {
-  if (ImGui::CalcTextSize(text.c_str()).x <= width) return text;
-  std::string shown = text;
-  while (!shown.empty() && ImGui::CalcTextSize((shown + "…").c_str()).x > width) {
-    // One whole UTF-8 character off the end: its continuation bytes, then its lead byte.
-    while (!shown.empty() && (static_cast<unsigned char>(shown.back()) & 0xC0) == 0x80)
-      shown.pop_back();
-    if (!shown.empty()) shown.pop_back();
+  if (text.size() <= kMaxDrawnTextBytes && ImGui::CalcTextSize(text.c_str()).x <= width)
+    return text;
+  // The longest prefix of whole characters that fits with "…": found by bisection over the
+  // character boundaries, so a long text costs O(n log n), not a measure per character.
+  std::vector<size_t> ends{0};  // byte length after each character
+  for (size_t k = 0; k < text.size() && k < kMaxDrawnTextBytes;) {
+    k += char_length(text, k);
+    ends.push_back(k);
   }
-  return shown + "…";
+  size_t lo = 0, hi = ends.size() - 1;  // ends[lo] fits (0 always does); find the largest
+  while (lo < hi) {
+    const size_t mid = (lo + hi + 1) / 2;
+    if (ImGui::CalcTextSize((text.substr(0, ends[mid]) + "…").c_str()).x <= width)
+      lo = mid;
+    else
+      hi = mid - 1;
+  }
+  return text.substr(0, ends[lo]) + "…";
 }
 
 float item_content_bottom() {
   return ImGui::GetItemRectMax().y - ImGui::GetWindowPos().y + ImGui::GetScrollY();
 }
 
-void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bottoms) {
+void text_wrapped_at_spaces(const std::string& full, std::vector<float>* line_bottoms) {
+  const std::string text = clip_utf8(full, kMaxDrawnTextBytes);
   const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
   size_t start = 0;
   while (start <= text.size()) {
@@ -90,7 +120,7 @@ void help_marker(const char* text) {
   if (ImGui::IsItemHovered()) {
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-    ImGui::TextUnformatted(text);
+    ImGui::TextUnformatted(clip_utf8(text, kMaxDrawnTextBytes).c_str());
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
   }

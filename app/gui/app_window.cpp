@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "attention/format.h"
+#include "gui/files/imgui_ini.h"
 #include "gui/gui.h"
 #include "gui/gui_setup.h"
 #include "gui/heatmap_texture.h"
@@ -264,7 +265,14 @@ int run_gui(const GuiOptions& o) {
   ImGuiIO& io = ImGui::GetIO();
   // Layout persists per user; scripted runs use the default layout so screenshots are stable.
   const std::string ini = cfg.empty() ? "" : cfg + "/imgui.ini";
-  io.IniFilename = ini.empty() ? nullptr : ini.c_str();
+  // ImGui never opens the file itself: it is read here through the project's bounded reader and
+  // saved below when ImGui asks (gui/files/imgui_ini.h).
+  io.IniFilename = nullptr;
+  if (!ini.empty() && !load_imgui_ini(ini, error)) {
+    const std::string note = printable_text(error) + "; starting with the default layout";
+    std::cerr << "warning: " << note << "\n";
+    state.set_message(note, true);
+  }
   ui.reset_layout = ini.empty();
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   glfwSetKeyCallback(window, on_key);  // in front of the backend's: see KeyTaps
@@ -407,6 +415,7 @@ int run_gui(const GuiOptions& o) {
     ImGui::NewFrame();
     draw_app(ui);
     ImGui::Render();
+    if (!ini.empty() && io.WantSaveIniSettings) save_imgui_ini(ini, error);
     int fb_w = 0, fb_h = 0;
     glfwGetFramebufferSize(window, &fb_w, &fb_h);
     glViewport(0, 0, fb_w, fb_h);
@@ -486,6 +495,7 @@ int run_gui(const GuiOptions& o) {
   if (!cfg.empty()) {
     std::string e;
     write_file_atomically(cfg + "/settings.ini", settings_text(user_settings(ui)), e);
+    save_imgui_ini(ini, e);
     // Closing the window while "Recover?" is still asked keeps the file for the next start.
     if (state.recovery_removable_at_exit()) state.discard_recovery();
   }

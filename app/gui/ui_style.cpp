@@ -6,28 +6,18 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
 
+#include "attention/format.h"
+#include "gui/files/font_file.h"
 #include "gui/ui.h"
 
 namespace attn {
 namespace {
-
-const char* const kFontDirs[] = {"/usr/share/fonts/truetype/dejavu/", "/usr/share/fonts/dejavu/",
-                                 "/usr/local/share/fonts/"};
-
-// $ATTN_FONT_DIR first, then Debian's folders (the exports find fonts through fontconfig).
-std::string find_font(const char* file) {
-  std::error_code ec;
-  if (const char* env = std::getenv("ATTN_FONT_DIR"); env && *env) {
-    std::string p = std::string(env) + "/" + file;
-    if (std::filesystem::exists(p, ec)) return p;
-  }
-  for (const char* d : kFontDirs) {
-    std::string p = std::string(d) + file;
-    if (std::filesystem::exists(p, ec)) return p;
-  }
-  return "";
-}
 
 // Latin, combining marks (the tilde of Linformer's k̃, drawn over the letter before it: the
 // marks have no advance), Greek, super/subscripts (ᵀ ₖ), Latin Extended Additional (Linformer's
@@ -41,13 +31,59 @@ const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0300, 0x036F, 0x0370, 0x03FF, 0x1D0
 const ImWchar kNumberRanges[] = {0x0020, 0x007E, 0x00B7, 0x00B7, 0x2026, 0x2026, 0x2212,
                                  0x2212, 0x221E, 0x221E, 0x2248, 0x2248, 0};
 
-ImFont* add(const char* file, float px, const ImWchar* ranges = kRanges) {
+const char* const kFontDirs[] = {"/usr/share/fonts/truetype/dejavu/", "/usr/share/fonts/dejavu/",
+                                 "/usr/local/share/fonts/"};
+
+// A font file read and checked once (font_file.h), kept for the process's life: ImGui bakes from
+// these bytes on every font rebuild (the atlas does not own them), and a file that failed is
+// not tried again. `why` says what was wrong with the files passed over.
+struct LoadedFont {
+  std::string bytes, why;
+};
+
+// $ATTN_FONT_DIR first, then Debian's folders (the exports find fonts through fontconfig): the
+// first file named `file` that is a usable font.
+const LoadedFont& find_font(const char* file) {
+  static std::map<std::string, LoadedFont> loaded;
+  auto [it, fresh] = loaded.try_emplace(file);
+  if (!fresh) return it->second;
+  std::vector<std::string> dirs;
+  if (const char* env = std::getenv("ATTN_FONT_DIR"); env && *env) dirs.push_back(env);
+  for (const char* d : kFontDirs) dirs.push_back(d);
+  for (const std::string& d : dirs) {
+    const std::string p = d + (d.back() == '/' ? "" : "/") + file;
+    std::error_code ec;
+    // Any kind of file is tried (a FIFO or a folder too, which the reader refuses without
+    // waiting): only a name that is not there is passed over in silence.
+    if (!std::filesystem::exists(std::filesystem::symlink_status(p, ec))) continue;
+    std::string error;
+    if (read_font_file(p, kRanges, it->second.bytes, error)) return it->second;
+    it->second.why += (it->second.why.empty() ? "" : "; ") + error;
+  }
+  return it->second;
+}
+
+ImFont* add(Ui& ui, const char* file, float px, const ImWchar* ranges = kRanges) {
   ImGuiIO& io = ImGui::GetIO();
-  std::string path = find_font(file);
+  const LoadedFont& font = find_font(file);
+  static std::set<std::string> warned;
+  if (!font.why.empty() && warned.insert(file).second) {
+    // Said once per file, on stderr and in the status bar; the app goes on with what it has.
+    const std::string note =
+        printable_text(font.why) +
+        (font.bytes.empty() ? "; using the built-in font" : "; using the next one found");
+    std::cerr << "warning: " << note << "\n";
+    ui.state.set_message(note, true);
+  }
   ImFontConfig cfg;
   cfg.OversampleH = 2;
   cfg.OversampleV = 1;
-  if (!path.empty()) return io.Fonts->AddFontFromFileTTF(path.c_str(), px, &cfg, ranges);
+  if (!font.bytes.empty()) {
+    cfg.FontDataOwnedByAtlas = false;  // the bytes stay in find_font's cache
+    void* data = const_cast<char*>(font.bytes.data());
+    return io.Fonts->AddFontFromMemoryTTF(data, static_cast<int>(font.bytes.size()), px, &cfg,
+                                          ranges);
+  }
   // Without DejaVu the app still runs; the built-in font lacks the mathematical symbols.
   ImFontConfig d;
   d.SizePixels = px;
@@ -59,14 +95,14 @@ ImFont* add(const char* file, float px, const ImWchar* ranges = kRanges) {
 void load_fonts(Ui& ui, float px) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  ui.font_regular = add("DejaVuSans.ttf", px);
-  ui.font_bold = add("DejaVuSans-Bold.ttf", px);
-  ui.font_mono = add("DejaVuSansMono.ttf", px * 0.95f);
-  ui.font_title = add("DejaVuSans-Bold.ttf", px * 1.35f);
-  ui.font_narration = add("DejaVuSansMono.ttf", std::round(px * 0.85f));
+  ui.font_regular = add(ui, "DejaVuSans.ttf", px);
+  ui.font_bold = add(ui, "DejaVuSans-Bold.ttf", px);
+  ui.font_mono = add(ui, "DejaVuSansMono.ttf", px * 0.95f);
+  ui.font_title = add(ui, "DejaVuSans-Bold.ttf", px * 1.35f);
+  ui.font_narration = add(ui, "DejaVuSansMono.ttf", std::round(px * 0.85f));
   // Drawn scaled down to the cells; baked at the largest size a cell number takes.
   ui.font_cells =
-      add("DejaVuSans.ttf", std::clamp(std::round(px * 2.2f), 24.0f, 128.0f), kNumberRanges);
+      add(ui, "DejaVuSans.ttf", std::clamp(std::round(px * 2.2f), 24.0f, 128.0f), kNumberRanges);
   ui.font_built_px = px;
   io.FontDefault = ui.font_regular;
   io.Fonts->Build();

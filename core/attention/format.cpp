@@ -27,6 +27,15 @@ std::string format_fixed(double x, int decimals, bool unicode) {
   return s;
 }
 
+std::string clip_utf8(const std::string& s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t end = max_bytes;
+  // Back to the start of the character that would be cut (at most 3 continuation bytes).
+  while (end > 0 && max_bytes - end < 4 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80)
+    --end;
+  return s.substr(0, end) + "…";
+}
+
 std::string printable_text(const std::string& s) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;

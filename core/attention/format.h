@@ -17,6 +17,11 @@ std::string format_fixed(double x, int decimals, bool unicode = false);
 // not UTF-8 become "\xHH"; printable UTF-8 is kept as it is.
 std::string printable_text(const std::string& s);
 
+// `s` cut to at most `max_bytes` bytes at a UTF-8 character boundary, with "…" (3 more bytes)
+// after it when anything was cut: long labels and titles are shortened before they are laid out
+// or drawn, so their cost does not grow with what a file holds (docs/robustness.md).
+std::string clip_utf8(const std::string& s, size_t max_bytes);
+
 // The engine's messages name the fields they are about ("n_embd: 48 is not a positive multiple
 // of n_head 5"); each front end says them in its own words: the command line its flags, the app
 // the labels of its controls. Each (field, words) pair replaces the field where the message

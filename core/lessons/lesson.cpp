@@ -29,15 +29,82 @@ using ordered = nlohmann::ordered_json;
   throw_field_error(field, what);
 }
 
+// "12,345": counts in the limits' messages.
+std::string with_commas(uint64_t n) {
+  std::string s = std::to_string(n);
+  for (int at = static_cast<int>(s.size()) - 3; at > 0; at -= 3) s.insert(at, ",");
+  return s;
+}
+
+// A string of at most `limit` bytes: every string of a lesson is bounded (lesson.h), so a title
+// or a choice of 30,000 characters is an error here rather than a window that cannot draw it or
+// a worksheet that takes a minute to lay it out.
+std::string read_text(const json& j, const std::string& field, size_t limit) {
+  std::string s = read_json_string(j, field);
+  if (s.size() > limit)
+    fail(field, "is " + with_commas(s.size()) + " bytes long; at most " + with_commas(limit) +
+                    " are allowed (docs/lessons.md)");
+  return s;
+}
+// The strings a lesson names things with (examples, models, tabs, stages, properties).
+std::string read_name(const json& j, const std::string& field) {
+  return read_text(j, field, kMaxLessonLineBytes);
+}
+
 // Text: a string or an array of strings (paragraphs), so long text can be written line by line.
 std::vector<std::string> read_paragraphs(const json& j, const std::string& field) {
-  if (j.is_string()) return {j.get<std::string>()};
+  if (j.is_string()) return {read_text(j, field, kMaxLessonTextBytes)};
   if (!j.is_array())
     fail(field, "expected a string or an array of strings, got " + json_type_name(j));
+  if (j.size() > kMaxLessonParagraphs)
+    fail(field, "has " + with_commas(j.size()) + " paragraphs; at most " +
+                    std::to_string(kMaxLessonParagraphs) + " are allowed (docs/lessons.md)");
   std::vector<std::string> out;
   for (size_t i = 0; i < j.size(); ++i)
-    out.push_back(read_json_string(j[i], field + "[" + std::to_string(i) + "]"));
+    out.push_back(read_text(j[i], field + "[" + std::to_string(i) + "]", kMaxLessonTextBytes));
   return out;
+}
+
+uint64_t stack_bytes(const HeadStack& h) {
+  uint64_t n = 0;
+  for (const Matrix& m : h) n += static_cast<uint64_t>(m.size()) * sizeof(float) + sizeof(Matrix);
+  return n;
+}
+
+// What a scenario holds in memory, roughly: its numbers and tokens (lesson.h,
+// kMaxLessonScenarioBytes).
+uint64_t scenario_bytes(const Scenario& s) {
+  uint64_t n = sizeof(Scenario) + s.name.size() + s.description.size();
+  for (const auto* tokens : {&s.query_tokens, &s.key_tokens})
+    for (const std::string& t : *tokens) n += sizeof(std::string) + t.size();
+  n += stack_bytes(s.qkv.q) + stack_bytes(s.qkv.k) + stack_bytes(s.qkv.v);
+  const ProjectionSpec& p = s.projection;
+  n += static_cast<uint64_t>(p.x.size() + p.x_kv.size() + p.w_o.size() + p.b_o.size()) *
+       sizeof(float);
+  n += stack_bytes(p.w_q) + stack_bytes(p.w_k) + stack_bytes(p.w_v);
+  const AttentionOptions& o = s.options;
+  n += stack_bytes(o.mask.custom) + stack_bytes(o.mask.bias) + o.mask.global.size() * sizeof(int);
+  n += stack_bytes(o.variants.linformer.e) + stack_bytes(o.variants.linformer.f);
+  n += stack_bytes(o.variants.multi_token.kq_conv) + stack_bytes(o.variants.multi_token.head_mix);
+  if (o.additive)
+    n += static_cast<uint64_t>(o.additive->w_q.size() + o.additive->w_k.size() +
+                               o.additive->v.size()) *
+         sizeof(float);
+  return n;
+}
+
+// "" when the step's scenario traces within kMaxLessonTraceCells, else why not.
+std::string lesson_trace_size_error(const Scenario& s) {
+  const long long heads =
+      static_cast<long long>(s.use_projection ? s.projection.w_q.size() : s.qkv.q.size());
+  const long long cells = heads * static_cast<long long>(s.query_tokens.size()) *
+                          static_cast<long long>(s.keys().size());
+  if (cells <= kMaxLessonTraceCells) return "";
+  return "the step's scenario is too large for a lesson: its trace would hold H·n_q·n_k = " +
+         std::to_string(heads) + "·" + std::to_string(s.query_tokens.size()) + "·" +
+         std::to_string(s.keys().size()) + " = " + with_commas(static_cast<uint64_t>(cells)) +
+         " cells per stage; a lesson's steps hold at most " +
+         with_commas(static_cast<uint64_t>(kMaxLessonTraceCells)) + " (docs/robustness.md)";
 }
 
 // "FILE: " + message; a parse error of the scenario code already starts with its source.
@@ -88,7 +155,7 @@ struct UnknownStage {
 };
 
 StageId read_stage(const json& j, const std::string& field) {
-  const std::string name = read_json_string(j, field);
+  const std::string name = read_name(j, field);
   if (std::optional<StageId> id = stage_from_name(name)) return *id;
   throw UnknownStage{field, name};
 }
@@ -106,7 +173,7 @@ AnswerRef read_answer(const json& j, const std::string& field, QuestionKind kind
     if (j.contains("stage")) a.stage = read_stage(j["stage"], field + ".stage");
   }
   if (j.contains("property")) {
-    a.property = read_json_string(j["property"], field + ".property");
+    a.property = read_name(j["property"], field + ".property");
     if (std::find(kProperties.begin(), kProperties.end(), a.property) == kProperties.end()) {
       std::string list;
       for (const auto& p : kProperties) list += (list.empty() ? "" : ", ") + p;
@@ -122,7 +189,7 @@ AnswerRef read_answer(const json& j, const std::string& field, QuestionKind kind
     a.col = read_json_int(j["col"], field + ".col", 0);
   }
   if (j.contains("pick")) {
-    const std::string p = read_json_string(j["pick"], field + ".pick");
+    const std::string p = read_name(j["pick"], field + ".pick");
     if (p != "largest" && p != "smallest")
       fail(field + ".pick", "expected \"largest\" or \"smallest\", got \"" + p + "\"");
     a.smallest = p == "smallest";
@@ -136,7 +203,7 @@ LessonQuestion read_question(const json& j) {
   check_json_keys(j, f, {"kind", "prompt", "answer", "tolerance", "choices", "explanation"});
   LessonQuestion q;
   if (!j.contains("kind")) fail(f + ".kind", "missing field (number, key or statement)");
-  const std::string kind = read_json_string(j["kind"], f + ".kind");
+  const std::string kind = read_name(j["kind"], f + ".kind");
   if (kind == "number")
     q.kind = QuestionKind::kNumber;
   else if (kind == "key")
@@ -146,10 +213,10 @@ LessonQuestion read_question(const json& j) {
   else
     fail(f + ".kind", "unknown kind \"" + kind + "\"; expected number, key or statement");
   if (!j.contains("prompt")) fail(f + ".prompt", "missing field");
-  q.prompt = read_json_string(j["prompt"], f + ".prompt");
+  q.prompt = read_text(j["prompt"], f + ".prompt", kMaxLessonLineBytes);
   if (q.prompt.empty()) fail(f + ".prompt", "is empty");
   if (j.contains("explanation"))
-    q.explanation = read_json_string(j["explanation"], f + ".explanation");
+    q.explanation = read_text(j["explanation"], f + ".explanation", kMaxLessonTextBytes);
   if (q.kind == QuestionKind::kStatement) {
     for (const char* k : {"answer", "tolerance"})
       if (j.contains(k))
@@ -158,6 +225,10 @@ LessonQuestion read_question(const json& j) {
     const json& c = j["choices"];
     if (!c.is_array() || c.size() < 2)
       fail(f + ".choices", "expected an array of at least two choices");
+    if (c.size() > kMaxLessonChoices)
+      fail(f + ".choices", "has " + with_commas(c.size()) + " choices; at most " +
+                               std::to_string(kMaxLessonChoices) +
+                               " are allowed (docs/lessons.md)");
     int correct = 0;
     for (size_t i = 0; i < c.size(); ++i) {
       const std::string fi = f + ".choices[" + std::to_string(i) + "]";
@@ -165,7 +236,7 @@ LessonQuestion read_question(const json& j) {
       check_json_keys(c[i], fi, {"text", "correct"});
       Choice ch;
       if (!c[i].contains("text")) fail(fi + ".text", "missing field");
-      ch.text = read_json_string(c[i]["text"], fi + ".text");
+      ch.text = read_text(c[i]["text"], fi + ".text", kMaxLessonLineBytes);
       if (c[i].contains("correct")) {
         if (!c[i]["correct"].is_boolean())
           fail(fi + ".correct", "expected true or false, got " + json_type_name(c[i]["correct"]));
@@ -266,13 +337,13 @@ LessonStep read_step(const json& j, const StepContext& c) {
                    "stage", "head", "select", "highlight", "decimals", "question"});
   LessonStep s;
   if (!j.contains("title")) fail("title", "missing field");
-  s.title = read_json_string(j["title"], "title");
+  s.title = read_text(j["title"], "title", kMaxLessonTitleBytes);
   if (j.contains("text")) s.text = read_paragraphs(j["text"], "text");
-  if (j.contains("formula")) s.formula = read_json_string(j["formula"], "formula");
+  if (j.contains("formula")) s.formula = read_text(j["formula"], "formula", kMaxLessonLineBytes);
   if (j.contains("example") && j.contains("scenario"))
     fail("scenario", "give either example or scenario, not both");
   if (j.contains("example")) {
-    s.example = read_json_string(j["example"], "example");
+    s.example = read_name(j["example"], "example");
     std::string error;
     std::optional<Scenario> sc = load_example(s.example, error);
     if (!sc) fail("example", error);
@@ -282,7 +353,7 @@ LessonStep read_step(const json& j, const StepContext& c) {
     std::string error;
     std::optional<Scenario> sc;
     if (sj.is_string()) {
-      s.scenario_file = sj.get<std::string>();
+      s.scenario_file = read_name(sj, "scenario");
       const fs::path p = fs::path(s.scenario_file).is_absolute()
                              ? fs::path(s.scenario_file)
                              : fs::path(c.dir) / s.scenario_file;
@@ -317,11 +388,11 @@ LessonStep read_step(const json& j, const StepContext& c) {
     if (!m.is_object()) fail("seq2seq", "expected an object {\"model\", \"tab\"}");
     check_json_keys(m, "seq2seq", {"model", "tab"});
     if (m.contains("model")) {
-      s.seq2seq_model = read_json_string(m["model"], "seq2seq.model");
+      s.seq2seq_model = read_name(m["model"], "seq2seq.model");
       std::string error;
       if (!resolve_shipped(kSeq2seqModels, s.seq2seq_model, error)) fail("seq2seq.model", error);
     }
-    s.seq2seq_tab = m.contains("tab") ? read_json_string(m["tab"], "seq2seq.tab") : "translate";
+    s.seq2seq_tab = m.contains("tab") ? read_name(m["tab"], "seq2seq.tab") : "translate";
     if (s.seq2seq_tab != "translate" && s.seq2seq_tab != "live" && s.seq2seq_tab != "bottleneck")
       fail("seq2seq.tab", "expected translate, live or bottleneck, got \"" + s.seq2seq_tab + "\"");
   }
@@ -329,18 +400,18 @@ LessonStep read_step(const json& j, const StepContext& c) {
     const json& m = j["lm"];
     if (!m.is_object()) fail("lm", "expected an object {\"model\", \"text\", \"tab\"}");
     check_json_keys(m, "lm", {"model", "text", "tab", "layer", "head", "position"});
-    if (m.contains("text")) s.lm_text = read_json_string(m["text"], "lm.text");
+    if (m.contains("text")) s.lm_text = read_name(m["text"], "lm.text");
     if (m.contains("layer")) s.lm_layer = read_json_int(m["layer"], "lm.layer", 0);
     if (m.contains("head")) s.lm_head = read_json_int(m["head"], "lm.head", 0);
     if (m.contains("position")) s.lm_position = read_json_int(m["position"], "lm.position", 0);
     if ((s.lm_layer < 0) != (s.lm_head < 0))
       fail(s.lm_layer < 0 ? "lm.layer" : "lm.head", "give layer and head together");
-    s.lm_tab = m.contains("tab") ? read_json_string(m["tab"], "lm.tab") : "model";
+    s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "model";
     const std::set<std::string> tabs = {"model", "heads", "next", "roles", "circuit", "kv"};
     if (!tabs.count(s.lm_tab))
       fail("lm.tab", "expected model, heads, next, roles, circuit or kv, got \"" + s.lm_tab + "\"");
     if (!m.contains("model")) fail("lm.model", "missing field");
-    s.lm_model = read_json_string(m["model"], "lm.model");
+    s.lm_model = read_name(m["model"], "lm.model");
     std::string error;
     if (!resolve_shipped(kLmModels, s.lm_model, error)) fail("lm.model", error);
   }
@@ -360,6 +431,9 @@ LessonStep read_step(const json& j, const StepContext& c) {
   if (j.contains("highlight")) {
     const json& h = j["highlight"];
     if (!h.is_array()) fail("highlight", "expected an array of [QUERY] or [QUERY, KEY]");
+    if (h.size() > kMaxLessonHighlights)
+      fail("highlight", "has " + with_commas(h.size()) + " cells; at most " +
+                            with_commas(kMaxLessonHighlights) + " are allowed (docs/lessons.md)");
     for (size_t i = 0; i < h.size(); ++i) {
       const std::string f = "highlight[" + std::to_string(i) + "]";
       if (!h[i].is_array() || h[i].empty() || h[i].size() > 2)
@@ -379,6 +453,8 @@ LessonStep read_step(const json& j, const StepContext& c) {
     fail(u.field, "unknown stage '" + u.name + "' for this scenario; expected one of " +
                       stage_names(lesson_step_trace(s), u.field == "stage"));
   }
+  const std::string too_large = lesson_trace_size_error(s.scenario);
+  if (!too_large.empty()) fail(j.contains("scenario") ? "scenario" : "example", too_large);
   check_against_trace(s, lesson_step_trace(s));
   return s;
 }
@@ -425,20 +501,33 @@ std::optional<Lesson> parse_lesson(const std::string& text, const std::string& p
     if (j.contains("version") && read_json_int(j["version"], "version", 0) != 1)
       fail("version", "unsupported lesson version; expected 1");
     if (!j.contains("title")) fail("title", "missing field");
-    lesson.title = read_json_string(j["title"], "title");
-    if (j.contains("summary")) lesson.summary = read_json_string(j["summary"], "summary");
+    lesson.title = read_text(j["title"], "title", kMaxLessonTitleBytes);
+    if (j.contains("summary"))
+      lesson.summary = read_text(j["summary"], "summary", kMaxLessonLineBytes);
     if (!j.contains("steps")) fail("steps", "missing field");
     const json& steps = j["steps"];
     if (!steps.is_array() || steps.empty()) fail("steps", "expected a non-empty array of steps");
+    // Refused before any step is read: each step computes its trace and keeps its scenario.
+    if (steps.size() > kMaxLessonSteps)
+      fail("steps", "the lesson has " + with_commas(steps.size()) + " steps; at most " +
+                        with_commas(kMaxLessonSteps) + " are read (docs/robustness.md)");
+    lesson.steps.reserve(steps.size());  // c.previous points into it
     StepContext c;
     c.dir = fs::path(path).parent_path().string();
+    uint64_t held = 0;  // what the steps' scenarios hold so far
     for (size_t i = 0; i < steps.size(); ++i) {
       where = "step " + std::to_string(i + 1);
       if (steps[i].is_object() && steps[i].contains("title") && steps[i]["title"].is_string())
-        where += " (" + quoted(steps[i]["title"].get<std::string>()) + ")";
+        where += " (" + quoted(clip_utf8(steps[i]["title"].get<std::string>(), 60)) + ")";
       where += ": ";
       lesson.steps.push_back(read_step(steps[i], c));
       c.previous = &lesson.steps.back();
+      const LessonStep& st = lesson.steps.back();
+      held += scenario_bytes(st.scenario) + scenario_bytes(st.base);
+      if (held > kMaxLessonScenarioBytes)
+        fail("scenario", "the steps' scenarios up to this one hold " + byte_size_text(held) +
+                             "; a lesson holds at most " + byte_size_text(kMaxLessonScenarioBytes) +
+                             " (each step keeps its own copy; docs/robustness.md)");
     }
   } catch (const JsonFieldError& e) {
     error = path + ": " + where + e.message();
@@ -449,7 +538,7 @@ std::optional<Lesson> parse_lesson(const std::string& text, const std::string& p
 
 std::optional<Lesson> load_lesson_file(const std::string& path, std::string& error) {
   std::string text;
-  if (!read_text_file(path, text, error)) return std::nullopt;
+  if (!read_input_file(path, kMaxLessonFileBytes, text, error)) return std::nullopt;
   return parse_lesson(text, path, error);
 }
 
@@ -461,12 +550,12 @@ std::vector<LessonInfo> list_course(std::string& error) {
     // Titles only: a full parse computes every step's trace, and a menu needs none of that.
     std::string text, e;
     LessonInfo info{it.path, it.name, ""};
-    if (read_text_file(it.path, text, e)) {
+    if (read_input_file(it.path, kMaxLessonFileBytes, text, e)) {
       const json j = json::parse(text, nullptr, false);
       if (j.is_object() && j.contains("title") && j["title"].is_string())
-        info.title = j["title"].get<std::string>();
+        info.title = clip_utf8(j["title"].get<std::string>(), kMaxLessonTitleBytes);
       if (j.is_object() && j.contains("summary") && j["summary"].is_string())
-        info.summary = j["summary"].get<std::string>();
+        info.summary = clip_utf8(j["summary"].get<std::string>(), kMaxLessonLineBytes);
     }
     out.push_back(info);
   }
@@ -688,7 +777,7 @@ bool append_step_to_file(const std::string& path, const std::string& title,
   std::error_code ec;
   if (fs::exists(path, ec)) {
     std::string text;
-    if (!read_text_file(path, text, error)) return false;
+    if (!read_input_file(path, kMaxLessonFileBytes, text, error)) return false;
     std::string ignored;
     if (check_json_depth(text, kMaxJsonDepth, ignored))
       lesson = ordered::parse(text, nullptr, false);

@@ -4,6 +4,8 @@
 // file, the step and the field; the built-in course lives in data_dir()/lessons/.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,6 +93,24 @@ constexpr int kLessonDecimals = 2;
 inline int shown_decimals(const LessonStep& s) {
   return s.decimals >= 0 ? s.decimals : kLessonDecimals;
 }
+
+// Limits on what a lesson file may hold (docs/robustness.md, docs/lessons.md): the loader refuses
+// more with an error naming the field and the step, so a lesson costs a bounded amount of memory
+// and time to read, draw and print. Strings are counted in bytes of UTF-8.
+constexpr uint64_t kMaxLessonFileBytes = 4 * 1024 * 1024;  // the file
+constexpr size_t kMaxLessonSteps = 500;                    // steps in a lesson
+constexpr size_t kMaxLessonTitleBytes = 200;               // the lesson's and each step's title
+constexpr size_t kMaxLessonLineBytes = 1000;   // summary, formula, prompt, choice, names, lm.text
+constexpr size_t kMaxLessonTextBytes = 4000;   // one paragraph of text, an explanation
+constexpr size_t kMaxLessonParagraphs = 50;    // paragraphs in a step's text
+constexpr size_t kMaxLessonChoices = 10;       // choices of a statement question
+constexpr size_t kMaxLessonHighlights = 1000;  // highlighted cells of a step
+// What the steps' scenarios may hold together (each step keeps its scenario and the one before
+// its variants; a step that names none copies the previous one): Q, K, V, projections and
+// tokens, in bytes. And each step's trace, checked when the lesson is read, at most this many
+// cells per stage (H·n_q·n_k).
+constexpr uint64_t kMaxLessonScenarioBytes = 256ull * 1024 * 1024;
+constexpr long long kMaxLessonTraceCells = 1LL << 20;
 
 struct Lesson {
   std::string title, summary;

@@ -15,9 +15,10 @@ namespace {
 // Which scenario a question is asked on, in words: the example or file, and the settings that
 // change its numbers.
 std::string setup_of(const LessonStep& step, const AttentionTrace& t) {
-  std::string s = !step.example.empty()         ? "Example “" + step.example + "”"
-                  : !step.scenario_file.empty() ? "Scenario " + step.scenario_file
-                                                : "Scenario “" + step.scenario.name + "”";
+  std::string s = !step.example.empty() ? "Example “" + step.example + "”"
+                  : !step.scenario_file.empty()
+                      ? "Scenario " + step.scenario_file
+                      : "Scenario “" + clip_utf8(step.scenario.name, 100) + "”";
   const std::string mask = mask_summary(t.mask);
   if (!mask.empty()) s += " · " + mask;
   if (t.scale_overridden) s += " · scale " + format_fixed(t.scale, 4, true);
@@ -138,6 +139,8 @@ std::optional<LessonSheet> lesson_sheet(const Lesson& lesson, std::vector<Attent
     const LessonStep& step = lesson.steps[i];
     if (!step.question) continue;
     traces.push_back(lesson_step_trace(step));
+    // Tokens as the sheet prints them (labels, options, answers), shortened before any layout.
+    clip_worksheet_tokens(traces.back());
     const AttentionTrace& t = traces.back();
     const LessonQuestion& q = *step.question;
     SheetQuestion sq;

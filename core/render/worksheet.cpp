@@ -60,8 +60,9 @@ class Flow {
   void space(double dy) { y_ += dy; }
 
   // `hang`: lines after the first start this much further right (numbered items).
-  void paragraph(const std::string& s, const Font& f, Rgb color = kInk, double after = 6,
+  void paragraph(const std::string& text, const Font& f, Rgb color = kInk, double after = 6,
                  double indent = 0, const std::string& cls = "text", double hang = 0) {
+    const std::string s = clip_utf8(text, kWorksheetMaxParagraphBytes);
     const double h = text_.paragraph_height(s, f, width() - indent, 1, hang);
     ensure(h);
     items().push_back(
@@ -154,7 +155,7 @@ struct Work {
 
 std::string label(const std::vector<std::string>& tokens, int i) {
   if (i < static_cast<int>(tokens.size()) && !tokens[i].empty()) {
-    std::string s = tokens[i];
+    std::string s = clip_utf8(tokens[i], kWorksheetMaxTokenBytes);
     for (char& c : s)
       if (static_cast<unsigned char>(c) < 0x20) c = ' ';
     return s;
@@ -494,6 +495,11 @@ std::string footer(const Work& w, const WorksheetOptions& o, bool key) {
 }
 
 }  // namespace
+
+void clip_worksheet_tokens(AttentionTrace& trace) {
+  for (auto* tokens : {&trace.query_tokens, &trace.key_tokens, &trace.input_key_tokens})
+    for (std::string& t : *tokens) t = clip_utf8(t, kWorksheetMaxTokenBytes);
+}
 
 std::string check_worksheet(const AttentionTrace& t, const WorksheetOptions& o) {
   if (o.head < 0 || o.head >= std::max(1, t.num_heads))

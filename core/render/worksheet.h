@@ -104,4 +104,13 @@ constexpr double kKeyMinFont = 10;
 // The largest shapes a worksheet takes: rows, keys and dimensions each at most this.
 constexpr int kWorksheetMaxSize = 8;
 
+// A token on a worksheet is a label of a grid and a word in the worked arithmetic: longer tokens
+// are cut to this many bytes with "…" before anything is laid out, so a sheet's time and size do
+// not grow with a token's length (docs/robustness.md). Paragraphs are cut at the second limit.
+constexpr size_t kWorksheetMaxTokenBytes = 40;
+constexpr size_t kWorksheetMaxParagraphBytes = 8000;
+// The trace's query and key tokens cut to kWorksheetMaxTokenBytes: what every worksheet (and its
+// key's narration) is made from.
+void clip_worksheet_tokens(AttentionTrace& trace);
+
 }  // namespace attn

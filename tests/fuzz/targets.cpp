@@ -91,10 +91,18 @@ bool write_whole(const std::string& path, const std::string& bytes) {
 
 const std::vector<Target>& targets() {
   static const std::vector<Target> all = {
-      {"scenario_json", scenario_json}, {"npy", npy},
-      {"seq2seq_model", seq2seq_model}, {"safetensors", safetensors},
-      {"gpt2_config", gpt2_config},     {"gpt2_tokenizer", gpt2_tokenizer},
-      {"gpt2_folder", gpt2_folder},     {"hf_tokenizer", hf_tokenizer},
+      {"scenario_json", scenario_json},
+      {"npy", npy},
+      {"seq2seq_model", seq2seq_model},
+      {"safetensors", safetensors},
+      {"gpt2_config", gpt2_config},
+      {"gpt2_tokenizer", gpt2_tokenizer},
+      {"gpt2_folder", gpt2_folder},
+      {"hf_tokenizer", hf_tokenizer},
+      // The app's own files and lessons (targets_app.cpp).
+      {"lesson", lesson},
+      {"imgui_ini", imgui_ini},
+      {"font", font},
   };
   return all;
 }

@@ -33,5 +33,12 @@ int gpt2_tokenizer(const uint8_t* data, size_t size);
 int gpt2_folder(const uint8_t* data, size_t size);
 // A Hugging Face tokenizer.json, optionally followed by a NUL byte and a text to encode.
 int hf_tokenizer(const uint8_t* data, size_t size);
+// A lesson file (parse_lesson): an accepted lesson keeps every documented limit.
+int lesson(const uint8_t* data, size_t size);
+// The app's imgui.ini: sanitized, then read by ImGui itself (targets_app.cpp).
+int imgui_ini(const uint8_t* data, size_t size);
+// A font file: checked as the app checks one (without the trial bake); stb_truetype then reads
+// every table, metric and outline of an accepted font, which must all lie inside it.
+int font(const uint8_t* data, size_t size);
 
 }  // namespace attn::fuzz

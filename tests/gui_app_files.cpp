@@ -1,0 +1,115 @@
+// Issue 28, classes 7 and 10 in the app: the text helpers draw a text of any length without
+// ImGui's 16-bit index limit aborting the frame, and fonts from ATTN_FONT_DIR that are garbage, a
+// FIFO or /dev/zero are passed over with a warning while the app runs on (docs/robustness.md).
+#include <gtest/gtest.h>
+#include <imgui.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "gui/ui.h"
+#include "lessons/lesson.h"
+#include "npy_fixture.h"
+#include "reference.h"
+
+namespace attn {
+namespace {
+
+using test::run_cli;
+using test::temp_dir;
+using test::temp_path;
+using test::write_bytes;
+
+TEST(TextHelpers, TextsOfAnyLengthAreDrawnWithinImGuisIndexLimit) {
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = {1600, 1000};
+  io.DeltaTime = 1.0f / 60;
+  // As the app's OpenGL 3 renderer: meshes may pass 65,536 vertices between draws, never within
+  // one text.
+  io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
+  unsigned char* px = nullptr;
+  int w = 0, h = 0;
+  io.Fonts->GetTexDataAsAlpha8(&px, &w, &h);
+  std::string words;
+  while (words.size() < 30000) words += "attention ";
+  const std::string one_word(30000, 'x');
+  ImGui::NewFrame();
+  ImGui::SetNextWindowPos({0, 0});
+  // Sized to its content, so every line is visible and drawn (the case that aborted).
+  ImGui::Begin("long", nullptr, ImGuiWindowFlags_AlwaysAutoResize);
+  text_wrapped_at_spaces(words);
+  text_disabled_wrapped(one_word);
+  const std::string elided = elide_to_width(one_word, 300);
+  ImGui::TextUnformatted(elided.c_str());
+  ImGui::End();
+  ImGui::Render();
+  ASSERT_NE(ImGui::GetDrawData(), nullptr);
+  EXPECT_LE(ImGui::CalcTextSize(elided.c_str()).x, 300);
+  EXPECT_EQ(elided.substr(elided.size() - 3), "…");
+  EXPECT_GT(elided.size(), 10u);
+  // A text that fits is left whole.
+  EXPECT_EQ(elide_to_width("short", 300), "short");
+  ImGui::DestroyContext();
+}
+
+class UnderXvfb : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* d = std::getenv("DISPLAY");
+    if (!d || !*d) GTEST_SKIP() << "DISPLAY is not set: run under xvfb-run (scripts/test.sh does)";
+  }
+};
+
+TEST_F(UnderXvfb, BrokenFontsInTheFontFolderArePassedOverWithAWarning) {
+  const std::string dir = temp_dir("fonts");
+  ASSERT_TRUE(write_bytes(dir + "/DejaVuSans.ttf", std::string(5000, 'g')));
+  ASSERT_EQ(::mkfifo((dir + "/DejaVuSans-Bold.ttf").c_str(), 0600), 0);
+  ASSERT_EQ(::symlink("/dev/zero", (dir + "/DejaVuSansMono.ttf").c_str()), 0);
+  const std::string shot = temp_path("fonts.png");
+  const test::CliResult r =
+      run_cli("gui --example fear-is --screenshot " + shot + " --frames 3", "ATTN_FONT_DIR=" + dir);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: cannot use font '" + dir + "/DejaVuSans.ttf'"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("DejaVuSans-Bold.ttf': it is a FIFO"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("character device"), std::string::npos) << r.err;
+  struct stat st {};
+  EXPECT_EQ(::stat(shot.c_str(), &st), 0);
+  // A folder in place of a font.
+  const std::string dir2 = temp_dir("fonts2");
+  ASSERT_EQ(::mkdir((dir2 + "/DejaVuSans.ttf").c_str(), 0700), 0);
+  const test::CliResult r2 =
+      run_cli("gui --example fear-is --screenshot " + temp_path("f2.png") + " --frames 2",
+              "ATTN_FONT_DIR=" + dir2);
+  EXPECT_EQ(r2.status, 0) << r2.err;
+  EXPECT_NE(r2.err.find("directory"), std::string::npos) << r2.err;
+}
+
+TEST_F(UnderXvfb, ALessonAtEveryStringLimitIsDrawn) {
+  // The longest strings a lesson may hold (core/lessons/lesson.h), drawn by the real app in a
+  // window and in presentation mode: no frame may abort on ImGui's vertex limit.
+  std::string paragraph;
+  while (paragraph.size() + 10 <= kMaxLessonTextBytes) paragraph += "attention ";
+  std::string text = "[";
+  for (size_t i = 0; i < kMaxLessonParagraphs; ++i) text += (i ? ", \"" : "\"") + paragraph + "\"";
+  text += "]";
+  const std::string lesson =
+      "{\"title\": \"" + std::string(kMaxLessonTitleBytes, 'T') + "\", \"steps\": [{\"title\": \"" +
+      std::string(kMaxLessonTitleBytes, 'S') + "\", \"example\": \"fear-is\", \"formula\": \"" +
+      std::string(kMaxLessonLineBytes, 'f') + "\", \"text\": " + text + "}]}";
+  const std::string path = temp_path("limits-lesson.json");
+  ASSERT_TRUE(write_bytes(path, lesson));
+  for (const char* extra : {"--size 1280x720", "--size 1600x1000 --presentation"}) {
+    SCOPED_TRACE(extra);
+    const test::CliResult r = run_cli("gui --lesson " + path + " " + extra + " --screenshot " +
+                                      temp_path("limits.png") + " --frames 3");
+    EXPECT_EQ(r.status, 0) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace attn
