@@ -22,28 +22,10 @@ namespace {
 using test::file_exists;
 using test::npy_fixture;
 using test::read_bytes;
+using test::run_capped;
 using test::run_cli;
 using test::temp_path;
 using test::write_bytes;
-
-// Sanitizer builds reserve terabytes of address space, so `ulimit -v` only bounds memory in the
-// plain builds; the sanitizer run still checks every exit status and file.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-// Runs the command with its address space capped at `mib` MiB (plain builds).
-test::CliResult run_capped(const std::string& args, int mib) {
-  return run_cli(args, kSanitized ? "" : "ulimit -v " + std::to_string(mib * 1024) + ";");
-}
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 

@@ -19,27 +19,10 @@ namespace attn {
 namespace {
 
 using nlohmann::json;
+using test::run_capped;
 using test::run_cli;
 using test::temp_path;
 using test::write_bytes;
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-// The command with its address space capped at `mib` MiB (plain builds; sanitizer builds
-// reserve terabytes of address space).
-test::CliResult run_capped(const std::string& args, int mib) {
-  return run_cli(args, kSanitized ? "" : "ulimit -v " + std::to_string(mib * 1024) + ";");
-}
 
 void expect_usage_error(const test::CliResult& r, const std::vector<std::string>& words) {
   EXPECT_EQ(r.status, 2) << r.err;
@@ -169,7 +152,7 @@ TEST(RobustLessons, WhatTheStepsHoldIsBoundedAndRefusedWithTheNumbers) {
   // where the copies pass the limit. Getting there handles 256 MiB of scenarios, step by step:
   // a second in a plain build, ten minutes at -O0 under the sanitizers, so only the plain build
   // runs this case (its memory is what it checks, and ulimit only bounds plain builds anyway).
-  if (!kSanitized) {
+  if (!test::kSanitized) {
     json j;
     j["title"] = "Copies";
     j["steps"] = json::array({{{"title", "big"}, {"scenario", inline_scenario(500, 256)}}});

@@ -33,15 +33,6 @@
 namespace attn::fuzz {
 namespace {
 
-[[noreturn]] void broken(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "fuzz invariant broken: %s\n%s\n", what, detail.c_str());
-  std::abort();
-}
-
-std::string bytes_of(const uint8_t* data, size_t size) {
-  return std::string(reinterpret_cast<const char*>(data), size);
-}
-
 // The readers take paths: the bytes become a file of this process (a memfd is a regular file,
 // so it passes the input opener) whose /proc path is returned. Closed by the caller.
 struct MemFile {

@@ -6,9 +6,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 namespace attn::fuzz {
+
+// A target's invariant failed: says which, and aborts (libFuzzer keeps the input).
+[[noreturn]] inline void broken(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "fuzz invariant broken: %s\n%s\n", what, detail.c_str());
+  std::abort();
+}
+
+// The input as bytes (libFuzzer may pass a null pointer with size 0).
+inline std::string bytes_of(const uint8_t* data, size_t size) {
+  return size ? std::string(reinterpret_cast<const char*>(data), size) : std::string();
+}
 
 // Returns 0 (libFuzzer's convention); a broken invariant aborts.
 using TargetFn = int (*)(const uint8_t* data, size_t size);

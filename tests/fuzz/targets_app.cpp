@@ -22,15 +22,6 @@
 namespace attn::fuzz {
 namespace {
 
-[[noreturn]] void broken(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "fuzz invariant broken: %s\n%s\n", what, detail.c_str());
-  std::abort();
-}
-
-std::string bytes_of(const uint8_t* data, size_t size) {
-  return size ? std::string(reinterpret_cast<const char*>(data), size) : std::string();
-}
-
 // The app's ranges (gui/ui_style.cpp).
 const ImWchar kRanges[] = {0x0020, 0x00FF, 0x0300, 0x036F, 0x0370, 0x03FF, 0x1D00, 0x1DBF,
                            0x1E00, 0x1EFF, 0x2000, 0x22FF, 0x2500, 0x26FF, 0};

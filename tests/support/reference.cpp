@@ -177,6 +177,10 @@ static std::string slurp(const std::string& path) {
   return s.str();
 }
 
+CliResult run_capped(const std::string& args, int mib) {
+  return run_cli(args, kSanitized ? "" : "ulimit -v " + std::to_string(mib * 1024) + ";");
+}
+
 CliResult run_cli(const std::string& args, const std::string& env) {
   CliResult r;
   std::string out = temp_path("stdout.txt"), err = temp_path("stderr.txt");

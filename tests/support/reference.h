@@ -42,6 +42,22 @@ struct CliResult {
 };
 // `env` is prepended to the command, e.g. "OCL_ICD_VENDORS=/empty".
 CliResult run_cli(const std::string& args, const std::string& env = "");
+// Whether this build runs under AddressSanitizer.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+// run_cli with the command's address space capped at `mib` MiB. Plain builds only: sanitizer
+// builds reserve terabytes of address space, so there it runs uncapped (the tests still check
+// every exit status and file).
+CliResult run_capped(const std::string& args, int mib);
 
 // A fresh path under the test temp folder.
 std::string temp_path(const std::string& name);
