@@ -1,6 +1,7 @@
 // `attention-lab lm`: GPT-2-format models on the command line: the tokens of a text, every
 // layer's and head's attention weights, the next-token distribution, and a speed benchmark; and
 // the scenario of one real head for trace, explain and export (--model).
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -10,15 +11,18 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <random>
 
 #include "attention/format.h"
 #include "attention/scenario.h"
 #include "cli/cli.h"
 #include "cli/options.h"
 #include "io/atomic_file.h"
+#include "io/llama_config.h"
 #include "io/mapped_file.h"
 #include "io/npy.h"
 #include "lm/forward.h"
+#include "lm/generate.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"
 #include "lm/rollout.h"
@@ -42,7 +46,9 @@ std::vector<int> tokenize_or_throw(const lm::Model& m, const std::string& text) 
   if (!lm::valid_utf8(text, &bad))
     throw CliError{kExitUsage, "--text: not valid UTF-8 (byte " + std::to_string(bad) + ")"};
   if (text.empty()) throw CliError{kExitUsage, "--text: empty; give at least one character"};
-  std::vector<int> ids = m.tokenizer.encode(text);
+  std::vector<int> ids;
+  std::string error;
+  if (!m.tokenizer.encode(text, ids, error)) throw CliError{kExitUsage, "--text: " + error};
   if (static_cast<int>(ids.size()) > m.config.n_positions)
     throw CliError{kExitUsage, "--text: " + std::to_string(ids.size()) +
                                    " tokens, more than the model's n_positions = " +
@@ -363,13 +369,18 @@ int run_bench(const BenchArgs& a) {
   std::vector<int> ids = m.tokenizer.encode(text);
   ids.resize(static_cast<size_t>(T));
 
-  const double L = c.n_layer, C = c.n_embd, F = c.mlp_size(), V = c.vocab_size;
-  // Multiply-adds ×2: the four matrix products per layer, Q·Kᵀ and weights·V over the causal
-  // half, and the output layer.
-  const double layer_flops = L * (2.0 * T * (3 * C * C + C * C + 2 * C * F) + 2.0 * T * T * C);
-  std::printf("model: %s (%d layers, %d heads, n_embd %d, vocab %d, %.1f M parameters, %s)\n",
-              printable_text(folder).c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size,
-              static_cast<double>(m.params.total()) / 1e6, m.dtype.c_str());
+  const double L = c.n_layer, C = c.n_embd, F = c.mlp_size(), V = c.vocab_size, W = c.qkv_width(),
+               Q = c.q_dim();
+  // Multiply-adds ×2: the matrix products per layer (Q | K | V, the output projection, the MLP's
+  // two or three), Q·Kᵀ and weights·V over the causal half, and the output layer.
+  const double mlp_products = c.llama_family() ? 3 : 2;
+  const double layer_flops =
+      L * (2.0 * T * (C * W + Q * C + mlp_products * C * F) + 2.0 * T * T * Q);
+  std::printf(
+      "model: %s (%s, %d layers, %d query heads, %d K/V heads, hidden %d, vocab %d, %.1f "
+      "M parameters, %s)\n",
+      printable_text(folder).c_str(), arch_name(c.arch), c.n_layer, c.n_head, c.kv_heads(),
+      c.n_embd, c.vocab_size, m.parameter_count() / 1e6, m.dtype.c_str());
   std::printf("load (map, convert, check every weight, tokenizer): %.3f s\n", load_s);
   lm::Activations acts;
   for (bool all : {false, true}) {
@@ -416,9 +427,37 @@ int run_bench(const BenchArgs& a) {
         "time %.1f ms\n",
         S, S, S, median(times) * 1e3, 2.0 * S * S * S / median(times) / 1e9, median(cpu) * 1e3);
   }
+  // Generation with the KV cache: the prompt (the first min(T, 64) tokens) once, then one token
+  // at a time, greedy.
+  {
+    constexpr int kNew = 32;
+    const int prompt = std::min(T, 64);
+    if (prompt + kNew <= c.n_positions) {
+      lm::Generator gen(m);
+      t0 = std::chrono::steady_clock::now();
+      if (std::string e = gen.feed({ids.begin(), ids.begin() + prompt}); !e.empty())
+        throw CliError{kExitUsage, m.name + ": " + e};
+      const double prompt_s = seconds_since(t0);
+      std::mt19937_64 rng(0);
+      t0 = std::chrono::steady_clock::now();
+      const double c0 = process_cpu_seconds();
+      for (int i = 0; i < kNew; ++i)
+        if (std::string e = gen.feed({lm::choose_next_token(gen.logits(), 0, 0, rng)}); !e.empty())
+          throw CliError{kExitUsage, m.name + ": " + e};
+      const double gen_s = seconds_since(t0), gen_cpu = process_cpu_seconds() - c0;
+      std::printf(
+          "generate: %d-token prompt %.1f ms, then %d tokens at %.1f tokens/s (%.1f ms each; "
+          "CPU time %.1f ms each); KV cache %.2f MB\n",
+          prompt, prompt_s * 1e3, kNew, kNew / gen_s, gen_s / kNew * 1e3, gen_cpu / kNew * 1e3,
+          gen.cache_bytes() / 1e6);
+    }
+  }
   t0 = std::chrono::steady_clock::now();
   const auto scores = lm::head_scores(c, acts);
   std::printf("head scores of all %zu heads: %.2f ms\n", scores.size(), seconds_since(t0) * 1e3);
+  rusage ru{};
+  ::getrusage(RUSAGE_SELF, &ru);
+  std::printf("peak resident memory: %.0f MB\n", static_cast<double>(ru.ru_maxrss) / 1024.0);
   return kExitOk;
 }
 
@@ -436,35 +475,160 @@ void register_bench_lm(CLI::App& parent, Action& action) {
   cmd->callback([&action, a] { action = [a] { return run_bench(*a); }; });
 }
 
+// ---- lm generate ----
+
+struct GenerateArgs : LmArgs {
+  int tokens = 20, top_k = 0;
+  uint64_t seed = 0;
+  bool ids = false;
+};
+
+// Generated text for the terminal: its lines kept, control characters and broken UTF-8 escaped
+// (printable_text) within each.
+std::string terminal_text(const std::string& text) {
+  std::string out;
+  size_t at = 0;
+  while (true) {
+    const size_t nl = text.find('\n', at);
+    out += printable_text(text.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+    if (nl == std::string::npos) break;
+    out += '\n';
+    at = nl + 1;
+  }
+  return out;
+}
+
+int run_generate(const GenerateArgs& a) {
+  const lm::Model m = load_model_or_throw(a.model);
+  const std::vector<int> prompt = tokenize_or_throw(m, a.text);
+  const lm::Config& c = m.config;
+  if (static_cast<int>(prompt.size()) + a.tokens > c.n_positions)
+    throw CliError{kExitUsage, "--tokens: the text's " + std::to_string(prompt.size()) +
+                                   " tokens and " + std::to_string(a.tokens) +
+                                   " more would pass the model's n_positions = " +
+                                   std::to_string(c.n_positions)};
+  lm::Generator gen(m);
+  std::mt19937_64 rng(a.seed);
+  const std::vector<int> stop = lm::end_of_text_ids(m);
+  std::vector<int> made;
+  std::string out;
+  if (std::string e = gen.feed(prompt); !e.empty()) throw CliError{kExitUsage, m.name + ": " + e};
+  for (int i = 0; i < a.tokens; ++i) {
+    const int next = lm::choose_next_token(gen.logits(), a.temperature, a.top_k, rng);
+    if (std::find(stop.begin(), stop.end(), next) != stop.end()) break;
+    made.push_back(next);
+    if (a.ids) out += std::to_string(next) + '\t' + vocab_spelling(m.tokenizer, next) + '\n';
+    if (i + 1 < a.tokens)
+      if (std::string e = gen.feed({next}); !e.empty())
+        throw CliError{kExitUsage, m.name + ": " + e};
+  }
+  // Printed whole at the end: an error part-way leaves nothing half-printed.
+  if (!a.ids) out = terminal_text(m.tokenizer.decode(made)) + "\n";
+  std::cout << out;
+  return kExitOk;
+}
+
+void register_generate(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "generate", "Continue the text token by token with a KV cache (greedy unless sampling)");
+  auto a = std::make_shared<GenerateArgs>();
+  a->temperature = 0;
+  add_model_text(*cmd, *a);
+  cmd->add_option("--tokens", a->tokens, "how many tokens to add (default 20)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--temperature", a->temperature,
+                  "0 (default): the most likely token each step; above 0: sample from "
+                  "softmax(logits / T)")
+      ->check(finite_in(0.0, 1e3));
+  cmd->add_option("--top-k", a->top_k, "sample among the K most likely only (default: all)")
+      ->check(CLI::Range(0, 1 << 22));
+  cmd->add_option("--seed", a->seed, "random seed for sampling (default 0)")
+      ->check(unsigned_integer());
+  cmd->add_flag("--ids", a->ids, "one line per new token, ID<TAB>TOKEN, instead of the text");
+  cmd->callback([&action, a] { action = [a] { return run_generate(*a); }; });
+}
+
 // ---- lm init ----
 
 struct InitArgs {
-  std::string out, corpus, dtype = "F32";
-  int layers = 4, heads = 4, embd = 64, positions = 128, merges = 500;
+  std::string out, corpus, dtype, arch = "gpt2";
+  // -1: the architecture's default (GPT-2: a small model; the Llama family: SmolLM2-135M's shape)
+  int layers = -1, heads = -1, kv_heads = -1, embd = -1, mlp = -1, head_dim = -1, vocab = -1,
+      positions = -1, window = -1, merges = 500;
+  double rope_theta = -1;
   uint64_t seed = 1;
   float std = 0.02f;
 };
 
+// The config `lm init` writes: the flags given, the architecture's defaults for the rest.
+lm::Config init_config(const InitArgs& a, int tokenizer_size) {
+  lm::Config c;
+  auto pick = [](int flag, int fallback) { return flag >= 0 ? flag : fallback; };
+  if (a.arch == "gpt2") {
+    c.n_layer = pick(a.layers, 4);
+    c.n_head = pick(a.heads, 4);
+    c.n_embd = pick(a.embd, 64);
+    c.n_positions = pick(a.positions, 128);
+    c.vocab_size = tokenizer_size;
+    return c;
+  }
+  c.arch = a.arch == "llama"     ? LmArch::kLlama
+           : a.arch == "mistral" ? LmArch::kMistral
+                                 : LmArch::kQwen2;
+  // SmolLM2-135M: hidden 576, 30 layers, 9 query heads sharing 3 K/V heads of 64, MLP 1536,
+  // vocabulary 49152, 8192 positions, rope_theta 100000, tied.
+  c.n_layer = pick(a.layers, 30);
+  c.n_head = pick(a.heads, 9);
+  c.n_kv_head = pick(a.kv_heads, std::min(3, c.n_head));
+  c.n_embd = pick(a.embd, 576);
+  c.head_dim = pick(a.head_dim, c.n_embd % c.n_head == 0 ? c.n_embd / c.n_head : 64);
+  c.n_inner = pick(a.mlp, c.n_embd * 8 / 3);
+  if (a.mlp < 0 && a.embd < 0) c.n_inner = 1536;
+  c.vocab_size = std::max(pick(a.vocab, 49152), tokenizer_size);
+  c.n_positions = pick(a.positions, 8192);
+  c.rope_theta = a.rope_theta > 0 ? a.rope_theta : 100000;
+  c.layer_norm_epsilon = 1e-5;
+  c.qkv_bias = c.arch == LmArch::kQwen2;
+  c.tied = true;
+  if (c.arch == LmArch::kMistral) c.sliding_window = pick(a.window, 4096);
+  if (c.arch == LmArch::kQwen2 && a.window > 0) c.sliding_window = a.window;
+  return c;
+}
+
 int run_init(const InitArgs& a) {
-  if (a.embd % a.heads != 0)
-    throw CliError{kExitUsage, "--embd: " + std::to_string(a.embd) +
-                                   " is not divisible by --heads " + std::to_string(a.heads)};
-  if (a.dtype != "F32" && a.dtype != "F16" && a.dtype != "BF16")
-    throw CliError{kExitUsage, "--dtype: expected F32, F16 or BF16, got '" + a.dtype + "'"};
+  if (a.arch != "gpt2" && a.arch != "llama" && a.arch != "mistral" && a.arch != "qwen2")
+    throw CliError{kExitUsage,
+                   "--arch: expected gpt2, llama, mistral or qwen2, got '" + a.arch + "'"};
+  const bool llama = a.arch != "gpt2";
+  const std::string dtype = !a.dtype.empty() ? a.dtype : llama ? "BF16" : "F32";
+  if (dtype != "F32" && dtype != "F16" && dtype != "BF16")
+    throw CliError{kExitUsage, "--dtype: expected F32, F16 or BF16, got '" + dtype + "'"};
+  if (!llama && (a.kv_heads >= 0 || a.mlp >= 0 || a.head_dim >= 0 || a.vocab >= 0 ||
+                 a.window >= 0 || a.rope_theta >= 0))
+    throw CliError{kExitUsage,
+                   "--kv-heads, --mlp, --head-dim, --vocab, --window and --rope-theta are for "
+                   "--arch llama, mistral or qwen2"};
+  {
+    const lm::Config c = init_config(a, 256 + (a.corpus.empty() ? 0 : a.merges) + 1);
+    if (!llama && c.n_embd % c.n_head != 0)
+      throw CliError{kExitUsage, "--embd: " + std::to_string(c.n_embd) +
+                                     " is not divisible by --heads " + std::to_string(c.n_head)};
+    if (llama && c.n_head % c.kv_heads() != 0)
+      throw CliError{kExitUsage, "--kv-heads: " + std::to_string(c.kv_heads()) +
+                                     " does not divide --heads " + std::to_string(c.n_head)};
+    if (llama && c.head_size() % 2 != 0)
+      throw CliError{kExitUsage, "--head-dim: " + std::to_string(c.head_size()) +
+                                     " is odd; RoPE rotates pairs of dimensions"};
+  }
   // The folder is checked now and created only when the model is complete (save_model's
   // NewFolder): a corpus that cannot be read or a model too large leaves nothing behind.
   if (const std::string e = check_output_folder(a.out); !e.empty())
     throw CliError{kExitUsage, "--out: " + e};
   {
-    lm::Config c;
-    c.n_layer = a.layers;
-    c.n_head = a.heads;
-    c.n_embd = a.embd;
-    c.n_positions = a.positions;
-    c.vocab_size = 256 + (a.corpus.empty() ? 0 : a.merges) + 1;  // at its largest
+    const lm::Config c = init_config(a, 256 + (a.corpus.empty() ? 0 : a.merges) + 1);
     // The parameters in float32, and the file's bytes made from them.
     const double params = lm::parameter_count(c);
-    const double bytes = params * (4.0 + (a.dtype == "F32" ? 4.0 : 2.0));
+    const double bytes = params * (4.0 + (dtype == "F32" ? 4.0 : 2.0));
     if (bytes > lm::kMaxTrainBytes) {
       char buf[320];
       std::snprintf(buf, sizeof buf,
@@ -488,42 +652,68 @@ int run_init(const InitArgs& a) {
   }
   lm::Model m;
   m.tokenizer = lm::learn_bpe(corpus, a.corpus.empty() ? 0 : a.merges);
-  lm::Config c;
-  c.n_layer = a.layers;
-  c.n_head = a.heads;
-  c.n_embd = a.embd;
-  c.n_positions = a.positions;
-  c.vocab_size = m.tokenizer.size();
-  lm::init_random(m, c, a.seed, a.std);
-  if (!lm::save_model(m, a.out, error, a.dtype)) throw CliError{kExitRuntime, "--out: " + error};
-  std::cout << "wrote " << printable_text(a.out) << ": " << c.n_layer << " layers, " << c.n_head
-            << " heads, n_embd " << c.n_embd << ", " << c.n_positions << " positions, vocabulary "
-            << c.vocab_size << " (" << m.tokenizer.merges().size() << " merges), "
-            << m.params.total() << " parameters, random (GPT-2's initialisation)\n";
+  const lm::Config c = init_config(a, m.tokenizer.size());
+  if (llama) {
+    lm::init_random_llama(m, c, a.seed, a.std);
+    m.config.eos_token_id = m.tokenizer.find("<|endoftext|>");
+  } else {
+    lm::init_random(m, c, a.seed, a.std);
+  }
+  if (!lm::save_model(m, a.out, error, dtype)) throw CliError{kExitRuntime, "--out: " + error};
+  std::cout << "wrote " << printable_text(a.out) << ": " << arch_name(c.arch) << ", " << c.n_layer
+            << " layers, " << c.n_head << " heads";
+  if (llama)
+    std::cout << " sharing " << c.kv_heads() << " K/V heads of " << c.head_size() << ", hidden "
+              << c.n_embd << ", MLP " << c.mlp_size();
+  else
+    std::cout << ", n_embd " << c.n_embd;
+  std::cout << ", " << c.n_positions << " positions, vocabulary " << c.vocab_size << " ("
+            << m.tokenizer.size() << " tokens, " << m.tokenizer.merges().size() << " merges), "
+            << static_cast<long long>(m.parameter_count()) << " parameters in " << dtype
+            << ", random\n";
   return kExitOk;
 }
 
 void register_init(CLI::App& parent, Action& action) {
   auto* cmd = parent.add_subcommand(
       "init",
-      "Write a randomly initialised GPT-2-format model folder (merges learned from a text)");
+      "Write a randomly initialised model folder (GPT-2, Llama, Mistral or Qwen2; merges learned "
+      "from a text)");
   auto a = std::make_shared<InitArgs>();
   cmd->add_option("--out", a->out, "the folder to write (created)")->required();
+  cmd->add_option("--arch", a->arch,
+                  "gpt2 (default), llama, mistral or qwen2 (defaults: SmolLM2-135M's shape)");
   cmd->add_option("--corpus", a->corpus,
                   "UTF-8 text to learn BPE merges from (default: bytes only)");
   cmd->add_option("--merges", a->merges, "how many merges to learn (default 500)")
       ->check(CLI::Range(0, 1 << 20));
-  cmd->add_option("--layers", a->layers, "n_layer (default 4)")->check(CLI::Range(1, 1024));
-  cmd->add_option("--heads", a->heads, "n_head (default 4)")->check(CLI::Range(1, 1024));
-  cmd->add_option("--embd", a->embd, "n_embd (default 64)")->check(CLI::Range(1, 1 << 16));
-  cmd->add_option("--positions", a->positions, "n_positions (default 128)")
+  cmd->add_option("--layers", a->layers, "layers (default 4; Llama family 30)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--heads", a->heads, "query heads (default 4; Llama family 9)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--kv-heads", a->kv_heads, "K/V heads (Llama family; default 3)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--embd", a->embd, "n_embd / hidden_size (default 64; Llama family 576)")
+      ->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--head-dim", a->head_dim, "size of each head (Llama family; default 64)")
+      ->check(CLI::Range(2, 4096));
+  cmd->add_option("--mlp", a->mlp, "MLP width (Llama family; default 1536)")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--vocab", a->vocab,
+                  "embedding rows, at least the tokenizer's (Llama family; default 49152)")
+      ->check(CLI::Range(1, 1 << 22));
+  cmd->add_option("--positions", a->positions, "n_positions (default 128; Llama family 8192)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--window", a->window, "sliding window W (mistral default 4096; qwen2 none)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--rope-theta", a->rope_theta, "RoPE's base (Llama family; default 100000)")
+      ->check(finite_in(1.0, 1e12));
   cmd->add_option("--seed", a->seed, "random seed (default 1)")->check(unsigned_integer());
   cmd->add_option("--std", a->std,
                   "standard deviation of the weights (default 0.02, GPT-2's; larger values give "
                   "sharper, more varied attention)")
       ->check(finite_in(0.0, 10.0));
-  cmd->add_option("--dtype", a->dtype, "F32, F16 or BF16 (default F32)");
+  cmd->add_option("--dtype", a->dtype, "F32, F16 or BF16 (default F32; Llama family BF16)");
   cmd->callback([&action, a] { action = [a] { return run_init(*a); }; });
 }
 
@@ -553,6 +743,7 @@ void register_lm(CLI::App& app, Action& action) {
   register_attention(*cmd, action);
   register_rollout(*cmd, action);
   register_next(*cmd, action);
+  register_generate(*cmd, action);
   register_bench_lm(*cmd, action);
   register_init(*cmd, action);
   register_heads(*cmd, action);

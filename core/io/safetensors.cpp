@@ -190,6 +190,16 @@ bool SafetensorsFile::read_floats(const SafetensorsEntry& e, float* out, std::st
   return true;
 }
 
+bool SafetensorsFile::read_bf16(const SafetensorsEntry& e, uint16_t* out,
+                                std::string& error) const {
+  if (e.dtype != "BF16") {
+    error = path() + ": tensor '" + e.name + "' has dtype " + e.dtype + "; expected BF16";
+    return false;
+  }
+  std::memcpy(out, file_.data() + data_start_ + e.begin, static_cast<size_t>(e.elements()) * 2);
+  return true;
+}
+
 std::string safetensors_bytes(const std::vector<SafetensorsTensor>& tensors,
                               const std::map<std::string, std::string>& metadata) {
   // nlohmann's ordered_json keeps the tensors in the order given, as a reader expects.

@@ -41,6 +41,8 @@ class SafetensorsFile {
   // Converts a tensor to float32 into `out` (entry.elements() values). Only F32, F16 and BF16
   // convert; any other dtype is refused naming the file and tensor.
   bool read_floats(const SafetensorsEntry& e, float* out, std::string& error) const;
+  // Copies a BF16 tensor's raw bits into `out` (entry.elements() values); other dtypes refused.
+  bool read_bf16(const SafetensorsEntry& e, uint16_t* out, std::string& error) const;
 
  private:
   MappedFile file_;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "lm/llama_forward.h"
 #include "lm/parallel.h"
 
 namespace attn::lm {
@@ -210,6 +211,10 @@ void gpt_forward(const ParameterBuffer<S>& p, const std::vector<int>& tokens, in
 
 void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int T, Activations& a,
                  const ForwardOptions& options) {
+  if (model.config.llama_family()) {
+    llama_forward(model, tokens, B, T, a, options);
+    return;
+  }
   ForwardOptions o = options;
   o.mlp = options.mlp && model.mlp;
   gpt_forward(model.params, tokens, B, T, a, o);
@@ -217,12 +222,16 @@ void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int 
 
 double forward_bytes(const Config& c, int B, int T, const ForwardOptions& o) {
   const double BT = static_cast<double>(B) * T, L = c.n_layer, C = c.n_embd, NH = c.n_head,
-               F = c.mlp_size(), V = c.vocab_size;
+               F = c.mlp_size(), V = c.vocab_size, W = c.qkv_width(), Q = c.q_dim(),
+               KV = c.kv_dim();
+  const bool llama = c.llama_family();
   // Per layer and token: ln1, qkv, att, atty, attproj, residual2, residual3 (+ two statistics);
-  // with the MLP also ln2, fch, fch_gelu, fcproj (+ two statistics).
-  double per_layer = C + 3 * C + NH * T + C + C + C + C + 2;
-  if (o.mlp) per_layer += C + F + F + C + 2;
-  // attention_forward's scratch: one (T, T) score matrix per (sequence, head) computed at once,
+  // with the MLP also ln2, fch, fch_gelu, fcproj (+ two statistics); the Llama family also keeps
+  // Q | K before RoPE and up_proj's output.
+  double per_layer = C + W + NH * T + Q + C + C + C + 2;
+  if (llama) per_layer += Q + KV;
+  if (o.mlp || llama) per_layer += C + F + F + C + 2 + (llama ? F : 0);
+  // The attention's scratch: one (T, T) score matrix per (sequence, head) computed at once,
   // at most B·NH of them (one per core in use).
   const double scores = static_cast<double>(B) * NH * T * static_cast<double>(T);
   const double floats = BT * C + L * BT * per_layer + BT * (C + 2) + scores +
@@ -295,14 +304,26 @@ std::string check_forward_finite(const Config& c, const Activations& a) {
                            : "-inf") +
             " at " + at + ", " + column + " " + std::to_string(col) + ")";
   };
-  const auto C = static_cast<size_t>(c.n_embd), F = static_cast<size_t>(c.mlp_size());
-  check("the embeddings (wte + wpe)", a.encoded.data(), BT, C);
+  const auto C = static_cast<size_t>(c.n_embd), F = static_cast<size_t>(c.mlp_size()),
+             W = static_cast<size_t>(c.qkv_width()), Q = static_cast<size_t>(c.q_dim());
+  // The tensors by the names the folder's own code gives them.
+  const bool llama = c.llama_family();
+  const char* norm1 = llama ? "input_layernorm output" : "ln_1 output";
+  const char* qkv_name = llama ? "attention q/k/v_proj output (Q, K, V after RoPE)"
+                               : "attention c_attn output (Q, K, V)";
+  const char* proj = llama ? "attention o_proj output" : "attention c_proj output";
+  const char* norm2 = llama ? "post_attention_layernorm output" : "ln_2 output";
+  const char* fc = llama ? "mlp gate_proj output" : "mlp c_fc output";
+  const char* act = llama ? "mlp silu(gate) ⊙ up output" : "mlp GELU output";
+  const char* down = llama ? "mlp down_proj output" : "mlp c_proj output";
+  check(llama ? "the embeddings (embed_tokens)" : "the embeddings (wte + wpe)", a.encoded.data(),
+        BT, C);
   const bool mlp = !a.fch.empty();
   for (int l = 0; l < c.n_layer && where.empty(); ++l) {
     const size_t o = static_cast<size_t>(l) * BT;
     const std::string L = "layer " + std::to_string(l) + ", ";
-    check(L + "ln_1 output", a.ln1.data() + o * C, BT, C);
-    check(L + "attention c_attn output (Q, K, V)", a.qkv.data() + o * 3 * C, BT, 3 * C);
+    check(L + norm1, a.ln1.data() + o * C, BT, C);
+    check(L + qkv_name, a.qkv.data() + o * W, BT, W);
     if (where.empty()) {  // the weights are (B, NH, T, T): name the head and the query
       const float* w = a.att.data() + o * NH * T;
       const long long i = first_non_finite(w, BT * NH * T);
@@ -314,18 +335,19 @@ std::string check_forward_finite(const Config& c, const Activations& a) {
                 ", query " + std::to_string(t) + ", key " + std::to_string(t2) + ")";
       }
     }
-    check(L + "attention output (weights · V)", a.atty.data() + o * C, BT, C);
-    check(L + "attention c_proj output", a.attproj.data() + o * C, BT, C);
+    check(L + "attention output (weights · V)", a.atty.data() + o * Q, BT, Q);
+    check(L + proj, a.attproj.data() + o * C, BT, C);
     check(L + "residual after attention", a.residual2.data() + o * C, BT, C);
     if (mlp) {
-      check(L + "ln_2 output", a.ln2.data() + o * C, BT, C);
-      check(L + "mlp c_fc output", a.fch.data() + o * F, BT, F);
-      check(L + "mlp GELU output", a.fch_gelu.data() + o * F, BT, F);
-      check(L + "mlp c_proj output", a.fcproj.data() + o * C, BT, C);
+      check(L + norm2, a.ln2.data() + o * C, BT, C);
+      check(L + fc, a.fch.data() + o * F, BT, F);
+      if (llama) check(L + "mlp up_proj output", a.fc_up.data() + o * F, BT, F);
+      check(L + act, a.fch_gelu.data() + o * F, BT, F);
+      check(L + down, a.fcproj.data() + o * C, BT, C);
     }
     check(L + "residual after the MLP", a.residual3.data() + o * C, BT, C);
   }
-  check("ln_f output", a.lnf.data(), BT, C);
+  check(llama ? "model.norm output" : "ln_f output", a.lnf.data(), BT, C);
   check("the logits", a.logits.data(), static_cast<size_t>(a.B) * a.logits_T,
         static_cast<size_t>(c.vocab_size), "vocabulary id", static_cast<size_t>(a.logits_T),
         static_cast<size_t>(T - a.logits_T));
@@ -337,7 +359,7 @@ std::string checked_forward(const Model& model, const std::vector<int>& tokens, 
   ForwardOptions o = options;
   o.mlp = options.mlp && model.mlp;
   if (std::string e = check_forward_size(model.config, B, T, o, extra_bytes); !e.empty()) return e;
-  gpt_forward(model.params, tokens, B, T, a, o);
+  gpt_forward(model, tokens, B, T, a, o);
   return check_forward_finite(model.config, a);
 }
 

@@ -13,39 +13,44 @@
 namespace attn::lm {
 
 // Everything the forward pass computes, for B sequences of T tokens (row-major, b outermost).
+// The same struct serves every architecture; the Llama family's use is noted where it differs
+// (RMSNorm keeps no mean, the MLP is SwiGLU). W = Q | K | V's width: 3C for GPT-2,
+// (NH + 2·NKV)·hs for grouped-query attention (Config::qkv_width).
 template <typename S>
 struct ActivationsT {
   int B = 0, T = 0;
-  int logits_T = 0;            // T, or 1 when only the last position's logits were asked for
-  std::vector<int> tokens;     // (B, T)
-  AlignedVector<S> encoded;    // (B, T, C)   wte[token] + wpe[t]
-  AlignedVector<S> ln1;        // (L, B, T, C)
-  AlignedVector<S> ln1_mean;   // (L, B, T)
-  AlignedVector<S> ln1_rstd;   // (L, B, T)
-  AlignedVector<S> qkv;        // (L, B, T, 3C)  Q | K | V, head h at columns h·hs of each
-  AlignedVector<S> att;        // (L, B, NH, T, T) softmax weights (0 above the diagonal)
-  AlignedVector<S> atty;       // (L, B, T, C)   the heads' outputs side by side
-  AlignedVector<S> attproj;    // (L, B, T, C)
-  AlignedVector<S> residual2;  // (L, B, T, C)   residual after attention
-  AlignedVector<S> ln2;        // (L, B, T, C)
-  AlignedVector<S> ln2_mean;   // (L, B, T)
-  AlignedVector<S> ln2_rstd;   // (L, B, T)
-  AlignedVector<S> fch;        // (L, B, T, F)
-  AlignedVector<S> fch_gelu;   // (L, B, T, F)
-  AlignedVector<S> fcproj;     // (L, B, T, C)
-  AlignedVector<S> residual3;  // (L, B, T, C)   residual after the MLP: the layer's output
-  AlignedVector<S> lnf;        // (B, T, C)
-  AlignedVector<S> lnf_mean;   // (B, T)
-  AlignedVector<S> lnf_rstd;   // (B, T)
-  AlignedVector<S> logits;     // (B, logits_T, V)
+  int logits_T = 0;               // T, or 1 when only the last position's logits were asked for
+  std::vector<int> tokens;        // (B, T)
+  AlignedVector<S> encoded;       // (B, T, C)   wte[token] + wpe[t]; the Llama family: embed[token]
+  AlignedVector<S> ln1;           // (L, B, T, C)  ln_1 / input_layernorm
+  AlignedVector<S> ln1_mean;      // (L, B, T)     (empty for RMSNorm)
+  AlignedVector<S> ln1_rstd;      // (L, B, T)
+  AlignedVector<S> qkv;           // (L, B, T, W)  Q | K | V (after RoPE); head h at columns h·hs
+  AlignedVector<S> qk_unrotated;  // (L, B, T, NH·hs + NKV·hs) Q | K before RoPE (RoPE models)
+  AlignedVector<S> att;           // (L, B, NH, T, T) softmax weights (0 where masked)
+  AlignedVector<S> atty;          // (L, B, T, NH·hs) the heads' outputs side by side
+  AlignedVector<S> attproj;       // (L, B, T, C)
+  AlignedVector<S> residual2;     // (L, B, T, C)   residual after attention
+  AlignedVector<S> ln2;           // (L, B, T, C)   ln_2 / post_attention_layernorm
+  AlignedVector<S> ln2_mean;      // (L, B, T)      (empty for RMSNorm)
+  AlignedVector<S> ln2_rstd;      // (L, B, T)
+  AlignedVector<S> fch;           // (L, B, T, F)   c_fc / gate_proj
+  AlignedVector<S> fc_up;         // (L, B, T, F)   up_proj (SwiGLU only)
+  AlignedVector<S> fch_gelu;      // (L, B, T, F)   GELU(c_fc) / silu(gate) ⊙ up
+  AlignedVector<S> fcproj;        // (L, B, T, C)   c_proj / down_proj
+  AlignedVector<S> residual3;     // (L, B, T, C)   residual after the MLP: the layer's output
+  AlignedVector<S> lnf;           // (B, T, C)
+  AlignedVector<S> lnf_mean;      // (B, T)
+  AlignedVector<S> lnf_rstd;      // (B, T)
+  AlignedVector<S> logits;        // (B, logits_T, V)
 
   // Attention weights of layer l, sequence b, head h: a (T, T) row-major block.
   const S* att_at(const Config& c, int l, int b, int h) const {
     return att.data() + ((static_cast<size_t>(l) * B + b) * c.n_head + h) * T * T;
   }
-  // Q, K and V of layer l, sequence b: (T, 3C) rows.
+  // Q, K and V of layer l, sequence b: (T, W) rows.
   const S* qkv_at(const Config& c, int l, int b) const {
-    return qkv.data() + (static_cast<size_t>(l) * B + b) * T * 3 * c.n_embd;
+    return qkv.data() + (static_cast<size_t>(l) * B + b) * T * c.qkv_width();
   }
 };
 
@@ -88,7 +93,8 @@ void logits_forward(const S* inp, const S* wte, int N, int C, int V, S* out, int
 template <typename S>
 void gpt_forward(const ParameterBuffer<S>& params, const std::vector<int>& tokens, int B, int T,
                  ActivationsT<S>& acts, const ForwardOptions& options = {});
-// The same for a loaded model; its MLP blocks are skipped when they are all zero (Model::mlp).
+// The same for a loaded model, whichever its architecture (the Llama family's in
+// lm/llama_forward.h); a GPT-2 model's MLP blocks are skipped when they are all zero (Model::mlp).
 void gpt_forward(const Model& model, const std::vector<int>& tokens, int B, int T,
                  Activations& acts, const ForwardOptions& options = {});
 

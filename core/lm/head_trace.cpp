@@ -17,27 +17,52 @@ std::vector<std::string> display_tokens(const Tokenizer& tok, const std::vector<
 Scenario head_scenario(const Model& m, const Activations& a, int layer, int head,
                        const std::vector<std::string>& tokens, const std::string& text) {
   const Config& c = m.config;
-  const int T = a.T, C = c.n_embd, hs = c.head_size();
+  const int T = a.T, hs = c.head_size(), W = c.qkv_width();
+  const int kv = head / c.group();  // the K/V head this query head reads
   const float* qkv = a.qkv_at(c, layer, 0);
+  const size_t qcol = static_cast<size_t>(head) * hs,
+               kcol = static_cast<size_t>(c.q_dim()) + static_cast<size_t>(kv) * hs,
+               vcol = kcol + static_cast<size_t>(c.kv_dim());
   Matrix q(T, hs), k(T, hs), v(T, hs);
   for (int t = 0; t < T; ++t)
     for (int i = 0; i < hs; ++i) {
-      const float* row = qkv + static_cast<size_t>(t) * 3 * C + static_cast<size_t>(head) * hs + i;
-      q(t, i) = row[0];
-      k(t, i) = row[C];
-      v(t, i) = row[2 * C];
+      const float* row = qkv + static_cast<size_t>(t) * W + i;
+      q(t, i) = row[qcol];
+      k(t, i) = row[kcol];
+      v(t, i) = row[vcol];
     }
   Scenario s;
   s.name = m.name + " layer " + std::to_string(layer) + " head " + std::to_string(head);
-  s.description = "Layer " + std::to_string(layer) + ", head " + std::to_string(head) + " of " +
-                  m.name + " on \"" + text + "\": Q, K and V are this head's " +
-                  std::to_string(hs) +
-                  " columns of c_attn's output; GPT-2's causal mask and 1/√d_k scale.";
+  const std::string where = "Layer " + std::to_string(layer) + ", head " + std::to_string(head) +
+                            " of " + m.name + " on \"" + text + "\": ";
+  if (!c.llama_family()) {
+    s.description = where + "Q, K and V are this head's " + std::to_string(hs) +
+                    " columns of c_attn's output; GPT-2's causal mask and 1/√d_k scale.";
+  } else {
+    std::string sharing;
+    if (c.group() > 1) {
+      sharing = "; query heads " + std::to_string(kv * c.group()) + "–" +
+                std::to_string(kv * c.group() + c.group() - 1) + " all read it";
+    }
+    const char* kind = c.kv_heads() == 1          ? "multi-query attention"
+                       : c.kv_heads() == c.n_head ? "multi-head attention"
+                                                  : "grouped-query attention";
+    s.description = where + "Q is this head's " + std::to_string(hs) +
+                    " columns of q_proj's output; K and V are K/V head " + std::to_string(kv) +
+                    " of " + std::to_string(c.kv_heads()) + " (" + kind + sharing +
+                    "); Q and K after RoPE; causal mask" +
+                    (c.window(layer) > 0
+                         ? " with a sliding window of " + std::to_string(c.window(layer)) + " keys"
+                         : std::string()) +
+                    " and 1/√d_k scale.";
+  }
   s.query_tokens = tokens;
   s.qkv.q = {std::move(q)};
   s.qkv.k = {std::move(k)};
   s.qkv.v = {std::move(v)};
   s.options.mask.causal = CausalAlign::kTopLeft;
+  // Mistral's window i − W < j ≤ i is the engine's causal window p − (W − 1) ≤ j ≤ p.
+  if (c.window(layer) > 0) s.options.mask.window = c.window(layer) - 1;
   return s;
 }
 

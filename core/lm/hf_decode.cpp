@@ -44,6 +44,8 @@ std::vector<std::string> chars_of(const std::string& t) {
   return out;
 }
 
+}  // namespace
+
 const std::unordered_map<std::string, unsigned char>& unicode_to_byte() {
   static const auto table = [] {
     std::unordered_map<std::string, unsigned char> t;
@@ -71,8 +73,6 @@ int fallback_byte(const std::string& t) {
   const int hi = hex_digit(t[3]);
   return hi < 0 ? -1 : hi * 16 + lo;
 }
-
-}  // namespace
 
 void decode_chain(const Decoder& d, std::vector<std::string>& tokens) {
   switch (d.kind) {
@@ -179,6 +179,44 @@ void decode_chain(const Decoder& d, std::vector<std::string>& tokens) {
       }
       return;
   }
+}
+
+}  // namespace attn::lm::hf
+
+namespace attn::lm::hf {
+
+bool uses_byte_level(const Decoder& d) {
+  if (d.kind == Decoder::Kind::kByteLevel) return true;
+  for (const Decoder& c : d.children)
+    if (uses_byte_level(c)) return true;
+  return false;
+}
+
+std::string model_token_bytes(const std::string& t, bool byte_fallback, bool byte_level) {
+  if (byte_fallback) {
+    const int b = fallback_byte(t);
+    if (b >= 0) return std::string(1, static_cast<char>(b));
+  }
+  if (byte_level) {
+    const auto& table = unicode_to_byte();
+    std::string bytes;
+    for (const std::string& ch : chars_of(t)) {
+      const auto it = table.find(ch);
+      if (it == table.end()) return t;
+      bytes += static_cast<char>(it->second);
+    }
+    return bytes;
+  }
+  std::string out;  // SentencePiece's ▁ (U+2581) is a space
+  for (size_t i = 0; i < t.size();) {
+    if (t.compare(i, 3, "\xe2\x96\x81") == 0) {
+      out += ' ';
+      i += 3;
+    } else {
+      out += t[i++];
+    }
+  }
+  return out;
 }
 
 }  // namespace attn::lm::hf

@@ -84,6 +84,15 @@ bool pre_tokenize(const PreTokenizer& p, std::vector<Piece>& pieces, std::string
 // Decoders work on the tokens' strings, as decode_chain does.
 void decode_chain(const Decoder& d, std::vector<std::string>& tokens);
 
+// The byte of a "<0xNN>" token, or -1; GPT-2's printable character → byte table.
+int fallback_byte(const std::string& t);
+const std::unordered_map<std::string, unsigned char>& unicode_to_byte();
+// True when a ByteLevel decoder is in the chain (the tokens spell bytes as GPT-2's characters).
+bool uses_byte_level(const Decoder& d);
+// The bytes one model token stands for: its <0xNN> byte (byte_fallback), its characters mapped
+// back to bytes (byte_level), or its text with ▁ as a space (SentencePiece's spelling).
+std::string model_token_bytes(const std::string& t, bool byte_fallback, bool byte_level);
+
 // GPT-2's pattern, as the tokenizers library's ByteLevel pre-tokenizer writes it.
 extern const char* const kGpt2Pattern;
 

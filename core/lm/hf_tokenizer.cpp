@@ -691,6 +691,12 @@ const std::string& HfTokenizer::token(int id) const {
   return m == p_->model_tokens.end() ? none : m->second;
 }
 
+std::string HfTokenizer::token_bytes(int id) const {
+  if (p_->added_by_id.count(id)) return token(id);
+  return hf::model_token_bytes(token(id), p_->bpe.byte_fallback,
+                               p_->has_decoder && hf::uses_byte_level(p_->decoder));
+}
+
 int HfTokenizer::find(const std::string& token) const {
   const auto a = p_->added_by_content.find(token);
   if (a != p_->added_by_content.end()) return p_->added[static_cast<size_t>(a->second)].id;

@@ -49,6 +49,10 @@ class HfTokenizer {
   // The token's string as tokenizer.json spells it ("Ġworld", "▁the", "<0x0A>", "<s>"); "" for
   // an id with no token.
   const std::string& token(int id) const;
+  // The bytes one token stands for, for showing it alone: an added token's content, a
+  // byte-fallback token's byte, a byte-level token's bytes, a SentencePiece token with ▁ as a
+  // space ("▁the" → " the"). Unlike decode(), nothing is stripped.
+  std::string token_bytes(int id) const;
   // The id of a token (added tokens included), or -1.
   int find(const std::string& token) const;
   bool is_special(int id) const;

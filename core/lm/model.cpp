@@ -9,6 +9,7 @@
 #include <random>
 
 #include "io/atomic_file.h"
+#include "io/llama_config.h"
 #include "io/safetensors.h"
 #include "io/shipped.h"
 
@@ -129,9 +130,14 @@ bool load_model(const std::string& folder_in, Model& out, std::string& error) {
   m.folder = folder;
   const size_t slash = folder.rfind('/');
   m.name = slash == std::string::npos ? folder : folder.substr(slash + 1);
-  const std::optional<Config> config = read_gpt2_config(folder + "/config.json", error);
+  const std::optional<Config> config = read_lm_config(folder + "/config.json", error);
   if (!config) return false;
   m.config = *config;
+  if (m.config.llama_family()) {
+    if (!load_llama_weights(folder, m, error)) return false;
+    out = std::move(m);
+    return true;
+  }
 
   const std::string st_path = folder + "/model.safetensors";
   SafetensorsFile file;
@@ -193,14 +199,27 @@ bool load_model(const std::string& folder_in, Model& out, std::string& error) {
     }
   }
   m.mlp = !mlp_is_zero(m.params);
-  if (!m.tokenizer.load(folder + "/vocab.json", folder + "/merges.txt", m.config.vocab_size, error))
+  // GPT-2's vocab.json and merges.txt; a folder that ships only tokenizer.json is read from it.
+  struct stat st {};
+  if (::stat((folder + "/vocab.json").c_str(), &st) != 0 &&
+      ::stat((folder + "/tokenizer.json").c_str(), &st) == 0) {
+    if (!m.tokenizer.load_hf(folder, error)) return false;
+    if (m.tokenizer.size() > m.config.vocab_size) {
+      error = folder + "/tokenizer.json: has ids up to " + std::to_string(m.tokenizer.size() - 1) +
+              ", beyond config.json's vocab_size = " + std::to_string(m.config.vocab_size);
+      return false;
+    }
+  } else if (!m.tokenizer.load(folder + "/vocab.json", folder + "/merges.txt", m.config.vocab_size,
+                               error)) {
     return false;
+  }
   out = std::move(m);
   return true;
 }
 
 bool save_model(const Model& m, const std::string& folder, std::string& error,
                 const std::string& dtype, const std::string& prefix) {
+  if (m.config.llama_family()) return save_llama_model(m, folder, error, dtype);
   std::vector<SafetensorsTensor> tensors;
   for (int pi = 0; pi < kNumParams; ++pi) {
     const auto p = static_cast<Param>(pi);
@@ -260,6 +279,10 @@ void init_random(Model& m, const Config& c, uint64_t seed, float std) {
         break;  // biases start at zero
     }
   }
+}
+
+double Model::parameter_count() const {
+  return config.llama_family() ? llama.parameters() : static_cast<double>(params.total());
 }
 
 std::string resolve_model_folder(const std::string& arg, std::string& error) {

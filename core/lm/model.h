@@ -15,6 +15,7 @@
 
 #include "io/gpt2_config.h"
 #include "lm/tokenizer.h"
+#include "lm/weights.h"
 
 namespace attn::lm {
 
@@ -46,18 +47,6 @@ enum Param {
 std::string param_name(Param p, int layer);
 std::vector<int64_t> param_file_shape(Param p, const Config& c);
 bool param_is_per_layer(Param p);
-
-// Buffers of the model's numbers, aligned as Eigen aligns its own (64 bytes with AVX-512): Eigen's
-// vectorised loops start at the first aligned element, so where a buffer starts changes the order
-// of additions. With every buffer aligned, the same run gives the same bytes every time.
-template <typename S>
-using AlignedVector = std::vector<S, Eigen::aligned_allocator<S>>;
-
-template <typename S>
-using RowMatrix = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-using RowMatrixF = RowMatrix<float>;
-using MatMap = Eigen::Map<RowMatrixF>;
-using ConstMatMap = Eigen::Map<const RowMatrixF>;
 
 // Where each tensor lies in the flat buffer of a model of config c.
 struct ParamLayout {
@@ -103,9 +92,30 @@ inline bool param_is_mlp(Param p) {
 // (its MLP adds exactly 0 to the residual stream, so the forward pass may skip it).
 bool mlp_is_zero(const Parameters& p);
 
+// One layer of a Llama-family model (the transformers library's names).
+struct LlamaLayer {
+  AlignedVector<float> attn_norm, mlp_norm;     // input_layernorm, post_attention_layernorm (C)
+  Weight q, k, v, o;                            // self_attn.{q,k,v,o}_proj (out, in)
+  AlignedVector<float> q_bias, k_bias, v_bias;  // Qwen2's; empty otherwise
+  Weight gate, up, down;                        // mlp.{gate,up,down}_proj (out, in)
+};
+
+// The weights of a Llama, Mistral or Qwen2 model as read from its folder.
+struct LlamaWeights {
+  Weight embed;               // model.embed_tokens (V, C)
+  Weight head;                // lm_head (V, C); no rows when tied to the embedding
+  AlignedVector<float> norm;  // model.norm (C)
+  std::vector<LlamaLayer> layers;
+  const Weight& output() const { return head.rows ? head : embed; }
+  // Every weight's values, and the bytes they take in memory.
+  double parameters() const;
+  double bytes() const;
+};
+
 struct Model {
   Config config;
-  Parameters params;
+  Parameters params;   // GPT-2's weights (config.arch == kGpt2)
+  LlamaWeights llama;  // the Llama family's (config.llama_family())
   Tokenizer tokenizer;
   std::string folder;         // where it was read from ("" when built in memory)
   std::string name;           // the folder's last component, for titles
@@ -113,10 +123,13 @@ struct Model {
   // False for an attention-only model (every MLP weight zero, found when loading): the forward
   // pass skips the MLP blocks, which would add exactly zero.
   bool mlp = true;
+  // The number of weights, whichever the architecture.
+  double parameter_count() const;
 };
 
-// Reads a model folder. Every problem (a missing file, a header whose offsets run past the end, a
-// tensor whose shape disagrees with config.json, …) is an error naming the file (and tensor).
+// Reads a model folder, GPT-2's or a Llama family's (config.json says which). Every problem (a
+// missing file, a header whose offsets run past the end, a tensor whose shape disagrees with
+// config.json, …) is an error naming the file (and tensor).
 bool load_model(const std::string& folder, Model& out, std::string& error);
 
 // Writes config.json, model.safetensors (GPT-2's names, `prefix` before each, in `dtype`:
@@ -124,6 +137,15 @@ bool load_model(const std::string& folder, Model& out, std::string& error);
 // written atomically.
 bool save_model(const Model& m, const std::string& folder, std::string& error,
                 const std::string& dtype = "F32", const std::string& prefix = "");
+
+// The Llama family's folders (lm/llama_model.cpp): load_model's part after config.json; and a
+// writer of config.json, model.safetensors and tokenizer.json with the transformers library's
+// names, the weights converted to `dtype`.
+bool load_llama_weights(const std::string& folder, Model& m, std::string& error);
+bool save_llama_model(const Model& m, const std::string& folder, std::string& error,
+                      const std::string& dtype = "BF16");
+// Random Llama-family weights (normal with σ = `std`, the norms at 1), reproducible from `seed`.
+void init_random_llama(Model& m, const Config& c, uint64_t seed, float std = 0.02f);
 
 // A model of the given sizes with GPT-2's initialisation (normal weights with σ = `std`, 0.02 in
 // GPT-2, the residual projections scaled by 1/√(2L), layer norms at 1 and 0), reproducible from

@@ -11,6 +11,7 @@
 
 #include "io/json_input.h"
 #include "io/mapped_file.h"
+#include "lm/hf_tokenizer.h"
 
 namespace attn::lm {
 namespace {
@@ -280,8 +281,29 @@ std::vector<std::string> Tokenizer::bpe(const std::string& piece) const {
   return word;
 }
 
+bool Tokenizer::load_hf(const std::string& folder, std::string& error) {
+  const std::string path = folder + "/tokenizer.json";
+  std::string text;
+  if (!read_regular_file(path, kMaxHfTokenizerFileBytes, text, error)) return false;
+  auto hf = std::make_shared<HfTokenizer>();
+  if (!hf->parse(text, path, error)) return false;
+  *this = Tokenizer();
+  hf_ = std::move(hf);
+  hf_json_ = std::move(text);
+  return true;
+}
+
+int Tokenizer::size() const { return hf_ ? hf_->size() : static_cast<int>(id_to_token_.size()); }
+
+bool Tokenizer::encode(const std::string& text, std::vector<int>& ids, std::string& error) const {
+  if (hf_) return hf_->encode(text, ids, error);
+  ids = encode(text);
+  return true;
+}
+
 std::vector<int> Tokenizer::encode(const std::string& text) const {
   assert(valid_utf8(text));
+  if (hf_) return hf_->encode(text);
   std::vector<int> ids;
   for (const std::string& piece : pretokenize(text))
     for (const std::string& t : bpe(piece)) ids.push_back(vocab_.at(t));
@@ -295,6 +317,7 @@ std::string Tokenizer::token_bytes(int id) const {
       m[byte_to_unicode()[static_cast<size_t>(b)]] = static_cast<unsigned char>(b);
     return m;
   }();
+  if (hf_) return hf_->token_bytes(id);
   const std::string& t = token(id);
   std::string out;
   const auto* s = reinterpret_cast<const uint8_t*>(t.data());
@@ -316,6 +339,7 @@ std::string Tokenizer::token_bytes(int id) const {
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
+  if (hf_) return hf_->decode(ids);
   std::string out;
   for (int id : ids) out += token_bytes(id);
   return out;
@@ -323,10 +347,12 @@ std::string Tokenizer::decode(const std::vector<int>& ids) const {
 
 const std::string& Tokenizer::token(int id) const {
   static const std::string none;
+  if (hf_) return hf_->token(id);
   return id >= 0 && id < size() ? id_to_token_[static_cast<size_t>(id)] : none;
 }
 
 int Tokenizer::find(const std::string& token) const {
+  if (hf_) return hf_->find(token);
   auto it = vocab_.find(token);
   return it == vocab_.end() ? -1 : it->second;
 }
@@ -360,6 +386,55 @@ std::string Tokenizer::vocab_json() const {
   for (size_t id = 0; id < id_to_token_.size(); ++id)
     if (!id_to_token_[id].empty()) j[id_to_token_[id]] = id;
   return j.dump() + "\n";
+}
+
+std::string Tokenizer::tokenizer_json() const {
+  if (hf_) return hf_json_;
+  // GPT-2's own tokenizer.json: byte-level BPE with GPT-2's pattern, no BOS; the special tokens
+  // (<|endoftext|>) as added tokens.
+  nlohmann::ordered_json added = nlohmann::ordered_json::array();
+  nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+  const auto& bytes = byte_to_unicode();
+  for (size_t id = 0; id < id_to_token_.size(); ++id) {
+    const std::string& t = id_to_token_[id];
+    if (t.empty()) continue;
+    vocab[t] = id;
+    if (t.size() > 2 && t.front() == '<' && t.back() == '>' &&
+        std::find(bytes.begin(), bytes.end(), t) == bytes.end())
+      added.push_back({{"id", id},
+                       {"content", t},
+                       {"single_word", false},
+                       {"lstrip", false},
+                       {"rstrip", false},
+                       {"normalized", false},
+                       {"special", true}});
+  }
+  nlohmann::ordered_json merges = nlohmann::ordered_json::array();
+  for (const Merge& m : merges_) merges.push_back(m.first + " " + m.second);
+  const nlohmann::ordered_json byte_level = {{"type", "ByteLevel"},
+                                             {"add_prefix_space", false},
+                                             {"trim_offsets", true},
+                                             {"use_regex", true}};
+  nlohmann::ordered_json j;
+  j["version"] = "1.0";
+  j["truncation"] = nullptr;
+  j["padding"] = nullptr;
+  j["added_tokens"] = added;
+  j["normalizer"] = nullptr;
+  j["pre_tokenizer"] = byte_level;
+  j["post_processor"] = byte_level;
+  j["decoder"] = byte_level;
+  j["model"] = {{"type", "BPE"},
+                {"dropout", nullptr},
+                {"unk_token", nullptr},
+                {"continuing_subword_prefix", nullptr},
+                {"end_of_word_suffix", nullptr},
+                {"fuse_unk", false},
+                {"byte_fallback", false},
+                {"ignore_merges", false},
+                {"vocab", vocab},
+                {"merges", merges}};
+  return j.dump(1) + "\n";
 }
 
 std::string Tokenizer::merges_txt() const {

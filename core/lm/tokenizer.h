@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -26,6 +27,10 @@ const std::array<std::string, 256>& byte_to_unicode();
 
 using Merge = std::pair<std::string, std::string>;
 
+class HfTokenizer;
+
+// GPT-2's tokenizer, or a Hugging Face tokenizer.json behind the same methods (load_hf): the
+// model code and the commands ask one object whichever the folder holds.
 class Tokenizer {
  public:
   // Reads vocab.json (token → id) and merges.txt ("#version" line, then "a b" per line, best
@@ -39,7 +44,17 @@ class Tokenizer {
   // A tokenizer from tokens (index = id) and merges (best first); the same checks as load().
   bool build(std::vector<std::string> tokens, std::vector<Merge> merges, std::string& error);
 
-  // The ids of well-formed UTF-8 text (asserted: check with valid_utf8 first).
+  // Reads FOLDER/tokenizer.json (lm/hf_tokenizer.h); every method below then answers from it.
+  bool load_hf(const std::string& folder, std::string& error);
+  // The tokenizer.json in use, or null for GPT-2's vocab.json and merges.txt.
+  const HfTokenizer* hf() const { return hf_.get(); }
+  // tokenizer.json's text as read (written back by save_model), or "".
+  const std::string& hf_json() const { return hf_json_; }
+
+  // The ids of well-formed UTF-8 text (asserted: check with valid_utf8 first). A tokenizer.json
+  // adds its post-processor's tokens (BOS) and can fail (a pattern past PCRE2's match limits):
+  // the first form then returns false with the error, the second throws std::runtime_error.
+  bool encode(const std::string& text, std::vector<int>& ids, std::string& error) const;
   std::vector<int> encode(const std::string& text) const;
   // The bytes the ids stand for (not always whole UTF-8 characters on their own).
   std::string decode(const std::vector<int>& ids) const;
@@ -50,13 +65,16 @@ class Tokenizer {
   // characters and bytes that are not whole UTF-8 characters as <0xNN>.
   std::string display(int id) const;
 
-  int size() const { return static_cast<int>(id_to_token_.size()); }  // largest id + 1
-  int find(const std::string& token) const;                           // -1 when absent
+  int size() const;                          // largest id + 1
+  int find(const std::string& token) const;  // -1 when absent
   const std::vector<Merge>& merges() const { return merges_; }
 
   // The files' text, readable by load() and by any GPT-2 loader.
   std::string vocab_json() const;
   std::string merges_txt() const;
+  // tokenizer.json's text: the file read (load_hf), or GPT-2's byte-level BPE written in the
+  // Hugging Face format (no BOS, <|endoftext|> an added special token).
+  std::string tokenizer_json() const;
 
  private:
   std::vector<std::string> bpe(const std::string& piece) const;
@@ -65,6 +83,8 @@ class Tokenizer {
   std::vector<std::string> id_to_token_;
   std::vector<Merge> merges_;
   std::unordered_map<std::string, int> ranks_;  // "a b" → rank (lower merges first)
+  std::shared_ptr<const HfTokenizer> hf_;
+  std::string hf_json_;
 };
 
 }  // namespace attn::lm

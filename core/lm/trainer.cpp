@@ -50,6 +50,11 @@ std::string check_train_options(const TrainOptions& o) {
 
 double parameter_count(const Config& c) {
   const double L = c.n_layer, C = c.n_embd, F = c.mlp_size();
+  if (c.llama_family()) {
+    const double V = c.vocab_size, Q = c.q_dim(), KV = c.kv_dim();
+    return V * C * (c.tied ? 1 : 2) + C +
+           L * (2 * C + C * Q + 2 * C * KV + Q * C + (c.qkv_bias ? Q + 2 * KV : 0) + 3 * C * F);
+  }
   return static_cast<double>(c.vocab_size) * C + static_cast<double>(c.n_positions) * C +
          L * (2 * C + 3 * C * C + 3 * C + C * C + C + 2 * C + C * F + F + F * C + C) + 2 * C;
 }
@@ -73,14 +78,19 @@ double training_bytes(const TrainOptions& o, int vocab_size) {
 std::string check_train_memory(const TrainOptions& o, int vocab_size) {
   const double bytes = training_bytes(o, vocab_size);
   if (bytes <= kMaxTrainBytes) return "";
+  Config c;
+  c.n_layer = o.n_layer;
+  c.n_head = o.n_head;
+  c.n_embd = o.n_embd;
+  c.n_positions = o.context;
+  c.vocab_size = vocab_size;
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "n_layer %d, n_head %d, n_embd %d, context %d, batch %d: training would need "
                 "%.1f GB (%.0f bytes: %.0f parameters, the batch's activations and their "
                 "gradients); at most %.1f GB (%.0f bytes) are allowed (docs/robustness.md)",
                 o.n_layer, o.n_head, o.n_embd, o.context, o.batch, bytes / 1e9, bytes,
-                parameter_count(Config{o.n_layer, o.n_head, o.n_embd, o.context, vocab_size}),
-                kMaxTrainBytes / 1e9, kMaxTrainBytes);
+                parameter_count(c), kMaxTrainBytes / 1e9, kMaxTrainBytes);
   return buf;
 }
 

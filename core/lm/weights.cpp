@@ -1,0 +1,57 @@
+// y = x·Wᵀ + b over float32 or bfloat16 matrices, each core taking a band of W's rows.
+#include "lm/weights.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "lm/parallel.h"
+
+namespace attn::lm {
+
+void widen_bf16(const uint16_t* in, size_t n, float* out) {
+  // A plain loop the compiler turns into vector shifts.
+  auto* bits = reinterpret_cast<uint32_t*>(out);
+  for (size_t i = 0; i < n; ++i) bits[i] = static_cast<uint32_t>(in[i]) << 16;
+}
+
+void Weight::row(int64_t r, float* out) const {
+  const auto c = static_cast<size_t>(cols);
+  if (is_bf16())
+    widen_bf16(bf16.data() + static_cast<size_t>(r) * c, c, out);
+  else
+    std::memcpy(out, f32.data() + static_cast<size_t>(r) * c, c * sizeof(float));
+}
+
+void linear_forward(const float* x, int n, const Weight& w, const float* bias, float* y,
+                    int64_t ldy, int threads) {
+  using Eigen::Index;
+  const Index in = w.cols, out = w.rows;
+  const Eigen::Map<const RowMatrixF> X(x, n, in);
+  Eigen::Map<RowMatrixF, 0, Eigen::OuterStride<>> Y(y, n, out, Eigen::OuterStride<>(ldy));
+  // Each core computes a band of output columns: with a few tokens there are too few rows of x
+  // to share, while W has hundreds of rows or more.
+  split_range(out, thread_count(threads), 16, [&](Index j0, Index j1) {
+    if (!w.is_bf16()) {
+      const Eigen::Map<const RowMatrixF> W(w.f32.data(), out, in);
+      Y.middleCols(j0, j1 - j0).noalias() = X * W.middleRows(j0, j1 - j0).transpose();
+    } else {
+      // Blocks of rows widened into this core's buffer: about 256 KB (a core's cache) for one
+      // token at a time, 4 MB when many tokens make each block's product long enough to pay.
+      const Index block =
+          std::max<Index>(16, (n >= 16 ? Index{1} << 20 : Index{1} << 16) / std::max<Index>(1, in));
+      AlignedVector<float> buf(static_cast<size_t>(std::min(block, j1 - j0) * in));
+      for (Index b0 = j0; b0 < j1; b0 += block) {
+        const Index rows = std::min(block, j1 - b0);
+        widen_bf16(w.bf16.data() + static_cast<size_t>(b0 * in), static_cast<size_t>(rows * in),
+                   buf.data());
+        const Eigen::Map<const RowMatrixF> W(buf.data(), rows, in);
+        Y.middleCols(b0, rows).noalias() = X * W.transpose();
+      }
+    }
+    if (bias)
+      Y.middleCols(j0, j1 - j0).rowwise() +=
+          Eigen::Map<const Eigen::RowVectorXf>(bias + j0, j1 - j0);
+  });
+}
+
+}  // namespace attn::lm
