@@ -132,6 +132,17 @@ class DerivedCache {
   std::vector<std::unique_ptr<ReasonMatrix>> hidden_;  // per head, built when first asked for
 };
 
+// RoPE (rotary position embeddings) as a trace shows it, for Q and K that came out of a RoPE
+// model: the q and k steps hold them after the rotation; these, before it. Query row r stands at
+// position q_position0 + r, key row j at k_position0 + j; pair i (dimensions i and i + d_k/2)
+// turns by position × inv_freq[i].
+struct RopeInputs {
+  HeadStack q_before, k_before;  // per query head, per key/value head
+  std::vector<double> inv_freq;  // d_k / 2 frequencies
+  int q_position0 = 0, k_position0 = 0;
+  bool enabled() const { return !inv_freq.empty(); }
+};
+
 // The result of an attention computation with every intermediate kept; the UI and CLI only read it.
 struct AttentionTrace {
   std::string name;
@@ -155,6 +166,7 @@ struct AttentionTrace {
   std::vector<ReasonMatrix> hidden;
   std::vector<std::vector<bool>> empty_row;  // per head, per query: every key hidden
   std::vector<TraceStep> steps;              // in pipeline order; ids are unique
+  RopeInputs rope;  // Q and K before RoPE, when the scenario's came out of a RoPE model
   // The stages (scores … output, and concat, projected, head_contrib) hold every query row, or,
   // for a trace of a few rows (compute_trace_rows), rows [first_row, first_row + their rows) of
   // the n_q: n_q, the tokens, the input steps and the masks are always whole.

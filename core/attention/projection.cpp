@@ -19,12 +19,36 @@ AttentionProblem to_problem(const Scenario& s) {
   return p;
 }
 
+Matrix rope_angles(const RopeInputs& r, int rows, int position0) {
+  const auto pairs = static_cast<Eigen::Index>(r.inv_freq.size());
+  Matrix a(rows, pairs);
+  for (int p = 0; p < rows; ++p)
+    for (Eigen::Index i = 0; i < pairs; ++i)
+      a(p, i) = static_cast<float>((position0 + p) * r.inv_freq[static_cast<size_t>(i)]);
+  return a;
+}
+
+void add_rope_step(const RopeInputs& r, AttentionTrace& t) {
+  t.rope = r;
+  auto after_v = t.steps.begin();
+  while (after_v != t.steps.end() && after_v->id != StageId::kV) ++after_v;
+  if (after_v != t.steps.end()) ++after_v;
+  t.steps.insert(after_v, {StageId::kRope,
+                           stage_info(StageId::kRope).title,
+                           "angle(p, i) = p · θ_i,   θ_i = base^(−2i/d_k)",
+                           {rope_angles(r, t.n_q, r.q_position0)},
+                           {0}});
+  t.find(StageId::kQ)->formula = "Q = RoPE(Q before, positions)";
+  t.find(StageId::kK)->formula = "K = RoPE(K before, positions)";
+}
+
 void add_scenario_steps(const Scenario& s, AttentionTrace& t) {
   t.name = s.name;
   t.query_tokens = s.query_tokens;
   // With Linformer the stages' keys are the virtual keys begin_trace named; the scenario's keys
   // name the rows of K and V.
   (t.variants.linformer.enabled() ? t.input_key_tokens : t.key_tokens) = s.keys();
+  if (s.rope.enabled()) add_rope_step(s.rope, t);
   if (!s.use_projection) return;
 
   const ProjectionSpec& pr = s.projection;

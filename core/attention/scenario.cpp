@@ -122,6 +122,7 @@ Scenario with_random_inputs(const Scenario& s, uint64_t seed) {
   Scenario r = s;
   r.use_projection = false;
   r.projection = ProjectionSpec{};
+  r.rope = RopeInputs{};  // fresh Q and K are not the rotation of the old ones
   r.qkv.q = draw(p.input.q);
   r.qkv.k = draw(p.input.k);
   r.qkv.v = draw(p.input.v);

@@ -33,6 +33,9 @@ struct Scenario {
   AttentionInput qkv;         // used when !use_projection
   ProjectionSpec projection;  // used when use_projection
   AttentionOptions options;
+  // Q and K before RoPE (a head of a RoPE model; qkv holds them after): the trace then has a
+  // `rope` step. Not read from or written to scenario files.
+  RopeInputs rope;
 
   const std::vector<std::string>& keys() const {
     return key_tokens.empty() ? query_tokens : key_tokens;
@@ -50,6 +53,11 @@ AttentionProblem to_problem(const Scenario& s);
 // [−0.9, 0.9] — numbers a student can work with by hand (a worksheet per student). A scenario
 // with projections becomes a plain one with Q, K and V of the projected shapes.
 Scenario with_random_inputs(const Scenario& s, uint64_t seed);
+
+// The angles RoPE turns each pair by, (rows, d_k/2): row p at position position0 + p.
+Matrix rope_angles(const RopeInputs& r, int rows, int position0);
+// Adds the `rope` step (the angles of the query positions) after v, and keeps `r` in the trace.
+void add_rope_step(const RopeInputs& r, AttentionTrace& trace);
 
 // With projection: adds the steps x (and x_kv) before q, k, v, and concat, projected
 // (concat·W_O + b_O) and head_contrib (each head's O_h·W_O^(h), whose sum plus b_O is the same

@@ -34,6 +34,13 @@ constexpr StageInfo kStages[] = {
     {S::kV, "v", K::kInput, "Values", "V",
      "A value is what a token hands over to a query that attends to it.",
      "The values: one row per token, what that token passes on when attended to.", S::kInputs},
+    {S::kRope, "rope", K::kInput, "Rotary positions (RoPE)", "RoPE",
+     "RoPE turns each pair of a query's and a key's dimensions by an angle that grows with the "
+     "token's position, so the score q·k depends on how far apart the two tokens are, not on "
+     "where they stand.",
+     "The angle (radians) each pair of dimensions is turned by at each position: the position "
+     "times the pair's frequency. Early pairs turn fast, late pairs slowly.",
+     S::kRope},
     {S::kKProj, "k_proj", K::kKeySide, "Projected keys", "E·K",
      "Linformer: E (k × n_k) mixes the n_k keys into k virtual keys (and F the values), so each "
      "query compares itself with k rows instead of n: O(n·k) work instead of O(n²).",

@@ -22,6 +22,7 @@ enum class StageId : uint8_t {
   kQ,
   kK,
   kV,
+  kRope,
   kKProj,
   kVProj,
   kScores,

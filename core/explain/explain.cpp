@@ -50,6 +50,9 @@ std::string Narrator::run(const std::vector<Stage>& stages) {
       case kHeadMix:
         head_mixing();
         break;
+      case kRope:
+        rope();
+        break;
     }
   }
   return out_.str();
@@ -69,6 +72,7 @@ std::vector<Stage> stages_for(const AttentionTrace& t, std::optional<StageId> st
   const bool linformer = t.find(StageId::kKProj) != nullptr,
              conv = t.find(StageId::kPreConv) != nullptr, mix = t.find(StageId::kPreMix) != nullptr;
   all.push_back(projection ? kProjection : kInputs);
+  if (t.find(StageId::kRope)) all.push_back(kRope);
   if (linformer) all.push_back(kLinformer);
   for (Stage s : {kScores, kScaled, kMasked, kWeights, kOutput}) {
     all.push_back(s);
@@ -82,6 +86,7 @@ std::vector<Stage> stages_for(const AttentionTrace& t, std::optional<StageId> st
             "' in this trace; expected one of " + stage_names(t, false);
     return {};
   }
+  if (*step == StageId::kRope) return {kInputs, kRope};
   switch (stage_kind(*step)) {
     case StageKind::kInput:
       return {projection ? kProjection : kInputs};

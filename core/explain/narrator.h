@@ -43,6 +43,7 @@ enum Stage {
   kLinformer,    // the projected keys and values (narrate_variants.cpp)
   kConvolution,  // the key–query convolution
   kHeadMix,      // head mixing
+  kRope,         // RoPE's rotation of q and k (narrate_rope.cpp)
 };
 
 // The first n code points of UTF-8 text.
@@ -148,6 +149,8 @@ class Narrator {
   void linformer();
   void convolution();
   void head_mixing();
+  // ---- RoPE (narrate_rope.cpp) -------------------------------------------------------------
+  void rope();
 
   const AttentionTrace& t_;
   const ExplainRequest& r_;

@@ -5,6 +5,8 @@
 #include <cassert>
 #include <unordered_map>
 
+#include "lm/llama_forward.h"
+
 namespace attn::lm {
 
 std::vector<std::string> display_tokens(const Tokenizer& tok, const std::vector<int>& ids) {
@@ -61,6 +63,20 @@ Scenario head_scenario(const Model& m, const Activations& a, int layer, int head
   s.qkv.k = {std::move(k)};
   s.qkv.v = {std::move(v)};
   s.options.mask.causal = CausalAlign::kTopLeft;
+  if (c.llama_family()) {  // Q and K before RoPE, for the trace's rope step
+    const int QK = c.q_dim() + c.kv_dim();
+    const float* raw = a.qk_unrotated.data() + static_cast<size_t>(layer) * a.B * T * QK;
+    Matrix qb(T, hs), kb(T, hs);
+    for (int t = 0; t < T; ++t)
+      for (int i = 0; i < hs; ++i) {
+        const float* row = raw + static_cast<size_t>(t) * QK + i;
+        qb(t, i) = row[qcol];
+        kb(t, i) = row[kcol];
+      }
+    s.rope.q_before = {std::move(qb)};
+    s.rope.k_before = {std::move(kb)};
+    s.rope.inv_freq = rope_inv_freq(c);
+  }
   // Mistral's window i − W < j ≤ i is the engine's causal window p − (W − 1) ≤ j ≤ p.
   if (c.window(layer) > 0) s.options.mask.window = c.window(layer) - 1;
   return s;

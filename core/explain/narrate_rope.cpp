@@ -1,0 +1,85 @@
+// Stage 0 of a RoPE model's head: how the rotation turned the query row and the keys, pair by
+// pair, with the numbers; and why it is there — the rotated score depends on the distance
+// between the two tokens only, shown by moving the same q and k further along.
+#include <cmath>
+
+#include "explain/narrator.h"
+
+namespace attn::narration {
+namespace {
+
+// x rotated by RoPE at `pos` (rotate-half form), in double.
+std::vector<double> rotated(const Matrix& m, int row, int pos, const std::vector<double>& f) {
+  const int d = static_cast<int>(m.cols()), half = d / 2;
+  std::vector<double> y(static_cast<size_t>(d));
+  for (int i = 0; i < half; ++i) {
+    const double a = pos * f[static_cast<size_t>(i)], c = std::cos(a), s = std::sin(a);
+    const double x0 = m(row, i), x1 = m(row, i + half);
+    y[static_cast<size_t>(i)] = x0 * c - x1 * s;
+    y[static_cast<size_t>(i + half)] = x1 * c + x0 * s;
+  }
+  return y;
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+}  // namespace
+
+void Narrator::rope() {
+  const RopeInputs& r = t_.rope;
+  if (!r.enabled()) return;
+  const Matrix& qb = r.q_before[static_cast<size_t>(h_)];
+  const Matrix& kb = r.k_before[static_cast<size_t>(g_)];
+  const int d = static_cast<int>(qb.cols()), half = d / 2;
+  const int pq = r.q_position0 + i_;
+  heading(0, "RoPE: each pair of dimensions (i, i + " + std::to_string(half) +
+                 ") of q and k turns by position × θ_i");
+  std::string freqs;
+  for (int i = 0; i < half; ++i) {
+    if (half > 5 && i == 3) {
+      freqs += ", " + std::string(s_.ellipsis);
+      i = half - 2;
+      continue;
+    }
+    freqs += (i ? ", θ_" : "θ_") + std::to_string(i) + " = " + num(r.inv_freq[static_cast<size_t>(i)]);
+  }
+  line(freqs);
+  line("q_" + qn() + " before, at position " + std::to_string(pq) + " = " + row_text(qb, i_));
+  // The first pair (the fastest turn) and the last (the slowest), with their numbers.
+  for (int i : {0, half - 1}) {
+    if (i == half - 1 && half == 1) break;
+    const double a = pq * r.inv_freq[static_cast<size_t>(i)];
+    const double x0 = qb(i_, i), x1 = qb(i_, i + half);
+    const std::string c = "cos " + num(a), s = "sin " + num(a);
+    line("pair " + std::to_string(i) + ": angle " + std::to_string(pq) + " × " +
+         num(r.inv_freq[static_cast<size_t>(i)]) + " = " + num(a) + " rad");
+    line("  q[" + std::to_string(i) + "] → " + num(x0) + "×" + c + " − " + num(x1) + "×" + s +
+         " = " + num(x0 * std::cos(a) - x1 * std::sin(a)));
+    line("  q[" + std::to_string(i + half) + "] → " + num(x1) + "×" + c + " + " + num(x0) + "×" +
+         s + " = " + num(x1 * std::cos(a) + x0 * std::sin(a)));
+  }
+  line("q_" + qn() + " after = " + row_text(*q_, i_) + "   (row " + std::to_string(i_) +
+       " of Q, what the scores use)");
+  line("Each key turns the same way by its own position: k_j before RoPE is row j of K before, "
+       "after it row j of K.");
+  // The rotated score depends on i − j only: the same q and k moved along give the same score.
+  const int j = std::min(focus_key(), t_.n_k - 1);
+  const int pk = r.k_position0 + j;
+  const int shift = 7;
+  const double here = dot(rotated(qb, i_, pq, r.inv_freq), rotated(kb, j, pk, r.inv_freq));
+  const double moved =
+      dot(rotated(qb, i_, pq + shift, r.inv_freq), rotated(kb, j, pk + shift, r.inv_freq));
+  const double unrotated = dot(rotated(qb, i_, 0, r.inv_freq), rotated(kb, j, 0, r.inv_freq));
+  line("Why: the score of two rotated vectors depends only on the distance between them.");
+  line("  q_" + qn() + " · k_" + kn(j) + " at positions " + std::to_string(pq) + " and " +
+       std::to_string(pk) + " (distance " + std::to_string(pq - pk) + "): " + num(here));
+  line("  the same q and k at positions " + std::to_string(pq + shift) + " and " +
+       std::to_string(pk + shift) + " (distance " + std::to_string(pq - pk) + "): " + num(moved));
+  line("  without the rotation (both at position 0): " + num(unrotated));
+}
+
+}  // namespace attn::narration
