@@ -240,9 +240,18 @@ TEST(LmModel, NextTokensAndKvCache) {
   }
   Config gpt2;
   gpt2.n_layer = 12;
+  gpt2.n_head = 12;
   gpt2.n_embd = 768;
   EXPECT_EQ(kv_cache_bytes_per_token(gpt2, 4), 73728u);  // 2 · 12 · 768 · 4
   EXPECT_EQ(kv_cache_bytes_per_token(gpt2, 2), 36864u);
+  // SmolLM2-135M caches its 3 K/V heads of 64, not its 9 query heads: 2 · 30 · 3 · 64 · 2.
+  Config smol;
+  smol.arch = LmArch::kLlama;
+  smol.n_layer = 30;
+  smol.n_head = 9;
+  smol.n_kv_head = 3;
+  smol.n_embd = 576;
+  EXPECT_EQ(kv_cache_bytes_per_token(smol, 2), 23040u);
 }
 
 TEST(LmModel, SavedModelsReadBack) {

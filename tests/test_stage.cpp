@@ -47,15 +47,25 @@ TEST(StageTable, EveryIdHasItsRowAndANameThatReadsBack) {
 // The trace JSON's ids (docs/cli.md) and the attention stages, written out by hand.
 TEST(StageTable, NamesAndKindsAreTheDocumentedOnes) {
   const std::vector<std::pair<std::string, StageKind>> expected = {
-      {"qkv", StageKind::kInput},         {"x", StageKind::kInput},
-      {"x_kv", StageKind::kInput},        {"q", StageKind::kInput},
-      {"k", StageKind::kInput},           {"v", StageKind::kInput},
-      {"k_proj", StageKind::kKeySide},    {"v_proj", StageKind::kKeySide},
-      {"scores", StageKind::kQueryKey},   {"scaled", StageKind::kQueryKey},
-      {"pre_conv", StageKind::kQueryKey}, {"masked", StageKind::kQueryKey},
-      {"pre_mix", StageKind::kQueryKey},  {"weights", StageKind::kQueryKey},
-      {"output", StageKind::kOutput},     {"concat", StageKind::kOutput},
-      {"projected", StageKind::kOutput},  {"head_contrib", StageKind::kOutput}};
+      {"qkv", StageKind::kInput},
+      {"x", StageKind::kInput},
+      {"x_kv", StageKind::kInput},
+      {"q", StageKind::kInput},
+      {"k", StageKind::kInput},
+      {"v", StageKind::kInput},
+      {"rope", StageKind::kInput},
+      {"k_proj", StageKind::kKeySide},
+      {"v_proj", StageKind::kKeySide},
+      {"scores", StageKind::kQueryKey},
+      {"scaled", StageKind::kQueryKey},
+      {"pre_conv", StageKind::kQueryKey},
+      {"masked", StageKind::kQueryKey},
+      {"pre_mix", StageKind::kQueryKey},
+      {"weights", StageKind::kQueryKey},
+      {"output", StageKind::kOutput},
+      {"concat", StageKind::kOutput},
+      {"projected", StageKind::kOutput},
+      {"head_contrib", StageKind::kOutput}};
   ASSERT_EQ(static_cast<int>(expected.size()), kStageCount);
   for (const auto& [name, kind] : expected) {
     const std::optional<StageId> id = stage_from_name(name);

@@ -146,7 +146,7 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
                   "%d layers × %d heads · d_model %d · d_k %d · %d positions · vocabulary %d · "
                   "%.1f M parameters (%s)",
                   c.n_layer, c.n_head, c.n_embd, c.head_size(), c.n_positions, c.vocab_size,
-                  static_cast<double>(s.model()->params.total()) / 1e6, s.model()->dtype.c_str());
+                  s.model()->parameter_count() / 1e6, s.model()->dtype.c_str());
     // Beside the name when it fits, else below it, wrapped (large fonts, narrow windows).
     ImGui::SameLine();
     if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(info).x) ImGui::NewLine();

@@ -319,6 +319,17 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
                        "keys read what an earlier head wrote).");
     return;
   }
+  if (c.llama_family()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextColored(kAccent,
+                       "The split of a key's score into the parts of its residual stream is "
+                       "written for GPT-2's layer norm and fused Q | K | V; %s models "
+                       "(RMSNorm, RoPE) are not split here. The Heads and Roles tabs show "
+                       "their induction and previous-token heads.",
+                       arch_name(c.arch));
+    ImGui::PopTextWrapPos();
+    return;
+  }
   const auto targets = lm::induction_targets(r->ids);
   if (targets.empty()) {
     ImGui::TextColored(kAccent,

@@ -72,7 +72,7 @@ void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
     ImGui::EndTable();
   }
   ImGui::Spacing();
-  const double weights = static_cast<double>(r->model->params.total()) * 4;
+  const double weights = r->model->parameter_count() * 4;
   ImGui::PushTextWrapPos(0);
   ImGui::Text(
       "For comparison, the weights take %s in float32. A full context's cache is %.0f %% of "

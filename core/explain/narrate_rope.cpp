@@ -45,7 +45,8 @@ void Narrator::rope() {
       i = half - 2;
       continue;
     }
-    freqs += (i ? ", θ_" : "θ_") + std::to_string(i) + " = " + num(r.inv_freq[static_cast<size_t>(i)]);
+    freqs +=
+        (i ? ", θ_" : "θ_") + std::to_string(i) + " = " + num(r.inv_freq[static_cast<size_t>(i)]);
   }
   line(freqs);
   line("q_" + qn() + " before, at position " + std::to_string(pq) + " = " + row_text(qb, i_));
@@ -55,17 +56,20 @@ void Narrator::rope() {
     const double a = pq * r.inv_freq[static_cast<size_t>(i)];
     const double x0 = qb(i_, i), x1 = qb(i_, i + half);
     const std::string c = "cos " + num(a), s = "sin " + num(a);
+    // A negative number after a sign is written in parentheses, as the dot products are.
+    auto term = [this](double x) { return x < 0 ? "(" + num(x) + ")" : num(x); };
     line("pair " + std::to_string(i) + ": angle " + std::to_string(pq) + " × " +
          num(r.inv_freq[static_cast<size_t>(i)]) + " = " + num(a) + " rad");
-    line("  q[" + std::to_string(i) + "] → " + num(x0) + "×" + c + " − " + num(x1) + "×" + s +
+    line("  q[" + std::to_string(i) + "] → " + num(x0) + "×" + c + " − " + term(x1) + "×" + s +
          " = " + num(x0 * std::cos(a) - x1 * std::sin(a)));
-    line("  q[" + std::to_string(i + half) + "] → " + num(x1) + "×" + c + " + " + num(x0) + "×" +
+    line("  q[" + std::to_string(i + half) + "] → " + num(x1) + "×" + c + " + " + term(x0) + "×" +
          s + " = " + num(x1 * std::cos(a) + x0 * std::sin(a)));
   }
   line("q_" + qn() + " after = " + row_text(*q_, i_) + "   (row " + std::to_string(i_) +
        " of Q, what the scores use)");
-  line("Each key turns the same way by its own position: k_j before RoPE is row j of K before, "
-       "after it row j of K.");
+  line(
+      "Each key turns the same way by its own position: k_j before RoPE is row j of K before, "
+      "after it row j of K.");
   // The rotated score depends on i − j only: the same q and k moved along give the same score.
   const int j = std::min(focus_key(), t_.n_k - 1);
   const int pk = r.k_position0 + j;

@@ -7,10 +7,11 @@
 namespace attn::lm {
 
 double head_score(const Config& c, const Activations& a, int layer, int head, int query, int key) {
-  const int C = c.n_embd, hs = c.head_size();
+  const int hs = c.head_size(), W = c.qkv_width();
   const float* qkv = a.qkv_at(c, layer, 0);
-  const float* q = qkv + static_cast<size_t>(query) * 3 * C + static_cast<size_t>(head) * hs;
-  const float* k = qkv + static_cast<size_t>(key) * 3 * C + C + static_cast<size_t>(head) * hs;
+  const float* q = qkv + static_cast<size_t>(query) * W + static_cast<size_t>(head) * hs;
+  const float* k =
+      qkv + static_cast<size_t>(key) * W + c.q_dim() + static_cast<size_t>(head / c.group()) * hs;
   double s = 0;
   for (int i = 0; i < hs; ++i) s += static_cast<double>(q[i]) * k[i];
   return s / std::sqrt(static_cast<double>(hs));
@@ -21,6 +22,7 @@ std::vector<ScorePart> key_score_parts(const Model& m, const Activations& a, int
   const Config& c = m.config;
   const Parameters& p = m.params;
   const int C = c.n_embd, hs = c.head_size(), T = a.T;
+  assert(!c.llama_family() && "GPT-2's layer norm and c_attn only");
   assert(layer >= 0 && layer < c.n_layer && head >= 0 && head < c.n_head);
   assert(key >= 0 && key <= query && query < T);
   const size_t row = static_cast<size_t>(layer) * a.B * T + static_cast<size_t>(key);

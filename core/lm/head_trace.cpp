@@ -35,6 +35,9 @@ Scenario head_scenario(const Model& m, const Activations& a, int layer, int head
     }
   Scenario s;
   s.name = m.name + " layer " + std::to_string(layer) + " head " + std::to_string(head);
+  // The K/V head a query head reads is part of its name in today's models (grouped-query).
+  if (c.llama_family())
+    s.name += " (K/V head " + std::to_string(kv) + " of " + std::to_string(c.kv_heads()) + ")";
   const std::string where = "Layer " + std::to_string(layer) + ", head " + std::to_string(head) +
                             " of " + m.name + " on \"" + text + "\": ";
   if (!c.llama_family()) {
@@ -169,8 +172,12 @@ std::vector<std::pair<int, double>> top_tokens_at(const Model& m, const Activati
                                                   int k, double temperature) {
   const int V = m.config.vocab_size, C = m.config.n_embd;
   std::vector<float> logits(static_cast<size_t>(V));
-  logits_forward(a.lnf.data() + static_cast<size_t>(t) * C, m.params.ptr(kWte), 1, C, V,
-                 logits.data(), 1);
+  if (m.config.llama_family())
+    linear_forward(a.lnf.data() + static_cast<size_t>(t) * C, 1, m.llama.output(), nullptr,
+                   logits.data(), V, 1);
+  else
+    logits_forward(a.lnf.data() + static_cast<size_t>(t) * C, m.params.ptr(kWte), 1, C, V,
+                   logits.data(), 1);
   return top_of(logits.data(), V, k, temperature);
 }
 

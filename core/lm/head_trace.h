@@ -63,10 +63,11 @@ std::vector<std::pair<int, double>> top_next_tokens(const Config& c, const Activ
 std::vector<std::pair<int, double>> top_tokens_at(const Model& m, const Activations& a, int t,
                                                   int k, double temperature = 1.0);
 
-// Bytes the KV cache needs per token: K and V (2) for every layer and every channel (L·C),
-// at `bytes_per_value` (4 for float32, 2 for float16/bfloat16).
+// Bytes the KV cache needs per token: K and V (2) for every layer and every K/V head's values
+// (L·NKV·hs: L·C for GPT-2; grouped-query attention caches its K/V heads only), at
+// `bytes_per_value` (4 for float32, 2 for float16/bfloat16).
 inline size_t kv_cache_bytes_per_token(const Config& c, int bytes_per_value) {
-  return 2ull * static_cast<size_t>(c.n_layer) * static_cast<size_t>(c.n_embd) *
+  return 2ull * static_cast<size_t>(c.n_layer) * static_cast<size_t>(c.kv_dim()) *
          static_cast<size_t>(bytes_per_value);
 }
 

@@ -88,9 +88,12 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
                                                                        : std::to_string(i));
   const bool concat =
       id == StageId::kConcat && t.num_heads > 1 && t.d_v > 0 && cols == t.num_heads * t.d_v;
+  // RoPE's angles: a column per pair of dimensions (i, i + d_k/2).
+  const bool rope = id == StageId::kRope;
   for (int j = 0; j < cols; ++j)
     v.col_labels.push_back(
-        concat ? "h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v)
+        rope     ? "p" + std::to_string(j)
+        : concat ? "h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v)
         : attention && static_cast<int>(t.key_tokens.size()) == cols ? shorten(t.key_tokens[j], 16)
                                                                      : "d" + std::to_string(j));
   std::string noun_rows, noun_cols;
@@ -105,8 +108,12 @@ LabelledMatrix stage_matrix(const AttentionTrace& t, const HeatmapOptions& o) {
                  : key_rows   ? "keys ↓"
                               : (tokens ? "tokens ↓" : "queries ↓");
     noun_rows = virtual_keys ? "virtual keys" : key_rows ? "keys" : (tokens ? "tokens" : "queries");
-    v.col_axis = "dimensions →";
-    noun_cols = "dimensions";
+    v.col_axis = rope ? "pairs of dimensions →" : "dimensions →";
+    noun_cols = rope ? "pairs" : "dimensions";
+    if (rope) {
+      v.row_axis = "positions ↓";
+      noun_rows = "positions";
+    }
   }
 
   // Hidden cells: hidden by the mask in the masked and weights stages; any value that is not a

@@ -94,6 +94,9 @@ const std::vector<Target>& targets() {
       {"lesson", lesson},
       {"imgui_ini", imgui_ini},
       {"font", font},
+      // Today's model folders (targets_llama.cpp).
+      {"lm_config", lm_config},
+      {"llama_folder", llama_folder},
   };
   return all;
 }

@@ -55,4 +55,12 @@ int imgui_ini(const uint8_t* data, size_t size);
 // every table, metric and outline of an accepted font, which must all lie inside it.
 int font(const uint8_t* data, size_t size);
 
+// Any config.json (GPT-2's or the Llama family's keys): a parsed Llama-family config reads back
+// the same from what llama_config_json writes (targets_llama.cpp).
+int lm_config(const uint8_t* data, size_t size);
+// A Llama-family folder with sharded weights: four parts (config.json,
+// model.safetensors.index.json, model-00001-of-00001.safetensors, tokenizer.json) as
+// gpt2_folder's; a small accepted model then runs, whole and with the KV cache.
+int llama_folder(const uint8_t* data, size_t size);
+
 }  // namespace attn::fuzz
