@@ -141,12 +141,19 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
     const lm::Config& c = s.model()->config;
     same_line_if_fits(ImGui::CalcTextSize(s.model()->name.c_str()).x);
     ImGui::Text("%s", s.model()->name.c_str());
-    char info[256];
+    // Today's models say how their query heads share K/V heads (MHA, GQA or MQA).
+    char heads[96] = "";
+    if (c.llama_family())
+      std::snprintf(heads, sizeof heads, " sharing %d K/V head%s (%s)", c.kv_heads(),
+                    c.kv_heads() == 1 ? "" : "s",
+                    c.kv_heads() == 1 ? "MQA" : c.kv_heads() == c.n_head ? "MHA" : "GQA");
+    char info[384];
     std::snprintf(info, sizeof info,
-                  "%d layers × %d heads · d_model %d · d_k %d · %d positions · vocabulary %d · "
-                  "%.1f M parameters (%s)",
-                  c.n_layer, c.n_head, c.n_embd, c.head_size(), c.n_positions, c.vocab_size,
-                  s.model()->parameter_count() / 1e6, s.model()->dtype.c_str());
+                  "%s · %d layers × %d heads%s · d_model %d · d_k %d · %d positions · "
+                  "vocabulary %d · %.1f M parameters (%s)",
+                  arch_name(c.arch), c.n_layer, c.n_head, heads, c.n_embd, c.head_size(),
+                  c.n_positions, c.vocab_size, s.model()->parameter_count() / 1e6,
+                  s.model()->dtype.c_str());
     // Beside the name when it fits, else below it, wrapped (large fonts, narrow windows).
     ImGui::SameLine();
     if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(info).x) ImGui::NewLine();

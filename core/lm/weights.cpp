@@ -9,9 +9,12 @@
 namespace attn::lm {
 
 void widen_bf16(const uint16_t* in, size_t n, float* out) {
-  // A plain loop the compiler turns into vector shifts.
-  auto* bits = reinterpret_cast<uint32_t*>(out);
-  for (size_t i = 0; i < n; ++i) bits[i] = static_cast<uint32_t>(in[i]) << 16;
+  // A plain loop the compiler turns into vector shifts (memcpy: the bits become a float without
+  // breaking C++'s aliasing rules; it compiles to a plain store).
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t bits = static_cast<uint32_t>(in[i]) << 16;
+    std::memcpy(out + i, &bits, sizeof bits);
+  }
 }
 
 void Weight::row(int64_t r, float* out) const {
