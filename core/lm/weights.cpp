@@ -25,9 +25,48 @@ void Weight::row(int64_t r, float* out) const {
     std::memcpy(out, f32.data() + static_cast<size_t>(r) * c, c * sizeof(float));
 }
 
+namespace {
+
+// One token through a BF16 matrix, rows [j0, j1): each output a dot product of x with a row,
+// the row widened as it is read (no buffer): generation's case, where the weights are read once
+// per token and the memory they come from is the limit. Sixteen partial sums, so the compiler
+// makes one vector of them without reordering any single sum.
+void bf16_rows_dot(const float* x, const uint16_t* w, int64_t in, int64_t j0, int64_t j1,
+                   const float* bias, float* y) {
+  for (int64_t j = j0; j < j1; ++j) {
+    const uint16_t* r = w + j * in;
+    float acc[16] = {};
+    int64_t i = 0;
+    for (; i + 16 <= in; i += 16)
+      for (int u = 0; u < 16; ++u) {
+        const uint32_t bits = static_cast<uint32_t>(r[i + u]) << 16;
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        acc[u] += x[i + u] * f;
+      }
+    float s = 0;
+    for (float a : acc) s += a;
+    for (; i < in; ++i) {
+      const uint32_t bits = static_cast<uint32_t>(r[i]) << 16;
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      s += x[i] * f;
+    }
+    y[j] = bias ? s + bias[j] : s;
+  }
+}
+
+}  // namespace
+
 void linear_forward(const float* x, int n, const Weight& w, const float* bias, float* y,
                     int64_t ldy, int threads) {
   using Eigen::Index;
+  if (n == 1 && w.is_bf16()) {
+    split_range(w.rows, thread_count(threads), 16, [&](Index j0, Index j1) {
+      bf16_rows_dot(x, w.bf16.data(), w.cols, j0, j1, bias, y);
+    });
+    return;
+  }
   const Index in = w.cols, out = w.rows;
   const Eigen::Map<const RowMatrixF> X(x, n, in);
   Eigen::Map<RowMatrixF, 0, Eigen::OuterStride<>> Y(y, n, out, Eigen::OuterStride<>(ldy));
