@@ -35,10 +35,14 @@ void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
   // Wrapped at spaces (never inside a number): the tab may be narrow beside a lesson.
+  // Grouped-query models cache their K/V heads only, which their query heads share.
+  const std::string heads = c.kv_heads() == c.n_head
+                                ? std::to_string(c.n_head) + " heads"
+                                : std::to_string(c.kv_heads()) + " K/V heads (shared by " +
+                                      std::to_string(c.n_head) + " query heads)";
   text_wrapped_at_spaces("Per token: 2 (K and V) × " + std::to_string(c.n_layer) + " layers × " +
-                         std::to_string(c.n_head) + " heads × d_k " +
-                         std::to_string(c.head_size()) + " = " + std::to_string(f32 / 4) +
-                         " values");
+                         heads + " × d_k " + std::to_string(c.head_size()) + " = " +
+                         std::to_string(f32 / 4) + " values");
   text_wrapped_at_spaces("= " + bytes_text(static_cast<double>(f32)) + " in float32, " +
                          bytes_text(static_cast<double>(f16)) + " in float16");
   ImGui::Spacing();

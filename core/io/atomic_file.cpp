@@ -588,4 +588,19 @@ void NewFolder::keep() {
     if (slot >= 0) g_dir_slots[slot].state.store(0), slot = -1;
 }
 
+bool write_folder_files(const std::string& folder,
+                        const std::vector<std::pair<std::string, std::string>>& files,
+                        std::string& error) {
+  NewFolder dir;
+  if (!dir.create(folder, error)) return false;
+  AtomicOutputs out;
+  for (const auto& [name, bytes] : files) {
+    const int index = out.add(folder + "/" + name, error);
+    if (index < 0 || !out.write(index, bytes, error)) return false;
+  }
+  if (!out.commit(error)) return false;
+  dir.keep();
+  return true;
+}
+
 }  // namespace attn

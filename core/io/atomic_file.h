@@ -105,4 +105,11 @@ class NewFolder {
   bool kept_ = false;
 };
 
+// Writes the files of a folder (name in the folder, bytes) together or not at all: the folder is
+// created (NewFolder) only when every file is ready to be put in place, each file is written
+// to a temporary and renamed (AtomicOutputs), and on failure nothing new is left behind.
+bool write_folder_files(const std::string& folder,
+                        const std::vector<std::pair<std::string, std::string>>& files,
+                        std::string& error);
+
 }  // namespace attn

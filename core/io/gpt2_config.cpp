@@ -19,22 +19,9 @@ constexpr int64_t kMaxLayers = 1024, kMaxEmbd = 1 << 16, kMaxPositions = 1 << 20
 
 std::optional<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string& path,
                                             std::string& error) {
-  nlohmann::json j;
-  std::string deep;
-  if (!check_json_depth(text, kMaxJsonDepth, deep)) {  // io/json_input.h
-    error = path + ": not valid JSON: " + deep;
-    return std::nullopt;
-  }
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    error = path + ": not valid JSON: " + e.what();
-    return std::nullopt;
-  }
-  if (!j.is_object()) {
-    error = path + ": expected a JSON object";
-    return std::nullopt;
-  }
+  const std::optional<nlohmann::json> parsed = parse_config_object(text, path, error);
+  if (!parsed) return std::nullopt;
+  const nlohmann::json& j = *parsed;
   Gpt2Config c;
   auto get_int = [&](const char* key, int64_t lo, int64_t hi, int& out) {
     auto it = j.find(key);

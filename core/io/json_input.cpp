@@ -32,6 +32,27 @@ bool check_json_depth(const char* text, size_t size, int limit, std::string& err
   return true;
 }
 
+std::optional<nlohmann::json> parse_config_object(const std::string& text, const std::string& path,
+                                                  std::string& error) {
+  std::string deep;
+  if (!check_json_depth(text, kMaxJsonDepth, deep)) {
+    error = path + ": not valid JSON: " + deep;
+    return std::nullopt;
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    error = path + ": not valid JSON: " + e.what();
+    return std::nullopt;
+  }
+  if (!j.is_object()) {
+    error = path + ": expected a JSON object";
+    return std::nullopt;
+  }
+  return j;
+}
+
 std::optional<nlohmann::json> parse_json_input(const std::string& text, const std::string& source,
                                                std::string& error, int max_depth) {
   std::string why;

@@ -26,6 +26,11 @@ inline bool check_json_depth(const std::string& text, int limit, std::string& er
 std::optional<nlohmann::json> parse_json_input(const std::string& text, const std::string& source,
                                                std::string& error, int max_depth = kMaxJsonDepth);
 
+// A model folder's config.json: a JSON object nested at most kMaxJsonDepth levels, else
+// "<path>: not valid JSON: …" or "<path>: expected a JSON object".
+std::optional<nlohmann::json> parse_config_object(const std::string& text, const std::string& path,
+                                                  std::string& error);
+
 // A field that is not what it should be: `field` names it ("mask.window", "steps[2].head"; ""
 // for the whole document), `what` says what was expected and what was found.
 struct JsonFieldError {

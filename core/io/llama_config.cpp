@@ -24,27 +24,6 @@ constexpr Arch kArchs[] = {{"gpt2", "GPT2LMHeadModel", LmArch::kGpt2},
                            {"mistral", "MistralForCausalLM", LmArch::kMistral},
                            {"qwen2", "Qwen2ForCausalLM", LmArch::kQwen2}};
 
-std::optional<nlohmann::json> parse_object(const std::string& text, const std::string& path,
-                                           std::string& error) {
-  std::string deep;
-  if (!check_json_depth(text, kMaxJsonDepth, deep)) {
-    error = path + ": not valid JSON: " + deep;
-    return std::nullopt;
-  }
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    error = path + ": not valid JSON: " + e.what();
-    return std::nullopt;
-  }
-  if (!j.is_object()) {
-    error = path + ": expected a JSON object";
-    return std::nullopt;
-  }
-  return j;
-}
-
 // Which architecture the file names: model_type first, then architectures[0]. nullopt with an
 // error for a name this program does not compute; kGpt2 when the file names none.
 std::optional<LmArch> find_arch(const nlohmann::json& j, const std::string& path,
@@ -91,7 +70,7 @@ const char* arch_name(LmArch a) {
 
 std::optional<LmConfig> parse_llama_config(const std::string& text, const std::string& path,
                                            std::string& error) {
-  const std::optional<nlohmann::json> parsed = parse_object(text, path, error);
+  const std::optional<nlohmann::json> parsed = parse_config_object(text, path, error);
   if (!parsed) return std::nullopt;
   const nlohmann::json& j = *parsed;
   const std::optional<LmArch> arch = find_arch(j, path, error);
@@ -262,7 +241,7 @@ std::optional<LmConfig> parse_llama_config(const std::string& text, const std::s
 
 std::optional<LmConfig> parse_lm_config(const std::string& text, const std::string& path,
                                         std::string& error) {
-  const std::optional<nlohmann::json> parsed = parse_object(text, path, error);
+  const std::optional<nlohmann::json> parsed = parse_config_object(text, path, error);
   if (!parsed) return std::nullopt;
   const std::optional<LmArch> arch = find_arch(*parsed, path, error);
   if (!arch) return std::nullopt;

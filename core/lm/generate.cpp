@@ -51,10 +51,11 @@ std::string Generator::feed(const std::vector<int>& ids) {
            " tokens, more than the model's n_positions = " + std::to_string(c.n_positions);
   ForwardOptions o;
   o.all_logits = false;
-  // The prompt's pass needs about what the whole-text pass would (its rows' intermediates and
-  // the attention scores of its queries over every key).
-  if (std::string e = check_forward_size(c, 1, length_ + static_cast<int>(ids.size()), o);
-      !e.empty())
+  // This pass's rows as a whole-text pass of them would take, and beside them the cache after
+  // it and the scores of its queries over every cached key.
+  const double n = static_cast<double>(ids.size()), keys = length_ + n;
+  const double extra = 4.0 * (2.0 * c.n_layer * keys * c.kv_dim() + c.n_head * n * keys);
+  if (std::string e = check_forward_size(c, 1, static_cast<int>(ids.size()), o, extra); !e.empty())
     return e;
   for (int id : ids)
     if (id < 0 || id >= c.vocab_size)

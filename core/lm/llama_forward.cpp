@@ -198,7 +198,8 @@ void llama_forward(const Model& m, const std::vector<int>& tokens, int B, int T,
     r.act = a.fch_gelu.data() + o * F;
     r.down = a.fcproj.data() + o * C;
     r.out = a.residual3.data() + o * C;
-    // Each sequence's positions start at 0; the projections run on every row at once.
+    // Each sequence's positions start at 0 (RoPE), so each goes through the first half on its
+    // own; the second half runs on every row at once.
     for (int b = 0; b < B; ++b) {
       LayerRows rb = r;
       const size_t off = static_cast<size_t>(b) * T;

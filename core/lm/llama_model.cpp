@@ -296,20 +296,12 @@ bool save_llama_model(const Model& m, const std::string& folder, std::string& er
     }
     tensors.push_back({t.name, dtype, t.shape, data});
   }
-  const std::pair<const char*, std::string> parts[] = {
-      {"config.json", llama_config_json(m.config)},
-      {"model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})},
-      {"tokenizer.json", m.tokenizer.tokenizer_json()}};
-  NewFolder dir;
-  if (!dir.create(folder, error)) return false;
-  AtomicOutputs files;
-  for (const auto& [name, bytes] : parts) {
-    const int index = files.add(folder + "/" + name, error);
-    if (index < 0 || !files.write(index, bytes, error)) return false;
-  }
-  if (!files.commit(error)) return false;
-  dir.keep();
-  return true;
+  // The three files together or none of them, the folder created only then (io/atomic_file.h).
+  return write_folder_files(folder,
+                            {{"config.json", llama_config_json(m.config)},
+                             {"model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})},
+                             {"tokenizer.json", m.tokenizer.tokenizer_json()}},
+                            error);
 }
 
 void init_random_llama(Model& m, const Config& c, uint64_t seed, float std) {

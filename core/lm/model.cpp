@@ -232,21 +232,12 @@ bool save_model(const Model& m, const std::string& folder, std::string& error,
   // new config.json beside an old model.safetensors.
   // The bytes first: a missing folder is created only when its files are complete (NewFolder,
   // docs/robustness.md), and removed again if they cannot be written.
-  const std::pair<const char*, std::string> parts[] = {
-      {"config.json", gpt2_config_json(m.config)},
-      {"model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})},
-      {"vocab.json", m.tokenizer.vocab_json()},
-      {"merges.txt", m.tokenizer.merges_txt()}};
-  NewFolder dir;
-  if (!dir.create(folder, error)) return false;
-  AtomicOutputs files;
-  for (const auto& [name, bytes] : parts) {
-    const int index = files.add(folder + "/" + name, error);
-    if (index < 0 || !files.write(index, bytes, error)) return false;
-  }
-  if (!files.commit(error)) return false;
-  dir.keep();
-  return true;
+  return write_folder_files(folder,
+                            {{"config.json", gpt2_config_json(m.config)},
+                             {"model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})},
+                             {"vocab.json", m.tokenizer.vocab_json()},
+                             {"merges.txt", m.tokenizer.merges_txt()}},
+                            error);
 }
 
 void init_random(Model& m, const Config& c, uint64_t seed, float std) {
