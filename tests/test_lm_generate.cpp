@@ -5,7 +5,10 @@
 // frequencies against the formulas written out here; and config.json's refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <random>
 
 #include "io/llama_config.h"
@@ -239,6 +242,45 @@ TEST(Rope, RotationIsRotateHalfAndScoresDependOnDistance) {
   EXPECT_NEAR(score(5, 2), score(13, 10), 1e-5);
   EXPECT_NEAR(score(7, 7), score(0, 0), 1e-5);
   EXPECT_GT(std::abs(score(5, 2) - score(5, 4)), 1e-3);
+}
+
+// A GPT-2 folder that ships only tokenizer.json (GPT-2's own, as Hugging Face writes it) reads
+// the same tokens as vocab.json and merges.txt give.
+TEST(Gpt2Folder, OnlyATokenizerJsonWorksToo) {
+  Model m;
+  m.tokenizer = learn_bpe(
+      "the teacher explains attention; the teacher shows the heads. Café 2024!\n  spaced  out", 60);
+  Config g;
+  g.n_layer = 1;
+  g.n_head = 2;
+  g.n_embd = 8;
+  g.n_positions = 64;
+  g.vocab_size = m.tokenizer.size();
+  init_random(m, g, 3, 0.2f);
+  const std::string dir = test::temp_path("gpt2-tokenizer-json");
+  std::string error;
+  ASSERT_TRUE(save_model(m, dir, error)) << error;
+  const std::string json = m.tokenizer.tokenizer_json();
+  std::remove((dir + "/vocab.json").c_str());
+  std::remove((dir + "/merges.txt").c_str());
+  {
+    std::ofstream f(dir + "/tokenizer.json", std::ios::binary);
+    f << json;
+  }
+  Model back;
+  ASSERT_TRUE(load_model(dir, back, error)) << error;
+  ASSERT_NE(back.tokenizer.hf(), nullptr);
+  for (const char* text : {"the teacher explains attention", "Café 2024!\n  spaced  out",
+                           "unseen words, and 123 numbers"}) {
+    EXPECT_EQ(back.tokenizer.encode(text), m.tokenizer.encode(text)) << text;
+    EXPECT_EQ(back.tokenizer.decode(m.tokenizer.encode(text)), text);
+  }
+  // As the tokenizers library does (and GPT-2's encoder.py does not): the special token typed in
+  // the text is that token.
+  const int eot = m.tokenizer.find("<|endoftext|>");
+  ASSERT_GE(eot, 0);
+  const std::vector<int> ids = back.tokenizer.encode("a <|endoftext|> b");
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), eot), 1);
 }
 
 TEST(LlamaConfig, RefusesWhatItCannotComputeByName) {
