@@ -1,5 +1,6 @@
 // The KV cache of the open model: what generating keeps per token (K and V of every layer and
-// head), in float32 and float16, for this sentence, a chosen length and the whole context.
+// K/V head), in float32 and float16, for this sentence, a chosen length and the whole context;
+// for a grouped-query model what sharing K/V heads saves, for a sliding-window model the window.
 #include <imgui.h>
 
 #include <algorithm>
@@ -10,6 +11,12 @@
 namespace attn {
 
 namespace {
+
+// The tokens whose K and V the cache holds after n: all of them, or a sliding-window model's
+// last W (Mistral's rolling cache; lm/generate.h keeps exactly these).
+size_t cached_tokens(const lm::Config& c, size_t n) {
+  return c.sliding_window > 0 ? std::min(n, static_cast<size_t>(c.sliding_window)) : n;
+}
 
 std::string bytes_text(double b) {
   const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
@@ -64,7 +71,9 @@ void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
         {std::to_string(p.kv_tokens) + " tokens (slider)", static_cast<size_t>(p.kv_tokens)},
         {"the whole context: " + std::to_string(c.n_positions) + " tokens",
          static_cast<size_t>(c.n_positions)}};
-    for (const auto& [name, n] : rows) {
+    for (auto [name, n] : rows) {
+      if (cached_tokens(c, n) < n) name += " (the last " + std::to_string(c.sliding_window) + ")";
+      n = cached_tokens(c, n);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextWrapped("%s", name.c_str());
@@ -82,11 +91,30 @@ void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
       "For comparison, the weights take %s in float32. A full context's cache is %.0f %% of "
       "that, for each sequence generated at once.",
       bytes_text(weights).c_str(),
-      100.0 * static_cast<double>(f32 * static_cast<size_t>(c.n_positions)) / weights);
-  ImGui::TextDisabled(
-      "GPT-2 gives every query head its own key/value head. Grouped-query attention (GQA) shares "
-      "one K and V among several query heads and divides this cache by the group size; the "
-      "stepper's Heads panel shows it on the gqa example.");
+      100.0 * static_cast<double>(f32 * cached_tokens(c, static_cast<size_t>(c.n_positions))) /
+          weights);
+  if (c.group() > 1) {
+    // The saving, from this model's own config: one K/V head per query head would multiply it.
+    const double mha = static_cast<double>(f32) * c.group();
+    ImGui::Text(
+        "%s: its %d query heads share %d K/V head%s, so it caches %s per token "
+        "where one K/V head per query head (MHA) would need %s: %d× less.",
+        c.kv_heads() == 1 ? "Multi-query attention (MQA)" : "Grouped-query attention (GQA)",
+        c.n_head, c.kv_heads(), c.kv_heads() == 1 ? "" : "s",
+        bytes_text(static_cast<double>(f32)).c_str(), bytes_text(mha).c_str(), c.group());
+  }
+  if (c.sliding_window > 0)
+    ImGui::Text(
+        "Sliding window of %d: each token sees only the %d tokens up to itself, so "
+        "the cache keeps the last %d tokens' K and V and drops older ones; it "
+        "stops growing at %s.",
+        c.sliding_window, c.sliding_window, c.sliding_window,
+        bytes_text(static_cast<double>(f32) * c.sliding_window).c_str());
+  if (!c.llama_family())
+    ImGui::TextDisabled(
+        "GPT-2 gives every query head its own key/value head. Grouped-query attention (GQA) "
+        "shares one K and V among several query heads and divides this cache by the group size; "
+        "the stepper's Heads panel shows it on the gqa example.");
   ImGui::PopTextWrapPos();
 }
 

@@ -41,13 +41,36 @@ void draw_lm_model_view(Ui& ui, LmPanel& p) {
       "scaled to that head's largest weight. Only the lower triangle can light up: GPT-2's "
       "causal mask hides later tokens. Click a square to step through that head's arithmetic "
       "with its real Q, K and V.");
+  // Today's models: query heads that share a K/V head stand together, under its label.
+  const int group = c.group(), groups = c.kv_heads();
+  const bool grouped = c.llama_family() && group > 1;
+  if (c.llama_family()) {
+    ImGui::PushTextWrapPos(0);
+    if (group == 1)
+      ImGui::TextDisabled(
+          "Multi-head attention (MHA): each of the %d query heads has its own K/V "
+          "head.",
+          NH);
+    else
+      ImGui::TextDisabled(
+          "%s: the %d query heads share %d K/V head%s, %d query heads each; "
+          "heads under one K/V label read the same keys and values.",
+          groups == 1 ? "Multi-query attention (MQA)" : "Grouped-query attention (GQA)", NH, groups,
+          groups == 1 ? "" : "s", group);
+    ImGui::PopTextWrapPos();
+  }
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   const float label_w = ImGui::CalcTextSize("L00").x + fs * 0.4f;
-  const float head_h = ImGui::GetTextLineHeightWithSpacing();
+  const float head_h = ImGui::GetTextLineHeightWithSpacing() * (grouped ? 2 : 1);
   const float gap = std::max(2.0f, fs * 0.15f);
-  const float tile =
-      std::clamp(std::min((avail.x - label_w) / NH - gap, (avail.y - head_h - fs * 0.5f) / L - gap),
-                 fs * 0.8f, fs * 7.0f);
+  const float group_gap = grouped ? std::max(gap * 3, fs * 0.5f) : 0.0f;
+  const float tile = std::clamp(std::min((avail.x - label_w - group_gap * (groups - 1)) / NH - gap,
+                                         (avail.y - head_h - fs * 0.5f) / L - gap),
+                                fs * 0.8f, fs * 7.0f);
+  // The left edge of head h's column.
+  auto col_x = [&](int h) {
+    return label_w + h * (tile + gap) + (grouped ? (h / group) * group_gap : 0.0f);
+  };
   const ImVec2 o = ImGui::GetCursorScreenPos();
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text),
@@ -55,10 +78,21 @@ void draw_lm_model_view(Ui& ui, LmPanel& p) {
   // Column labels: every head when they fit, else every few.
   const float hw = ImGui::CalcTextSize("H00").x;
   const int every = std::max(1, static_cast<int>(std::ceil((hw + fs * 0.3f) / (tile + gap))));
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  if (grouped)  // "K/V g" over each group, with a rule the width of its heads
+    for (int g = 0; g < groups; ++g) {
+      const float x0 = o.x + col_x(g * group), x1 = o.x + col_x(g * group + group - 1) + tile;
+      const std::string t = x1 - x0 > ImGui::CalcTextSize("K/V 00").x ? "K/V " + std::to_string(g)
+                                                                      : std::to_string(g);
+      const float w = ImGui::CalcTextSize(t.c_str()).x;
+      dl->AddText({(x0 + x1 - w) / 2, o.y}, text, t.c_str());
+      dl->AddLine({x0, o.y + line - 2}, {x1, o.y + line - 2}, dim, 1.5f);
+    }
+  const float head_y = grouped ? o.y + line : o.y;
   for (int h = 0; h < NH; h += every) {
     const std::string t = "H" + std::to_string(h);
     const float w = ImGui::CalcTextSize(t.c_str()).x;
-    dl->AddText({o.x + label_w + h * (tile + gap) + (tile - w) / 2, o.y}, dim, t.c_str());
+    dl->AddText({o.x + col_x(h) + (tile - w) / 2, head_y}, dim, t.c_str());
   }
   const int every_l =
       std::max(1, static_cast<int>(std::ceil(ImGui::GetTextLineHeight() / (tile + gap))));
@@ -72,7 +106,7 @@ void draw_lm_model_view(Ui& ui, LmPanel& p) {
                   t.c_str());
     }
     for (int h = 0; h < NH; ++h) {
-      const float x = o.x + label_w + h * (tile + gap);
+      const float x = o.x + col_x(h);
       const Matrix& m = p.head_weights(l, h);
       HeatmapSpec sp;
       sp.id = "lm-thumb-" + std::to_string(l) + "-" + std::to_string(h);
@@ -98,11 +132,15 @@ void draw_lm_model_view(Ui& ui, LmPanel& p) {
     }
   }
   ImGui::SetCursorScreenPos({o.x, o.y + head_h + L * (tile + gap)});
-  ImGui::Dummy({label_w + NH * (tile + gap), 1});
+  ImGui::Dummy({col_x(NH - 1) + tile + gap, 1});
   if (hovered_l >= 0) {
     const lm::HeadScores& s = r->scores[static_cast<size_t>(hovered_l) * NH + hovered_h];
     ImGui::BeginTooltip();
     ImGui::Text("Layer %d, head %d", hovered_l, hovered_h);
+    if (grouped) {
+      const int g = hovered_h / group;
+      ImGui::Text("reads K/V head %d, with heads %d–%d", g, g * group, g * group + group - 1);
+    }
     for (int role = 0; role < 4; ++role) {
       const double v = lm_role_value(s, role);
       if (v < 0)
