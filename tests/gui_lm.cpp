@@ -175,6 +175,56 @@ TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
   }
 }
 
+// A Llama-family folder (grouped-query, a sliding window): every tab draws, the circuit tab says
+// it splits GPT-2's scores only, the stepper opens a head with its rope step.
+TEST_F(LmGui, ATodaysModelDrawsEveryTabAndOpensARopeHead) {
+  lm::Model m;
+  m.tokenizer = lm::learn_bpe(kText, 20);
+  lm::Config c;
+  c.arch = LmArch::kMistral;
+  c.n_layer = 2;
+  c.n_head = 6;
+  c.n_kv_head = 2;
+  c.n_embd = 24;
+  c.head_dim = 8;
+  c.n_inner = 32;
+  c.n_positions = 64;
+  c.vocab_size = m.tokenizer.size() + 5;
+  c.sliding_window = 6;
+  lm::init_random_llama(m, c, 5, 0.3f);
+  const std::string dir = test::temp_path("gui-lm-mistral");
+  std::string error;
+  ASSERT_TRUE(lm::save_model(m, dir, error)) << error;
+  GuiOptions o;
+  o.model = dir;
+  o.text = kText;
+  ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  LmPanel& p = *ui.lm.state;
+  frames(3);
+  ASSERT_NE(p.session.run(), nullptr);
+  EXPECT_EQ(p.session.model()->config.kv_heads(), 2);
+  for (float px : {20.0f, 32.0f}) {
+    ui.settings.font_px = px;
+    load_fonts(ui, px);
+    for (const char* tab : {"heads", "next", "roles", "circuit", "kv", "rollout"}) {
+      p.select_tab = tab;
+      frames(3);
+      EXPECT_EQ(p.shown_tab, tab);
+    }
+  }
+  EXPECT_TRUE(ui.views["lm-thumb-1-5"].drawn);
+  open_lm_head_in_stepper(ui, 1, 5);
+  frames(3);
+  ASSERT_NE(state.trace().find(StageId::kRope), nullptr);
+  EXPECT_NE(state.trace().name.find("K/V head 1 of 2"), std::string::npos) << state.trace().name;
+  // Editing a query: Q is no longer the rotation of the model's, and the rope step goes.
+  ASSERT_TRUE(state.set_value(Tensor::kQ, 0, 2, 3, 7.5f, false));
+  frames(2);
+  EXPECT_EQ(state.trace().find(StageId::kRope), nullptr);
+  ASSERT_NE(state.trace().find(StageId::kWeights), nullptr);
+}
+
 TEST_F(LmGui, ClickingAThumbnailOpensThatHeadInTheStepper) {
   open_model();
   frames(3);

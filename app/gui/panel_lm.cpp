@@ -146,7 +146,9 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
     if (c.llama_family())
       std::snprintf(heads, sizeof heads, " sharing %d K/V head%s (%s)", c.kv_heads(),
                     c.kv_heads() == 1 ? "" : "s",
-                    c.kv_heads() == 1 ? "MQA" : c.kv_heads() == c.n_head ? "MHA" : "GQA");
+                    c.kv_heads() == 1          ? "MQA"
+                    : c.kv_heads() == c.n_head ? "MHA"
+                                               : "GQA");
     char info[384];
     std::snprintf(info, sizeof info,
                   "%s · %d layers × %d heads%s · d_model %d · d_k %d · %d positions · "

@@ -1,5 +1,8 @@
 // Multi-head attention from embeddings: project X into per-head Q/K/V, and after the attention
 // stages concatenate the heads and apply W_O, recording both equivalent forms of the output.
+#include <algorithm>
+#include <cmath>
+
 #include "attention/scenario.h"
 
 namespace attn {
@@ -28,6 +31,43 @@ Matrix rope_angles(const RopeInputs& r, int rows, int position0) {
   return a;
 }
 
+std::vector<double> rope_rotated(const Matrix& m, int row, int pos, const std::vector<double>& f) {
+  const int d = static_cast<int>(m.cols()), half = d / 2;
+  std::vector<double> y(static_cast<size_t>(d));
+  for (int i = 0; i < half; ++i) {
+    const double a = pos * f[static_cast<size_t>(i)], c = std::cos(a), s = std::sin(a);
+    const double x0 = m(row, i), x1 = m(row, i + half);
+    y[static_cast<size_t>(i)] = x0 * c - x1 * s;
+    y[static_cast<size_t>(i + half)] = x1 * c + x0 * s;
+  }
+  return y;
+}
+
+bool rope_matches(const Scenario& s) {
+  const RopeInputs& r = s.rope;
+  if (s.use_projection || r.q_before.size() != s.qkv.q.size() ||
+      r.k_before.size() != s.qkv.k.size())
+    return false;
+  auto turned = [&](const HeadStack& before, const HeadStack& after, int position0) {
+    for (size_t h = 0; h < before.size(); ++h) {
+      const Matrix& b = before[h];
+      const Matrix& a = after[h];
+      if (b.rows() != a.rows() || b.cols() != a.cols() || b.cols() % 2 != 0 ||
+          static_cast<size_t>(b.cols() / 2) != r.inv_freq.size())
+        return false;
+      for (int row = 0; row < b.rows(); ++row) {
+        const std::vector<double> y = rope_rotated(b, row, position0 + row, r.inv_freq);
+        for (int i = 0; i < b.cols(); ++i)
+          if (std::abs(y[static_cast<size_t>(i)] - a(row, i)) >
+              1e-4 * std::max(1.0, std::abs(y[static_cast<size_t>(i)])))
+            return false;
+      }
+    }
+    return true;
+  };
+  return turned(r.q_before, s.qkv.q, r.q_position0) && turned(r.k_before, s.qkv.k, r.k_position0);
+}
+
 void add_rope_step(const RopeInputs& r, AttentionTrace& t) {
   t.rope = r;
   auto after_v = t.steps.begin();
@@ -48,7 +88,7 @@ void add_scenario_steps(const Scenario& s, AttentionTrace& t) {
   // With Linformer the stages' keys are the virtual keys begin_trace named; the scenario's keys
   // name the rows of K and V.
   (t.variants.linformer.enabled() ? t.input_key_tokens : t.key_tokens) = s.keys();
-  if (s.rope.enabled()) add_rope_step(s.rope, t);
+  if (s.rope.enabled() && rope_matches(s)) add_rope_step(s.rope, t);
   if (!s.use_projection) return;
 
   const ProjectionSpec& pr = s.projection;

@@ -56,6 +56,13 @@ Scenario with_random_inputs(const Scenario& s, uint64_t seed);
 
 // The angles RoPE turns each pair by, (rows, d_k/2): row p at position position0 + p.
 Matrix rope_angles(const RopeInputs& r, int rows, int position0);
+// Row `row` of m turned by RoPE at position `pos` (rotate-half form: pair (i, i + d/2) by
+// pos · inv_freq[i]), in double.
+std::vector<double> rope_rotated(const Matrix& m, int row, int pos,
+                                 const std::vector<double>& inv_freq);
+// Whether the scenario's Q and K, head by head, are its rope's q_before and k_before turned by
+// RoPE (to float rounding): false once Q or K has been edited — the trace then has no rope step.
+bool rope_matches(const Scenario& s);
 // Adds the `rope` step (the angles of the query positions) after v, and keeps `r` in the trace.
 void add_rope_step(const RopeInputs& r, AttentionTrace& trace);
 

@@ -3,23 +3,11 @@
 // between the two tokens only, shown by moving the same q and k further along.
 #include <cmath>
 
+#include "attention/scenario.h"
 #include "explain/narrator.h"
 
 namespace attn::narration {
 namespace {
-
-// x rotated by RoPE at `pos` (rotate-half form), in double.
-std::vector<double> rotated(const Matrix& m, int row, int pos, const std::vector<double>& f) {
-  const int d = static_cast<int>(m.cols()), half = d / 2;
-  std::vector<double> y(static_cast<size_t>(d));
-  for (int i = 0; i < half; ++i) {
-    const double a = pos * f[static_cast<size_t>(i)], c = std::cos(a), s = std::sin(a);
-    const double x0 = m(row, i), x1 = m(row, i + half);
-    y[static_cast<size_t>(i)] = x0 * c - x1 * s;
-    y[static_cast<size_t>(i + half)] = x1 * c + x0 * s;
-  }
-  return y;
-}
 
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0;
@@ -74,10 +62,12 @@ void Narrator::rope() {
   const int j = std::min(focus_key(), t_.n_k - 1);
   const int pk = r.k_position0 + j;
   const int shift = 7;
-  const double here = dot(rotated(qb, i_, pq, r.inv_freq), rotated(kb, j, pk, r.inv_freq));
-  const double moved =
-      dot(rotated(qb, i_, pq + shift, r.inv_freq), rotated(kb, j, pk + shift, r.inv_freq));
-  const double unrotated = dot(rotated(qb, i_, 0, r.inv_freq), rotated(kb, j, 0, r.inv_freq));
+  const double here =
+      dot(rope_rotated(qb, i_, pq, r.inv_freq), rope_rotated(kb, j, pk, r.inv_freq));
+  const double moved = dot(rope_rotated(qb, i_, pq + shift, r.inv_freq),
+                           rope_rotated(kb, j, pk + shift, r.inv_freq));
+  const double unrotated =
+      dot(rope_rotated(qb, i_, 0, r.inv_freq), rope_rotated(kb, j, 0, r.inv_freq));
   line("Why: the score of two rotated vectors depends only on the distance between them.");
   line("  q_" + qn() + " · k_" + kn(j) + " at positions " + std::to_string(pq) + " and " +
        std::to_string(pk) + " (distance " + std::to_string(pq - pk) + "): " + num(here));
