@@ -13,6 +13,7 @@
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
+#include "lm/generate.h"
 #include "lm_fixture.h"
 #include "reference.h"
 
@@ -223,6 +224,50 @@ TEST_F(LmGui, ATodaysModelDrawsEveryTabAndOpensARopeHead) {
   frames(2);
   EXPECT_EQ(state.trace().find(StageId::kRope), nullptr);
   ASSERT_NE(state.trace().find(StageId::kWeights), nullptr);
+}
+
+// Live generation: tokens added one at a time, each the greedy choice of a whole forward pass on
+// the sentence so far — the same tokens the KV-cache generator gives — and each run so its row
+// is in the views; Stop ends it, typing clears it.
+TEST_F(LmGui, GenerateAddsTheGreedyTokensOneAtATime) {
+  open_model();
+  LmPanel& p = *ui.lm.state;
+  LmSession& s = p.session;
+  s.wait();
+  const std::vector<int> prompt = s.run()->ids;
+  ASSERT_TRUE(s.start_generating(6, false));
+  EXPECT_TRUE(s.generating());
+  frames(2);  // the row draws while generating
+  s.wait();
+  EXPECT_FALSE(s.generating());
+  const std::vector<int>& made = s.generated_ids();
+  ASSERT_FALSE(made.empty());
+  // The run on screen is the prompt and every generated token.
+  std::vector<int> all = prompt;
+  all.insert(all.end(), made.begin(), made.end());
+  EXPECT_EQ(s.run()->ids, all);
+  // The KV-cache generator, fed the prompt, chooses the same tokens.
+  lm::Generator g(*s.model());
+  ASSERT_EQ(g.feed(prompt), "");
+  std::mt19937_64 rng(0);
+  for (size_t i = 0; i < made.size(); ++i) {
+    const int next = lm::choose_next_token(g.logits(), 0, 0, rng);
+    ASSERT_EQ(next, made[i]) << "token " << i;
+    ASSERT_EQ(g.feed({next}), "");
+  }
+  // Continue adds more; Stop ends a generation at once; typing clears what was generated.
+  const size_t before = made.size();
+  ASSERT_TRUE(s.start_generating(3, true));
+  s.stop_generating();
+  s.wait();
+  EXPECT_FALSE(s.generating());
+  EXPECT_LE(s.generated_ids().size(), before + 1);
+  p.select_tab = "kv";
+  frames(2);
+  s.set_text(kText);
+  EXPECT_TRUE(s.generated_ids().empty());
+  s.wait();
+  EXPECT_EQ(s.run()->ids.size(), prompt.size());
 }
 
 TEST_F(LmGui, ClickingAThumbnailOpensThatHeadInTheStepper) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "attention/format.h"
 #include "gui/gui_setup.h"
 
 namespace attn {
@@ -108,6 +109,51 @@ void draw_lm_head_note(Ui& ui) {
 
 namespace {
 
+// Live generation: Generate / Stop, how many tokens, greedy or sampled, and what was added (with
+// a Copy button). Each token runs as the sentence does, so its row appears in every view.
+void draw_generate_row(LmPanel& p) {
+  LmSession& s = p.session;
+  if (!s.run()) return;
+  const float fs = ImGui::GetFontSize();
+  if (s.generating()) {
+    if (ImGui::Button("■ Stop")) s.stop_generating();
+  } else if (ImGui::Button(s.generated_ids().empty() ? "Generate" : "Continue")) {
+    s.start_generating(p.generate_tokens, p.generate_sample);  // a refusal sets error(), shown
+  }
+  if (ImGui::IsItemHovered()) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(fs * 28);
+    ImGui::TextUnformatted(
+        "Adds tokens one at a time: each is the model's choice after the last token, then the "
+        "sentence with it runs, so its attention row appears in every view as it is produced.");
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+  same_line_if_fits(fs * 7);
+  ImGui::SetNextItemWidth(fs * 4);
+  ImGui::DragInt("tokens##generate", &p.generate_tokens, 0.2f, 1, 256);
+  p.generate_tokens = std::clamp(p.generate_tokens, 1, 256);
+  char sample[64];
+  std::snprintf(sample, sizeof sample, "sample at T = %.2f", s.temperature);
+  same_line_if_fits(ImGui::GetFrameHeight() + ImGui::CalcTextSize(sample).x + fs);
+  ImGui::Checkbox(sample, &p.generate_sample);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Off: the most likely token each time (greedy). On: drawn from the "
+        "next-token probabilities at the Next tab's temperature.");
+  if (!s.generated_ids().empty()) {
+    const std::string text = printable_text(clip_utf8(s.generated_text(), 600));
+    same_line_if_fits(button_width("Copy") + fs);
+    if (ImGui::Button("Copy")) ImGui::SetClipboardText(s.generated_text().c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("Copy the generated text");
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("Generated %zu token%s%s: %s", s.generated_ids().size(),
+                        s.generated_ids().size() == 1 ? "" : "s", s.generating() ? " so far" : "",
+                        text.c_str());
+    ImGui::PopTextWrapPos();
+  }
+}
+
 void draw_model_bar(Ui& ui, LmPanel& p) {
   LmSession& s = p.session;
   const float fs = ImGui::GetFontSize();
@@ -169,9 +215,12 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
   // The sentence: applied as it is typed (the forward pass runs on a worker).
   // …and follows the session's own choice for a model just opened (the induction model starts
   // on letters) until the user types.
-  if (!p.text_initialised || (s.text_is_default() && p.text_buffer != s.text())) {
+  // …and shows each token generation adds as it comes.
+  if (!p.text_initialised || (s.text_is_default() && p.text_buffer != s.text()) ||
+      s.generated_ids().size() != p.generated_shown) {
     p.text_buffer = s.text();
     p.text_initialised = true;
+    p.generated_shown = s.generated_ids().size();
   }
   if (!compact) {
     ImGui::AlignTextToFramePadding();
@@ -190,6 +239,7 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
   help_marker(
       "Repeats the sentence once more. In the repeat, every token has appeared before, so "
       "induction heads (…A B … A → B) show up in the head view and the scores.");
+  if (!compact) draw_generate_row(p);
 
   if (s.busy()) {
     const char* spin = "|/-\\";

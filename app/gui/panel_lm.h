@@ -42,6 +42,11 @@ struct LmPanel {
     std::vector<int> faded_queries, faded_keys;
   } head_view;
   int kv_tokens = 1024;  // KV cache table: context length
+  // Live generation: how many tokens "Generate" adds, and whether it samples at the Next tab's
+  // temperature (else the most likely token each time).
+  int generate_tokens = 10;
+  bool generate_sample = false;
+  size_t generated_shown = 0;  // the generated tokens the sentence field shows
   // The rollout tab: the token followed (-1: the last), and its rows per depth for that run.
   int rollout_token = -1, rollout_for = -1;
   uint64_t rollout_serial = 0;

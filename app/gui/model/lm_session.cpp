@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "lm/generate.h"
 #include "lm/train_data.h"
 
 namespace attn {
@@ -99,7 +100,59 @@ void LmSession::took_model() {
 void LmSession::set_text(const std::string& text) {
   text_ = text;
   text_from_user_ = true;
+  generate_left_ = 0;  // typing ends a generation; what it added is now the user's text
+  generated_.clear();
   start_compute();
+}
+
+bool LmSession::start_generating(int tokens, bool sample) {
+  if (!model_ || !run_ || busy()) {
+    error_ = !model_ ? "Open a model to generate with." : "Wait for the sentence to run first.";
+    return false;
+  }
+  if (generated_.empty()) prompt_text_ = text_;
+  generate_left_ = std::max(tokens, 0);
+  generate_sample_ = sample;
+  generate_next();
+  return true;
+}
+
+std::string LmSession::generated_text() const {
+  std::string out;
+  if (model_)
+    for (int id : generated_) out += model_->tokenizer.token_bytes(id);
+  return out;
+}
+
+void LmSession::generate_next() {
+  if (generate_left_ <= 0 || !run_ || !model_) return;
+  const lm::Config& c = model_->config;
+  const auto V = static_cast<size_t>(c.vocab_size);
+  const lm::Activations& a = run_->acts;
+  const std::vector<float> logits(a.logits.end() - static_cast<long>(V), a.logits.end());
+  const int next = lm::choose_next_token(logits, generate_sample_ ? temperature : 0.0, 0, rng_);
+  const std::vector<int> stop = lm::end_of_text_ids(*model_);
+  if (std::find(stop.begin(), stop.end(), next) != stop.end()) {
+    generate_left_ = 0;
+    status_ = "Generation stopped: the model chose its end-of-text token.";
+    return;
+  }
+  if (static_cast<int>(run_->ids.size()) + 1 > c.n_positions) {
+    generate_left_ = 0;
+    status_ = "Generation stopped: " + model_->name + " reads at most " +
+              std::to_string(c.n_positions) + " tokens.";
+    return;
+  }
+  --generate_left_;
+  generated_.push_back(next);
+  std::vector<int> ids = run_->ids;
+  ids.push_back(next);
+  // The sentence shows what was generated (each token's own bytes: re-encoding a decoded text
+  // could split it differently); the run reads the ids themselves.
+  text_ = prompt_text_ + generated_text();
+  text_from_user_ = true;
+  generating_ids_ = ids;
+  start_compute_ids(std::move(ids));
 }
 
 void LmSession::start_compute() {
@@ -113,7 +166,16 @@ void LmSession::start_compute() {
     error_ = "The sentence is not valid UTF-8 (byte " + std::to_string(bad) + ").";
     return;
   }
-  std::vector<int> ids = model_->tokenizer.encode(text_);
+  std::vector<int> ids;
+  std::string why;
+  if (!model_->tokenizer.encode(text_, ids, why)) {
+    error_ = "The sentence cannot be tokenized: " + why;
+    return;
+  }
+  start_compute_ids(std::move(ids));
+}
+
+void LmSession::start_compute_ids(std::vector<int> ids) {
   if (static_cast<int>(ids.size()) > model_->config.n_positions) {
     error_ = "The sentence has " + std::to_string(ids.size()) + " tokens; " + model_->name +
              " reads at most " + std::to_string(model_->config.n_positions) + ".";
@@ -167,6 +229,10 @@ bool LmSession::poll() {
     if (compute_again_) {
       compute_again_ = false;
       start_compute();
+    } else if (generate_left_ > 0 && run_ && run_->ids == generating_ids_) {
+      generate_next();  // the token just added has run: the next one
+    } else if (!done->ok()) {
+      generate_left_ = 0;
     }
   }
   return changed;

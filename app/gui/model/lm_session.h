@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -99,6 +100,20 @@ class LmSession {
   // Parses an origin tag back: true and the layer and head when `origin` is one of ours.
   static bool parse_origin(const std::string& origin, int& l, int& h);
 
+  // ---- live generation ----
+  // Adds up to `tokens` tokens to the sentence one at a time, each chosen from the model's
+  // distribution after the last token — the most likely, or sampled at `temperature` (the Next
+  // tab's) when `sample` — and then run like any sentence, so the new token's row appears in
+  // every view as it is produced. Stops at the model's end-of-text token, at n_positions, when
+  // stop_generating() is called or the sentence is typed. Calling it again continues. False,
+  // with error(), while there is no finished run to continue from.
+  bool start_generating(int tokens, bool sample);
+  void stop_generating() { generate_left_ = 0; }
+  bool generating() const { return generate_left_ > 0; }
+  // The tokens generation has added since the sentence was last typed, and their text.
+  const std::vector<int>& generated_ids() const { return generated_; }
+  std::string generated_text() const;
+
   // The forward pass the worker runs (lm_forward_run); a test puts one here that throws, to see
   // the session report it and keep going.
   std::function<std::unique_ptr<LmRun>(std::shared_ptr<const lm::Model>, const std::string&,
@@ -107,6 +122,8 @@ class LmSession {
 
  private:
   void start_compute();
+  void start_compute_ids(std::vector<int> ids);
+  void generate_next();  // the next token from run_, and its run
 
   void took_model();  // after model_ changed: status, head in range, run the sentence
 
@@ -120,6 +137,14 @@ class LmSession {
   BackgroundJob<std::pair<std::shared_ptr<lm::Model>, std::string>> load_;
   BackgroundJob<std::unique_ptr<LmRun>> compute_;
   bool compute_again_ = false;
+  // Live generation: tokens still to add, greedy or sampled, what was added, the text before
+  // it, the ids of the run on its way, and the sampler's generator (seeded: a class sees the
+  // same continuation twice).
+  int generate_left_ = 0;
+  bool generate_sample_ = false;
+  std::vector<int> generated_, generating_ids_;
+  std::string prompt_text_;
+  std::mt19937_64 rng_{2024};
 };
 
 }  // namespace attn
