@@ -290,15 +290,19 @@ void draw_heatmap_panel(Ui& ui) {
   sp.row_labels = projected ? t.key_tokens : t.query_tokens;
   const bool scores = is_query_key(stage.id);
   const bool concat = stage.id == StageId::kConcat && t.d_v > 0 && m.cols() == t.num_heads * t.d_v;
+  const bool rope = stage.id == StageId::kRope;
   if (scores)
     sp.col_labels = t.key_tokens;
   else if (concat)
     for (int j = 0; j < m.cols(); ++j)
       sp.col_labels.push_back("h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v));
-  else
-    sp.col_labels = index_labels(static_cast<int>(m.cols()), "d");
-  sp.row_axis = projected ? "virtual keys ↓" : "queries ↓";
-  sp.col_axis = scores ? "keys →" : concat ? "heads · dimensions →" : "dimensions →";
+  else  // RoPE's angles have a column per pair of dimensions (i, i + d_k/2)
+    sp.col_labels = index_labels(static_cast<int>(m.cols()), rope ? "p" : "d");
+  sp.row_axis = projected ? "virtual keys ↓" : rope ? "positions ↓" : "queries ↓";
+  sp.col_axis = scores   ? "keys →"
+                : concat ? "heads · dimensions →"
+                : rope   ? "pairs of dimensions →"
+                         : "dimensions →";
   if (hides_keys(stage.id) && t.has_reasons(h)) sp.hidden = &t.hidden_of(h);
   sp.scale = color_scale_cached(ui, sp.texture_key, stage.id, m);
   sp.selected_row = sel.query;
