@@ -107,6 +107,51 @@ TEST(LmTrainCli, TheSameCommandGivesTheSameBytes) {
   EXPECT_EQ(slurp(d + "/vocab.json"), slurp(again + "/vocab.json"));
 }
 
+// Today's architecture: RoPE, RMSNorm, SwiGLU and two query heads sharing one K/V head, written
+// as a Llama folder (the transformers library's names, tokenizer.json) that `lm` reads back and
+// that learns (the held-out loss falls), the same bytes for the same command.
+TEST(LmTrainCli, TheLlamaArchitectureWritesATodaysFolder) {
+  const std::string d = temp_path("lm-train-llama");
+  const std::string cmd =
+      "lm train --arch llama --kv-heads 1 --data induction --layers 2 --heads 2 --embd 16 "
+      "--context 16 --batch 8 --steps 30 --warmup 5 --lr 0.01 --eval-every 10 --out '";
+  auto r = run_cli(cmd + d + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("Llama-style transformer (2 query heads sharing 1 K/V heads, RoPE, "
+                       "RMSNorm, SwiGLU"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("tokenizer.json"), std::string::npos) << r.out;
+  Model m;
+  std::string error;
+  ASSERT_TRUE(load_model(d, m, error)) << error;
+  EXPECT_EQ(m.config.arch, LmArch::kLlama);
+  EXPECT_EQ(m.config.n_head, 2);
+  EXPECT_EQ(m.config.kv_heads(), 1);
+  EXPECT_TRUE(m.config.tied);
+  EXPECT_EQ(m.config.mlp_size(), 48);  // 8/3 · 16 rounded up to a multiple of 8
+  SafetensorsFile f;
+  ASSERT_TRUE(f.open(d + "/model.safetensors", error)) << error;
+  ASSERT_NE(f.find("model.layers.1.self_attn.k_proj.weight"), nullptr);
+  EXPECT_EQ(f.find("model.layers.1.self_attn.k_proj.weight")->shape, (std::vector<int64_t>{8, 16}));
+  EXPECT_EQ(f.find("model.layers.0.mlp.gate_proj.weight")->shape, (std::vector<int64_t>{48, 16}));
+  EXPECT_EQ(f.find("lm_head.weight"), nullptr);  // tied
+  EXPECT_EQ(access((d + "/tokenizer.json").c_str(), F_OK), 0);
+  const auto log = nlohmann::json::parse(slurp(d + "/training.json"));
+  EXPECT_NE(log["command"].get<std::string>().find("--arch llama --kv-heads 1"), std::string::npos);
+  const auto& h = log["history"];
+  ASSERT_EQ(h.size(), 4u);
+  EXPECT_LT(h[3]["heldout_loss"].get<double>(), h[0]["heldout_loss"].get<double>() - 1.0);
+
+  r = run_cli("lm heads --model '" + d + "' --text ' q x m b q x m b'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("best induction head"), std::string::npos) << r.out;
+  const std::string again = temp_path("lm-train-llama-again");
+  r = run_cli(cmd + again + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(slurp(d + "/model.safetensors"), slurp(again + "/model.safetensors"));
+}
+
 TEST(LmTrainCli, StoriesLearnMergesAndAnMlp) {
   const std::string d = temp_path("lm-train-stories");
   const auto r = run_cli(
@@ -156,6 +201,10 @@ TEST(LmTrainCli, BadOptionsNameTheFlag) {
       {"lm train --out '" + file + "'", "--out"},
       {"lm train --out '" + out + "' --context 4", "--context"},
       {"lm train --out '" + out + "' --steps 0", "--steps"},
+      {"lm train --out '" + out + "' --arch bert", "--arch"},
+      {"lm train --out '" + out + "' --arch llama --heads 4 --kv-heads 3", "--kv-heads"},
+      {"lm train --out '" + out + "' --heads 4 --kv-heads 2", "--kv-heads"},
+      {"lm train --out '" + out + "' --arch llama --heads 4 --embd 12", "--embd"},
       {"lm heads --model /no/such/model --text ' a'", "--model"},
   };
   for (const auto& c : cases) {

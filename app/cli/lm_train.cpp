@@ -1,4 +1,5 @@
-// `attention-lab lm train`: trains a small GPT-2 on the induction task or on text (core/lm/trainer)
+// `attention-lab lm train`: trains a small GPT-2 or Llama-style model on the induction task or on
+// text (core/lm/trainer)
 // with a progress bar and the figures of every interval, a checkpoint folder after each interval
 // and on Ctrl+C; `lm heads`: what each head of a model does on a text, and how often it copies.
 #include <sys/stat.h>
@@ -26,7 +27,7 @@ namespace attn::cli {
 namespace {
 
 struct TrainArgs {
-  std::string data = "induction", corpus, out, schedule = "cosine";
+  std::string data = "induction", corpus, out, schedule = "cosine", arch = "gpt2";
   int merges = 400, stories = 3000;
   int repeat_min = 0, repeat_max = 0;  // induction: the repeated segment's length (0: default)
   lm::TrainOptions o;
@@ -58,6 +59,8 @@ std::string command_of(const TrainArgs& a) {
   if (a.data != "induction") s << " --merges " << a.merges;
   if (a.repeat_min) s << " --repeat-min " << a.repeat_min;
   if (a.repeat_max) s << " --repeat-max " << a.repeat_max;
+  if (o.arch == LmArch::kLlama)
+    s << " --arch llama --kv-heads " << (o.n_kv_head ? o.n_kv_head : o.n_head);
   s << " --layers " << o.n_layer << " --heads " << o.n_head << " --embd " << o.n_embd
     << " --context " << o.context << (o.attention_only ? " --attention-only" : "") << " --batch "
     << o.batch << " --steps " << o.steps << " --lr " << o.lr << " --warmup " << o.warmup
@@ -73,7 +76,11 @@ int run_train(TrainArgs& a) {
     throw CliError{kExitUsage,
                    "--schedule: expected cosine, linear or constant, got '" + a.schedule + "'"};
   // The options' fields by the flags that set them.
+  if (a.arch != "gpt2" && a.arch != "llama")
+    throw CliError{kExitUsage, "--arch: expected gpt2 or llama, got '" + a.arch + "'"};
+  o.arch = a.arch == "llama" ? LmArch::kLlama : LmArch::kGpt2;
   const FieldNames flags = {{"n_layer", "--layers"},       {"n_head", "--heads"},
+                            {"n_kv_head", "--kv-heads"},   {"arch", "--arch"},
                             {"n_embd", "--embd"},          {"context", "--context"},
                             {"batch", "--batch"},          {"steps", "--steps"},
                             {"warmup", "--warmup"},        {"lr", "--lr"},
@@ -134,12 +141,17 @@ int run_train(TrainArgs& a) {
   model.name = a.out;
   const lm::Config& c = model.config;
   const std::string command = command_of(a);
+  std::string heads = std::to_string(c.n_head) + " heads";
+  if (c.llama_family())
+    heads = std::to_string(c.n_head) + " query heads sharing " + std::to_string(c.kv_heads()) +
+            " K/V heads, RoPE, RMSNorm" + (o.attention_only ? "" : ", SwiGLU");
   std::cout << "training a " << c.n_layer << "-layer "
-            << (o.attention_only ? "attention-only " : "") << "transformer (" << c.n_head
-            << " heads, n_embd " << c.n_embd << ", context " << c.n_positions << ", vocabulary "
-            << c.vocab_size << ", " << model.params.total() << " parameters) on " << what << ": "
-            << o.steps << " steps of " << o.batch << " sequences, AdamW lr " << o.lr << " (warm-up "
-            << o.warmup << ", " << a.schedule << "), seed " << o.seed << ", " << o.threads
+            << (o.attention_only ? "attention-only " : "")
+            << (c.llama_family() ? "Llama-style " : "") << "transformer (" << heads << ", n_embd "
+            << c.n_embd << ", context " << c.n_positions << ", vocabulary " << c.vocab_size << ", "
+            << model.params.total() << " parameters) on " << what << ": " << o.steps << " steps of "
+            << o.batch << " sequences, AdamW lr " << o.lr << " (warm-up " << o.warmup << ", "
+            << a.schedule << "), seed " << o.seed << ", " << o.threads
             << (o.threads == 1 ? " thread\n" : " threads\n") << std::flush;
 
   const bool tty = ::isatty(STDERR_FILENO) != 0;
@@ -196,8 +208,9 @@ int run_train(TrainArgs& a) {
     return 130;
   }
   std::cout << "wrote " << printable_text(a.out)
-            << " (config.json, model.safetensors, vocab.json, merges.txt, "
-               "training.json)\n";
+            << (c.llama_family() ? " (config.json, model.safetensors, tokenizer.json, "
+                                 : " (config.json, model.safetensors, vocab.json, merges.txt, ")
+            << "training.json)\n";
   return kExitOk;
 }
 
@@ -205,7 +218,8 @@ int run_train(TrainArgs& a) {
 
 void register_lm_train(CLI::App& parent, Action& action) {
   auto* cmd = parent.add_subcommand(
-      "train", "Train a small GPT-2 (induction task or text) and write a model folder");
+      "train",
+      "Train a small GPT-2 or Llama-style model (induction task or text) and write a model folder");
   auto a = std::make_shared<TrainArgs>();
   lm::TrainOptions& o = a->o;
   cmd->add_option("--out", a->out, "the model folder to write (a checkpoint every interval)")
@@ -228,6 +242,14 @@ void register_lm_train(CLI::App& parent, Action& action) {
                   "with --data induction: the longest repeated segment (default (context+1)/3; "
                   "at most (context+1)/2)")
       ->check(CLI::Range(0, 4096));
+  cmd->add_option("--arch", a->arch,
+                  "gpt2 (learned positions, LayerNorm, GELU) or llama (RoPE, RMSNorm, SwiGLU, "
+                  "grouped-query attention; the output tied to the embedding)")
+      ->capture_default_str();
+  cmd->add_option("--kv-heads", o.n_kv_head,
+                  "with --arch llama: K/V heads shared by the query heads (a divisor of --heads; "
+                  "default --heads)")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--layers", o.n_layer, "n_layer")
       ->check(CLI::Range(1, 48))
       ->capture_default_str();

@@ -162,7 +162,8 @@ std::string Generator::step(const std::vector<int>& ids) {
   std::vector<float> norm(static_cast<size_t>(C));
   logits_.assign(static_cast<size_t>(c.vocab_size), 0.0f);
   if (llama) {
-    rmsnorm_forward(last, m_.llama.norm.data(), 1, C, c.layer_norm_epsilon, norm.data(), nullptr);
+    rmsnorm_forward<float>(last, m_.llama.norm.data(), 1, C, c.layer_norm_epsilon, norm.data(),
+                           nullptr);
     linear_forward(norm.data(), 1, m_.llama.output(), nullptr, logits_.data(), c.vocab_size,
                    threads_);
   } else {

@@ -41,32 +41,40 @@ std::vector<double> rope_inv_freq(const Config& c) {
   return f;
 }
 
-void rope_rotate(float* x, int heads, int hs, const std::vector<double>& inv_freq, int pos) {
+template <typename S>
+void rope_rotate(S* x, int heads, int hs, const std::vector<double>& inv_freq, int pos,
+                 bool inverse) {
   const int half = hs / 2;
   for (int i = 0; i < half; ++i) {
     const double angle = pos * inv_freq[static_cast<size_t>(i)];
-    const double c = std::cos(angle), s = std::sin(angle);
+    const double c = std::cos(angle), s = inverse ? -std::sin(angle) : std::sin(angle);
     for (int h = 0; h < heads; ++h) {
-      float* y = x + static_cast<size_t>(h) * hs;
+      S* y = x + static_cast<size_t>(h) * hs;
       const double a = y[i], b = y[i + half];
-      y[i] = static_cast<float>(a * c - b * s);
-      y[i + half] = static_cast<float>(b * c + a * s);
+      y[i] = static_cast<S>(a * c - b * s);
+      y[i + half] = static_cast<S>(b * c + a * s);
     }
   }
 }
 
-void rmsnorm_forward(const float* x, const float* weight, int N, int C, double eps, float* out,
-                     float* rstd) {
+template <typename S>
+void rmsnorm_forward(const S* x, const S* weight, int N, int C, double eps, S* out, S* rstd) {
   for (int n = 0; n < N; ++n) {
-    const float* r = x + static_cast<size_t>(n) * C;
+    const S* r = x + static_cast<size_t>(n) * C;
     double ss = 0;
     for (int i = 0; i < C; ++i) ss += static_cast<double>(r[i]) * r[i];
-    const auto s = static_cast<float>(1.0 / std::sqrt(ss / C + eps));
-    float* o = out + static_cast<size_t>(n) * C;
+    const auto s = static_cast<S>(1.0 / std::sqrt(ss / C + eps));
+    S* o = out + static_cast<size_t>(n) * C;
     for (int i = 0; i < C; ++i) o[i] = r[i] * s * weight[i];
     if (rstd) rstd[n] = s;
   }
 }
+
+template void rope_rotate<float>(float*, int, int, const std::vector<double>&, int, bool);
+template void rope_rotate<double>(double*, int, int, const std::vector<double>&, int, bool);
+template void rmsnorm_forward<float>(const float*, const float*, int, int, double, float*, float*);
+template void rmsnorm_forward<double>(const double*, const double*, int, int, double, double*,
+                                      double*);
 
 void gqa_attention(const float* q, int64_t ldq, const float* k, const float* v, int64_t ldkv, int n,
                    int m, int q0, int k0, int NH, int NKV, int hs, int window, float* out,

@@ -16,12 +16,18 @@ namespace attn::lm {
 // (linear: divided by factor; llama3: Llama 3.1's smooth scaling of the low frequencies).
 std::vector<double> rope_inv_freq(const Config& c);
 // Rotates `heads` consecutive heads of hs values at x for position `pos` (rotate-half form:
-// x' = x·cos + rotate_half(x)·sin, rotate_half(x) = (−x[hs/2:], x[:hs/2])).
-void rope_rotate(float* x, int heads, int hs, const std::vector<double>& inv_freq, int pos);
+// x' = x·cos + rotate_half(x)·sin, rotate_half(x) = (−x[hs/2:], x[:hs/2])); with `inverse`, by
+// the opposite angle — the rotation's transpose, which is its backward pass. The angles' cosines
+// and sines are computed in double for either scalar (float for the model, double for the
+// gradient checks of lm/llama_train.h).
+template <typename S>
+void rope_rotate(S* x, int heads, int hs, const std::vector<double>& inv_freq, int pos,
+                 bool inverse = false);
 
-// out (N, C) = x / sqrt(mean(x²) + eps) ⊙ weight, row by row; rstd (N) keeps 1/sqrt(…).
-void rmsnorm_forward(const float* x, const float* weight, int N, int C, double eps, float* out,
-                     float* rstd);
+// out (N, C) = x / sqrt(mean(x²) + eps) ⊙ weight, row by row; rstd (N) keeps 1/sqrt(…) (may be
+// null). The sum of squares is accumulated in double.
+template <typename S>
+void rmsnorm_forward(const S* x, const S* weight, int N, int C, double eps, S* out, S* rstd);
 
 // Causal grouped-query attention: n queries at positions q0.., NH heads of hs (rows of q, ldq
 // apart), over m keys and values at positions k0.. (NKV heads; rows ldkv apart). Query head h

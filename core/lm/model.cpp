@@ -96,11 +96,46 @@ std::vector<int64_t> param_file_shape(Param p, const Config& c) {
   }
 }
 
+namespace {
+
+// The number of values of one layer's slice (or of a global tensor) in the Llama family's
+// training layout (see ParamLayout).
+size_t llama_param_count(Param p, const Config& c) {
+  const size_t C = static_cast<size_t>(c.n_embd), F = static_cast<size_t>(c.mlp_size());
+  const size_t W = static_cast<size_t>(c.qkv_width()), Q = static_cast<size_t>(c.q_dim());
+  switch (p) {
+    case kWte:
+      return static_cast<size_t>(c.vocab_size) * C;
+    case kLn1W:
+    case kLn2W:
+    case kLnfW:
+      return C;
+    case kQkvW:
+      return C * W;
+    case kQkvB:
+      return c.qkv_bias ? W : 0;
+    case kAttProjW:
+      return Q * C;
+    case kFcW:
+      return C * 2 * F;
+    case kFcProjW:
+      return F * C;
+    default:
+      return 0;  // no position embedding, no other biases
+  }
+}
+
+}  // namespace
+
 ParamLayout param_layout(const Config& c) {
   ParamLayout l;
   for (int p = 0; p < kNumParams; ++p) {
     size_t n = 1;
-    for (int64_t d : param_file_shape(static_cast<Param>(p), c)) n *= static_cast<size_t>(d);
+    if (c.llama_family()) {
+      n = llama_param_count(static_cast<Param>(p), c);
+    } else {
+      for (int64_t d : param_file_shape(static_cast<Param>(p), c)) n *= static_cast<size_t>(d);
+    }
     if (param_is_per_layer(static_cast<Param>(p))) n *= static_cast<size_t>(c.n_layer);
     l.offset[static_cast<size_t>(p)] = l.total;
     l.count[static_cast<size_t>(p)] = n;

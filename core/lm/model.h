@@ -48,7 +48,12 @@ std::string param_name(Param p, int layer);
 std::vector<int64_t> param_file_shape(Param p, const Config& c);
 bool param_is_per_layer(Param p);
 
-// Where each tensor lies in the flat buffer of a model of config c.
+// Where each tensor lies in the flat buffer of a model of config c. A Llama-family config gets
+// the training layout of lm/llama_train.h in the same slots, each matrix (in, out) as GPT-2's:
+// kWte the embedding (tied to the output), kLn1W/kLn2W/kLnfW the RMSNorm weights, kQkvW the
+// fused q|k|v_proj (C, NH·hs + 2·NKV·hs) with kQkvB their biases (Qwen2), kAttProjW o_proj
+// (NH·hs, C), kFcW the fused gate|up_proj (C, 2F), kFcProjW down_proj (F, C); kWpe and the other
+// biases hold nothing.
 struct ParamLayout {
   std::array<size_t, kNumParams> offset{};  // where each tensor starts
   std::array<size_t, kNumParams> count{};   // its number of values (all layers)

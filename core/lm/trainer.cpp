@@ -27,11 +27,24 @@ ForwardOptions training_forward(const Model& m) {
 }  // namespace
 
 std::string check_train_options(const TrainOptions& o) {
+  if (o.arch != LmArch::kGpt2 && o.arch != LmArch::kLlama)
+    return "arch: expected GPT-2's or Llama's architecture";
   if (o.n_layer < 1) return "n_layer: at least 1";
   if (o.n_head < 1) return "n_head: at least 1";
   if (o.n_embd < 1 || o.n_embd % o.n_head != 0)
     return "n_embd: " + std::to_string(o.n_embd) + " is not a positive multiple of n_head " +
            std::to_string(o.n_head);
+  if (o.arch == LmArch::kGpt2 && o.n_kv_head != 0 && o.n_kv_head != o.n_head)
+    return "n_kv_head: GPT-2's architecture has one K/V head per query head (share them with "
+           "the Llama architecture)";
+  if (o.arch == LmArch::kLlama) {
+    if (o.n_kv_head < 0 || (o.n_kv_head > 0 && o.n_head % o.n_kv_head != 0))
+      return "n_kv_head: " + std::to_string(o.n_kv_head) + " does not divide n_head " +
+             std::to_string(o.n_head);
+    if ((o.n_embd / o.n_head) % 2 != 0)
+      return "n_embd: RoPE rotates pairs of dimensions, so the head size n_embd/n_head (" +
+             std::to_string(o.n_embd / o.n_head) + ") must be even";
+  }
   if (o.context < 8) return "context: at least 8 tokens";
   if (o.batch < 1) return "batch: at least 1";
   if (o.steps < 1) return "steps: at least 1";
@@ -59,13 +72,27 @@ double parameter_count(const Config& c) {
          L * (2 * C + 3 * C * C + 3 * C + C * C + C + 2 * C + C * F + F + F * C + C) + 2 * C;
 }
 
-double training_bytes(const TrainOptions& o, int vocab_size) {
+Config training_config(const TrainOptions& o, int vocab_size) {
   Config c;
   c.n_layer = o.n_layer;
   c.n_head = o.n_head;
   c.n_embd = o.n_embd;
   c.n_positions = o.context;
   c.vocab_size = vocab_size;
+  if (o.arch == LmArch::kLlama) {
+    c.arch = LmArch::kLlama;
+    c.n_kv_head = o.n_kv_head > 0 ? o.n_kv_head : o.n_head;
+    c.head_dim = o.n_embd / o.n_head;
+    c.n_inner = (8 * o.n_embd / 3 + 7) / 8 * 8;
+    c.rope_theta = 10000;
+    c.layer_norm_epsilon = 1e-5;
+    c.tied = true;
+  }
+  return c;
+}
+
+double training_bytes(const TrainOptions& o, int vocab_size) {
+  const Config c = training_config(o, vocab_size);
   ForwardOptions f;
   f.mlp = !o.attention_only;
   const double params = parameter_count(c) * 4.0 * (4.0 + o.threads);
@@ -78,12 +105,7 @@ double training_bytes(const TrainOptions& o, int vocab_size) {
 std::string check_train_memory(const TrainOptions& o, int vocab_size) {
   const double bytes = training_bytes(o, vocab_size);
   if (bytes <= kMaxTrainBytes) return "";
-  Config c;
-  c.n_layer = o.n_layer;
-  c.n_head = o.n_head;
-  c.n_embd = o.n_embd;
-  c.n_positions = o.context;
-  c.vocab_size = vocab_size;
+  const Config c = training_config(o, vocab_size);
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "n_layer %d, n_head %d, n_embd %d, context %d, batch %d: training would need "
@@ -173,18 +195,13 @@ std::string training_json(const std::string& command, const Config& c, long step
 Model new_training_model(const TrainOptions& o, const TrainSet& set) {
   Model m;
   m.tokenizer = set.tokenizer;
-  Config c;
-  c.n_layer = o.n_layer;
-  c.n_head = o.n_head;
-  c.n_embd = o.n_embd;
-  c.n_positions = o.context;
-  c.vocab_size = set.tokenizer.size();
-  init_random(m, c, o.seed, o.init_std);
+  init_random(m, training_config(o, set.tokenizer.size()), o.seed, o.init_std);
   if (o.attention_only) {
     for (Param t : {kFcW, kFcB, kFcProjW, kFcProjB})
       std::fill(m.params.ptr(t), m.params.ptr(t) + m.params.count[t], 0.0f);
     m.mlp = false;
   }
+  if (m.config.llama_family()) llama_weights_from_params(m);
   m.name = "trained";
   return m;
 }
@@ -206,9 +223,15 @@ double batch_gradient(const Model& model, const TokenBatch& batch, int threads, 
     GradientWorkspace::Shard& s = work.shards[static_cast<size_t>(k)];
     if (s.grad.total() != model.params.total()) s.grad.allocate(model.config);
     std::fill(s.grad.memory.begin(), s.grad.memory.end(), 0.0f);
-    gpt_forward(model.params, rows_of(batch.tokens, batch.T, lo, hi), hi - lo, batch.T, s.acts, fo);
-    s.loss = gpt_backward(model.params, s.acts, rows_of(batch.targets, batch.T, lo, hi), scale,
-                          s.grad, s.scratch, fo);
+    const std::vector<int> tokens = rows_of(batch.tokens, batch.T, lo, hi);
+    const std::vector<int> targets = rows_of(batch.targets, batch.T, lo, hi);
+    if (model.config.llama_family()) {
+      llama_train_forward(model.params, tokens, hi - lo, batch.T, s.acts, s.llama_scratch, fo);
+      s.loss = llama_backward(model.params, s.acts, targets, scale, s.grad, s.llama_scratch, fo);
+    } else {
+      gpt_forward(model.params, tokens, hi - lo, batch.T, s.acts, fo);
+      s.loss = gpt_backward(model.params, s.acts, targets, scale, s.grad, s.scratch, fo);
+    }
   });
   // Summed in shard order, so the result depends on the thread count only, never on timing.
   if (grad.total() != model.params.total()) grad.allocate(model.config);
@@ -285,7 +308,13 @@ long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const Tr
   };
   const EvalData data = make_eval_data(set, o);
   Activations probe_acts;
+  // A Llama model is evaluated (and saved) through its inference weights, made from the
+  // training buffer whenever the model is shown or handed back.
+  auto sync = [&model] {
+    if (model.config.llama_family()) llama_weights_from_params(model);
+  };
   auto report = [&](long step, double train_loss, double lr) {
+    sync();
     EvalPoint e = evaluate(model, data, o.threads, &probe_acts);
     e.step = step;
     e.train_loss = step == 0 ? e.heldout_loss : train_loss;
@@ -307,8 +336,10 @@ long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const Tr
   double interval_loss = 0;
   long interval_steps = 0;
   for (long step = 0; step < o.steps; ++step) {
-    if (cb.control && !cb.control->wait_while_paused()) return step;
-    if (cb.stop && cb.stop->load()) return step;
+    if ((cb.control && !cb.control->wait_while_paused()) || (cb.stop && cb.stop->load())) {
+      sync();
+      return step;
+    }
     sample_batch(set, rng, o.batch, o.context, batch);
     const double loss = batch_gradient(model, batch, o.threads, grad, work);
     const double lr = scheduled_lr(step, o.steps, o.warmup, o.lr, o.min_lr_ratio, o.schedule);
@@ -322,6 +353,7 @@ long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const Tr
       interval_steps = 0;
     }
   }
+  sync();
   return o.steps;
 }
 

@@ -14,14 +14,19 @@
 #include "lm/backward.h"
 #include "lm/forward.h"
 #include "lm/head_trace.h"
+#include "lm/llama_train.h"
 #include "lm/train_data.h"
 #include "train/run_control.h"
 
 namespace attn::lm {
 
 struct TrainOptions {
-  // The model.
+  // The model: GPT-2's architecture (learned positions, LayerNorm, GELU MLP, one K/V head per
+  // query head) or today's (kLlama: RoPE, RMSNorm, SwiGLU, n_kv_head K/V heads shared by the
+  // query heads, the output tied to the embedding; lm/llama_train.h).
+  LmArch arch = LmArch::kGpt2;
   int n_layer = 2, n_head = 4, n_embd = 64;
+  int n_kv_head = 0;            // the Llama architecture's K/V heads (0: n_head, no sharing)
   int context = 64;             // T: tokens per training sequence (n_positions of the model)
   bool attention_only = false;  // no MLP blocks (written with zero MLP weights: GPT-2's form)
   float init_std = 0.02f;       // GPT-2's initialisation
@@ -41,6 +46,12 @@ struct TrainOptions {
 // An error naming the field (as TrainOptions spells it: "n_embd: …") when the options cannot
 // train, else "".
 std::string check_train_options(const TrainOptions& o);
+
+// The config of the model the options train on a vocabulary of `vocab_size` tokens. The Llama
+// architecture's: head size n_embd/n_head, rope_theta 10000, RMSNorm eps 1e-5, tied output, and
+// a SwiGLU width of 8/3·n_embd rounded up to a multiple of 8 (as Llama sizes it, so the MLP has
+// about as many weights as GPT-2's 4·n_embd GELU MLP).
+Config training_config(const TrainOptions& o, int vocab_size);
 
 // The most memory building and training a model may take (docs/robustness.md): 4 GiB. Flags in
 // their documented ranges can ask for far more (48 layers × 64 heads, n_embd 4096, context and
@@ -85,8 +96,10 @@ PhaseChange detect_phase_change(const std::vector<EvalPoint>& history);
 std::string training_json(const std::string& command, const Config& c, long steps_done, long steps,
                           const std::vector<EvalPoint>& history);
 
-// A model for the options: the data set's tokenizer, GPT-2's initialisation from the seed; with
-// attention_only, every MLP weight zero (and Model::mlp false).
+// A model for the options: the data set's tokenizer, GPT-2's initialisation from the seed (the
+// Llama architecture's matrices as GPT-2's, its RMSNorm weights at 1); with attention_only, every
+// MLP weight zero (and Model::mlp false). A Llama model's inference weights (Model::llama) are
+// made from its training buffer (Model::params) here and whenever train_lm reports or returns.
 Model new_training_model(const TrainOptions& o, const TrainSet& set);
 
 // The held-out batch and the repeat probes, made once.
@@ -123,6 +136,7 @@ struct GradientWorkspace {
   struct Shard {
     Activations acts;
     GradScratch<float> scratch;
+    LlamaScratch<float> llama_scratch;
     Parameters grad;
     double loss = 0;
   };

@@ -1,0 +1,229 @@
+// Finite-difference checks of the Llama family's hand-written backward pass (lm/llama_train.h) in
+// double precision: every entry of every parameter tensor of a small grouped-query model (with
+// SwiGLU, attention-only, and with Qwen2's q/k/v biases and Mistral's sliding window) must match
+// the central difference of the loss. And the training forward pass is the model: converted to
+// the inference weights (llama_weights_from_params), lm/llama_forward.h — itself checked against
+// an independent double-precision reference in test_llama_cli — computes the same logits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "lm/llama_forward.h"
+#include "lm/llama_train.h"
+
+namespace attn::lm {
+namespace {
+
+struct Variant {
+  const char* name;
+  bool mlp, qkv_bias;
+  int window;
+};
+
+Config tiny_config(const Variant& v) {
+  Config c;
+  c.arch = LmArch::kLlama;
+  c.n_layer = 2;
+  c.n_head = 4;
+  c.n_kv_head = 2;  // two query heads per K/V head: the K/V gradients sum over both
+  c.n_embd = 16;
+  c.head_dim = 4;
+  c.n_inner = 10;
+  c.n_positions = 8;
+  c.vocab_size = 9;
+  c.rope_theta = 100;  // angles that differ visibly across 6 positions
+  c.layer_norm_epsilon = 1e-5;
+  c.tied = true;
+  c.qkv_bias = v.qkv_bias;
+  c.sliding_window = v.window;
+  return c;
+}
+
+// Random values in every tensor (norms around 1), so that no gradient is trivially zero.
+template <typename S>
+ParameterBuffer<S> random_params(const Config& c, uint64_t seed) {
+  ParameterBuffer<S> p;
+  p.allocate(c);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-0.7, 0.7);
+  for (int pi = 0; pi < kNumParams; ++pi) {
+    const auto t = static_cast<Param>(pi);
+    const bool norm = t == kLn1W || t == kLn2W || t == kLnfW;
+    S* x = p.ptr(t);
+    for (size_t i = 0; i < p.count[t]; ++i) x[i] = static_cast<S>((norm ? 1.0 : 0.0) + u(rng));
+  }
+  return p;
+}
+
+const std::vector<int> kTokens = {1, 4, 2, 8, 4, 2, 0, 3, 3, 7, 5, 6};
+const std::vector<int> kTargets = {4, 2, 8, 4, 2, 5, 3, 3, 7, 5, 6, -1};
+constexpr int kB = 2, kT = 6;
+
+double loss_of(const ParameterBuffer<double>& p, const ForwardOptions& o) {
+  ActivationsT<double> a;
+  LlamaScratch<double> s;
+  llama_train_forward(p, kTokens, kB, kT, a, s, o);
+  ParameterBuffer<double> g;
+  g.allocate(p.config);
+  return llama_backward(p, a, kTargets, 0.0, g, s, o);
+}
+
+const char* tensor_name(Param t) {
+  switch (t) {
+    case kWte:
+      return "embed_tokens (tied output)";
+    case kLn1W:
+      return "input_layernorm";
+    case kQkvW:
+      return "q|k|v_proj";
+    case kQkvB:
+      return "q|k|v_proj bias";
+    case kAttProjW:
+      return "o_proj";
+    case kLn2W:
+      return "post_attention_layernorm";
+    case kFcW:
+      return "gate|up_proj";
+    case kFcProjW:
+      return "down_proj";
+    case kLnfW:
+      return "norm";
+    default:
+      return "(empty)";
+  }
+}
+
+class LlamaGradCheck : public ::testing::TestWithParam<Variant> {};
+
+TEST_P(LlamaGradCheck, EveryParameterMatchesCentralDifferences) {
+  const Variant v = GetParam();
+  ForwardOptions o;
+  o.mlp = v.mlp;
+  o.threads = 1;
+  ParameterBuffer<double> p = random_params<double>(tiny_config(v), 7);
+  ActivationsT<double> a;
+  LlamaScratch<double> scratch;
+  llama_train_forward(p, kTokens, kB, kT, a, scratch, o);
+  ParameterBuffer<double> g;
+  g.allocate(p.config);
+  int counted = 0;
+  const double loss = llama_backward(p, a, kTargets, 1.0, g, scratch, o, &counted);
+  EXPECT_EQ(counted, 11);
+  EXPECT_NEAR(loss, loss_of(p, o), 1e-12);
+
+  const double eps = 1e-6;
+  int checked_tensors = 0;
+  for (int pi = 0; pi < kNumParams; ++pi) {
+    const auto t = static_cast<Param>(pi);
+    if (p.count[t] == 0) continue;
+    ++checked_tensors;
+    const bool used = v.mlp || !(t == kLn2W || t == kFcW || t == kFcProjW);
+    double norm = 0;
+    for (size_t i = 0; i < p.count[t]; ++i) {
+      double& x = p.ptr(t)[i];
+      const double keep = x;
+      x = keep + eps;
+      const double up = loss_of(p, o);
+      x = keep - eps;
+      const double down = loss_of(p, o);
+      x = keep;
+      const double numeric = (up - down) / (2 * eps);
+      const double analytic = g.ptr(t)[i];
+      norm += analytic * analytic;
+      ASSERT_NEAR(analytic, numeric, 1e-7 * std::max(1.0, std::abs(numeric)))
+          << tensor_name(t) << " [" << i << "]";
+    }
+    if (used)
+      EXPECT_GT(std::sqrt(norm), 1e-6) << tensor_name(t) << " has no gradient";
+    else
+      EXPECT_EQ(norm, 0.0) << tensor_name(t);
+  }
+  EXPECT_EQ(checked_tensors, v.qkv_bias ? 9 : 8);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, LlamaGradCheck,
+                         ::testing::Values(Variant{"swiglu", true, false, 0},
+                                           Variant{"attention_only", false, false, 0},
+                                           Variant{"qkv_bias_window_3", true, true, 3}),
+                         [](const ::testing::TestParamInfo<Variant>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// The sliding window really hides the far keys: with W = 3 no query puts weight more than two
+// positions back, and every row still sums to 1.
+TEST(LlamaTrainForward, TheSlidingWindowHidesFarKeys) {
+  const Variant v{"window", true, false, 3};
+  const ParameterBuffer<double> p = random_params<double>(tiny_config(v), 3);
+  ActivationsT<double> a;
+  LlamaScratch<double> s;
+  llama_train_forward(p, kTokens, kB, kT, a, s, {});
+  for (size_t blk = 0; blk < a.att.size() / (kT * kT); ++blk)
+    for (int i = 0; i < kT; ++i) {
+      double sum = 0;
+      for (int j = 0; j < kT; ++j) {
+        const double w = a.att[blk * kT * kT + static_cast<size_t>(i) * kT + j];
+        sum += w;
+        if (j > i || j <= i - 3) {
+          EXPECT_EQ(w, 0.0) << "query " << i << " key " << j;
+        }
+      }
+      EXPECT_NEAR(sum, 1.0, 1e-12);
+    }
+}
+
+// The trained model is the model the app and the command line run: the training buffer made into
+// inference weights gives the same logits through lm/llama_forward.h.
+TEST(LlamaTrainForward, MatchesTheInferencePassOfTheConvertedWeights) {
+  for (const Variant& v : {Variant{"swiglu", true, false, 0}, Variant{"bias", true, true, 4}}) {
+    SCOPED_TRACE(v.name);
+    const ParameterBuffer<double> pd = random_params<double>(tiny_config(v), 11);
+    Model m;
+    m.config = pd.config;
+    m.params.allocate(pd.config);
+    for (size_t i = 0; i < pd.total(); ++i) m.params.memory[i] = static_cast<float>(pd.memory[i]);
+    llama_weights_from_params(m);
+    ASSERT_EQ(m.llama.layers.size(), 2u);
+    EXPECT_EQ(m.llama.layers[0].q.rows, 16);
+    EXPECT_EQ(m.llama.layers[0].k.rows, 8);
+    EXPECT_EQ(m.llama.layers[0].gate.rows, 10);
+    EXPECT_EQ(m.llama.layers[0].down.cols, 10);
+    ActivationsT<double> ad;
+    LlamaScratch<double> s;
+    llama_train_forward(pd, kTokens, kB, kT, ad, s, {});
+    Activations af;
+    ForwardOptions o;
+    o.threads = 1;
+    llama_forward(m, kTokens, kB, kT, af, o);
+    ASSERT_EQ(af.logits.size(), ad.logits.size());
+    for (size_t i = 0; i < ad.logits.size(); ++i) EXPECT_NEAR(af.logits[i], ad.logits[i], 1e-4);
+    for (size_t i = 0; i < ad.att.size(); ++i) EXPECT_NEAR(af.att[i], ad.att[i], 1e-5);
+  }
+}
+
+// The float instantiation (what training runs) and the double one agree, gradients included.
+TEST(LlamaTrainForward, FloatAndDoubleAgree) {
+  const Variant v{"swiglu", true, true, 0};
+  const ParameterBuffer<double> pd = random_params<double>(tiny_config(v), 13);
+  ParameterBuffer<float> pf;
+  pf.allocate(pd.config);
+  for (size_t i = 0; i < pd.total(); ++i) pf.memory[i] = static_cast<float>(pd.memory[i]);
+  ActivationsT<double> ad;
+  ActivationsT<float> af;
+  LlamaScratch<double> sd;
+  LlamaScratch<float> sf;
+  llama_train_forward(pd, kTokens, kB, kT, ad, sd, {});
+  llama_train_forward(pf, kTokens, kB, kT, af, sf, {});
+  ParameterBuffer<double> gd;
+  ParameterBuffer<float> gf;
+  gd.allocate(pd.config);
+  gf.allocate(pd.config);
+  const double ld = llama_backward(pd, ad, kTargets, 1.0 / 11, gd, sd, {});
+  const double lf = llama_backward(pf, af, kTargets, 1.0 / 11, gf, sf, {});
+  EXPECT_NEAR(lf, ld, 1e-4);
+  for (size_t i = 0; i < gd.total(); ++i)
+    EXPECT_NEAR(gf.memory[i], gd.memory[i], 1e-4 * std::max(1.0, std::abs(gd.memory[i]))) << i;
+}
+
+}  // namespace
+}  // namespace attn::lm
