@@ -154,6 +154,15 @@ TEST(LessonParse, EveryMalformedFieldIsNamedWithFileAndStep) {
        },
        "step 3 (“Why”): lm.tab: expected model, heads, next, roles, circuit or kv"},
       {[](json& j) {
+         j["steps"][2]["lm"] = {
+             {"model", "no-such-model"}, {"layer", 0}, {"head", 0}, {"stepper", "sideways"}};
+       },
+       "step 3 (“Why”): lm.stepper: no stage is called \"sideways\""},
+      {[](json& j) {
+         j["steps"][2]["lm"] = {{"model", "no-such-model"}, {"stepper", "rope"}};
+       },
+       "step 3 (“Why”): lm.layer: the head to open in the stepper: give layer and head"},
+      {[](json& j) {
          j["steps"][2]["lm"] = {{"model", "no-such-model"}, {"colour", "red"}};
        },
        "step 3 (“Why”): lm.colour: unknown field"},
@@ -238,6 +247,23 @@ TEST(LessonParse, AStepOpensALanguageModel) {
   const std::optional<Lesson> d = parse_lesson(j.dump(), "lesson.json", error);
   ASSERT_TRUE(d) << error;
   EXPECT_EQ(d->steps[1].lm_tab, "model");  // the default tab
+  EXPECT_FALSE(d->steps[1].lm_stepper);
+
+  // A head of the model opened in the stepper at a stage, with a statement question only: the
+  // numbers on screen are the head's, so a number question would be checked against others.
+  j["steps"][1]["lm"] = {{"model", folder}, {"layer", 0}, {"head", 1}, {"stepper", "rope"}};
+  j["steps"][1].erase("question");  // a key question
+  const std::optional<Lesson> r = parse_lesson(j.dump(), "lesson.json", error);
+  ASSERT_TRUE(r) << error;
+  ASSERT_TRUE(r->steps[1].lm_stepper);
+  EXPECT_EQ(*r->steps[1].lm_stepper, StageId::kRope);
+  EXPECT_EQ(r->steps[1].lm_head, 1);
+  j["steps"][0]["lm"] = j["steps"][1]["lm"];  // step 1 asks for a number
+  EXPECT_FALSE(parse_lesson(j.dump(), "lesson.json", error));
+  EXPECT_NE(error.find("step 1 (“Scores”): question.kind: a step that opens a model's head in the "
+                       "stepper asks statement questions only"),
+            std::string::npos)
+      << error;
 }
 
 TEST(LessonParse, NotJsonNamesTheFile) {

@@ -59,8 +59,9 @@ std::string command_of(const TrainArgs& a) {
   if (a.data != "induction") s << " --merges " << a.merges;
   if (a.repeat_min) s << " --repeat-min " << a.repeat_min;
   if (a.repeat_max) s << " --repeat-max " << a.repeat_max;
-  if (o.arch == LmArch::kLlama)
-    s << " --arch llama --kv-heads " << (o.n_kv_head ? o.n_kv_head : o.n_head);
+  if (o.arch != LmArch::kGpt2)
+    s << " --arch " << a.arch << " --kv-heads " << (o.n_kv_head ? o.n_kv_head : o.n_head)
+      << " --rope-theta " << o.rope_theta;
   s << " --layers " << o.n_layer << " --heads " << o.n_head << " --embd " << o.n_embd
     << " --context " << o.context << (o.attention_only ? " --attention-only" : "") << " --batch "
     << o.batch << " --steps " << o.steps << " --lr " << o.lr << " --warmup " << o.warmup
@@ -76,17 +77,26 @@ int run_train(TrainArgs& a) {
     throw CliError{kExitUsage,
                    "--schedule: expected cosine, linear or constant, got '" + a.schedule + "'"};
   // The options' fields by the flags that set them.
-  if (a.arch != "gpt2" && a.arch != "llama")
-    throw CliError{kExitUsage, "--arch: expected gpt2 or llama, got '" + a.arch + "'"};
-  o.arch = a.arch == "llama" ? LmArch::kLlama : LmArch::kGpt2;
-  const FieldNames flags = {{"n_layer", "--layers"},       {"n_head", "--heads"},
-                            {"n_kv_head", "--kv-heads"},   {"arch", "--arch"},
-                            {"n_embd", "--embd"},          {"context", "--context"},
-                            {"batch", "--batch"},          {"steps", "--steps"},
-                            {"warmup", "--warmup"},        {"lr", "--lr"},
-                            {"min_lr_ratio", "--min-lr"},  {"weight_decay", "--weight-decay"},
-                            {"threads", "--threads"},      {"eval_every", "--eval-every"},
-                            {"init_std", "--init-std"},    {"repeat_min", "--repeat-min"},
+  if (a.arch != "gpt2" && a.arch != "llama" && a.arch != "qwen2")
+    throw CliError{kExitUsage, "--arch: expected gpt2, llama or qwen2, got '" + a.arch + "'"};
+  o.arch = a.arch == "llama" ? LmArch::kLlama : a.arch == "qwen2" ? LmArch::kQwen2 : LmArch::kGpt2;
+  const FieldNames flags = {{"n_layer", "--layers"},
+                            {"n_head", "--heads"},
+                            {"n_kv_head", "--kv-heads"},
+                            {"arch", "--arch"},
+                            {"rope_theta", "--rope-theta"},
+                            {"n_embd", "--embd"},
+                            {"context", "--context"},
+                            {"batch", "--batch"},
+                            {"steps", "--steps"},
+                            {"warmup", "--warmup"},
+                            {"lr", "--lr"},
+                            {"min_lr_ratio", "--min-lr"},
+                            {"weight_decay", "--weight-decay"},
+                            {"threads", "--threads"},
+                            {"eval_every", "--eval-every"},
+                            {"init_std", "--init-std"},
+                            {"repeat_min", "--repeat-min"},
                             {"repeat_max", "--repeat-max"}};
   if (const std::string e = lm::check_train_options(o); !e.empty())
     throw CliError{kExitUsage, name_fields(e, flags)};
@@ -144,15 +154,18 @@ int run_train(TrainArgs& a) {
   std::string heads = std::to_string(c.n_head) + " heads";
   if (c.llama_family())
     heads = std::to_string(c.n_head) + " query heads sharing " + std::to_string(c.kv_heads()) +
-            " K/V heads, RoPE, RMSNorm" + (o.attention_only ? "" : ", SwiGLU");
+            " K/V heads, RoPE, RMSNorm" + (c.qkv_bias ? ", q/k/v biases" : "") +
+            (o.attention_only ? "" : ", SwiGLU");
   std::cout << "training a " << c.n_layer << "-layer "
             << (o.attention_only ? "attention-only " : "")
-            << (c.llama_family() ? "Llama-style " : "") << "transformer (" << heads << ", n_embd "
-            << c.n_embd << ", context " << c.n_positions << ", vocabulary " << c.vocab_size << ", "
-            << model.params.total() << " parameters) on " << what << ": " << o.steps << " steps of "
-            << o.batch << " sequences, AdamW lr " << o.lr << " (warm-up " << o.warmup << ", "
-            << a.schedule << "), seed " << o.seed << ", " << o.threads
-            << (o.threads == 1 ? " thread\n" : " threads\n") << std::flush;
+            << (c.arch == LmArch::kQwen2 ? "Qwen2-style "
+                : c.llama_family()       ? "Llama-style "
+                                         : "")
+            << "transformer (" << heads << ", n_embd " << c.n_embd << ", context " << c.n_positions
+            << ", vocabulary " << c.vocab_size << ", " << model.params.total() << " parameters) on "
+            << what << ": " << o.steps << " steps of " << o.batch << " sequences, AdamW lr " << o.lr
+            << " (warm-up " << o.warmup << ", " << a.schedule << "), seed " << o.seed << ", "
+            << o.threads << (o.threads == 1 ? " thread\n" : " threads\n") << std::flush;
 
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const InterruptGuard interrupt;
@@ -243,13 +256,18 @@ void register_lm_train(CLI::App& parent, Action& action) {
                   "at most (context+1)/2)")
       ->check(CLI::Range(0, 4096));
   cmd->add_option("--arch", a->arch,
-                  "gpt2 (learned positions, LayerNorm, GELU) or llama (RoPE, RMSNorm, SwiGLU, "
-                  "grouped-query attention; the output tied to the embedding)")
+                  "gpt2 (learned positions, LayerNorm, GELU), llama (RoPE, RMSNorm, SwiGLU, "
+                  "grouped-query attention; the output tied to the embedding) or qwen2 (llama "
+                  "with biases on q, k and v)")
       ->capture_default_str();
-  cmd->add_option("--kv-heads", o.n_kv_head,
-                  "with --arch llama: K/V heads shared by the query heads (a divisor of --heads; "
-                  "default --heads)")
+  cmd->add_option(
+         "--kv-heads", o.n_kv_head,
+         "with --arch llama or qwen2: K/V heads shared by the query heads (a divisor of --heads; "
+         "default --heads)")
       ->check(CLI::Range(1, 64));
+  cmd->add_option("--rope-theta", o.rope_theta, "with --arch llama or qwen2: RoPE's base θ")
+      ->check(finite_in(2.0, 1e9))
+      ->capture_default_str();
   cmd->add_option("--layers", o.n_layer, "n_layer")
       ->check(CLI::Range(1, 48))
       ->capture_default_str();

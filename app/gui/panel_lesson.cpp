@@ -307,9 +307,17 @@ bool apply_lesson_step(Ui& ui) {
     lp.pinned_is_key = false;
     lp.circuit_query = s.lm_position;
     lp.select_tab = s.lm_tab;
-    ui.lm.open = true;
     lp.opened_by_lesson = true;
-    lp.place_beside_lesson = true;
+    if (s.lm_stepper) {
+      // The head goes into the stepper when the model has run (poll_lm_panel); the model's
+      // window stays closed behind it.
+      lp.lesson_stepper = {s.lm_layer, std::max(0, s.lm_head), *s.lm_stepper};
+      ui.lm.open = false;
+    } else {
+      lp.lesson_stepper.layer = -1;
+      ui.lm.open = true;
+      lp.place_beside_lesson = true;
+    }
   } else if (ui.lm.state && ui.lm.state->opened_by_lesson) {
     ui.lm.open = false;
     ui.lm.state->opened_by_lesson = false;

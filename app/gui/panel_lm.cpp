@@ -280,8 +280,30 @@ void poll_lm_panel(Ui& ui) {
   if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
   LmPanel& p = *ui.lm.state;
   p.session.poll();
-  if (const std::string failed = p.session.take_failure(); !failed.empty())
+  if (const std::string failed = p.session.take_failure(); !failed.empty()) {
     ui.state.set_message(failed, true);
+    p.lesson_stepper.layer = -1;
+  }
+  // A lesson step's head, once the step's model has run on the step's sentence: the lesson owns
+  // the stepper, so it is replaced without asking (as every step's example replaces it).
+  if (p.lesson_stepper.layer >= 0 && !p.session.busy() && p.session.run()) {
+    const LmPanel::StepperRequest r = p.lesson_stepper;
+    p.lesson_stepper.layer = -1;
+    const lm::Config& c = p.session.model()->config;
+    if (r.layer < c.n_layer && r.head < c.n_head) {
+      p.session.select(r.layer, r.head);
+      if (ui.state.load_scenario(p.session.head_scenario(r.layer, r.head),
+                                 p.session.origin_tag(r.layer, r.head))) {
+        if (!ui.state.set_stage(r.stage)) ui.state.set_stage(StageId::kWeights);
+        p.opened_layer = r.layer;
+        p.opened_head = r.head;
+      }
+    } else {
+      ui.state.set_message("The lesson's head (layer " + std::to_string(r.layer) + ", head " +
+                               std::to_string(r.head) + ") is not in this model",
+                           true);
+    }
+  }
   ui.lm.busy = p.session.busy();  // the window keeps drawing until the model's work is done
 }
 

@@ -65,7 +65,13 @@ struct LmPanel {
   // A lesson step opened the window: it closes when the lesson moves on.
   bool opened_by_lesson = false;
   bool place_beside_lesson = false;  // a lesson step opened it: left of the lesson window, once
-  ImVec4 placed_for{0, 0, 0, 0};     // window width, height and font when the window was placed
+  // A lesson step's head to open in the stepper at `stage` once the model has run (layer -1:
+  // none pending).
+  struct StepperRequest {
+    int layer = -1, head = 0;
+    StageId stage = StageId::kWeights;
+  } lesson_stepper;
+  ImVec4 placed_for{0, 0, 0, 0};  // window width, height and font when the window was placed
   // Every head's weights as matrices for the thumbnails, rebuilt when the run changes.
   std::vector<Matrix> weights;
   uint64_t weights_serial = 0;

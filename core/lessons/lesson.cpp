@@ -399,7 +399,7 @@ LessonStep read_step(const json& j, const StepContext& c) {
   if (j.contains("lm")) {
     const json& m = j["lm"];
     if (!m.is_object()) fail("lm", "expected an object {\"model\", \"text\", \"tab\"}");
-    check_json_keys(m, "lm", {"model", "text", "tab", "layer", "head", "position"});
+    check_json_keys(m, "lm", {"model", "text", "tab", "layer", "head", "position", "stepper"});
     if (m.contains("text")) s.lm_text = read_name(m["text"], "lm.text");
     if (m.contains("layer")) s.lm_layer = read_json_int(m["layer"], "lm.layer", 0);
     if (m.contains("head")) s.lm_head = read_json_int(m["head"], "lm.head", 0);
@@ -410,6 +410,12 @@ LessonStep read_step(const json& j, const StepContext& c) {
     const std::set<std::string> tabs = {"model", "heads", "next", "roles", "circuit", "kv"};
     if (!tabs.count(s.lm_tab))
       fail("lm.tab", "expected model, heads, next, roles, circuit or kv, got \"" + s.lm_tab + "\"");
+    if (m.contains("stepper")) {
+      const std::string name = read_name(m["stepper"], "lm.stepper");
+      s.lm_stepper = stage_from_name(name);
+      if (!s.lm_stepper) fail("lm.stepper", "no stage is called \"" + name + "\"");
+      if (s.lm_layer < 0) fail("lm.layer", "the head to open in the stepper: give layer and head");
+    }
     if (!m.contains("model")) fail("lm.model", "missing field");
     s.lm_model = read_name(m["model"], "lm.model");
     std::string error;
@@ -447,6 +453,10 @@ LessonStep read_step(const json& j, const StepContext& c) {
   try {
     if (j.contains("stage")) s.stage = read_stage(j["stage"], "stage");
     if (j.contains("question")) s.question = read_question(j["question"]);
+    if (s.question && s.lm_stepper && s.question->kind != QuestionKind::kStatement)
+      fail("question.kind",
+           "a step that opens a model's head in the stepper asks statement questions only (its "
+           "numbers are the head's, not the step's)");
   } catch (const UnknownStage& u) {
     // The step's scenario is read by now: list what its trace shows (the strip's stages for the
     // step's view, every stage for a question's answer).

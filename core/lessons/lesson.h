@@ -78,6 +78,10 @@ struct LessonStep {
   // the token whose lines, circuit and next-token prediction are shown (-1 = the last token).
   // Checked against the model when the step opens (core/lessons does not load models).
   int lm_layer = -1, lm_head = -1, lm_position = -1;
+  // "stepper": instead of the model's window, the step opens head (lm_layer, lm_head) in the
+  // stepper at this stage (e.g. rope) once the model has run, with its real Q, K and V. Such a
+  // step's question is a statement (the numbers on screen are the head's, not the step's own).
+  std::optional<StageId> lm_stepper;
   // The decimals of the heatmap's cells while the step is on screen (-1 = the user's setting);
   // also the precision the step's question is checked for near-ties at (kLessonDecimals when -1).
   int decimals = -1;

@@ -27,8 +27,8 @@ ForwardOptions training_forward(const Model& m) {
 }  // namespace
 
 std::string check_train_options(const TrainOptions& o) {
-  if (o.arch != LmArch::kGpt2 && o.arch != LmArch::kLlama)
-    return "arch: expected GPT-2's or Llama's architecture";
+  if (o.arch != LmArch::kGpt2 && o.arch != LmArch::kLlama && o.arch != LmArch::kQwen2)
+    return "arch: expected GPT-2's, Llama's or Qwen2's architecture";
   if (o.n_layer < 1) return "n_layer: at least 1";
   if (o.n_head < 1) return "n_head: at least 1";
   if (o.n_embd < 1 || o.n_embd % o.n_head != 0)
@@ -37,10 +37,12 @@ std::string check_train_options(const TrainOptions& o) {
   if (o.arch == LmArch::kGpt2 && o.n_kv_head != 0 && o.n_kv_head != o.n_head)
     return "n_kv_head: GPT-2's architecture has one K/V head per query head (share them with "
            "the Llama architecture)";
-  if (o.arch == LmArch::kLlama) {
+  if (o.arch != LmArch::kGpt2) {
     if (o.n_kv_head < 0 || (o.n_kv_head > 0 && o.n_head % o.n_kv_head != 0))
       return "n_kv_head: " + std::to_string(o.n_kv_head) + " does not divide n_head " +
              std::to_string(o.n_head);
+    if (!(o.rope_theta > 1 && o.rope_theta <= 1e9))
+      return "rope_theta: expected a number in (1, 1e9]";
     if ((o.n_embd / o.n_head) % 2 != 0)
       return "n_embd: RoPE rotates pairs of dimensions, so the head size n_embd/n_head (" +
              std::to_string(o.n_embd / o.n_head) + ") must be even";
@@ -79,12 +81,13 @@ Config training_config(const TrainOptions& o, int vocab_size) {
   c.n_embd = o.n_embd;
   c.n_positions = o.context;
   c.vocab_size = vocab_size;
-  if (o.arch == LmArch::kLlama) {
-    c.arch = LmArch::kLlama;
+  if (o.arch != LmArch::kGpt2) {
+    c.arch = o.arch;
+    c.qkv_bias = o.arch == LmArch::kQwen2;
     c.n_kv_head = o.n_kv_head > 0 ? o.n_kv_head : o.n_head;
     c.head_dim = o.n_embd / o.n_head;
     c.n_inner = (8 * o.n_embd / 3 + 7) / 8 * 8;
-    c.rope_theta = 10000;
+    c.rope_theta = o.rope_theta;
     c.layer_norm_epsilon = 1e-5;
     c.tied = true;
   }

@@ -23,10 +23,12 @@ namespace attn::lm {
 struct TrainOptions {
   // The model: GPT-2's architecture (learned positions, LayerNorm, GELU MLP, one K/V head per
   // query head) or today's (kLlama: RoPE, RMSNorm, SwiGLU, n_kv_head K/V heads shared by the
-  // query heads, the output tied to the embedding; lm/llama_train.h).
+  // query heads, the output tied to the embedding; lm/llama_train.h), or kQwen2: the same with
+  // biases on q, k and v.
   LmArch arch = LmArch::kGpt2;
   int n_layer = 2, n_head = 4, n_embd = 64;
   int n_kv_head = 0;            // the Llama architecture's K/V heads (0: n_head, no sharing)
+  double rope_theta = 10000;    // the Llama architecture's RoPE base
   int context = 64;             // T: tokens per training sequence (n_positions of the model)
   bool attention_only = false;  // no MLP blocks (written with zero MLP weights: GPT-2's form)
   float init_std = 0.02f;       // GPT-2's initialisation
@@ -48,7 +50,7 @@ struct TrainOptions {
 std::string check_train_options(const TrainOptions& o);
 
 // The config of the model the options train on a vocabulary of `vocab_size` tokens. The Llama
-// architecture's: head size n_embd/n_head, rope_theta 10000, RMSNorm eps 1e-5, tied output, and
+// architecture's: head size n_embd/n_head, RMSNorm eps 1e-5, tied output, and
 // a SwiGLU width of 8/3·n_embd rounded up to a multiple of 8 (as Llama sizes it, so the MLP has
 // about as many weights as GPT-2's 4·n_embd GELU MLP).
 Config training_config(const TrainOptions& o, int vocab_size);
