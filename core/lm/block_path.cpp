@@ -147,6 +147,10 @@ BlockPath block_path(const Model& m, const Activations& a, int layer, int head, 
     s.stats.emplace_back("K/V heads", NKV);
     s.stats.emplace_back("head size", hs);
     const std::string hq = std::to_string(head), hk = std::to_string(p.kv_head);
+    if (llama)
+      s.note =
+          "RoPE turns pairs of q's values (and k's) by angles set by the position: the "
+          "values change, the length does not.";
     if (llama && !a.qk_unrotated.empty()) {
       const float* un = row(a.qk_unrotated, l, Q + KV);
       s.vectors.push_back(vec("q, head " + hq + ", before RoPE", un + head * hs, hs, n));
