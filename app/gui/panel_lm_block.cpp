@@ -26,11 +26,25 @@ std::string value_text(double x) {
          std::string(b);
 }
 
-std::string vector_text(const lm::BlockVector& v) {
+// Its first `n` values, "…" when there are more.
+std::string vector_text(const lm::BlockVector& v, size_t n) {
+  n = std::min(n, v.first.size());
   std::string s = "[";
-  for (size_t i = 0; i < v.first.size(); ++i) s += (i ? ", " : "") + value_text(v.first[i]);
-  if (static_cast<int>(v.first.size()) < v.size) s += ", …";
+  for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + value_text(v.first[i]);
+  if (n < static_cast<size_t>(v.size)) s += ", …";
   return s + "]";
+}
+
+// "label = [v0, v1, …]   length L" with as many values (2 to all kept) as fit on one line
+// before screen x `right`.
+std::string vector_line(const lm::BlockVector& v, float right) {
+  const std::string label = v.label + " = ", length = "   length\u00a0" + value_text(v.norm);
+  const float room = right - ImGui::GetCursorScreenPos().x;
+  size_t n = 2;
+  while (n < v.first.size() &&
+         ImGui::CalcTextSize((label + vector_text(v, n + 1) + length).c_str()).x <= room)
+    ++n;
+  return label + vector_text(v, n) + length;
 }
 
 // The colour of a stage's kind: the residual stream, a norm, attention, the MLP, the output.
@@ -78,10 +92,38 @@ void wrapped(const std::string& text, float right, bool disabled = false) {
     glue = op;
     k = sp + 1;
   }
+  // A unit wider than the line: its words apart, and a word still too wide cut between
+  // characters (a long tensor name in a narrow column).
+  std::vector<std::string> fitted;
+  for (const std::string& u : units) {
+    if (ImGui::CalcTextSize(u.c_str()).x <= width) {
+      fitted.push_back(u);
+      continue;
+    }
+    size_t a = 0;
+    while (a <= u.size()) {
+      size_t b = u.find(' ', a);
+      if (b == std::string::npos) b = u.size();
+      std::string word = u.substr(a, b - a), piece;
+      for (size_t i = 0; i < word.size();) {
+        size_t n = 1;
+        while (i + n < word.size() && (static_cast<unsigned char>(word[i + n]) & 0xC0) == 0x80) ++n;
+        const std::string ch = word.substr(i, n);
+        if (!piece.empty() && ImGui::CalcTextSize((piece + ch).c_str()).x > width) {
+          fitted.push_back(piece);
+          piece.clear();
+        }
+        piece += ch;
+        i += n;
+      }
+      fitted.push_back(piece);
+      a = b + 1;
+    }
+  }
   if (disabled)
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   std::string line;
-  for (const std::string& u : units) {
+  for (const std::string& u : fitted) {
     const std::string longer = line.empty() ? u : line + " " + u;
     if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
       ImGui::TextUnformatted(line.c_str());
@@ -123,7 +165,7 @@ void bar_rows(const std::vector<std::pair<std::string, double>>& rows, ImU32 col
     char pct[32];
     std::snprintf(pct, sizeof pct, "%.1f %%", 100 * value);
     dl->AddText({o.x + label_w + len + fs * 0.3f, o.y}, text, pct);
-    ImGui::Dummy({label_w + len + pct_w, line});
+    ImGui::Dummy({std::min(label_w + len + pct_w, width), line});
   }
 }
 
@@ -135,7 +177,7 @@ void box_contents(Ui& ui, const LmRun& run, const lm::BlockStage& s, bool clicka
   const float x = ImGui::GetCursorScreenPos().x;
   // The title and the tensors it reads; the shape at the right when it fits on their line.
   if (ui.font_bold) ImGui::PushFont(ui.font_bold);
-  ImGui::TextUnformatted(s.title.c_str());
+  wrapped(s.title, right);
   if (ui.font_bold) ImGui::PopFont();
   const float shape_w = ImGui::CalcTextSize(s.shape.c_str()).x;
   const float weights_w = s.weights.empty() ? 0 : ImGui::CalcTextSize(s.weights.c_str()).x + fs;
@@ -168,8 +210,7 @@ void box_contents(Ui& ui, const LmRun& run, const lm::BlockStage& s, bool clicka
     }
     wrapped(line, right);
   }
-  for (const lm::BlockVector& v : s.vectors)
-    wrapped(v.label + " = " + vector_text(v) + "   length\u00a0" + value_text(v.norm), right);
+  for (const lm::BlockVector& v : s.vectors) wrapped(vector_line(v, right), right);
   if (s.id == S::kAttention) {
     std::vector<std::pair<std::string, double>> rows;
     for (const auto& [j, w] : s.top)
@@ -207,7 +248,7 @@ void draw_flow(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& path) 
   const lm::Config& c = run.model->config;
   const float fs = ImGui::GetFontSize();
   const float pad = std::round(fs * 0.5f), rail = std::round(fs * 1.4f),
-              gap = std::round(fs * 1.3f);
+              gap = std::round(fs * 1.1f);
   const float stripe = std::round(fs * 0.3f), round = fs * 0.3f;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   ImDrawListSplitter split;  // channel 0: frames, boxes, lines; 1: the boxes' contents
@@ -338,47 +379,73 @@ void draw_comparison(Ui& ui, LmPanel& p, const lm::Config& c, bool beside) {
       "these are the differences, in this model's sizes.");
   ImGui::Spacing();
   const bool llama = c.llama_family();
-  const ImGuiTableFlags flags =
-      ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_PadOuterX;
-  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, {fs * 0.35f, fs * 0.25f});
-  if (!ImGui::BeginTable("block-compare", 3, flags)) {
-    ImGui::PopStyleVar();
-    return;
-  }
-  float aspect_w = 0;
   const std::vector<lm::BlockDifference> rows = lm::block_differences(c);
-  for (const auto& r : rows) aspect_w = std::max(aspect_w, ImGui::CalcTextSize(r.aspect.c_str()).x);
-  ImGui::TableSetupColumn("##aspect", ImGuiTableColumnFlags_WidthFixed,
-                          std::min(aspect_w, fs * 6.5f));
   const std::string gpt2_head = llama ? "GPT-2" : "GPT-2: this model";
   const std::string llama_head =
       llama ? std::string("Llama family: this model (") + arch_name(c.arch) + ")"
             : "Llama, Mistral, Qwen2";
-  ImGui::TableSetupColumn(gpt2_head.c_str(), ImGuiTableColumnFlags_WidthStretch, 1);
-  ImGui::TableSetupColumn(llama_head.c_str(), ImGuiTableColumnFlags_WidthStretch, 1);
   const ImU32 highlight = ImGui::GetColorU32(ImVec4(0.90f, 0.47f, 0.10f, 0.16f));
   const ImU32 header = ImGui::GetColorU32(ImVec4(0.90f, 0.47f, 0.10f, 0.35f));
   const int mine = llama ? 2 : 1;
-  ImGui::TableNextRow(ImGuiTableRowFlags_Headers);
-  for (int col = 1; col < 3; ++col) {
-    ImGui::TableSetColumnIndex(col);
-    const bool bold = col == mine && ui.font_bold;
-    if (col == mine) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, header);
-    if (bold) ImGui::PushFont(ui.font_bold);
-    wrapped_here(ImGui::TableGetColumnName(col));
-    if (bold) ImGui::PopFont();
-  }
+  const auto bold_text = [&](const std::string& t) {
+    if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+    wrapped_here(t);
+    if (ui.font_bold) ImGui::PopFont();
+  };
+  // The aspects' column as wide as their longest word, so none is cut.
+  float aspect_w = 0;
   for (const auto& r : rows) {
-    ImGui::TableNextRow();
-    ImGui::TableSetColumnIndex(0);
-    wrapped_here(r.aspect);
-    for (int col = 1; col < 3; ++col) {
-      ImGui::TableSetColumnIndex(col);
-      if (col == mine) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight);
-      wrapped_here(col == 1 ? r.gpt2 : r.llama);
+    size_t a = 0;
+    while (a <= r.aspect.size()) {
+      size_t b = r.aspect.find(' ', a);
+      if (b == std::string::npos) b = r.aspect.size();
+      aspect_w = std::max(aspect_w, ImGui::CalcTextSize(r.aspect.substr(a, b - a).c_str()).x);
+      a = b + 1;
     }
   }
-  ImGui::EndTable();
+  aspect_w += fs * 0.3f;
+  // Two columns while each gets a readable width; else one, each aspect's two sides under it.
+  const bool columns = (ImGui::GetContentRegionAvail().x - aspect_w) / 2 >= fs * 11;
+  const ImGuiTableFlags flags =
+      ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_PadOuterX;
+  ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, {fs * 0.35f, fs * 0.25f});
+  if (columns && ImGui::BeginTable("block-compare", 3, flags)) {
+    ImGui::TableSetupColumn("##aspect", ImGuiTableColumnFlags_WidthFixed, aspect_w);
+    ImGui::TableSetupColumn(gpt2_head.c_str(), ImGuiTableColumnFlags_WidthStretch, 1);
+    ImGui::TableSetupColumn(llama_head.c_str(), ImGuiTableColumnFlags_WidthStretch, 1);
+    // The header row: the columns' names in bold, the open model's on its colour.
+    ImGui::TableNextRow();
+    for (int col = 1; col < 3; ++col) {
+      ImGui::TableSetColumnIndex(col);
+      if (col == mine) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, header);
+      bold_text(col == 1 ? gpt2_head : llama_head);
+    }
+    for (const auto& r : rows) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      wrapped_here(r.aspect);
+      for (int col = 1; col < 3; ++col) {
+        ImGui::TableSetColumnIndex(col);
+        if (col == mine) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight);
+        wrapped_here(col == 1 ? r.gpt2 : r.llama);
+      }
+    }
+    ImGui::EndTable();
+  } else if (!columns && ImGui::BeginTable("block-compare-narrow", 1, flags)) {
+    for (const auto& r : rows) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, ImGui::GetColorU32(ImGuiCol_TableHeaderBg));
+      bold_text(r.aspect);
+      for (int col = 1; col < 3; ++col) {
+        ImGui::TableNextRow();
+        ImGui::TableSetColumnIndex(0);
+        if (col == mine) ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, highlight);
+        wrapped_here((col == 1 ? gpt2_head : llama_head) + " — " + (col == 1 ? r.gpt2 : r.llama));
+      }
+    }
+    ImGui::EndTable();
+  }
   ImGui::PopStyleVar();
   p.block_compare_drawn = beside ? 2 : 1;
 }
@@ -403,21 +470,23 @@ void draw_lm_block(Ui& ui, LmPanel& p) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Token");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(fs * 9);
   const auto token_label = [&](int j) {
     return std::to_string(j) + " " + quoted(run->tokens[static_cast<size_t>(j)]);
   };
+  ImGui::SetNextItemWidth(
+      std::clamp(ImGui::CalcTextSize(token_label(t).c_str()).x + ImGui::GetFrameHeight() + fs,
+                 fs * 5, fs * 12));
   if (ImGui::BeginCombo("##block-token", token_label(t).c_str())) {
     for (int j = 0; j < T; ++j)
       if (ImGui::Selectable(token_label(j).c_str(), j == t)) s.position = j == T - 1 ? -1 : j;
     ImGui::EndCombo();
   }
   int layer = s.layer, head = s.head;
-  same_line_if_fits(fs * 12);
-  if (slider_int_beside("##block-layer", "layer ", &layer, 0, c.n_layer - 1, fs * 5))
+  same_line_if_fits(fs * 8.5f);
+  if (slider_int_beside("##block-layer", "layer ", &layer, 0, c.n_layer - 1, fs * 4))
     s.select(layer, head);
-  same_line_if_fits(fs * 12);
-  if (slider_int_beside("##block-head", "head ", &head, 0, c.n_head - 1, fs * 5))
+  same_line_if_fits(fs * 8.5f);
+  if (slider_int_beside("##block-head", "head ", &head, 0, c.n_head - 1, fs * 4))
     s.select(layer, head);
   same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
@@ -435,7 +504,7 @@ void draw_lm_block(Ui& ui, LmPanel& p) {
   if (p.block.serial != s.serial() || p.block.layer != l || p.block.head != h ||
       p.block.position != t || p.block.temperature != s.temperature) {
     lm::BlockPathOptions o;
-    o.values = 4;
+    o.values = 6;
     o.top_keys = 5;
     o.top_tokens = 5;
     o.temperature = s.temperature;
@@ -450,11 +519,13 @@ void draw_lm_block(Ui& ui, LmPanel& p) {
   p.block_compare_drawn = 0;
   const float flow_w = beside ? std::round(avail_w * 0.56f) : 0.0f;
   ImGui::BeginChild("block-flow", {flow_w, 0}, false);
-  text_disabled_wrapped(
-      "Token " + std::to_string(t) + " " + quoted(run->tokens[static_cast<size_t>(t)]) +
-      " through block " + std::to_string(l) + " of " + run->model->name + " (" + arch_name(c.arch) +
-      ", " + std::to_string(c.n_layer) + " blocks), attention head " + std::to_string(h) + ".");
-  ImGui::Spacing();
+  // Presentation keeps the height for the boxes: the controls above say the same.
+  if (!ui.presentation || ui.panels_shown)
+    text_disabled_wrapped("Token " + std::to_string(t) + " " +
+                          quoted(run->tokens[static_cast<size_t>(t)]) + " through block " +
+                          std::to_string(l) + " of " + run->model->name + " (" + arch_name(c.arch) +
+                          ", " + std::to_string(c.n_layer) + " blocks), attention head " +
+                          std::to_string(h) + ".");
   draw_flow(ui, p, *run, path);
   if (!path.last_block)
     text_disabled_wrapped("Then block" + std::string(l + 2 < c.n_layer ? "s " : " ") +

@@ -197,8 +197,8 @@ BlockPath block_path(const Model& m, const Activations& a, int layer, int head, 
     s.id = BlockStageId::kOutProj;
     s.title = "Output projection";
     s.weights = llama ? llama_name(".self_attn.o_proj", l) : gpt2_name(".attn.c_proj", l);
-    s.formula = llama ? "every head's output side by side · W_oᵀ"
-                      : "every head's output side by side · W + b";
+    s.formula = std::string("attention = [head 0 | head 1 | … | head ") + std::to_string(NH - 1) +
+                (llama ? "]·W_oᵀ" : "]·W + b");
     s.shape = std::to_string(NH) + " heads × " + std::to_string(hs) + " = " + row_shape(Q) + " → " +
               row_shape(C);
     s.vectors.push_back(vec("attention", row(a.attproj, l, C), C, n));
@@ -253,7 +253,7 @@ BlockPath block_path(const Model& m, const Activations& a, int layer, int head, 
     d.id = BlockStageId::kMlpDown;
     d.title = "MLP: project down";
     d.weights = llama ? llama_name(".mlp.down_proj", l) : gpt2_name(".mlp.c_proj", l);
-    d.formula = llama ? "· W_downᵀ" : "· W + b";
+    d.formula = llama ? "mlp = (silu(gate) ⊙ up)·W_downᵀ" : "mlp = GELU(h)·W + b";
     d.shape = row_shape(F) + " → " + row_shape(C);
     d.vectors.push_back(vec("mlp", row(a.fcproj, l, C), C, n));
     p.stages.push_back(std::move(d));
@@ -276,7 +276,10 @@ BlockPath block_path(const Model& m, const Activations& a, int layer, int head, 
     s.title = "Next token";
     const bool tied = !llama || m.llama.head.rows == 0;
     s.weights = !llama ? "wte (tied)" : tied ? "model.embed_tokens (tied)" : "lm_head";
-    s.formula = std::string("p = softmax(norm(x) · ") + (tied ? "W_embedᵀ" : "W_headᵀ") +
+    s.formula = std::string("p = softmax(norm(x) · ") +
+                (!llama ? "wteᵀ"
+                 : tied ? "embed_tokensᵀ"
+                        : "lm_headᵀ") +
                 (o.temperature != 1.0 ? " / " + num(o.temperature) : "") + ")";
     s.shape = row_shape(C) + " → " + row_shape(c.vocab_size) + " logits → probabilities";
     s.top = top_tokens_at(m, a, position, o.top_tokens, o.temperature);
@@ -324,11 +327,21 @@ std::vector<BlockDifference> block_differences(const Config& c) {
           " query heads share " + NKV + " K/V head" + (c.kv_heads() == 1 ? "" : "s") + ", " +
           std::to_string(c.group()) + " per K/V head; K, V and the cache are " +
           std::to_string(c.group()) + "× smaller.";
-  else
+  else if (c.llama_family())
     gqa =
         "Grouped-query (GQA): query heads may share K/V heads (Llama 3 8B: 32 share 8), "
         "shrinking K, V and the cache; this model keeps " +
         NH + " K/V heads, one per query head.";
+  else {
+    // What sharing would do to this model: its query heads over the fewest groups that divide.
+    int d = 2;
+    while (d < c.n_head && c.n_head % d != 0) ++d;
+    const int kv = std::max(1, c.n_head / d);
+    gqa = "Grouped-query (GQA): query heads share K/V heads; this model's " + NH +
+          " query heads could share " + std::to_string(kv) + " K/V head" + (kv == 1 ? "" : "s") +
+          ", " + std::to_string(c.n_head / kv) + " each, making K, V and the cache " +
+          std::to_string(c.n_head / kv) + "× smaller.";
+  }
   d.push_back({"Attention heads",
                "Multi-head (MHA): " + NH + " heads of " + hs +
                    ", each with its own q, k and v; the cache keeps 2 × " + NH + " × " + hs +
