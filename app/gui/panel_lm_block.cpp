@@ -85,7 +85,8 @@ void wrapped(const std::string& text, float right, bool disabled = false) {
     const std::string word = text.substr(k, sp - k);
     const bool op = word == "×" || word == "→" || word == "=" || word == "+" || word == "·" ||
                     word == "−" || word == "⊙";
-    if ((op || glue) && !units.empty())
+    const bool unit = word == "k" || word == "M" || word == "%";  // "33 k", "4.7 M"
+    if ((op || glue || unit) && !units.empty())
       units.back() += " " + word;
     else
       units.push_back(word);
@@ -405,7 +406,7 @@ void draw_comparison(Ui& ui, LmPanel& p, const lm::Config& c, bool beside) {
   }
   aspect_w += fs * 0.3f;
   // Two columns while each gets a readable width; else one, each aspect's two sides under it.
-  const bool columns = (ImGui::GetContentRegionAvail().x - aspect_w) / 2 >= fs * 11;
+  const bool columns = (ImGui::GetContentRegionAvail().x - aspect_w) / 2 >= fs * 9;
   const ImGuiTableFlags flags =
       ImGuiTableFlags_Borders | ImGuiTableFlags_SizingStretchProp | ImGuiTableFlags_PadOuterX;
   ImGui::PushStyleVar(ImGuiStyleVar_CellPadding, {fs * 0.35f, fs * 0.25f});
@@ -517,7 +518,7 @@ void draw_lm_block(Ui& ui, LmPanel& p) {
   }
   const lm::BlockPath& path = p.block.path;
   p.block_compare_drawn = 0;
-  const float flow_w = beside ? std::round(avail_w * 0.56f) : 0.0f;
+  const float flow_w = beside ? std::round(avail_w * 0.5f) : 0.0f;
   ImGui::BeginChild("block-flow", {flow_w, 0}, false);
   // Presentation keeps the height for the boxes: the controls above say the same.
   if (!ui.presentation || ui.panels_shown)
