@@ -37,6 +37,6 @@ shot predict --example fear-is-the --step weights --select 2,1 --predict value -
 shot presentation --example fear-is-the --step weights --select 1,0 --presentation
 shot lesson --lesson 05-fear-is-by-hand --lesson-step 3
 shot seq2seq --seq2seq-model bahdanau
-for tab in lm-heads lm-next lm-roles lm-circuit lm-kv lm-rollout; do
+for tab in lm-heads lm-block lm-next lm-roles lm-circuit lm-kv lm-rollout; do
   shot "$tab" --model induction --text "the cat sat on the mat. the cat sat on the mat." --tab "$tab"
 done

@@ -292,7 +292,7 @@ TEST_F(Layout, TheLanguageModelWindowFits) {
         ui.presentation = presentation;
         ui.settings.font_px = px;
         frames(s, 2);
-        for (const char* tab : {"model", "heads", "next", "roles", "kv"}) {
+        for (const char* tab : {"model", "heads", "block", "next", "roles", "kv"}) {
           // The model view is a tab of its own only where it does not fit beside the tabs.
           if (std::string(tab) == "model" && !p.model_view_tab) continue;
           p.select_tab = tab;

@@ -110,17 +110,18 @@ void register_gui(CLI::App& app, Action& action) {
   cmd->add_option("--font-size", opts->font_px, "base font size in pixels (12..48)")
       ->check(finite_in(12, 48));
   cmd->add_flag("--presentation", opts->presentation, "start in presentation mode");
-  cmd->add_option("--tab", opts->tab,
-                  "left panel tab: inputs or variants; variant-views also opens the Linformer and "
-                  "Multi-Token Attention views; seq2seq opens the seq2seq window, "
-                  "seq2seq-live its live training; lm-heads, lm-next, lm-roles, lm-circuit or "
-                  "lm-kv the language model window on that tab (with --model); lm-train the "
-                  "window that trains a transformer live (training starts at once); flash the "
-                  "FlashAttention window (the online softmax, block by block); scores the window "
-                  "that times the additive score against the dot product; sqrt-dk the √d_k "
-                  "experiment; ghost the Ghost Attention help page; lm-rollout the language "
-                  "model's rollout tab (with --model); tour, shortcuts or about the Help "
-                  "menu's windows")
+  cmd->add_option(
+         "--tab", opts->tab,
+         "left panel tab: inputs or variants; variant-views also opens the Linformer and "
+         "Multi-Token Attention views; seq2seq opens the seq2seq window, "
+         "seq2seq-live its live training; lm-heads, lm-block, lm-next, lm-roles, lm-circuit or "
+         "lm-kv the language model window on that tab (with --model); lm-train the "
+         "window that trains a transformer live (training starts at once); flash the "
+         "FlashAttention window (the online softmax, block by block); scores the window "
+         "that times the additive score against the dot product; sqrt-dk the √d_k "
+         "experiment; ghost the Ghost Attention help page; lm-rollout the language "
+         "model's rollout tab (with --model); tour, shortcuts or about the Help "
+         "menu's windows")
       ->check(non_empty());
   cmd->add_option("--backend", opts->backend, "compute backend: cpu, opencl or auto")
       ->check(non_empty());

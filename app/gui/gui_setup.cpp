@@ -254,13 +254,15 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     }
   }
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
-      o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-next" && o.tab != "lm-roles" &&
-      o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-rollout" && o.tab != "lm-train" &&
-      o.tab != "variant-views" && o.tab != "flash" && o.tab != "scores" && o.tab != "sqrt-dk" &&
-      o.tab != "ghost" && o.tab != "tour" && o.tab != "shortcuts" && o.tab != "about") {
+      o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-block" && o.tab != "lm-next" &&
+      o.tab != "lm-roles" && o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-rollout" &&
+      o.tab != "lm-train" && o.tab != "variant-views" && o.tab != "flash" && o.tab != "scores" &&
+      o.tab != "sqrt-dk" && o.tab != "ghost" && o.tab != "tour" && o.tab != "shortcuts" &&
+      o.tab != "about") {
     error =
         "--tab: expected inputs, variants, variant-views, seq2seq, seq2seq-live, lm-heads, "
-        "lm-next, lm-roles, lm-circuit, lm-kv, lm-rollout, lm-train, flash, scores, sqrt-dk, "
+        "lm-block, lm-next, lm-roles, lm-circuit, lm-kv, lm-rollout, lm-train, flash, scores, "
+        "sqrt-dk, "
         "ghost, tour, shortcuts or about, got '" +
         o.tab + "'";
     return false;

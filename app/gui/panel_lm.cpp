@@ -71,23 +71,30 @@ double lm_role_value(const lm::HeadScores& s, int role) {
   }
 }
 
-void open_lm_head_in_stepper(Ui& ui, int l, int h) {
+void open_lm_head_in_stepper(Ui& ui, int l, int h, int query) {
   LmPanel& p = *ui.lm.state;
   const LmSession& s = p.session;
   if (!s.run()) return;
   p.session.select(l, h);
   Scenario sc = s.head_scenario(l, h);
-  ui.request_discard_check([&ui, sc = std::move(sc), tag = s.origin_tag(l, h), l, h]() mutable {
-    if (!ui.state.load_scenario(std::move(sc), tag)) return;
-    ui.state.set_stage(StageId::kWeights);
-    ui.state.set_message("Layer " + std::to_string(l) + ", head " + std::to_string(h) +
-                             " is open in the stepper with its real Q, K and V.  View → "
-                             "Language model goes back to the model.",
-                         false);
-    ui.lm.state->opened_layer = l;
-    ui.lm.state->opened_head = h;
-    ui.lm.open = false;
-  });
+  ui.request_discard_check(
+      [&ui, sc = std::move(sc), tag = s.origin_tag(l, h), l, h, query]() mutable {
+        if (!ui.state.load_scenario(std::move(sc), tag)) return;
+        ui.state.set_stage(StageId::kWeights);
+        if (query >= 0) {
+          // Selected now when the trace was computed at once, else when it lands (poll_lm_panel).
+          ui.state.select_row(query);
+          const bool now = !ui.state.computing() && ui.state.selection().query == query;
+          ui.lm.state->stepper_query = now ? -1 : query;
+        }
+        ui.state.set_message("Layer " + std::to_string(l) + ", head " + std::to_string(h) +
+                                 " is open in the stepper with its real Q, K and V.  View → "
+                                 "Language model goes back to the model.",
+                             false);
+        ui.lm.state->opened_layer = l;
+        ui.lm.state->opened_head = h;
+        ui.lm.open = false;
+      });
 }
 
 void draw_lm_head_note(Ui& ui) {
@@ -305,6 +312,11 @@ void poll_lm_panel(Ui& ui) {
     }
   }
   ui.lm.busy = p.session.busy();  // the window keeps drawing until the model's work is done
+  if (p.stepper_query >= 0 && !ui.state.computing()) {
+    int l = 0, h = 0;
+    if (LmSession::parse_origin(ui.state.origin(), l, h)) ui.state.select_row(p.stepper_query);
+    p.stepper_query = -1;
+  }
 }
 
 void draw_lm_panel(Ui& ui) {
@@ -360,6 +372,7 @@ void draw_lm_panel(Ui& ui) {
     };
     const Tab tabs[] = {{"model", "Model view", "Model", draw_lm_model_view},
                         {"heads", "Head view", "Heads", draw_lm_head_view},
+                        {"block", "Block view", "Block", draw_lm_block},
                         {"next", "Next token", "Next", draw_lm_next_tokens},
                         {"roles", "What heads do", "Roles", draw_lm_head_roles},
                         {"circuit", "Induction circuit", "Circuit", draw_lm_circuit},

@@ -4,7 +4,8 @@
 // thumbnails), panel_lm_heads.cpp (BertViz-style head view), panel_lm_next.cpp (next-token
 // chart), panel_lm_roles.cpp (what each head does), panel_lm_kv.cpp (the KV cache),
 // panel_lm_circuit.cpp (how a previous-token head and an induction head compose),
-// panel_lm_rollout.cpp (attention rollout across layers).
+// panel_lm_rollout.cpp (attention rollout across layers), panel_lm_block.cpp (one token's path
+// through one block, and GPT-2's block against Llama's).
 #pragma once
 
 #include <array>
@@ -13,6 +14,7 @@
 
 #include "gui/model/lm_session.h"
 #include "gui/ui.h"
+#include "lm/block_path.h"
 #include "lm/circuit.h"
 
 namespace attn {
@@ -21,8 +23,8 @@ struct LmPanel {
   LmSession session;
   std::string text_buffer;  // the sentence field (applied as the user types)
   bool text_initialised = false;
-  std::string select_tab;  // "model", "heads", "next", "roles", "circuit", "rollout" or "kv": bring
-                           // it forward once
+  std::string select_tab;  // "model", "heads", "block", "next", "roles", "circuit", "rollout" or
+                           // "kv": bring it forward once
   std::string shown_tab;   // the tab drawn last frame
   bool model_view_tab = false;  // the window is too narrow for the model view beside the tabs
   int role = 0;  // the score the roles tab shows: 0 previous, 1 first, 2 self, 3 induction
@@ -61,7 +63,20 @@ struct LmPanel {
     std::vector<lm::ScorePart> winner_parts, runner_parts;
     std::vector<std::pair<int, double>> next;  // the most likely tokens after the query
   } circuit;
+  // The block tab: the path drawn, for the run, layer, head, token and temperature it is of.
+  struct BlockCache {
+    uint64_t serial = 0;
+    int layer = -1, head = -1, position = -1;
+    double temperature = 0;
+    lm::BlockPath path;
+  } block;
+  ImVec4 block_attention_box{0, 0, 0, 0};  // where its attention box was drawn (x0, y0, x1, y1)
+  bool block_scroll_to_compare = false;    // its "GPT-2 against Llama ↓" was pressed
+  int block_compare_drawn = 0;  // and the GPT-2 / Llama table: 0 not, 1 below the flow, 2 beside
   int opened_layer = -1, opened_head = -1;  // the head last opened in the stepper
+  // The query to select in the stepper once the head opened there has its trace (a long
+  // sentence's is computed off the UI thread); -1: none.
+  int stepper_query = -1;
   // A lesson step opened the window: it closes when the lesson moves on.
   bool opened_by_lesson = false;
   bool place_beside_lesson = false;  // a lesson step opened it: left of the lesson window, once
@@ -90,10 +105,12 @@ void draw_lm_head_roles(Ui& ui, LmPanel& p);
 void draw_lm_kv_cache(Ui& ui, LmPanel& p);
 void draw_lm_circuit(Ui& ui, LmPanel& p);
 void draw_lm_rollout(Ui& ui, LmPanel& p);  // attention rollout across layers
+void draw_lm_block(Ui& ui, LmPanel& p);    // one token's path through one block
 
 // Opens head (l, h) of the current run in the stepper: its scenario replaces the app's, and the
-// window steps aside so the pipeline shows.
-void open_lm_head_in_stepper(Ui& ui, int l, int h);
+// window steps aside so the pipeline shows. With `query` ≥ 0 that query's row is selected, so
+// the narration works through it.
+void open_lm_head_in_stepper(Ui& ui, int l, int h, int query = -1);
 // In the stepper's inputs panel when a real head is open: which head, and what an edit recomputes.
 void draw_lm_head_note(Ui& ui);
 
