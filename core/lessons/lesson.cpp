@@ -407,9 +407,11 @@ LessonStep read_step(const json& j, const StepContext& c) {
     if ((s.lm_layer < 0) != (s.lm_head < 0))
       fail(s.lm_layer < 0 ? "lm.layer" : "lm.head", "give layer and head together");
     s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "model";
-    const std::set<std::string> tabs = {"model", "heads", "next", "roles", "circuit", "kv"};
+    const std::set<std::string> tabs = {"model", "heads",   "block", "next",
+                                        "roles", "circuit", "kv"};
     if (!tabs.count(s.lm_tab))
-      fail("lm.tab", "expected model, heads, next, roles, circuit or kv, got \"" + s.lm_tab + "\"");
+      fail("lm.tab",
+           "expected model, heads, block, next, roles, circuit or kv, got \"" + s.lm_tab + "\"");
     if (m.contains("stepper")) {
       const std::string name = read_name(m["stepper"], "lm.stepper");
       s.lm_stepper = stage_from_name(name);
