@@ -272,6 +272,12 @@ TEST(Rope, TheInductionModelsSinkIsExplainedWithItsNumbers) {
   EXPECT_NE(e.find(pct), std::string::npos) << e;
   EXPECT_NE(e.find("sum to 1"), std::string::npos) << e;
   EXPECT_NE(e.find("Xiao et al. 2023"), std::string::npos) << e;
+  // The head that copies where it can is the one that parks where it cannot, and the text says so.
+  double best_induction = -1;
+  for (const lm::HeadScores& h : scores) best_induction = std::max(best_induction, h.induction);
+  EXPECT_EQ(s.best_induction, s.induction == best_induction);
+  EXPECT_TRUE(s.best_induction) << "the shipped model's sink is its induction head";
+  EXPECT_EQ(e.find("strongest induction head") != std::string::npos, s.best_induction) << e;
 }
 
 }  // namespace

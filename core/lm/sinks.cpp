@@ -29,6 +29,10 @@ SinkExample strongest_sink(const Config& c, const Activations& a,
   s.layer = index / c.n_head;
   s.head = index % c.n_head;
   s.first = best->first;
+  s.induction = best->induction;
+  s.best_induction = s.induction >= 0;
+  for (const HeadScores& h : scores)
+    s.best_induction = s.best_induction && h.induction <= s.induction;
   const std::vector<int> seq(a.tokens.begin(), a.tokens.begin() + T);
   std::set<int> copying;  // queries whose token occurred before: something to copy
   for (auto [t, key] : induction_targets(seq)) copying.insert(t);
@@ -86,6 +90,13 @@ std::string sink_explanation(const SinkExample& s, const std::vector<std::string
            " whose token has (something to copy), " + percent(s.something_to_copy) + ".";
   out += " The most: " + tok(s.peak_query) + " (query " + std::to_string(s.peak_query) + ") puts " +
          percent(s.peak) + " on it.";
+  if (s.best_induction) {
+    char score[32];
+    std::snprintf(score, sizeof score, "%.2f", s.induction);
+    out += " It is also the strongest induction head here (induction score " + std::string(score) +
+           "): where a token has appeared before, it looks at the token that followed it; where "
+           "nothing has, it parks its weight on the first token.";
+  }
   out +=
       "\n\nWhy: softmax weights are positive and sum to 1, so a head must put its weight "
       "somewhere, even when no key in the sentence is of use to it. The first token is the one "

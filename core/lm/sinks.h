@@ -22,6 +22,10 @@ struct SinkExample {
   int nothing_queries = 0, something_queries = 0;
   int peak_query = -1;  // the query t ≥ 1 that puts the most weight on token 0
   double peak = 0;
+  // Its induction score (-1 when nothing repeats), and whether no head's is higher: the head
+  // that copies where it can is the one that parks where it cannot.
+  double induction = -1;
+  bool best_induction = false;
 };
 
 // The strongest sink among `scores` (head_scores of the same run); layer −1 when T < 2.
