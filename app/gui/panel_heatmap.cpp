@@ -231,6 +231,13 @@ void draw_heatmap_panel(Ui& ui) {
     const Matrix* mats[3] = {&q.heads[h], &k.heads[g], &v.heads[g]};
     const char* names[3] = {"Q", "K", "V"};
     const StageId ids[3] = {StageId::kQ, StageId::kK, StageId::kV};
+    // A head of a grouped-query model: its K and V are shared; a line says with whom.
+    const std::string kv_text = lm_open_head_kv_text(ui);
+    if (!kv_text.empty()) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextDisabled("K and V: %s.", kv_text.c_str());
+      ImGui::PopTextWrapPos();
+    }
     // One cell size for all three, so K and V (which share their rows, the keys) line up and
     // V needs no labels of its own.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -257,15 +264,13 @@ void draw_heatmap_panel(Ui& ui) {
     const float smallest = std::max(t.n_q, t.n_k) <= 64 ? fs * 0.9f : 2.0f;
     const float cell = std::clamp(fit, smallest, fs * (room ? 8.0f : 4.5f));
     const float label_w[3] = {lq, lk, pad};
-    // A head of a grouped-query model: its K and V are shared; the K heading says with whom.
-    const std::string kv_text = lm_open_head_kv_text(ui);
     for (int i = 0; i < 3; ++i) {
       if (i == 1 && !stacked) ImGui::SameLine(0, gap);
       if (i == 2) ImGui::SameLine(0, 0);
       ImGui::BeginGroup();
       ImGui::PushFont(ui.font_bold);
       if (i == 1 && !kv_text.empty())
-        ImGui::Text("K  (%s)", kv_text.c_str());
+        ImGui::TextUnformatted("K  (shared)");
       else
         ImGui::Text("%s%s", names[i],
                     i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")

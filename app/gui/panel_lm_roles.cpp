@@ -19,18 +19,17 @@ void draw_lm_sink_box(Ui& ui, LmPanel& p) {
     p.sink_text = lm::sink_explanation(p.sink, r->tokens);
     p.sink_serial = p.session.serial();
   }
-  const float fs = ImGui::GetFontSize();
-  // As tall as its text wrapped to the box (measured), so nothing is cut at any font size.
-  const float inner = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().WindowPadding.x * 2;
-  const float text_h = ImGui::CalcTextSize(p.sink_text.c_str(), nullptr, false, inner).y;
-  const float h = text_h + ImGui::GetFrameHeightWithSpacing() * 2 +
-                  ImGui::GetStyle().WindowPadding.y * 2 + ImGui::GetStyle().ItemSpacing.y * 2;
-  ImGui::PushStyleColor(ImGuiCol_ChildBg, ImGui::GetStyleColorVec4(ImGuiCol_FrameBg));
-  ImGui::BeginChild("sink-box", ImVec2(0, std::min(h, fs * 30)), true);
+  // A one-cell table: a framed box as tall as its wrapped text, at any font, never scrolling.
+  const ImGuiTableFlags tf = ImGuiTableFlags_BordersOuter | ImGuiTableFlags_PadOuterX;
+  if (!ImGui::BeginTable("sink-box", 1, tf)) return;
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, ImGui::GetColorU32(ImGuiCol_FrameBg));
+  ImGui::Spacing();
+  ImGui::PushTextWrapPos(0);
   ImGui::PushFont(ui.font_bold);
   ImGui::TextUnformatted("Attention sinks: why so much weight on the first token?");
   ImGui::PopFont();
-  ImGui::PushTextWrapPos(0);
   ImGui::TextUnformatted(p.sink_text.c_str());
   ImGui::PopTextWrapPos();
   if (p.sink.layer >= 0) {
@@ -38,8 +37,8 @@ void draw_lm_sink_box(Ui& ui, LmPanel& p) {
     std::snprintf(label, sizeof label, "Step through layer %d, head %d", p.sink.layer, p.sink.head);
     if (ImGui::Button(label)) open_lm_head_in_stepper(ui, p.sink.layer, p.sink.head);
   }
-  ImGui::EndChild();
-  ImGui::PopStyleColor();
+  ImGui::Spacing();
+  ImGui::EndTable();
 }
 
 void draw_lm_head_roles(Ui& ui, LmPanel& p) {
