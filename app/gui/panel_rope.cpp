@@ -226,7 +226,11 @@ void draw_distance_text(Ui& ui, const Matrix& m, int i, int j, int h, int g, boo
   // The identity, checked on the matrix's own numbers (float rounding at most).
   const double spread = rope_diagonal_spread(m);
   if (spread > 0) ImGui::TextWrapped("Along a diagonal: within %.0e (float).", spread);
-  ImGui::TextWrapped("Without RoPE: q · k = %s wherever they stand.", plain.c_str());
+  // The number on a line of its own: a wrap never breaks it at its decimal point.
+  ImGui::TextWrapped("Without RoPE, wherever the two stand:");
+  ImGui::PushFont(ui.font_mono);
+  ImGui::Text("q · k = %s", plain.c_str());
+  ImGui::PopFont();
   ImGui::PopTextWrapPos();
 }
 
