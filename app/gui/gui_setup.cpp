@@ -255,14 +255,16 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
   }
   if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
       o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-block" && o.tab != "lm-next" &&
-      o.tab != "lm-roles" && o.tab != "lm-circuit" && o.tab != "lm-kv" && o.tab != "lm-rollout" &&
-      o.tab != "lm-train" && o.tab != "variant-views" && o.tab != "flash" && o.tab != "scores" &&
-      o.tab != "sqrt-dk" && o.tab != "ghost" && o.tab != "tour" && o.tab != "shortcuts" &&
-      o.tab != "about") {
+      o.tab != "lm-roles" && o.tab != "lm-sinks" && o.tab != "rope-angles" &&
+      o.tab != "rope-turned" && o.tab != "rope-distance" && o.tab != "lm-circuit" &&
+      o.tab != "lm-kv" && o.tab != "lm-rollout" && o.tab != "lm-train" &&
+      o.tab != "variant-views" && o.tab != "flash" && o.tab != "scores" && o.tab != "sqrt-dk" &&
+      o.tab != "ghost" && o.tab != "tour" && o.tab != "shortcuts" && o.tab != "about") {
     error =
         "--tab: expected inputs, variants, variant-views, seq2seq, seq2seq-live, lm-heads, "
-        "lm-block, lm-next, lm-roles, lm-circuit, lm-kv, lm-rollout, lm-train, flash, scores, "
-        "sqrt-dk, "
+        "lm-block, lm-next, lm-roles, lm-sinks, lm-circuit, lm-kv, lm-rollout, lm-train, "
+        "rope-angles, "
+        "rope-turned, rope-distance, flash, scores, sqrt-dk, "
         "ghost, tour, shortcuts or about, got '" +
         o.tab + "'";
     return false;
@@ -283,7 +285,17 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     }
     ui.lm.open = true;
     ui.lm.state->select_tab = o.tab.substr(3);
+    if (o.tab == "lm-sinks") {  // the roles tab on the first-token score, with its sink box
+      ui.lm.state->select_tab = "roles";
+      ui.lm.state->role = 1;
+    }
   }
+  // The rope stage's views (with --step rope).
+  const bool rope_tab = o.tab.rfind("rope-", 0) == 0;
+  if (rope_tab)
+    ui.rope_view_request = o.tab == "rope-turned"     ? kRopeTurned
+                           : o.tab == "rope-distance" ? kRopeDistance
+                                                      : kRopeAngles;
   if (seq2seq_tab || !o.seq2seq_model.empty()) {
     ui.seq2seq.open = true;  // a window over the others, not a tab of the left panel
     ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
@@ -308,7 +320,7 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     ui.shortcuts.open = true;
   else if (o.tab == "about")
     ui.about.open = true;
-  else if (!lm_tab && !train_tab && !seq2seq_tab)
+  else if (!lm_tab && !train_tab && !seq2seq_tab && !rope_tab)
     ui.select_tab = o.tab == "variant-views" ? "variants" : o.tab;
   if (!o.lesson.empty()) {
     if (!open_lesson(ui, o.lesson, error)) {

@@ -8,6 +8,7 @@
 #include "gui/heatmap_widget.h"
 #include "gui/model/index_notation.h"
 #include "gui/model/stage_motion.h"
+#include "gui/panel_lm.h"
 #include "gui/ui.h"
 
 namespace attn {
@@ -199,6 +200,29 @@ void draw_heatmap_panel(Ui& ui) {
     ImGui::End();
     return;
   }
+  if (stage.id == StageId::kRope && t.rope.enabled()) {
+    // Three views of the rotation: its angles (the stage's matrix, below), one query's and one
+    // key's pairs before and after it, and the score that depends on the distance only.
+    const int view = draw_rope_tabs(ui);
+    if (view != kRopeAngles) {
+      draw_rope_view(ui, view, h, g, room);
+      ui.main_step = stage.id;
+      ImGui::End();
+      return;
+    }
+    const std::vector<double>& f = t.rope.inv_freq;
+    const int half = static_cast<int>(f.size());
+    ImGui::PushTextWrapPos(0);
+    if (ImGui::GetContentRegionAvail().x < fs * 34)  // a projector's large type: the short form
+      ImGui::TextWrapped("Cell: p·θᵢ radians, pair i (dimensions i, i + %d) at position p.", half);
+    else
+      ImGui::TextWrapped(
+          "A row per position p, a column per pair i (p%d is dimensions %d and %d): the cell is "
+          "p·θᵢ, the angle in radians that pair turns by. θ_0 = %.4g turns fastest, θ_%d = %.3g "
+          "slowest.",
+          half - 1, half - 1, 2 * half - 1, f.front(), half - 1, f.back());
+    ImGui::PopTextWrapPos();
+  }
   if (stage.id == StageId::kInputs) {
     // Q, K, V side by side, with the width each needs.
     const TraceStep& q = t.step(StageId::kQ);
@@ -207,6 +231,13 @@ void draw_heatmap_panel(Ui& ui) {
     const Matrix* mats[3] = {&q.heads[h], &k.heads[g], &v.heads[g]};
     const char* names[3] = {"Q", "K", "V"};
     const StageId ids[3] = {StageId::kQ, StageId::kK, StageId::kV};
+    // A head of a grouped-query model: its K and V are shared; a line says with whom.
+    const std::string kv_text = lm_open_head_kv_text(ui);
+    if (!kv_text.empty()) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextDisabled("K and V: %s.", kv_text.c_str());
+      ImGui::PopTextWrapPos();
+    }
     // One cell size for all three, so K and V (which share their rows, the keys) line up and
     // V needs no labels of its own.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
@@ -238,9 +269,12 @@ void draw_heatmap_panel(Ui& ui) {
       if (i == 2) ImGui::SameLine(0, 0);
       ImGui::BeginGroup();
       ImGui::PushFont(ui.font_bold);
-      ImGui::Text("%s%s", names[i],
-                  i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")
-                         : (i == 1 && t.num_kv_heads > 1 ? "  (key/value head)" : ""));
+      if (i == 1 && !kv_text.empty())
+        ImGui::TextUnformatted("K  (shared)");
+      else
+        ImGui::Text("%s%s", names[i],
+                    i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")
+                           : (i == 1 && t.num_kv_heads > 1 ? "  (key/value head)" : ""));
       ImGui::PopFont();
       HeatmapSpec sp;
       sp.id = std::string("qkv-") + names[i];
@@ -288,6 +322,10 @@ void draw_heatmap_panel(Ui& ui) {
   // Linformer's projected keys and values: one row per virtual key.
   const bool projected = stage_kind(stage.id) == StageKind::kKeySide;
   sp.row_labels = projected ? t.key_tokens : t.query_tokens;
+  if (stage.id == StageId::kRope)  // a row per position: its number before its token
+    for (size_t p = 0; p < sp.row_labels.size(); ++p)
+      sp.row_labels[p] =
+          std::to_string(t.rope.q_position0 + static_cast<int>(p)) + " " + sp.row_labels[p];
   const bool scores = is_query_key(stage.id);
   const bool concat = stage.id == StageId::kConcat && t.d_v > 0 && m.cols() == t.num_heads * t.d_v;
   const bool rope = stage.id == StageId::kRope;

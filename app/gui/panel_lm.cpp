@@ -97,6 +97,14 @@ void open_lm_head_in_stepper(Ui& ui, int l, int h, int query) {
       });
 }
 
+std::string lm_open_head_kv_text(const Ui& ui) {
+  int l = 0, h = 0;
+  if (!LmSession::parse_origin(ui.state.origin(), l, h) || !ui.lm.state) return "";
+  const lm::Model* m = ui.lm.state->session.model();
+  if (!m || !m->config.llama_family() || h < 0 || h >= m->config.n_head) return "";
+  return lm::kv_head_text(m->config, h);
+}
+
 void draw_lm_head_note(Ui& ui) {
   int l = 0, h = 0;
   if (!LmSession::parse_origin(ui.state.origin(), l, h)) return;
@@ -107,6 +115,9 @@ void draw_lm_head_note(Ui& ui) {
                          ? ui.lm.state->session.model()->name.c_str()
                          : "the model");
   ImGui::PopStyleColor();
+  // Grouped-query: the K and V here are shared; say with which query heads.
+  const std::string kv = lm_open_head_kv_text(ui);
+  if (!kv.empty()) ImGui::TextWrapped("Q is query head %d's own; K and V are %s.", h, kv.c_str());
   ImGui::TextWrapped(
       "Editing a cell of Q, K or V recomputes this head only. Later layers and the next-token "
       "prediction are not recomputed.");

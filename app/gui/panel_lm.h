@@ -16,6 +16,7 @@
 #include "gui/ui.h"
 #include "lm/block_path.h"
 #include "lm/circuit.h"
+#include "lm/sinks.h"
 
 namespace attn {
 
@@ -28,6 +29,11 @@ struct LmPanel {
   std::string shown_tab;   // the tab drawn last frame
   bool model_view_tab = false;  // the window is too narrow for the model view beside the tabs
   int role = 0;  // the score the roles tab shows: 0 previous, 1 first, 2 self, 3 induction
+  // The roles tab's attention-sink box (first-token score): the run's strongest sink and its
+  // explanation, for the run with session serial sink_serial.
+  lm::SinkExample sink;
+  std::string sink_text;
+  uint64_t sink_serial = ~0ull;
   bool all_heads = false;     // head view: every head of the layer at once
   int hover_token = -1;       // head view: the token under the mouse (-1 none)
   bool hover_is_key = false;  // … on the right (keys) side
@@ -102,6 +108,8 @@ void draw_lm_model_view(Ui& ui, LmPanel& p);
 void draw_lm_head_view(Ui& ui, LmPanel& p);
 void draw_lm_next_tokens(Ui& ui, LmPanel& p);
 void draw_lm_head_roles(Ui& ui, LmPanel& p);
+// The roles tab's box on attention sinks: the run's strongest, with its numbers (lm/sinks.h).
+void draw_lm_sink_box(Ui& ui, LmPanel& p);
 void draw_lm_kv_cache(Ui& ui, LmPanel& p);
 void draw_lm_circuit(Ui& ui, LmPanel& p);
 void draw_lm_rollout(Ui& ui, LmPanel& p);  // attention rollout across layers
@@ -113,6 +121,9 @@ void draw_lm_block(Ui& ui, LmPanel& p);    // one token's path through one block
 void open_lm_head_in_stepper(Ui& ui, int l, int h, int query = -1);
 // In the stepper's inputs panel when a real head is open: which head, and what an edit recomputes.
 void draw_lm_head_note(Ui& ui);
+// For a head of a grouped-query model open in the stepper, the K/V head it reads and the other
+// query heads that read it too (lm::kv_head_text); "" for anything else.
+std::string lm_open_head_kv_text(const Ui& ui);
 
 // A distinct colour per head (BertViz uses one colour per head too).
 ImU32 lm_head_color(int h, float alpha = 1.0f);

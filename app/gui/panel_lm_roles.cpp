@@ -3,11 +3,43 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "gui/heatmap_widget.h"
 #include "gui/panel_lm.h"
 
 namespace attn {
+
+void draw_lm_sink_box(Ui& ui, LmPanel& p) {
+  const LmRun* r = p.session.run();
+  if (!r) return;
+  // The run's strongest sink and its numbers, computed once per run (it reads T² weights).
+  if (p.sink_serial != p.session.serial()) {
+    p.sink = lm::strongest_sink(r->model->config, r->acts, r->scores);
+    p.sink_text = lm::sink_explanation(p.sink, r->tokens);
+    p.sink_serial = p.session.serial();
+  }
+  // A one-cell table: a framed box as tall as its wrapped text, at any font, never scrolling.
+  const ImGuiTableFlags tf = ImGuiTableFlags_BordersOuter | ImGuiTableFlags_PadOuterX;
+  if (!ImGui::BeginTable("sink-box", 1, tf)) return;
+  ImGui::TableNextRow();
+  ImGui::TableNextColumn();
+  ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, ImGui::GetColorU32(ImGuiCol_FrameBg));
+  ImGui::Spacing();
+  ImGui::PushTextWrapPos(0);
+  ImGui::PushFont(ui.font_bold);
+  ImGui::TextUnformatted("Attention sinks: why so much weight on the first token?");
+  ImGui::PopFont();
+  ImGui::TextUnformatted(p.sink_text.c_str());
+  ImGui::PopTextWrapPos();
+  if (p.sink.layer >= 0) {
+    char label[64];
+    std::snprintf(label, sizeof label, "Step through layer %d, head %d", p.sink.layer, p.sink.head);
+    if (ImGui::Button(label)) open_lm_head_in_stepper(ui, p.sink.layer, p.sink.head);
+  }
+  ImGui::Spacing();
+  ImGui::EndTable();
+}
 
 void draw_lm_head_roles(Ui& ui, LmPanel& p) {
   LmSession& s = p.session;
@@ -31,6 +63,7 @@ void draw_lm_head_roles(Ui& ui, LmPanel& p) {
                        "there is nothing to copy. Press “Repeat it” above.");
     return;
   }
+  if (p.role == 1) draw_lm_sink_box(ui, p);
   // The strongest heads for this score, best first.
   std::vector<std::pair<double, int>> ranked;
   for (size_t i = 0; i < r->scores.size(); ++i)

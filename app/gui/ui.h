@@ -150,6 +150,9 @@ struct Ui {
   bool drag_edit = false;                        // editor tables: drag values instead of typing
   int editor_tensor_head = 0;
   std::string select_tab;  // "inputs" or "variants": bring that tab of the left panel forward once
+  // The rope stage's view (panel_rope.cpp): kRopeAngles, kRopeTurned or kRopeDistance; a
+  // request (gui --tab rope-…, tests) brings that tab forward once.
+  int rope_view = 0, rope_view_request = -1;
   unsigned random_seed = 42;
 
   // color_scale_cached's scales, by heatmap key: scanning a 4096-token stage is 16 million cells.
@@ -327,6 +330,11 @@ void draw_app(Ui& ui);
 void draw_menu_bar(Ui& ui);
 void draw_pipeline_panel(Ui& ui);
 void draw_heatmap_panel(Ui& ui);
+// The rope stage's views (panel_rope.cpp): its tab bar, returning the view shown, and a view
+// other than the angles (which the heatmap panel draws) for query head h and K/V head g.
+enum RopeView { kRopeAngles = 0, kRopeTurned = 1, kRopeDistance = 2, kRopeViewCount = 3 };
+int draw_rope_tabs(Ui& ui);
+void draw_rope_view(Ui& ui, int view, int h, int g, bool room);
 void draw_narration_panel(Ui& ui);
 void draw_editor_panel(Ui& ui);
 void draw_variants_panel(Ui& ui);

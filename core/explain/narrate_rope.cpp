@@ -1,21 +1,12 @@
 // Stage 0 of a RoPE model's head: how the rotation turned the query row and the keys, pair by
 // pair, with the numbers; and why it is there — the rotated score depends on the distance
 // between the two tokens only, shown by moving the same q and k further along.
-#include <cmath>
+#include <algorithm>
 
-#include "attention/scenario.h"
+#include "attention/rope.h"
 #include "explain/narrator.h"
 
 namespace attn::narration {
-namespace {
-
-double dot(const std::vector<double>& a, const std::vector<double>& b) {
-  double s = 0;
-  for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
-  return s;
-}
-
-}  // namespace
 
 void Narrator::rope() {
   const RopeInputs& r = t_.rope;
@@ -39,19 +30,20 @@ void Narrator::rope() {
   line(freqs);
   line("q_" + qn() + " before, at position " + std::to_string(pq) + " = " + row_text(qb, i_));
   // The first pair (the fastest turn) and the last (the slowest), with their numbers.
+  const std::vector<RopePair> pairs = rope_pairs(qb, i_, pq, r.inv_freq);
   for (int i : {0, half - 1}) {
     if (i == half - 1 && half == 1) break;
-    const double a = pq * r.inv_freq[static_cast<size_t>(i)];
-    const double x0 = qb(i_, i), x1 = qb(i_, i + half);
+    const RopePair& p = pairs[static_cast<size_t>(i)];
+    const double a = p.angle, x0 = p.x0, x1 = p.x1;
     const std::string c = "cos " + num(a), s = "sin " + num(a);
     // A negative number after a sign is written in parentheses, as the dot products are.
     auto term = [this](double x) { return x < 0 ? "(" + num(x) + ")" : num(x); };
     line("pair " + std::to_string(i) + ": angle " + std::to_string(pq) + " × " +
          num(r.inv_freq[static_cast<size_t>(i)]) + " = " + num(a) + " rad");
     line("  q[" + std::to_string(i) + "] → " + num(x0) + "×" + c + " − " + term(x1) + "×" + s +
-         " = " + num(x0 * std::cos(a) - x1 * std::sin(a)));
+         " = " + num(p.y0));
     line("  q[" + std::to_string(i + half) + "] → " + num(x1) + "×" + c + " + " + term(x0) + "×" +
-         s + " = " + num(x1 * std::cos(a) + x0 * std::sin(a)));
+         s + " = " + num(p.y1));
   }
   line("q_" + qn() + " after = " + row_text(*q_, i_) + "   (row " + std::to_string(i_) +
        " of Q, what the scores use)");
@@ -62,12 +54,9 @@ void Narrator::rope() {
   const int j = std::min(focus_key(), t_.n_k - 1);
   const int pk = r.k_position0 + j;
   const int shift = 7;
-  const double here =
-      dot(rope_rotated(qb, i_, pq, r.inv_freq), rope_rotated(kb, j, pk, r.inv_freq));
-  const double moved = dot(rope_rotated(qb, i_, pq + shift, r.inv_freq),
-                           rope_rotated(kb, j, pk + shift, r.inv_freq));
-  const double unrotated =
-      dot(rope_rotated(qb, i_, 0, r.inv_freq), rope_rotated(kb, j, 0, r.inv_freq));
+  const double here = rope_score(qb, i_, pq, kb, j, pk, r.inv_freq);
+  const double moved = rope_score(qb, i_, pq + shift, kb, j, pk + shift, r.inv_freq);
+  const double unrotated = rope_score(qb, i_, 0, kb, j, 0, r.inv_freq);
   line("Why: the score of two rotated vectors depends only on the distance between them.");
   line("  q_" + qn() + " · k_" + kn(j) + " at positions " + std::to_string(pq) + " and " +
        std::to_string(pk) + " (distance " + std::to_string(pq - pk) + "): " + num(here));

@@ -16,6 +16,34 @@ std::vector<std::string> display_tokens(const Tokenizer& tok, const std::vector<
   return out;
 }
 
+std::string kv_sharers(const Config& c, int head) {
+  const int g = c.group(), first = head / g * g;
+  std::vector<int> others;
+  for (int h = first; h < first + g; ++h)
+    if (h != head) others.push_back(h);
+  std::string out;
+  for (size_t i = 0; i < others.size();) {
+    size_t j = i;  // others[i..j] is a run of consecutive heads
+    while (j + 1 < others.size() && others[j + 1] == others[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    if (j - i >= 2) {
+      out += std::to_string(others[i]) + "–" + std::to_string(others[j]);
+    } else {
+      for (size_t k = i; k <= j; ++k) out += (k > i ? ", " : "") + std::to_string(others[k]);
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string kv_head_text(const Config& c, int head) {
+  const std::string sharers = kv_sharers(c, head);
+  return "K/V head " + std::to_string(head / c.group()) + " of " + std::to_string(c.kv_heads()) +
+         (sharers.empty()
+              ? ", read by this query head only"
+              : ", shared with query head" + std::string(c.group() > 2 ? "s " : " ") + sharers);
+}
+
 Scenario head_scenario(const Model& m, const Activations& a, int layer, int head,
                        const std::vector<std::string>& tokens, const std::string& text) {
   const Config& c = m.config;
@@ -36,19 +64,18 @@ Scenario head_scenario(const Model& m, const Activations& a, int layer, int head
   Scenario s;
   s.name = m.name + " layer " + std::to_string(layer) + " head " + std::to_string(head);
   // The K/V head a query head reads is part of its name in today's models (grouped-query).
-  if (c.llama_family())
-    s.name += " (K/V head " + std::to_string(kv) + " of " + std::to_string(c.kv_heads()) + ")";
+  if (c.llama_family()) s.name += " (" + kv_head_text(c, head) + ")";
   const std::string where = "Layer " + std::to_string(layer) + ", head " + std::to_string(head) +
                             " of " + m.name + " on \"" + text + "\": ";
   if (!c.llama_family()) {
     s.description = where + "Q, K and V are this head's " + std::to_string(hs) +
                     " columns of c_attn's output; GPT-2's causal mask and 1/√d_k scale.";
   } else {
-    std::string sharing;
-    if (c.group() > 1) {
-      sharing = "; query heads " + std::to_string(kv * c.group()) + "–" +
-                std::to_string(kv * c.group() + c.group() - 1) + " all read it";
-    }
+    const std::string sharers = kv_sharers(c, head);
+    const std::string sharing =
+        sharers.empty()
+            ? std::string()
+            : "; shared with query head" + std::string(c.group() > 2 ? "s " : " ") + sharers;
     const char* kind = c.kv_heads() == 1          ? "multi-query attention"
                        : c.kv_heads() == c.n_head ? "multi-head attention"
                                                   : "grouped-query attention";

@@ -15,6 +15,13 @@ namespace attn::lm {
 // The people-readable text of each token (Tokenizer::display).
 std::vector<std::string> display_tokens(const Tokenizer& tok, const std::vector<int>& ids);
 
+// The other query heads that read the same K/V head as query head `head` (grouped-query and
+// multi-query attention), e.g. "4, 6, 7", runs of three or more as "0–2"; "" when none does.
+std::string kv_sharers(const Config& c, int head);
+// The K/V head query head `head` reads, for its name and inputs: "K/V head 1 of 2, shared with
+// query heads 4, 6, 7" ("… of 4, read by this query head only" when none shares it).
+std::string kv_head_text(const Config& c, int head);
+
 // Head h of layer l on sequence 0 as a scenario: Q, K and V are (T, hs), the head's columns of
 // c_attn's output; the mask is causal (top-left), the scale GPT-2's 1/√hs. Its trace computes
 // the same weights as the forward pass (tests check they agree).

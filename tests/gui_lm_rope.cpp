@@ -1,0 +1,189 @@
+// A Llama folder's head in the stepper, headless: the rope stage's three views (the angles, q and
+// k before and after the turn, the same distance giving the same score) drawn at projector sizes
+// and fonts with every item inside its window; the head's inputs naming the K/V head it reads
+// and the query heads that share it; the roles tab's attention-sink box on the shipped induction
+// model, written from its numbers.
+#include <gtest/gtest.h>
+#include <imgui.h>
+
+#include <cstdio>
+
+#include "attention/rope.h"
+#include "gui/gui_setup.h"
+#include "gui/panel_lm.h"
+#include "gui/ui.h"
+#include "gui_headless.h"
+#include "gui_support/layout_check.h"
+#include "lm/sinks.h"
+#include "reference.h"
+
+namespace attn {
+namespace {
+
+const char* kText = "the teacher shows the heads. the teacher shows the heads.";
+
+class LmRope : public test::HeadlessApp {
+ protected:
+  void TearDown() override {
+    test::record_items(nullptr);
+    HeadlessApp::TearDown();
+  }
+
+  // A Llama folder: 6 query heads sharing 2 K/V heads (3 per group), RoPE, opened on kText.
+  void open_llama() {
+    lm::Model m;
+    m.tokenizer = lm::learn_bpe(kText, 20);
+    lm::Config c;
+    c.arch = LmArch::kLlama;
+    c.n_layer = 2;
+    c.n_head = 6;
+    c.n_kv_head = 2;
+    c.n_embd = 24;
+    c.head_dim = 8;
+    c.n_inner = 32;
+    c.n_positions = 64;
+    c.vocab_size = m.tokenizer.size() + 5;
+    lm::init_random_llama(m, c, 9, 0.3f);
+    const std::string dir = test::temp_path("gui-lm-rope-llama");
+    std::string error;
+    ASSERT_TRUE(lm::save_model(m, dir, error)) << error;
+    GuiOptions o;
+    o.model = dir;
+    o.text = kText;
+    ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
+    ASSERT_TRUE(state.load_example("fear-is-the"));
+    frames(3);
+    ASSERT_NE(ui.lm.state->session.run(), nullptr);
+  }
+
+  // Frames at a window size; the last one's items and texts checked against their windows.
+  int checked_frames(int w, int h, const std::string& what) {
+    SCOPED_TRACE(what);
+    resize_to(w, h);
+    for (int i = 0; i < 6; ++i) {
+      const bool last = i == 5;
+      items.clear();
+      texts.clear();
+      test::record_items(last ? &items : nullptr);
+      frame();
+      test::record_items(nullptr);
+    }
+    EXPECT_GT(items.size(), 10u);
+    return test::check_layout(items, texts);
+  }
+
+  std::vector<test::ItemBox> items;
+  std::vector<PlacedText> texts;
+};
+
+TEST_F(LmRope, TheRopeViewsDrawAtProjectorSizesAndFonts) {
+  open_llama();
+  ui.text_log = &texts;
+  open_lm_head_in_stepper(ui, 1, 4);
+  frames(3);
+  ASSERT_NE(state.trace().find(StageId::kRope), nullptr);
+  state.set_stage(StageId::kRope);
+  state.select_cell(7, 5);
+  const char* names[] = {"angles", "turned", "distance"};
+  for (bool presentation : {false, true})
+    for (float px : {24.0f, 32.0f})
+      for (auto [w, h] : {std::pair{1920, 1080}, std::pair{1280, 720}})
+        for (int view = 0; view < kRopeViewCount; ++view) {
+          ui.presentation = presentation;
+          ui.settings.font_px = px;
+          ui.rope_view_request = view;
+          const std::string what = std::to_string(w) + "x" + std::to_string(h) + " font " +
+                                   std::to_string(static_cast<int>(px)) +
+                                   (presentation ? " presentation " : " ") + names[view];
+          EXPECT_EQ(checked_frames(w, h, what), 0) << what;
+          EXPECT_EQ(ui.rope_view, view) << what;
+          EXPECT_EQ(ui.rope_view_request, -1);
+          EXPECT_EQ(state.current_stage().id, StageId::kRope);
+        }
+  // The distance view's heatmap was drawn, and the selection is what it shows.
+  EXPECT_TRUE(ui.views["rope-distance"].drawn);
+  EXPECT_EQ(state.selection().query, 7);
+  EXPECT_EQ(state.selection().key, 5);
+}
+
+// The numbers the distance view shows are the engine's, for the selected query's and key's
+// unrotated rows of this head: constant along each diagonal, and the real scores at their own
+// positions.
+TEST_F(LmRope, TheDistanceViewShowsTheHeadsOwnScores) {
+  open_llama();
+  open_lm_head_in_stepper(ui, 1, 4);
+  frames(3);
+  const AttentionTrace& t = state.trace();
+  const RopeInputs& r = t.rope;
+  ASSERT_TRUE(r.enabled());
+  const Matrix m = rope_distance_scores(r.q_before[0], 7, r.k_before[0], 5, r.inv_freq, 12);
+  EXPECT_LT(rope_diagonal_spread(m), 1e-4 * std::max(1.0f, m.cwiseAbs().maxCoeff()));
+  // The trace's own score of query 7 and key 5 (Q·Kᵀ of the rotated rows) is the cell (7, 5).
+  const Matrix& scores = t.head(t.step(StageId::kScores), 0);
+  EXPECT_NEAR(scores(7, 5), m(7, 5), 1e-4);
+  EXPECT_NEAR(scores(7, 5), m(2, 0), 1e-4);  // …and that of every pair two apart
+}
+
+// Query head 4 of 6 reads K/V head 1 of 2 with query heads 3 and 5: the stepper's name, the
+// description, the inputs note and the K heading all say so.
+TEST_F(LmRope, AGroupedHeadSaysWhichKvHeadItReadsAndWhoSharesIt) {
+  open_llama();
+  open_lm_head_in_stepper(ui, 0, 4);
+  frames(3);
+  const std::string shared = "K/V head 1 of 2, shared with query heads 3, 5";
+  EXPECT_NE(state.scenario().name.find(shared), std::string::npos) << state.scenario().name;
+  EXPECT_NE(state.scenario().description.find("shared with query heads 3, 5"), std::string::npos)
+      << state.scenario().description;
+  EXPECT_EQ(lm_open_head_kv_text(ui), shared);
+  // The inputs stage draws its K heading with it, at two fonts.
+  state.set_stage(StageId::kInputs);
+  for (float px : {20.0f, 32.0f}) {
+    ui.settings.font_px = px;
+    EXPECT_EQ(checked_frames(1600, 1000, "inputs"), 0);
+  }
+  // A scenario that is not a model's head has none.
+  ASSERT_TRUE(state.load_example("gqa"));
+  EXPECT_EQ(lm_open_head_kv_text(ui), "");
+}
+
+// The shipped induction model's roles tab, first-token score: the box names the strongest sink
+// with its numbers, recomputed here from the run, and opens that head.
+TEST_F(LmRope, TheRolesTabExplainsTheStrongestSink) {
+  GuiOptions o;
+  o.model = "induction";
+  o.tab = "lm-sinks";
+  std::string error;
+  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+  LmPanel& p = *ui.lm.state;
+  EXPECT_EQ(p.role, 1);
+  ui.text_log = &texts;
+  for (float px : {20.0f, 32.0f}) {
+    ui.settings.font_px = px;
+    EXPECT_EQ(checked_frames(1280, 720, "roles, first token"), 0);
+  }
+  EXPECT_EQ(p.shown_tab, "roles");
+  const LmRun* r = p.session.run();
+  ASSERT_NE(r, nullptr);
+  const lm::SinkExample s = lm::strongest_sink(r->model->config, r->acts, r->scores);
+  ASSERT_GE(s.layer, 0);
+  EXPECT_EQ(p.sink.layer, s.layer);
+  EXPECT_EQ(p.sink.head, s.head);
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.0f%%", 100 * s.first);
+  EXPECT_NE(p.sink_text.find(pct), std::string::npos) << p.sink_text;
+  EXPECT_NE(
+      p.sink_text.find("Layer " + std::to_string(s.layer) + ", head " + std::to_string(s.head)),
+      std::string::npos)
+      << p.sink_text;
+  EXPECT_NE(p.sink_text.find("sum to 1"), std::string::npos);
+  // Another sentence, new numbers: the box follows the run.
+  const uint64_t serial = p.session.serial();
+  p.session.set_text(" a b c d e f a b c d e f");
+  p.session.wait();
+  frames(2);
+  EXPECT_NE(p.session.serial(), serial);
+  EXPECT_EQ(p.sink_serial, p.session.serial());
+}
+
+}  // namespace
+}  // namespace attn
