@@ -123,7 +123,7 @@ std::vector<std::string> hidden_numbers(const LessonQuestion& q, const Attention
 TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
   std::string error;
   const std::vector<LessonInfo> course = list_course(error);
-  ASSERT_GE(course.size(), 12u) << error;
+  ASSERT_GE(course.size(), 13u) << error;
   const Screen screens[] = {{1280, 720}, {1920, 1080}};
   const float fonts[] = {20, 24, 32};
   ui.presentation = true;

@@ -20,6 +20,7 @@ for f in bin/attention-lab share/applications/attention-lab.desktop \
   share/icons/hicolor/scalable/apps/attention-lab.svg share/attention-lab/models/bahdanau.s2s \
   share/attention-lab/models/bottleneck/none-max40.s2s share/attention-lab/examples/fear-is.json \
   share/attention-lab/models/lm/stories/model.safetensors \
+  share/attention-lab/models/lm/stories-llama/tokenizer.json \
   share/doc/attention-lab/README.md share/doc/attention-lab/docs/cli.md; do
   [[ -f $p/$f ]] || fail "not installed: $f"
 done
@@ -54,6 +55,8 @@ grep -q '^output: 2026-11-22$' <<< "$out" || fail "translate --model bahdanau: $
 out=$("$bin" lm tokens --model stories --text "One day the cat")
 grep -q 'Ġthe$' <<< "$out" || fail "lm tokens --model stories: $out"
 "$bin" lm next --model stories --text "One day Tom" --top 1 > /dev/null || fail "lm next --model stories"
+"$bin" lm generate --model stories-llama --text "One day Tom" --tokens 3 > /dev/null ||
+  fail "lm generate --model stories-llama"
 "$bin" export --example fear-is-the --step weights --out "$tmp/w.png" > /dev/null || fail "export (fonts?)"
 [[ $(head -c 8 "$tmp/w.png" | od -An -tx1 | tr -d ' ') == 89504e470d0a1a0a ]] || fail "export wrote no PNG"
 

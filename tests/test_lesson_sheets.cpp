@@ -170,7 +170,7 @@ TEST(LessonSheet, EveryBuiltInLessonPrintsItsOwnFiguresWithoutTheirAnswers) {
       }
     }
   }
-  EXPECT_EQ(lessons, 12);
+  EXPECT_EQ(lessons, 13);
   EXPECT_GE(figures, 25);
   EXPECT_GE(blanks, 15);
 }

@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
+#include "lm/generate.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"
 
@@ -31,7 +33,7 @@ Model shipped(const std::string& name) {
 
 TEST(LmShipped, TheModelsAreShippedByName) {
   const std::vector<std::string> names = shipped_models();
-  for (const char* name : {"stories", "induction"})
+  for (const char* name : {"stories", "induction", "stories-llama"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
 }
 
@@ -81,6 +83,47 @@ TEST(LmShipped, InductionModelHasTheCircuit) {
   const CopyAccuracy copy = copy_accuracy(c, a);
   EXPECT_EQ(copy.total, 9);
   EXPECT_EQ(copy.correct, right);
+}
+
+// The stories recipe in today's architecture: a Llama folder (RoPE, RMSNorm, SwiGLU, 4 query
+// heads sharing 2 K/V heads, tied), with the stories' own merges, whose KV cache is half what one
+// K/V head per query head would take, and whose cached generation is the whole-text pass.
+TEST(LmShipped, StoriesLlamaIsTodaysArchitecture) {
+  const Model m = shipped("stories-llama");
+  const Config& c = m.config;
+  EXPECT_EQ(c.arch, LmArch::kLlama);
+  EXPECT_EQ(c.n_layer, 2);
+  EXPECT_EQ(c.n_head, 4);
+  EXPECT_EQ(c.kv_heads(), 2);
+  EXPECT_EQ(c.head_size(), 16);
+  EXPECT_TRUE(c.tied);
+  EXPECT_EQ(m.tokenizer.encode(" the").size(), 1u);
+  const std::vector<int> ids = m.tokenizer.encode("One day Mia");
+  Generator g(m, 1);
+  ASSERT_EQ(g.feed(ids), "");
+  const double n = static_cast<double>(ids.size());
+  // K and V, 2 layers, 2 K/V heads of 16 floats, n tokens: 512 bytes a token (GPT-2's 4 heads:
+  // 1024).
+  EXPECT_EQ(g.cache_bytes(), 2 * 2 * 2 * 16 * 4 * n);
+  std::vector<int> all = ids;
+  for (int step = 0; step < 8; ++step) {
+    const std::vector<float>& z = g.logits();
+    const int next = static_cast<int>(std::max_element(z.begin(), z.end()) - z.begin());
+    // The cached step gives the whole-text pass's last row.
+    Activations a;
+    gpt_forward(m, all, 1, static_cast<int>(all.size()), a);
+    for (size_t v = 0; v < z.size(); ++v)
+      ASSERT_NEAR(z[v], a.logits[(all.size() - 1) * z.size() + v], 1e-3) << step << " " << v;
+    all.push_back(next);
+    ASSERT_EQ(g.feed({next}), "");
+  }
+  // Words of the stories: letters, spaces and punctuation only.
+  const std::string text = m.tokenizer.decode(all);
+  EXPECT_EQ(text.rfind("One day Mia", 0), 0u) << text;
+  for (char ch : text)
+    EXPECT_TRUE(std::isalpha(static_cast<unsigned char>(ch)) || ch == ' ' || ch == '.' ||
+                ch == ',' || ch == '!' || ch == '"' || ch == '\'')
+        << text;
 }
 
 TEST(LmShipped, StoriesModelWritesItsOwnWords) {

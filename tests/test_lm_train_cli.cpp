@@ -136,6 +136,8 @@ TEST(LmTrainCli, TheLlamaArchitectureWritesATodaysFolder) {
   EXPECT_EQ(f.find("model.layers.1.self_attn.k_proj.weight")->shape, (std::vector<int64_t>{8, 16}));
   EXPECT_EQ(f.find("model.layers.0.mlp.gate_proj.weight")->shape, (std::vector<int64_t>{48, 16}));
   EXPECT_EQ(f.find("lm_head.weight"), nullptr);  // tied
+  EXPECT_EQ(f.find("model.norm.weight")->dtype, "F32");
+  EXPECT_EQ(nlohmann::json::parse(slurp(d + "/config.json"))["torch_dtype"], "float32");
   EXPECT_EQ(access((d + "/tokenizer.json").c_str(), F_OK), 0);
   const auto log = nlohmann::json::parse(slurp(d + "/training.json"));
   EXPECT_NE(log["command"].get<std::string>().find("--arch llama --kv-heads 1"), std::string::npos);

@@ -255,7 +255,7 @@ std::optional<LmConfig> read_lm_config(const std::string& path, std::string& err
   return parse_lm_config(text, path, error);
 }
 
-std::string llama_config_json(const LmConfig& c) {
+std::string llama_config_json(const LmConfig& c, const std::string& dtype) {
   nlohmann::ordered_json j;
   const Arch* a = &kArchs[1];
   for (const Arch& x : kArchs)
@@ -298,7 +298,7 @@ std::string llama_config_json(const LmConfig& c) {
   j["vocab_size"] = c.vocab_size;
   if (c.bos_token_id >= 0) j["bos_token_id"] = c.bos_token_id;
   if (c.eos_token_id >= 0) j["eos_token_id"] = c.eos_token_id;
-  j["torch_dtype"] = "bfloat16";
+  j["torch_dtype"] = dtype == "F32" ? "float32" : dtype == "F16" ? "float16" : "bfloat16";
   return j.dump(2) + "\n";
 }
 

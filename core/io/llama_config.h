@@ -24,7 +24,8 @@ std::optional<LmConfig> read_lm_config(const std::string& path, std::string& err
 std::optional<LmConfig> parse_lm_config(const std::string& text, const std::string& path,
                                         std::string& error);
 
-// config.json text of a Llama-family config with the transformers library's keys.
-std::string llama_config_json(const LmConfig& c);
+// config.json text of a Llama-family config with the transformers library's keys; torch_dtype
+// names the precision the weights are written in (safetensors' F32, F16 or BF16).
+std::string llama_config_json(const LmConfig& c, const std::string& dtype = "BF16");
 
 }  // namespace attn

@@ -298,7 +298,7 @@ bool save_llama_model(const Model& m, const std::string& folder, std::string& er
   }
   // The three files together or none of them, the folder created only then (io/atomic_file.h).
   return write_folder_files(folder,
-                            {{"config.json", llama_config_json(m.config)},
+                            {{"config.json", llama_config_json(m.config, dtype)},
                              {"model.safetensors", safetensors_bytes(tensors, {{"format", "pt"}})},
                              {"tokenizer.json", m.tokenizer.tokenizer_json()}},
                             error);
