@@ -258,6 +258,17 @@ TEST(LessonParse, AStepOpensALanguageModel) {
   ASSERT_TRUE(r->steps[1].lm_stepper);
   EXPECT_EQ(*r->steps[1].lm_stepper, StageId::kRope);
   EXPECT_EQ(r->steps[1].lm_head, 1);
+  EXPECT_EQ(r->steps[1].lm_tab, "");  // the user's view of the stage
+  j["steps"][1]["lm"]["tab"] = "distance";
+  const std::optional<Lesson> rd = parse_lesson(j.dump(), "lesson.json", error);
+  ASSERT_TRUE(rd) << error;
+  EXPECT_EQ(rd->steps[1].lm_tab, "distance");
+  j["steps"][1]["lm"]["tab"] = "kv";  // a tab of the model's window, which stays closed
+  EXPECT_FALSE(parse_lesson(j.dump(), "lesson.json", error));
+  EXPECT_NE(error.find("lm.tab: with \"stepper\": \"rope\", expected angles, turned or distance"),
+            std::string::npos)
+      << error;
+  j["steps"][1]["lm"].erase("tab");
   j["steps"][0]["lm"] = j["steps"][1]["lm"];  // step 1 asks for a number
   EXPECT_FALSE(parse_lesson(j.dump(), "lesson.json", error));
   EXPECT_NE(error.find("step 1 (“Scores”): question.kind: a step that opens a model's head in the "

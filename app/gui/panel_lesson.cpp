@@ -306,12 +306,16 @@ bool apply_lesson_step(Ui& ui) {
     lp.pinned_token = s.lm_position;
     lp.pinned_is_key = false;
     lp.circuit_query = s.lm_position;
-    lp.select_tab = s.lm_tab;
+    lp.select_tab = s.lm_stepper ? "" : s.lm_tab;
     lp.opened_by_lesson = true;
     if (s.lm_stepper) {
       // The head goes into the stepper when the model has run (poll_lm_panel); the model's
       // window stays closed behind it.
-      lp.lesson_stepper = {s.lm_layer, std::max(0, s.lm_head), *s.lm_stepper};
+      const int view = s.lm_tab == "angles"     ? kRopeAngles
+                       : s.lm_tab == "turned"   ? kRopeTurned
+                       : s.lm_tab == "distance" ? kRopeDistance
+                                                : -1;
+      lp.lesson_stepper = {s.lm_layer, std::max(0, s.lm_head), *s.lm_stepper, view};
       ui.lm.open = false;
     } else {
       lp.lesson_stepper.layer = -1;

@@ -313,6 +313,7 @@ void poll_lm_panel(Ui& ui) {
       if (ui.state.load_scenario(p.session.head_scenario(r.layer, r.head),
                                  p.session.origin_tag(r.layer, r.head))) {
         if (!ui.state.set_stage(r.stage)) ui.state.set_stage(StageId::kWeights);
+        if (r.rope_view >= 0) ui.rope_view_request = r.rope_view;
         ui.state.set_message("Layer " + std::to_string(r.layer) + ", head " +
                                  std::to_string(r.head) + " of " + p.session.model()->name +
                                  " is open in the stepper with its real Q, K and V",

@@ -91,6 +91,7 @@ struct LmPanel {
   struct StepperRequest {
     int layer = -1, head = 0;
     StageId stage = StageId::kWeights;
+    int rope_view = -1;  // the rope stage's view to bring forward (RopeView), -1 = the user's
   } lesson_stepper;
   ImVec4 placed_for{0, 0, 0, 0};  // window width, height and font when the window was placed
   // Every head's weights as matrices for the thumbnails, rebuilt when the run changes.

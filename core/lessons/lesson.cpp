@@ -406,17 +406,29 @@ LessonStep read_step(const json& j, const StepContext& c) {
     if (m.contains("position")) s.lm_position = read_json_int(m["position"], "lm.position", 0);
     if ((s.lm_layer < 0) != (s.lm_head < 0))
       fail(s.lm_layer < 0 ? "lm.layer" : "lm.head", "give layer and head together");
-    s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "model";
-    const std::set<std::string> tabs = {"model", "heads",   "block", "next",
-                                        "roles", "circuit", "kv"};
-    if (!tabs.count(s.lm_tab))
-      fail("lm.tab",
-           "expected model, heads, block, next, roles, circuit or kv, got \"" + s.lm_tab + "\"");
     if (m.contains("stepper")) {
       const std::string name = read_name(m["stepper"], "lm.stepper");
       s.lm_stepper = stage_from_name(name);
       if (!s.lm_stepper) fail("lm.stepper", "no stage is called \"" + name + "\"");
       if (s.lm_layer < 0) fail("lm.layer", "the head to open in the stepper: give layer and head");
+    }
+    if (s.lm_stepper) {
+      // The stage's own view: the rope stage's angles, q and k turned, or same distance.
+      s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "";
+      if (!s.lm_tab.empty() &&
+          (*s.lm_stepper != StageId::kRope ||
+           (s.lm_tab != "angles" && s.lm_tab != "turned" && s.lm_tab != "distance")))
+        fail("lm.tab",
+             "with \"stepper\": \"rope\", expected angles, turned or distance (other "
+             "stages have one view), got \"" +
+                 s.lm_tab + "\"");
+    } else {
+      s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "model";
+      const std::set<std::string> tabs = {"model", "heads",   "block", "next",
+                                          "roles", "circuit", "kv"};
+      if (!tabs.count(s.lm_tab))
+        fail("lm.tab",
+             "expected model, heads, block, next, roles, circuit or kv, got \"" + s.lm_tab + "\"");
     }
     if (!m.contains("model")) fail("lm.model", "missing field");
     s.lm_model = read_name(m["model"], "lm.model");

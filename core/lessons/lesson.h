@@ -82,6 +82,8 @@ struct LessonStep {
   // "stepper": instead of the model's window, the step opens head (lm_layer, lm_head) in the
   // stepper at this stage (e.g. rope) once the model has run, with its real Q, K and V. Such a
   // step's question is a statement (the numbers on screen are the head's, not the step's own).
+  // lm_tab then names the stage's view ("angles", "turned" or "distance" for rope; "" = the
+  // user's).
   std::optional<StageId> lm_stepper;
   // The decimals of the heatmap's cells while the step is on screen (-1 = the user's setting);
   // also the precision the step's question is checked for near-ties at (kLessonDecimals when -1).
