@@ -16,6 +16,7 @@
 #include "lm/generate.h"
 #include "lm_fixture.h"
 #include "reference.h"
+#include "small_llama.h"
 
 namespace attn {
 namespace {
@@ -179,23 +180,8 @@ TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
 // A Llama-family folder (grouped-query, a sliding window): every tab draws, the circuit tab says
 // it splits GPT-2's scores only, the stepper opens a head with its rope step.
 TEST_F(LmGui, ATodaysModelDrawsEveryTabAndOpensARopeHead) {
-  lm::Model m;
-  m.tokenizer = lm::learn_bpe(kText, 20);
-  lm::Config c;
-  c.arch = LmArch::kMistral;
-  c.n_layer = 2;
-  c.n_head = 6;
-  c.n_kv_head = 2;
-  c.n_embd = 24;
-  c.head_dim = 8;
-  c.n_inner = 32;
-  c.n_positions = 64;
-  c.vocab_size = m.tokenizer.size() + 5;
-  c.sliding_window = 6;
-  lm::init_random_llama(m, c, 5, 0.3f);
-  const std::string dir = test::temp_path("gui-lm-mistral");
+  const std::string dir = test::write_small_llama("gui-lm-mistral", kText, LmArch::kMistral, 5, 6);
   std::string error;
-  ASSERT_TRUE(lm::save_model(m, dir, error)) << error;
   GuiOptions o;
   o.model = dir;
   o.text = kText;

@@ -11,6 +11,7 @@
 #include "gui_headless.h"
 #include "lm_fixture.h"
 #include "reference.h"
+#include "small_llama.h"
 
 namespace attn {
 namespace {
@@ -38,25 +39,7 @@ class LmBlockGui : public test::HeadlessApp {
   }
   // Grouped-query attention (6 query heads over 2 K/V heads), a window, an untied head.
   std::string llama_folder() {
-    lm::Model m;
-    m.tokenizer = lm::learn_bpe(kText, 20);
-    lm::Config c;
-    c.arch = LmArch::kMistral;
-    c.n_layer = 2;
-    c.n_head = 6;
-    c.n_kv_head = 2;
-    c.n_embd = 24;
-    c.head_dim = 8;
-    c.n_inner = 32;
-    c.n_positions = 64;
-    c.vocab_size = m.tokenizer.size() + 5;
-    c.sliding_window = 6;
-    c.tied = false;
-    lm::init_random_llama(m, c, 5, 0.3f);
-    const std::string dir = test::temp_path("gui-lm-block-mistral");
-    std::string error;
-    EXPECT_TRUE(lm::save_model(m, dir, error)) << error;
-    return dir;
+    return test::write_small_llama("gui-lm-block-mistral", kText, LmArch::kMistral, 5, 6, false);
   }
   // Draws the Block tab at both font sizes; the path is of the session's token, layer and head.
   void draw_block_tab(LmPanel& p) {

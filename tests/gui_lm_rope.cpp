@@ -16,6 +16,7 @@
 #include "gui_support/layout_check.h"
 #include "lm/sinks.h"
 #include "reference.h"
+#include "small_llama.h"
 
 namespace attn {
 namespace {
@@ -31,22 +32,8 @@ class LmRope : public test::HeadlessApp {
 
   // A Llama folder: 6 query heads sharing 2 K/V heads (3 per group), RoPE, opened on kText.
   void open_llama() {
-    lm::Model m;
-    m.tokenizer = lm::learn_bpe(kText, 20);
-    lm::Config c;
-    c.arch = LmArch::kLlama;
-    c.n_layer = 2;
-    c.n_head = 6;
-    c.n_kv_head = 2;
-    c.n_embd = 24;
-    c.head_dim = 8;
-    c.n_inner = 32;
-    c.n_positions = 64;
-    c.vocab_size = m.tokenizer.size() + 5;
-    lm::init_random_llama(m, c, 9, 0.3f);
-    const std::string dir = test::temp_path("gui-lm-rope-llama");
+    const std::string dir = test::write_small_llama("gui-lm-rope-llama", kText, LmArch::kLlama, 9);
     std::string error;
-    ASSERT_TRUE(lm::save_model(m, dir, error)) << error;
     GuiOptions o;
     o.model = dir;
     o.text = kText;

@@ -194,19 +194,31 @@ void draw_distance_text(Ui& ui, const Matrix& m, int i, int j, int h, int g, boo
     ImGui::TextWrapped("%s", head);
     left -= ImGui::GetItemRectSize().y + ImGui::GetStyle().ItemSpacing.y;
     ImGui::PushFont(ui.font_mono);
+    // One entry a line, never wrapped (a wrap would break a number at its decimal point and
+    // push the last line out of the panel): without the spaces when the column is narrow.
+    ImGui::PushTextWrapPos(-1.0f);
+    auto line_of = [&](int p) {
+      std::string e = entry(p);
+      if (ImGui::CalcTextSize(e.c_str()).x <= w) return e;
+      e.erase(std::remove(e.begin(), e.end(), ' '), e.end());
+      return e;
+    };
     ImGui::Text("a − b = %d", d);
     left -= line;
     const bool far_fits = left >= line * 2, plain_fits = left >= line * 3,
                base_fits = left >= line * 4 && base != pk;
-    if (base_fits) ImGui::TextUnformatted(entry(base).c_str());
-    ImGui::TextUnformatted(entry(pk).c_str());
-    if (far_fits) ImGui::TextUnformatted(entry(pk + 50).c_str());
+    if (base_fits) ImGui::TextUnformatted(line_of(base).c_str());
+    ImGui::TextUnformatted(line_of(pk).c_str());
+    if (far_fits) ImGui::TextUnformatted(line_of(pk + 50).c_str());
+    ImGui::PopTextWrapPos();
     ImGui::PopFont();
     if (plain_fits) {
       const std::string t = "Without RoPE: " + plain;
       const std::string brief_plain = "No RoPE: " + plain;
+      ImGui::PushTextWrapPos(-1.0f);
       ImGui::TextUnformatted(ImGui::CalcTextSize(t.c_str()).x <= w ? t.c_str()
                                                                    : brief_plain.c_str());
+      ImGui::PopTextWrapPos();
     }
     ImGui::PopTextWrapPos();
     return;

@@ -75,7 +75,7 @@ void add_rope_step(const RopeInputs& r, AttentionTrace& t) {
   if (after_v != t.steps.end()) ++after_v;
   t.steps.insert(after_v, {StageId::kRope,
                            stage_info(StageId::kRope).title,
-                           "angle(p, i) = p · θ_i,   θ_i = base^(−2i/d_k)",
+                           "angle = p·θ_i,  θ_i = base^(−2i/d_k)",
                            {rope_angles(r, t.n_q, r.q_position0)},
                            {0}});
   t.find(StageId::kQ)->formula = "Q = RoPE(Q before, positions)";
