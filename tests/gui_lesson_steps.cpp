@@ -8,12 +8,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gui/model/lesson_player.h"
+#include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
 #include "gui_support/layout_check.h"
@@ -72,9 +75,19 @@ class LessonSteps : public test::HeadlessApp {
     test::record_items(nullptr);
     HeadlessApp::TearDown();
   }
-  // Frames at a screen size in presentation mode; the last one's text is recorded.
+  // Frames at a screen size in presentation mode; the last one's text is recorded. A step's
+  // language model first loads and runs (on its worker): the screen checked is the settled one
+  // the class sees, not the frames in between, when the window still shows the step before.
   void frames_at(Screen s, int n = 5) {
     resize_to(s.w, s.h);
+    for (int i = 0; i < 2000 && ui.lm.state && ui.lm.state->session.busy(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      state.poll();
+      ImGui::GetIO().DeltaTime = 1.0f / 60;
+      ImGui::NewFrame();
+      draw_app(ui);
+      ImGui::Render();
+    }
     for (int i = 0; i < n; ++i) {
       const bool last = i + 1 == n;
       texts.clear();
