@@ -20,6 +20,9 @@ inline void create_headless_imgui(Ui& ui) {
   io.DisplaySize = {1600, 1000};
   io.IniFilename = nullptr;
   io.DeltaTime = 1.0f / 60;
+  // As the app's OpenGL 3 renderer (imgui_impl_opengl3 with GL 3.3 sets it): a window's mesh may
+  // pass 65,536 vertices, drawn in parts with a vertex offset.
+  io.BackendFlags |= ImGuiBackendFlags_RendererHasVtxOffset;
   // The key map the GLFW backend installs (GLFW key codes).
   const std::pair<ImGuiKey, int> keys[] = {{ImGuiKey_Tab, 258},        {ImGuiKey_LeftArrow, 263},
                                            {ImGuiKey_RightArrow, 262}, {ImGuiKey_UpArrow, 265},
