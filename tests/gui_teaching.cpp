@@ -68,6 +68,36 @@ TEST(Layout, PanelsTileTheWindowAtEverySizeAndMode) {
       }
 }
 
+TEST(Layout, AModelStageTakesTheWholeBodyUnlessALessonIsBesideIt) {
+  for (auto [w, h] : {std::pair{1280, 720}, {1600, 1000}, {1920, 1080}})
+    for (int mode = 0; mode < 3; ++mode)
+      for (bool lesson : {false, true}) {
+        LayoutInput in;
+        in.width = static_cast<float>(w);
+        in.height = static_cast<float>(h);
+        in.font = 24;
+        in.presentation = mode > 0;
+        in.panels_shown = mode == 2;
+        in.model_stage = true;
+        in.lesson = lesson;
+        in.pipeline_h = 0;  // a model's stage has no stage strip
+        const PanelLayout L = compute_layout(in);
+        SCOPED_TRACE(std::to_string(w) + "x" + std::to_string(h) + " mode " + std::to_string(mode) +
+                     (lesson ? " lesson" : ""));
+        EXPECT_TRUE(inside(L.heatmap, in));
+        EXPECT_EQ(L.narration.shown, lesson);
+        EXPECT_FALSE(L.heads.shown && !lesson);
+        if (lesson) {
+          EXPECT_FALSE(overlap(L.heatmap, L.narration));
+          EXPECT_LT(L.heatmap.w, in.width * 0.8f);
+        } else {
+          EXPECT_FLOAT_EQ(L.heatmap.w, in.width);
+          EXPECT_FLOAT_EQ(L.heatmap.y, in.menu_h);
+          EXPECT_FLOAT_EQ(L.heatmap.bottom(), in.height - in.status_h);
+        }
+      }
+}
+
 TEST(Layout, PresentationTextGrowsWithTheScreen) {
   EXPECT_EQ(presentation_font(20, 1280, 720), 28);   // 1.4 × the base size
   EXPECT_EQ(presentation_font(28, 1920, 1080), 39);  // 1.4 × 28 = 39.2

@@ -466,8 +466,8 @@ void draw_app(Ui& ui) {
   in.presentation = ui.presentation;
   in.panels_shown = ui.panels_shown;
   // A model window open is a stage of its own: it takes the stepper's room (strip, scenario and
-  // heatmap) and the narration or lesson column stays beside it, from the top. Closing it brings
-  // the stepper back.
+  // heatmap) and a lesson's column stays beside it, from the top; with no lesson open it takes the
+  // whole body. Closing it brings the stepper back.
   ui.model_stage = ui.seq2seq.open    ? "seq2seq"
                    : ui.lm.open       ? "lm"
                    : ui.lm_train.open ? "lm-train"
@@ -549,7 +549,7 @@ void draw_app(Ui& ui) {
       }
     }
     ImGui::End();
-  } else {
+  } else if (L.narration.shown) {
     place(relayout, L.narration);
     if (ui.lesson)
       draw_lesson_window(ui);

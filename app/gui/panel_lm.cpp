@@ -378,38 +378,56 @@ void draw_lm_panel(Ui& ui) {
     ImGui::SameLine();
   }
   ImGui::BeginChild("lm-tabs", {0, 0}, false);
+  struct Tab {
+    const char *id, *title, *short_title;
+    void (*draw)(Ui&, LmPanel&);
+  };
+  const Tab tabs[] = {{"model", "Model view", "Model", draw_lm_model_view},
+                      {"heads", "Head view", "Heads", draw_lm_head_view},
+                      {"block", "Block view", "Block", draw_lm_block},
+                      {"next", "Next token", "Next", draw_lm_next_tokens},
+                      {"roles", "What heads do", "Roles", draw_lm_head_roles},
+                      {"circuit", "Induction circuit", "Circuit", draw_lm_circuit},
+                      {"rollout", "Rollout across layers", "Rollout", draw_lm_rollout},
+                      {"kv", "KV cache", "KV", draw_lm_kv_cache}};
+  const int kTabs = static_cast<int>(sizeof tabs / sizeof tabs[0]);
+  const int first = side_by_side ? 1 : 0;
+  // Shorter titles rather than ImGui's cut ones ("Hea…") when the full ones do not fit, and
+  // smaller type for the titles (down to 14 px) when the short ones do not fit either.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float n = static_cast<float>(kTabs - first);
+  float full_w = 0, short_w = 0;
+  for (int i = first; i < kTabs; ++i) {
+    full_w += ImGui::CalcTextSize(tabs[i].title).x;
+    short_w += ImGui::CalcTextSize(tabs[i].short_title).x;
+  }
+  // A tab is its title and its frame padding on either side; the tabs are spaced apart. A font
+  // size's margin for the scrollbar that may come with the tab's contents.
+  const float avail = ImGui::GetContentRegionAvail().x - n * style.ItemInnerSpacing.x - fs;
+  const bool short_titles = full_w + n * 2 * style.FramePadding.x > avail;
+  const float title_scale =
+      short_titles ? std::clamp(avail / (short_w + n * 2 * style.FramePadding.x), 14.0f / fs, 1.0f)
+                   : 1.0f;
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding,
+                      {style.FramePadding.x * title_scale, style.FramePadding.y});
+  ImGui::SetWindowFontScale(title_scale);
   if (ImGui::BeginTabBar("lm-tab-bar")) {
     auto flags = [&p](const char* tab) {
       return p.select_tab == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
     };
-    struct Tab {
-      const char *id, *title, *short_title;
-      void (*draw)(Ui&, LmPanel&);
-    };
-    const Tab tabs[] = {{"model", "Model view", "Model", draw_lm_model_view},
-                        {"heads", "Head view", "Heads", draw_lm_head_view},
-                        {"block", "Block view", "Block", draw_lm_block},
-                        {"next", "Next token", "Next", draw_lm_next_tokens},
-                        {"roles", "What heads do", "Roles", draw_lm_head_roles},
-                        {"circuit", "Induction circuit", "Circuit", draw_lm_circuit},
-                        {"rollout", "Rollout across layers", "Rollout", draw_lm_rollout},
-                        {"kv", "KV cache", "KV", draw_lm_kv_cache}};
-    const int kTabs = static_cast<int>(sizeof tabs / sizeof tabs[0]);
-    const int first = side_by_side ? 1 : 0;
-    // Shorter titles rather than ImGui's cut ones ("Hea…") when the full ones do not fit.
-    const ImGuiStyle& style = ImGui::GetStyle();
-    float full_w = 0;
-    for (int i = first; i < kTabs; ++i)
-      full_w += ImGui::CalcTextSize(tabs[i].title).x + style.FramePadding.x * 2 +
-                style.ItemInnerSpacing.x;
-    const bool short_titles = full_w > ImGui::GetContentRegionAvail().x;
     for (int i = first; i < kTabs; ++i) {
       // "###id" keeps the tab (and which one is open) when its title changes.
       const std::string label =
           std::string(short_titles ? tabs[i].short_title : tabs[i].title) + "###" + tabs[i].id;
       if (ImGui::BeginTabItem(label.c_str(), nullptr, flags(tabs[i].id))) {
+        // The tab's contents in the window's own type and padding.
+        ImGui::SetWindowFontScale(1.0f);
+        ImGui::PopStyleVar();
         p.shown_tab = tabs[i].id;
         tabs[i].draw(ui, p);
+        ImGui::PushStyleVar(ImGuiStyleVar_FramePadding,
+                            {style.FramePadding.x * title_scale, style.FramePadding.y});
+        ImGui::SetWindowFontScale(title_scale);
         ImGui::EndTabItem();
       } else if (short_titles && ImGui::IsItemHovered()) {
         ImGui::SetTooltip("%s", tabs[i].title);
@@ -418,6 +436,8 @@ void draw_lm_panel(Ui& ui) {
     ImGui::EndTabBar();
     p.select_tab.clear();
   }
+  ImGui::SetWindowFontScale(1.0f);
+  ImGui::PopStyleVar();
   ImGui::EndChild();
   ImGui::End();
 }

@@ -334,8 +334,9 @@ void draw_status_bar(Ui& ui) {
     const std::string message =
         st.message().empty() ? "" : (st.message_is_error() ? "⚠ " : "") + st.message();
     const float avail = ImGui::GetContentRegionAvail().x;
-    // The sizes, unless a lesson question asks for one of them or the message needs the room.
-    if (!ui.secret.shape &&
+    // The sizes, unless a lesson question asks for one of them, a model's stage hides the
+    // example they describe, or the message needs the room.
+    if (!ui.secret.shape && ui.model_stage.empty() &&
         ImGui::CalcTextSize(sizes).x +
                 std::min(ImGui::CalcTextSize(message.c_str()).x, avail * 0.5f) <=
             avail) {

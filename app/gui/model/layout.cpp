@@ -29,6 +29,13 @@ PanelLayout compute_layout(const LayoutInput& in) {
   L.pipeline = rect(in.x, top, W, in.pipeline_h);
   L.status = rect(in.x, in.y + in.height - in.status_h, W, in.status_h);
 
+  if (in.model_stage && !in.lesson) {
+    // A model's stage with no lesson beside it takes the whole body: the stepper's narration
+    // would describe the example behind the stage, not the model on it.
+    L.heatmap = rect(in.x, body_y, W, body_h);
+    return L;
+  }
+
   if (in.presentation && !in.panels_shown) {
     // The heatmap and its formula take the room; the narration stands beside it in large type.
     // A lesson's text, question, answer box and feedback need a wider column than the narration:

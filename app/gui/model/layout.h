@@ -21,7 +21,8 @@ struct LayoutInput {
   bool presentation = false;
   bool panels_shown = false;  // presentation mode with the side panels brought back (Tab)
   bool lesson = false;        // a lesson is open: its text and question take the side column
-  bool model_stage = false;   // a model's stage (seq2seq, language model) in the stepper's place
+  bool model_stage = false;   // a model's stage (seq2seq, language model) in the stepper's place:
+                              // beside a lesson's column, or the whole body without one
 };
 
 // Three columns (scenario | heatmap | narration over heads) when the window is wide enough for
