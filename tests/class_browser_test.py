@@ -181,7 +181,10 @@ def main():
         check(True, "the page shows the question and the step's picture")
         driver.save_screenshot(os.path.join(out_dir, "class-student-choice.png"))
         buttons = driver.find_elements(By.CSS_SELECTOR, "#choices button")
-        check([b.text for b in buttons] == s["choices"], "the page offers the lesson's choices")
+        # Lettered A, B, C… when the projector letters them (statements), as they are otherwise.
+        offered = ["%c. %s" % (chr(65 + i), c) for i, c in enumerate(s["choices"])] \
+            if s.get("lettered") else s["choices"]
+        check([b.text for b in buttons] == offered, "the page offers the lesson's choices")
         buttons[0].click()
         find("send").click()
         wait_for("Sent", lambda: find("status").text.startswith("Sent"))

@@ -97,6 +97,20 @@ TEST(ClassRoom, ChoiceQuestionsTakeOnlyTheirChoices) {
   EXPECT_EQ(room.answer("dev1", "is", "").status, AnswerStatus::kOk);
 }
 
+TEST(ClassRoom, StatementsAreLetteredAsOnTheProjectorAndKeysAreNot) {
+  ClassRoom room("1234");
+  room.publish(step(1));  // a key question: its choices are the tokens themselves
+  EXPECT_EQ(json::parse(room.state_json())["lettered"], false);
+  ClassStep statement = step(1);
+  statement.question->kind = QuestionKind::kStatement;
+  statement.question->choices = {{"the weights sum to 1", true}, {"they sum to 3", false}};
+  room.publish(statement);
+  const json state = json::parse(room.state_json());
+  EXPECT_EQ(state["kind"], "choice");
+  EXPECT_EQ(state["lettered"], true);
+  EXPECT_EQ(state["choices"], json({"the weights sum to 1", "they sum to 3"}));
+}
+
 TEST(ClassRoom, AStepWithoutAQuestionTakesNoAnswer) {
   ClassRoom room("1234");
   EXPECT_EQ(room.answer("dev1", "1", "").error, "this step asks no question");

@@ -147,8 +147,8 @@ TEST_F(ClassServerTest, StateFollowsTheContractAndHidesTheAnswer) {
   const json j = json::parse(r->body);
   // "picture" counts the pictures published (one so far): pages fetch a new one when it moves.
   EXPECT_EQ(j, json::parse(R"({"step": 1, "title": "Scores", "question": "Score of Fear and is?",
-                              "kind": "number", "choices": [], "answers": 0,
-                              "revealed": false, "picture": 1})"));
+                              "kind": "number", "choices": [], "lettered": false,
+                              "answers": 0, "revealed": false, "picture": 1})"));
   EXPECT_EQ(r->body.find("0.54"), std::string::npos);
   // After Reveal the answer is there, and the page can say so.
   room.reveal();

@@ -260,6 +260,9 @@ std::string ClassRoom::state_json() const {
             {"question", q ? json(q->prompt) : json(nullptr)},
             {"kind", q ? json(class_kind_name(q->kind)) : json(nullptr)},
             {"choices", q ? q->choices : std::vector<std::string>{}},
+            // Statements are lettered A, B, C… on the projector; the page letters them too, so
+            // "most of you said B" means the same on every screen.
+            {"lettered", q && step_->question && step_->question->kind == QuestionKind::kStatement},
             {"answers", q ? static_cast<int>(q->answers.size()) : 0},
             {"revealed", q && q->revealed},
             {"picture", picture_version_}};
