@@ -341,5 +341,24 @@ TEST_F(Layout, NoKeyLabelIsDroppedWhileThereIsRoom) {
   }
 }
 
+// A label exactly as wide as the widest one is never cut to "…": the label column is the widest
+// label plus padding, and handing that width back through float sums once left "b" and "d" of
+// the GQA example (the widest letters) as "…" at 1280×720 in presentation.
+TEST_F(Layout, NoTokenOfAnExampleIsShortenedOnASmallProjector) {
+  ui.presentation = true;
+  for (const ExampleInfo& e : list_examples()) {
+    ASSERT_TRUE(state.load_example(e.name));
+    if (state.trace().n_q > 24 || state.trace().n_k > 24) continue;  // long ones may shorten
+    state.set_stage(StageId::kWeights);
+    for (float px : {20.0f, 24.0f, 32.0f}) {
+      SCOPED_TRACE(e.name + " font " + std::to_string(static_cast<int>(px)));
+      ui.settings.font_px = px;
+      frames({1280, 720});
+      const HeatmapViewport& v = ui.views["main"];
+      EXPECT_EQ(v.labels_abbreviated, 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace attn

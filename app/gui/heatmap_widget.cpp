@@ -196,6 +196,10 @@ float text_width(ImFont* font, float size, const std::string& text) {
 }
 
 std::string abbreviate(ImFont* font, float size, const std::string& text, float width) {
+  // Half a pixel's grace: a width measured once and given back through sums (label column =
+  // widest label + padding, less the padding) comes back a rounding error short of the widest
+  // label, which then read as "…".
+  width += 0.5f;
   if (text_width(font, size, text) <= width) return text;
   // Cut at code point boundaries, keeping as much as fits with the ellipsis.
   std::string best = "…";
@@ -863,7 +867,9 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   ImVec2 avail = sp.size;
   if (avail.x <= 0) avail.x = ImGui::GetContentRegionAvail().x;
   if (avail.y <= 0) avail.y = ImGui::GetContentRegionAvail().y;
-  const float min_side = sp.labels ? fs * 6 : fs * 1.5f;  // thumbnails may be small
+  // Thumbnails may be small; a caller that fixes the cell size has sized the room itself (Q, K
+  // and V side by side: a wider V would push past the panel's edge).
+  const float min_side = sp.cell > 0 ? 1.0f : sp.labels ? fs * 6 : fs * 1.5f;
   avail.x = std::max(avail.x, min_side);
   avail.y = std::max(avail.y, min_side);
   if (v.rows != rows || v.cols != cols) {  // a new shape starts fitted
