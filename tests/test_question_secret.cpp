@@ -95,6 +95,34 @@ TEST(QuestionSecret, PropertiesHideTheirFigures) {
   EXPECT_FALSE(heads.kv_map);
 }
 
+TEST(QuestionSecret, AVisibleKeysQuestionHidesItsRowWhereverTheMaskShows) {
+  // Lesson 11 step 2: with a window of 2 on each side, "fox" (position 4 of 8) sees positions
+  // 2..6, five keys. Counting the row's unhatched cells would give that away.
+  const LessonStep step = course_step("11", 2);
+  const QuestionSecret s = secret_of(step);
+  ASSERT_TRUE(s.active);
+  EXPECT_TRUE(s.mask_row);
+  EXPECT_FALSE(s.shape);
+  std::string error;
+  EXPECT_EQ(number_answer(*step.question, lesson_step_trace(step), error), 5.0) << error;
+  for (StageId shows_mask : {StageId::kMasked, StageId::kWeights}) {
+    EXPECT_TRUE(s.conceals_stage(shows_mask));
+    for (int j = 0; j < 8; ++j) EXPECT_TRUE(s.conceals(shows_mask, 0, 4, j)) << j;
+    EXPECT_FALSE(s.conceals(shows_mask, 0, 3, 4));  // other rows stay
+  }
+  // The scores before the mask say nothing about it.
+  EXPECT_FALSE(s.conceals_stage(StageId::kScores));
+  EXPECT_FALSE(s.conceals(StageId::kScaled, 0, 4, 4));
+  EXPECT_TRUE(s.narration);
+  // Lesson 06 step 2 asks the same of a causal mask: "is" (row 1) sees "Fear" and itself.
+  const LessonStep causal = course_step("06", 2);
+  const QuestionSecret c = secret_of(causal);
+  EXPECT_TRUE(c.mask_row);
+  EXPECT_EQ(c.row, 1);
+  EXPECT_TRUE(c.conceals(StageId::kMasked, 0, 1, 2));
+  EXPECT_EQ(number_answer(*causal.question, lesson_step_trace(causal), error), 2.0) << error;
+}
+
 TEST(QuestionSecret, AStatementHidesNothing) {
   const QuestionSecret s = secret_of(course_step("01", 2));
   EXPECT_FALSE(s.active);

@@ -7,6 +7,7 @@
 namespace attn {
 
 bool QuestionSecret::conceals(StageId s, int h, int i, int j) const {
+  if (mask_row) return active && hides_keys(s) && h == head && i == row;
   if (!active || !stage || *stage != s || h != head || i != row) return false;
   return col < 0 || j == col;
 }
@@ -63,7 +64,10 @@ QuestionSecret question_secret(const LessonQuestion& q, const AttentionTrace& t)
       if (!a.stage) {
         s.scale = a.property == "scale";
         s.kv_map = a.property == "kv_head";
-        s.shape = a.property != "scale" && a.property != "kv_head" && a.property != "visible_keys";
+        s.mask_row = a.property == "visible_keys";
+        s.shape = a.property != "scale" && a.property != "kv_head" && !s.mask_row;
+        s.head = a.head;
+        s.row = a.row;
         if (s.scale) s.values = {*answer, 1.0 / *answer};  // the factor, and √d_k it divides by
         return s;
       }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "attention/attention.h"
+#include "attention/stage.h"
 #include "lessons/lesson.h"
 
 namespace attn {
@@ -25,10 +26,15 @@ struct QuestionSecret {
   bool scale = false;      // the scale's value (a "scale" question)
   bool shape = false;      // sizes and head counts (d_k, d_v, heads, kv_heads, n_q, n_k)
   bool kv_map = false;     // which key/value head a query head uses ("kv_head")
+  // Which keys query `row` of `head` may see ("visible_keys"): the row is hidden on every stage
+  // that shows the mask (its hatched cells would count the answer out).
+  bool mask_row = false;
 
   bool conceals(StageId s, int h, int i, int j) const;
   // Anything of stage `s` hidden (panels blank what they derive from it: row sums, thumbnails).
-  bool conceals_stage(StageId s) const { return active && stage && *stage == s; }
+  bool conceals_stage(StageId s) const {
+    return active && ((stage && *stage == s) || (mask_row && hides_keys(s)));
+  }
   // Whether `label` writes one of `values`: a number in it with two or more decimals that is
   // one of them rounded to that many decimals (one decimal is too coarse to tell an answer that
   // is checked to 0.005; the question's own "0.2×0.3" does not tell 0.27).

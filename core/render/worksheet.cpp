@@ -626,12 +626,9 @@ bool figure_matrix(const SheetFigure& f, LabelledMatrix& m, std::string& error) 
     m = stage_matrix(t, o);
     if (f.hide_shape) m.subtitle = t.name;
   }
-  if (f.concealed.size() == static_cast<size_t>(m.values.size())) {
-    m.concealed = f.concealed;
-    // A masked cell's weight is 0 whatever the answer: it stays hatched.
-    for (size_t k = 0; k < m.concealed.size() && k < m.hidden.size(); ++k)
-      if (m.hidden[k]) m.concealed[k] = 0;
-  }
+  // Masked cells too, as on screen: a hatched 0 would answer "what weight does it give a future
+  // key?", and the hatching of a row would count the keys it may see.
+  if (f.concealed.size() == static_cast<size_t>(m.values.size())) m.concealed = f.concealed;
   return true;
 }
 
