@@ -156,6 +156,23 @@ TEST_F(LessonGui, AnLmStepOpensItsLayerHeadAndPosition) {
   EXPECT_EQ(lp.session.shown_position(), static_cast<int>(lp.session.run()->ids.size()) - 1);
 }
 
+TEST_F(LessonGui, TheSinksStepShowsTheFirstTokenScore) {
+  std::string error;
+  ASSERT_TRUE(open_lesson(ui, "13-todays-llms", error)) << error;
+  LessonPlayer& p = *ui.lesson;
+  // Step 7 ("Attention sinks"): the Roles tab on "First token (attention sink)", not on the
+  // previous-token score a student would have to switch from.
+  ASSERT_TRUE(p.go_to(6));
+  ASSERT_EQ(p.step().lm_tab, "sinks");
+  ASSERT_TRUE(apply_lesson_step(ui));
+  ASSERT_TRUE(ui.lm.state);
+  LmPanel& lp = *ui.lm.state;
+  lp.session.wait();
+  frames(4);
+  EXPECT_EQ(lp.shown_tab, "roles");
+  EXPECT_EQ(lp.role, 1);
+}
+
 TEST_F(LessonGui, TheBottleneckStepStartsItsEvaluation) {
   std::string error;
   ASSERT_TRUE(open_lesson(ui, "10-seq2seq-alignment", error)) << error;

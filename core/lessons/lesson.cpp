@@ -424,11 +424,12 @@ LessonStep read_step(const json& j, const StepContext& c) {
                  s.lm_tab + "\"");
     } else {
       s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "model";
-      const std::set<std::string> tabs = {"model", "heads",   "block", "next",
-                                          "roles", "circuit", "kv"};
+      // "sinks" is the roles tab on the first-token score, with its attention-sink box.
+      const std::set<std::string> tabs = {"model", "heads", "block",   "next",
+                                          "roles", "sinks", "circuit", "kv"};
       if (!tabs.count(s.lm_tab))
-        fail("lm.tab",
-             "expected model, heads, block, next, roles, circuit or kv, got \"" + s.lm_tab + "\"");
+        fail("lm.tab", "expected model, heads, block, next, roles, sinks, circuit or kv, got \"" +
+                           s.lm_tab + "\"");
     }
     if (!m.contains("model")) fail("lm.model", "missing field");
     s.lm_model = read_name(m["model"], "lm.model");
