@@ -103,6 +103,8 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
   if (!o.model.empty()) {
     if (!setup_lm_from_options(ui, o, error)) return false;
     ok = !o.step.empty() || st.load_example(o.example);
+    // The status bar names the model on screen, not the example loaded behind it.
+    if (ok && o.step.empty()) st.set_message(ui.lm.state->session.status(), false);
   } else {
     ok = o.scenario_file.empty() ? st.load_example(o.example) : st.load_file(o.scenario_file);
   }
