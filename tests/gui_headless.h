@@ -7,6 +7,7 @@
 #include <imgui.h>
 
 #include <cfloat>
+#include <string>
 #include <utility>
 
 #include "gui/gui_setup.h"
@@ -99,6 +100,17 @@ class HeadlessApp : public ::testing::Test {
     frame();
     io.MousePos = {-FLT_MAX, -FLT_MAX};
     frame();
+  }
+
+  // Opens a model folder (or a shipped model's name) in the language-model window as
+  // `gui --model FOLDER [--text TEXT]` does, with fear-is-the in the stepper behind it.
+  void open_lm(const std::string& model, const std::string& text = "") {
+    GuiOptions o;
+    o.model = model;
+    o.text = text;
+    std::string error;
+    ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
+    ASSERT_TRUE(state.load_example("fear-is-the"));
   }
 
   AppState state;

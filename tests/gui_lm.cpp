@@ -35,14 +35,7 @@ class LmGui : public test::HeadlessApp {
   }
   static void TearDownTestSuite() { delete folder; }
 
-  void open_model() {
-    GuiOptions o;
-    o.model = *folder;
-    o.text = kText;
-    std::string error;
-    ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
-    ASSERT_TRUE(state.load_example("fear-is-the"));
-  }
+  void open_model() { open_lm(*folder, kText); }
 
   static std::string* folder;
 };
@@ -180,13 +173,7 @@ TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
 // A Llama-family folder (grouped-query, a sliding window): every tab draws, the circuit tab says
 // it splits GPT-2's scores only, the stepper opens a head with its rope step.
 TEST_F(LmGui, ATodaysModelDrawsEveryTabAndOpensARopeHead) {
-  const std::string dir = test::write_small_llama("gui-lm-mistral", kText, LmArch::kMistral, 5, 6);
-  std::string error;
-  GuiOptions o;
-  o.model = dir;
-  o.text = kText;
-  ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
-  ASSERT_TRUE(state.load_example("fear-is-the"));
+  open_lm(test::write_small_llama("gui-lm-mistral", kText, LmArch::kMistral, 5, 6), kText);
   LmPanel& p = *ui.lm.state;
   frames(3);
   ASSERT_NE(p.session.run(), nullptr);
@@ -402,11 +389,7 @@ TEST_F(LmGui, HoveringATokenIsolatesItsLines) {
 // comes twice — not an English sentence it has no tokens for; a model of text opens on English,
 // and a sentence the user typed stays when another model opens.
 TEST_F(LmGui, TheInductionModelStartsOnRepeatedRandomLetters) {
-  GuiOptions o;
-  o.model = "induction";
-  std::string error;
-  ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
-  ASSERT_TRUE(state.load_example("fear-is-the"));
+  open_lm("induction");
   LmPanel& p = *ui.lm.state;
   LmSession& s = p.session;
   EXPECT_TRUE(s.text_is_default());

@@ -20,14 +20,7 @@ const char* kText = "the teacher shows the heads. the teacher shows the heads.";
 
 class LmBlockGui : public test::HeadlessApp {
  protected:
-  void open(const std::string& folder) {
-    GuiOptions o;
-    o.model = folder;
-    o.text = kText;
-    std::string error;
-    ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
-    ASSERT_TRUE(state.load_example("fear-is-the"));
-  }
+  void open(const std::string& folder) { open_lm(folder, kText); }
   std::string gpt2_folder() {
     test::TestModelSpec spec;
     spec.n_layer = 3;

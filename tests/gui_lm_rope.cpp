@@ -32,13 +32,7 @@ class LmRope : public test::HeadlessApp {
 
   // A Llama folder: 6 query heads sharing 2 K/V heads (3 per group), RoPE, opened on kText.
   void open_llama() {
-    const std::string dir = test::write_small_llama("gui-lm-rope-llama", kText, LmArch::kLlama, 9);
-    std::string error;
-    GuiOptions o;
-    o.model = dir;
-    o.text = kText;
-    ASSERT_TRUE(setup_lm_from_options(ui, o, error)) << error;
-    ASSERT_TRUE(state.load_example("fear-is-the"));
+    open_lm(test::write_small_llama("gui-lm-rope-llama", kText, LmArch::kLlama, 9), kText);
     frames(3);
     ASSERT_NE(ui.lm.state->session.run(), nullptr);
   }
