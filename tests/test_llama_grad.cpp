@@ -7,13 +7,20 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
+#include "grad_check.h"
 #include "lm/llama_forward.h"
 #include "lm/llama_train.h"
 
 namespace attn::lm {
 namespace {
+
+using test::central_difference;
+using test::kGradB;
+using test::kGradT;
+using test::kGradTargets;
+using test::kGradTokens;
+using test::random_params;
 
 struct Variant {
   const char* name;
@@ -40,33 +47,13 @@ Config tiny_config(const Variant& v) {
   return c;
 }
 
-// Random values in every tensor (norms around 1), so that no gradient is trivially zero.
-template <typename S>
-ParameterBuffer<S> random_params(const Config& c, uint64_t seed) {
-  ParameterBuffer<S> p;
-  p.allocate(c);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-0.7, 0.7);
-  for (int pi = 0; pi < kNumParams; ++pi) {
-    const auto t = static_cast<Param>(pi);
-    const bool norm = t == kLn1W || t == kLn2W || t == kLnfW;
-    S* x = p.ptr(t);
-    for (size_t i = 0; i < p.count[t]; ++i) x[i] = static_cast<S>((norm ? 1.0 : 0.0) + u(rng));
-  }
-  return p;
-}
-
-const std::vector<int> kTokens = {1, 4, 2, 8, 4, 2, 0, 3, 3, 7, 5, 6};
-const std::vector<int> kTargets = {4, 2, 8, 4, 2, 5, 3, 3, 7, 5, 6, -1};
-constexpr int kB = 2, kT = 6;
-
 double loss_of(const ParameterBuffer<double>& p, const ForwardOptions& o) {
   ActivationsT<double> a;
   LlamaScratch<double> s;
-  llama_train_forward(p, kTokens, kB, kT, a, s, o);
+  llama_train_forward(p, kGradTokens, kGradB, kGradT, a, s, o);
   ParameterBuffer<double> g;
   g.allocate(p.config);
-  return llama_backward(p, a, kTargets, 0.0, g, s, o);
+  return llama_backward(p, a, kGradTargets, 0.0, g, s, o);
 }
 
 const char* tensor_name(Param t) {
@@ -104,15 +91,16 @@ TEST_P(LlamaGradCheck, EveryParameterMatchesCentralDifferences) {
   ParameterBuffer<double> p = random_params<double>(tiny_config(v), 7);
   ActivationsT<double> a;
   LlamaScratch<double> scratch;
-  llama_train_forward(p, kTokens, kB, kT, a, scratch, o);
+  llama_train_forward(p, kGradTokens, kGradB, kGradT, a, scratch, o);
   ParameterBuffer<double> g;
   g.allocate(p.config);
   int counted = 0;
-  const double loss = llama_backward(p, a, kTargets, 1.0, g, scratch, o, &counted);
+  const double loss = llama_backward(p, a, kGradTargets, 1.0, g, scratch, o, &counted);
   EXPECT_EQ(counted, 11);
   EXPECT_NEAR(loss, loss_of(p, o), 1e-12);
 
   const double eps = 1e-6;
+  auto loss_at = [&o](const ParameterBuffer<double>& q) { return loss_of(q, o); };
   int checked_tensors = 0;
   for (int pi = 0; pi < kNumParams; ++pi) {
     const auto t = static_cast<Param>(pi);
@@ -121,14 +109,7 @@ TEST_P(LlamaGradCheck, EveryParameterMatchesCentralDifferences) {
     const bool used = v.mlp || !(t == kLn2W || t == kFcW || t == kFcProjW);
     double norm = 0;
     for (size_t i = 0; i < p.count[t]; ++i) {
-      double& x = p.ptr(t)[i];
-      const double keep = x;
-      x = keep + eps;
-      const double up = loss_of(p, o);
-      x = keep - eps;
-      const double down = loss_of(p, o);
-      x = keep;
-      const double numeric = (up - down) / (2 * eps);
+      const double numeric = central_difference(p, t, i, loss_at, eps);
       const double analytic = g.ptr(t)[i];
       norm += analytic * analytic;
       ASSERT_NEAR(analytic, numeric, 1e-7 * std::max(1.0, std::abs(numeric)))
@@ -157,12 +138,12 @@ TEST(LlamaTrainForward, TheSlidingWindowHidesFarKeys) {
   const ParameterBuffer<double> p = random_params<double>(tiny_config(v), 3);
   ActivationsT<double> a;
   LlamaScratch<double> s;
-  llama_train_forward(p, kTokens, kB, kT, a, s, {});
-  for (size_t blk = 0; blk < a.att.size() / (kT * kT); ++blk)
-    for (int i = 0; i < kT; ++i) {
+  llama_train_forward(p, kGradTokens, kGradB, kGradT, a, s, {});
+  for (size_t blk = 0; blk < a.att.size() / (kGradT * kGradT); ++blk)
+    for (int i = 0; i < kGradT; ++i) {
       double sum = 0;
-      for (int j = 0; j < kT; ++j) {
-        const double w = a.att[blk * kT * kT + static_cast<size_t>(i) * kT + j];
+      for (int j = 0; j < kGradT; ++j) {
+        const double w = a.att[blk * kGradT * kGradT + static_cast<size_t>(i) * kGradT + j];
         sum += w;
         if (j > i || j <= i - 3) {
           EXPECT_EQ(w, 0.0) << "query " << i << " key " << j;
@@ -190,11 +171,11 @@ TEST(LlamaTrainForward, MatchesTheInferencePassOfTheConvertedWeights) {
     EXPECT_EQ(m.llama.layers[0].down.cols, 10);
     ActivationsT<double> ad;
     LlamaScratch<double> s;
-    llama_train_forward(pd, kTokens, kB, kT, ad, s, {});
+    llama_train_forward(pd, kGradTokens, kGradB, kGradT, ad, s, {});
     Activations af;
     ForwardOptions o;
     o.threads = 1;
-    llama_forward(m, kTokens, kB, kT, af, o);
+    llama_forward(m, kGradTokens, kGradB, kGradT, af, o);
     ASSERT_EQ(af.logits.size(), ad.logits.size());
     for (size_t i = 0; i < ad.logits.size(); ++i) EXPECT_NEAR(af.logits[i], ad.logits[i], 1e-4);
     for (size_t i = 0; i < ad.att.size(); ++i) EXPECT_NEAR(af.att[i], ad.att[i], 1e-5);
@@ -212,14 +193,14 @@ TEST(LlamaTrainForward, FloatAndDoubleAgree) {
   ActivationsT<float> af;
   LlamaScratch<double> sd;
   LlamaScratch<float> sf;
-  llama_train_forward(pd, kTokens, kB, kT, ad, sd, {});
-  llama_train_forward(pf, kTokens, kB, kT, af, sf, {});
+  llama_train_forward(pd, kGradTokens, kGradB, kGradT, ad, sd, {});
+  llama_train_forward(pf, kGradTokens, kGradB, kGradT, af, sf, {});
   ParameterBuffer<double> gd;
   ParameterBuffer<float> gf;
   gd.allocate(pd.config);
   gf.allocate(pd.config);
-  const double ld = llama_backward(pd, ad, kTargets, 1.0 / 11, gd, sd, {});
-  const double lf = llama_backward(pf, af, kTargets, 1.0 / 11, gf, sf, {});
+  const double ld = llama_backward(pd, ad, kGradTargets, 1.0 / 11, gd, sd, {});
+  const double lf = llama_backward(pf, af, kGradTargets, 1.0 / 11, gf, sf, {});
   EXPECT_NEAR(lf, ld, 1e-4);
   for (size_t i = 0; i < gd.total(); ++i)
     EXPECT_NEAR(gf.memory[i], gd.memory[i], 1e-4 * std::max(1.0, std::abs(gd.memory[i]))) << i;

@@ -5,12 +5,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 
+#include "grad_check.h"
 #include "lm/backward.h"
 
 namespace attn::lm {
 namespace {
+
+using test::central_difference;
+using test::kGradB;
+using test::kGradT;
+using test::kGradTargets;
+using test::kGradTokens;
+using test::random_params;
 
 Config tiny_config() {
   Config c;
@@ -23,34 +30,13 @@ Config tiny_config() {
   return c;
 }
 
-// Random values in every tensor (layer norms around 1), so that no gradient is trivially zero.
-template <typename S>
-ParameterBuffer<S> random_params(const Config& c, uint64_t seed) {
-  ParameterBuffer<S> p;
-  p.allocate(c);
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(-0.7, 0.7);
-  for (int pi = 0; pi < kNumParams; ++pi) {
-    const auto t = static_cast<Param>(pi);
-    const bool ln = t == kLn1W || t == kLn2W || t == kLnfW;
-    S* x = p.ptr(t);
-    for (size_t i = 0; i < p.count[t]; ++i) x[i] = static_cast<S>((ln ? 1.0 : 0.0) + u(rng));
-  }
-  return p;
-}
-
-// Two sequences of 6 tokens; the last target of the second is −1 (no loss), as padding would be.
-const std::vector<int> kTokens = {1, 4, 2, 8, 4, 2, 0, 3, 3, 7, 5, 6};
-const std::vector<int> kTargets = {4, 2, 8, 4, 2, 5, 3, 3, 7, 5, 6, -1};
-constexpr int kB = 2, kT = 6;
-
 double loss_of(const ParameterBuffer<double>& p, const ForwardOptions& o) {
   ActivationsT<double> a;
-  gpt_forward(p, kTokens, kB, kT, a, o);
+  gpt_forward(p, kGradTokens, kGradB, kGradT, a, o);
   ParameterBuffer<double> g;
   g.allocate(p.config);
   GradScratch<double> s;
-  return gpt_backward(p, a, kTargets, 0.0, g, s, o);
+  return gpt_backward(p, a, kGradTargets, 0.0, g, s, o);
 }
 
 class LmGradCheck : public ::testing::TestWithParam<bool> {};
@@ -62,30 +48,24 @@ TEST_P(LmGradCheck, EveryParameterMatchesCentralDifferences) {
   o.threads = 1;
   ParameterBuffer<double> p = random_params<double>(tiny_config(), mlp ? 7 : 8);
   ActivationsT<double> a;
-  gpt_forward(p, kTokens, kB, kT, a, o);
+  gpt_forward(p, kGradTokens, kGradB, kGradT, a, o);
   ParameterBuffer<double> g;
   g.allocate(p.config);
   GradScratch<double> scratch;
   int counted = 0;
-  const double loss = gpt_backward(p, a, kTargets, 1.0, g, scratch, o, &counted);
+  const double loss = gpt_backward(p, a, kGradTargets, 1.0, g, scratch, o, &counted);
   EXPECT_EQ(counted, 11);
   EXPECT_NEAR(loss, loss_of(p, o), 1e-12);
 
   const double eps = 1e-6;
+  auto loss_at = [&o](const ParameterBuffer<double>& q) { return loss_of(q, o); };
   for (int pi = 0; pi < kNumParams; ++pi) {
     const auto t = static_cast<Param>(pi);
     // Without the MLP, its weights and ln_2 (which only feeds it) have no effect.
     const bool used = mlp || !(param_is_mlp(t) || t == kLn2W || t == kLn2B);
     double norm = 0, worst = 0;
     for (size_t i = 0; i < p.count[t]; ++i) {
-      double& x = p.ptr(t)[i];
-      const double keep = x;
-      x = keep + eps;
-      const double up = loss_of(p, o);
-      x = keep - eps;
-      const double down = loss_of(p, o);
-      x = keep;
-      const double numeric = (up - down) / (2 * eps);
+      const double numeric = central_difference(p, t, i, loss_at, eps);
       const double analytic = g.ptr(t)[i];
       norm += analytic * analytic;
       worst = std::max(worst, std::abs(analytic - numeric) / std::max(1.0, std::abs(numeric)));
@@ -114,21 +94,16 @@ TEST(LmGradCheck, TheComparisonCatchesASmallError) {
   o.threads = 1;
   ParameterBuffer<double> p = random_params<double>(tiny_config(), 9);
   ActivationsT<double> a;
-  gpt_forward(p, kTokens, kB, kT, a, o);
+  gpt_forward(p, kGradTokens, kGradB, kGradT, a, o);
   ParameterBuffer<double> g;
   g.allocate(p.config);
   GradScratch<double> s;
-  gpt_backward(p, a, kTargets, 1.0, g, s, o);
-  double& x = p.ptr(kQkvW, 1)[5];
-  const double keep = x, eps = 1e-6;
-  x = keep + eps;
-  const double up = loss_of(p, o);
-  x = keep - eps;
-  const double down = loss_of(p, o);
-  x = keep;
-  const double numeric = (up - down) / (2 * eps);
-  EXPECT_NEAR(g.ptr(kQkvW, 1)[5], numeric, 1e-7 * std::max(1.0, std::abs(numeric)));
-  EXPECT_GT(std::abs(g.ptr(kQkvW, 1)[5] * 1.001 - numeric), 1e-7 * std::max(1.0, std::abs(numeric)))
+  gpt_backward(p, a, kGradTargets, 1.0, g, s, o);
+  const size_t i = p.count[kQkvW] / p.config.n_layer + 5;  // layer 1's element 5
+  const double numeric = central_difference(
+      p, kQkvW, i, [&o](const ParameterBuffer<double>& q) { return loss_of(q, o); });
+  EXPECT_NEAR(g.ptr(kQkvW)[i], numeric, 1e-7 * std::max(1.0, std::abs(numeric)));
+  EXPECT_GT(std::abs(g.ptr(kQkvW)[i] * 1.001 - numeric), 1e-7 * std::max(1.0, std::abs(numeric)))
       << "a 0.1% error must fail the tolerance";
 }
 
@@ -142,8 +117,8 @@ TEST(LmGradCheck, FloatAndDoubleAgree) {
   for (size_t i = 0; i < pd.total(); ++i) pf.memory[i] = static_cast<float>(pd.memory[i]);
   ActivationsT<double> ad;
   ActivationsT<float> af;
-  gpt_forward(pd, kTokens, kB, kT, ad, o);
-  gpt_forward(pf, kTokens, kB, kT, af, o);
+  gpt_forward(pd, kGradTokens, kGradB, kGradT, ad, o);
+  gpt_forward(pf, kGradTokens, kGradB, kGradT, af, o);
   for (size_t i = 0; i < ad.logits.size(); ++i) EXPECT_NEAR(af.logits[i], ad.logits[i], 1e-4);
   ParameterBuffer<double> gd;
   ParameterBuffer<float> gf;
@@ -151,8 +126,8 @@ TEST(LmGradCheck, FloatAndDoubleAgree) {
   gf.allocate(pd.config);
   GradScratch<double> sd;
   GradScratch<float> sf;
-  const double ld = gpt_backward(pd, ad, kTargets, 1.0 / 11, gd, sd, o);
-  const double lf = gpt_backward(pf, af, kTargets, 1.0 / 11, gf, sf, o);
+  const double ld = gpt_backward(pd, ad, kGradTargets, 1.0 / 11, gd, sd, o);
+  const double lf = gpt_backward(pf, af, kGradTargets, 1.0 / 11, gf, sf, o);
   EXPECT_NEAR(lf, ld, 1e-4);
   for (size_t i = 0; i < gd.total(); ++i)
     EXPECT_NEAR(gf.memory[i], gd.memory[i], 1e-4 * std::max(1.0, std::abs(gd.memory[i]))) << i;

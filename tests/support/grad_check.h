@@ -1,0 +1,51 @@
+// What the gradient checks of the two hand-written backward passes share (test_lm_grad.cpp for
+// GPT-2, test_llama_grad.cpp for the Llama family): random parameters with no gradient trivially
+// zero, a small batch whose last target is padding, and the central difference of the loss.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "lm/model.h"
+
+namespace attn::test {
+
+// Random values in every tensor (the norms' weights around 1), so that no gradient is trivially
+// zero.
+template <typename S>
+lm::ParameterBuffer<S> random_params(const lm::Config& c, uint64_t seed) {
+  lm::ParameterBuffer<S> p;
+  p.allocate(c);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-0.7, 0.7);
+  for (int pi = 0; pi < lm::kNumParams; ++pi) {
+    const auto t = static_cast<lm::Param>(pi);
+    const bool norm = t == lm::kLn1W || t == lm::kLn2W || t == lm::kLnfW;
+    S* x = p.ptr(t);
+    for (size_t i = 0; i < p.count[t]; ++i) x[i] = static_cast<S>((norm ? 1.0 : 0.0) + u(rng));
+  }
+  return p;
+}
+
+// Two sequences of 6 tokens; the last target of the second is −1 (no loss), as padding would be.
+inline const std::vector<int> kGradTokens = {1, 4, 2, 8, 4, 2, 0, 3, 3, 7, 5, 6};
+inline const std::vector<int> kGradTargets = {4, 2, 8, 4, 2, 5, 3, 3, 7, 5, 6, -1};
+constexpr int kGradB = 2, kGradT = 6;
+
+// (loss(x + eps) − loss(x − eps)) / 2eps for element i of tensor t, which is left as it was.
+template <typename Loss>
+double central_difference(lm::ParameterBuffer<double>& p, lm::Param t, size_t i, Loss loss,
+                          double eps = 1e-6) {
+  double& x = p.ptr(t)[i];
+  const double keep = x;
+  x = keep + eps;
+  const double up = loss(p);
+  x = keep - eps;
+  const double down = loss(p);
+  x = keep;
+  return (up - down) / (2 * eps);
+}
+
+}  // namespace attn::test
