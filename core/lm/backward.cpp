@@ -75,34 +75,40 @@ void matmul_backward(S* dinp, S* dweight, S* dbias, const S* dout, const S* inp,
 }
 
 template <typename S>
-void attention_backward(S* dqkv, const S* datty, const S* qkv, const S* att, int B, int T, int C,
-                        int NH) {
-  const int hs = C / NH;
+void attention_backward(S* dqkv, const S* datty, const S* qkv, const S* att, int B, int T, int NH,
+                        int NKV, int hs, int window) {
+  const int group = NH / NKV, Q = NH * hs, KV = NKV * hs, W = Q + 2 * KV;
   const S scale = S(1) / std::sqrt(static_cast<S>(hs));
+  // A K/V head's gradient sums over the query heads that read it.
+  std::fill(dqkv, dqkv + static_cast<size_t>(B) * T * W, S(0));
   RowMatrix<S> dw(T, T), ds(T, T);
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < NH; ++h) {
-      const size_t col = static_cast<size_t>(h) * hs;
-      const S* base = qkv + static_cast<size_t>(b) * T * 3 * C + col;
-      S* dbase = dqkv + static_cast<size_t>(b) * T * 3 * C + col;
-      const ConstStrided<S> q(base, T, hs, OuterStride(3 * C));
-      const ConstStrided<S> k(base + C, T, hs, OuterStride(3 * C));
-      const ConstStrided<S> v(base + 2 * C, T, hs, OuterStride(3 * C));
-      Strided<S> dq(dbase, T, hs, OuterStride(3 * C));
-      Strided<S> dk(dbase + C, T, hs, OuterStride(3 * C));
-      Strided<S> dv(dbase + 2 * C, T, hs, OuterStride(3 * C));
-      const ConstStrided<S> d(datty + static_cast<size_t>(b) * T * C + col, T, hs, OuterStride(C));
+      const size_t qcol = static_cast<size_t>(h) * hs,
+                   kcol = Q + static_cast<size_t>(h / group) * hs;
+      const S* base = qkv + static_cast<size_t>(b) * T * W;
+      S* dbase = dqkv + static_cast<size_t>(b) * T * W;
+      const ConstStrided<S> q(base + qcol, T, hs, OuterStride(W));
+      const ConstStrided<S> k(base + kcol, T, hs, OuterStride(W));
+      const ConstStrided<S> v(base + kcol + KV, T, hs, OuterStride(W));
+      Strided<S> dq(dbase + qcol, T, hs, OuterStride(W));
+      Strided<S> dk(dbase + kcol, T, hs, OuterStride(W));
+      Strided<S> dv(dbase + kcol + KV, T, hs, OuterStride(W));
+      const ConstStrided<S> d(datty + static_cast<size_t>(b) * T * Q + qcol, T, hs, OuterStride(Q));
       const ConstMap<S> w(att + (static_cast<size_t>(b) * NH + h) * T * T, T, T);
-      dv.noalias() = w.transpose() * d;
+      dv.noalias() += w.transpose() * d;
       dw.noalias() = d * v.transpose();
-      // The softmax's Jacobian row by row; the hidden (future) keys have w = 0, so ds = 0 there.
+      // The softmax's Jacobian row by row; the hidden keys (future, or outside the window) have
+      // w = 0, so ds = 0 there.
       for (int t = 0; t < T; ++t) {
+        const int lo = window > 0 ? std::max(0, t - window + 1) : 0;
         S dot = 0;
-        for (int t2 = 0; t2 <= t; ++t2) dot += w(t, t2) * dw(t, t2);
-        for (int t2 = 0; t2 < T; ++t2) ds(t, t2) = t2 <= t ? w(t, t2) * (dw(t, t2) - dot) : S(0);
+        for (int t2 = lo; t2 <= t; ++t2) dot += w(t, t2) * dw(t, t2);
+        for (int t2 = 0; t2 < T; ++t2)
+          ds(t, t2) = t2 >= lo && t2 <= t ? w(t, t2) * (dw(t, t2) - dot) : S(0);
       }
-      dq.noalias() = ds * k * scale;
-      dk.noalias() = ds.transpose() * q * scale;
+      dq.noalias() += ds * k * scale;
+      dk.noalias() += ds.transpose() * q * scale;
     }
 }
 
@@ -200,7 +206,7 @@ double gpt_backward(const ParameterBuffer<S>& p, const ActivationsT<S>& a,
     matmul_backward(s.datty.data(), g.ptr(kAttProjW, l), g.ptr(kAttProjB, l), dres,
                     a.atty.data() + o * C, p.ptr(kAttProjW, l), N, C, C);
     attention_backward(s.dqkv.data(), s.datty.data(), a.qkv.data() + o * 3 * C,
-                       a.att.data() + o * NH * T, B, T, C, NH);
+                       a.att.data() + o * NH * T, B, T, NH, NH, C / NH, 0);
     matmul_backward(s.dln.data(), g.ptr(kQkvW, l), g.ptr(kQkvB, l), s.dqkv.data(),
                     a.ln1.data() + o * C, p.ptr(kQkvW, l), N, C, 3 * C);
     layernorm_backward(dres, g.ptr(kLn1W, l), g.ptr(kLn1B, l), s.dln.data(), residual,
@@ -210,17 +216,18 @@ double gpt_backward(const ParameterBuffer<S>& p, const ActivationsT<S>& a,
   return loss;
 }
 
-#define ATTN_LM_BACKWARD(S)                                                                  \
-  template void encoder_backward<S>(S*, S*, const S*, const int*, int, int, int);            \
-  template void layernorm_backward<S>(S*, S*, S*, const S*, const S*, const S*, const S*,    \
-                                      const S*, int, int);                                   \
-  template void matmul_backward<S>(S*, S*, S*, const S*, const S*, const S*, int, int, int); \
-  template void attention_backward<S>(S*, const S*, const S*, const S*, int, int, int, int); \
-  template void gelu_backward<S>(S*, const S*, const S*, size_t);                            \
-  template void logits_backward<S>(S*, S*, const S*, const S*, const S*, int, int, int);     \
-  template double crossentropy_backward<S>(S*, const S*, const int*, int, int, double);      \
-  template double gpt_backward<S>(const ParameterBuffer<S>&, const ActivationsT<S>&,         \
-                                  const std::vector<int>&, double, ParameterBuffer<S>&,      \
+#define ATTN_LM_BACKWARD(S)                                                                      \
+  template void encoder_backward<S>(S*, S*, const S*, const int*, int, int, int);                \
+  template void layernorm_backward<S>(S*, S*, S*, const S*, const S*, const S*, const S*,        \
+                                      const S*, int, int);                                       \
+  template void matmul_backward<S>(S*, S*, S*, const S*, const S*, const S*, int, int, int);     \
+  template void attention_backward<S>(S*, const S*, const S*, const S*, int, int, int, int, int, \
+                                      int);                                                      \
+  template void gelu_backward<S>(S*, const S*, const S*, size_t);                                \
+  template void logits_backward<S>(S*, S*, const S*, const S*, const S*, int, int, int);         \
+  template double crossentropy_backward<S>(S*, const S*, const int*, int, int, double);          \
+  template double gpt_backward<S>(const ParameterBuffer<S>&, const ActivationsT<S>&,             \
+                                  const std::vector<int>&, double, ParameterBuffer<S>&,          \
                                   GradScratch<S>&, const ForwardOptions&, int*);
 ATTN_LM_BACKWARD(float)
 ATTN_LM_BACKWARD(double)

@@ -23,12 +23,13 @@ void layernorm_backward(S* dinp, S* dweight, S* dbias, const S* dout, const S* i
 template <typename S>
 void matmul_backward(S* dinp, S* dweight, S* dbias, const S* dout, const S* inp, const S* weight,
                      int N, int C, int OC);
-// Causal attention: dqkv (B,T,3C) from datty (B,T,C), overwritten, using the weights att
-// (B,NH,T,T): dV = attᵀ·dout, datt = dout·Vᵀ, the softmax's backward
-// dscores = att ⊙ (datt − rowsum(att ⊙ datt)), dQ = dscores·K/√hs, dK = dscoresᵀ·Q/√hs.
+// attention_forward's backward: dqkv (B,T,W) from datty (B,T,NH·hs), overwritten, using the
+// weights att (B,NH,T,T): dV = attᵀ·dout, datt = dout·Vᵀ, the softmax's backward
+// dscores = att ⊙ (datt − rowsum(att ⊙ datt)), dQ = dscores·K/√hs, dK = dscoresᵀ·Q/√hs; a K/V
+// head's gradient sums over the query heads that read it.
 template <typename S>
-void attention_backward(S* dqkv, const S* datty, const S* qkv, const S* att, int B, int T, int C,
-                        int NH);
+void attention_backward(S* dqkv, const S* datty, const S* qkv, const S* att, int B, int T, int NH,
+                        int NKV, int hs, int window);
 // dinp (N) += gelu'(inp)·dout, the derivative of the tanh approximation.
 template <typename S>
 void gelu_backward(S* dinp, const S* inp, const S* dout, size_t N);

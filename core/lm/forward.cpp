@@ -70,18 +70,21 @@ void matmul_forward(const S* inp, const S* weight, const S* bias, int N, int C, 
 }
 
 template <typename S>
-void attention_forward(const S* qkv, int B, int T, int C, int NH, S* att, S* out, int threads) {
-  const int hs = C / NH;
+void attention_forward(const S* qkv, int B, int T, int NH, int NKV, int hs, int window, S* att,
+                       S* out, int threads) {
+  assert(NKV >= 1 && NH % NKV == 0);
+  const int group = NH / NKV, Q = NH * hs, KV = NKV * hs, W = Q + 2 * KV;
   const S scale = S(1) / std::sqrt(static_cast<S>(hs));
   // The (b, h) pairs are independent: shared out over the cores.
   split_range(Index{B} * NH, thread_count(threads), 1, [&](Index i0, Index i1) {
     RowMatrix<S> scores(T, T);
     for (Index i = i0; i < i1; ++i) {
       const int b = static_cast<int>(i / NH), h = static_cast<int>(i % NH);
-      const S* base = qkv + static_cast<size_t>(b) * T * 3 * C + static_cast<size_t>(h) * hs;
-      const StridedMap<S> q(base, T, hs, OuterStride(3 * C));
-      const StridedMap<S> k(base + C, T, hs, OuterStride(3 * C));
-      const StridedMap<S> v(base + 2 * C, T, hs, OuterStride(3 * C));
+      const S* base = qkv + static_cast<size_t>(b) * T * W;
+      const size_t kcol = Q + static_cast<size_t>(h / group) * hs;
+      const StridedMap<S> q(base + static_cast<size_t>(h) * hs, T, hs, OuterStride(W));
+      const StridedMap<S> k(base + kcol, T, hs, OuterStride(W));
+      const StridedMap<S> v(base + kcol + KV, T, hs, OuterStride(W));
       const size_t bh = (static_cast<size_t>(b) * NH + h) * T * T;
       Map<S> w(att + bh, T, T);
       // Two steps, the same numbers as `q * kᵀ * scale`: the product straight into `scores`
@@ -89,19 +92,22 @@ void attention_forward(const S* qkv, int B, int T, int C, int NH, S* att, S* out
       scores.noalias() = q * k.transpose();
       scores *= scale;
       for (int t = 0; t < T; ++t) {
-        // Keys t2 ≤ t only (causal); the softmax subtracts the row's maximum for stability.
+        // Keys lo ≤ t2 ≤ t only (causal, and the window); the softmax subtracts the row's
+        // maximum for stability.
+        const int lo = window > 0 ? std::max(0, t - window + 1) : 0;
         S mx = -INFINITY;
-        for (int t2 = 0; t2 <= t; ++t2) mx = std::max(mx, scores(t, t2));
+        for (int t2 = lo; t2 <= t; ++t2) mx = std::max(mx, scores(t, t2));
         S sum = 0;
-        for (int t2 = 0; t2 <= t; ++t2) {
+        for (int t2 = lo; t2 <= t; ++t2) {
           w(t, t2) = std::exp(scores(t, t2) - mx);
           sum += w(t, t2);
         }
-        for (int t2 = 0; t2 <= t; ++t2) w(t, t2) /= sum;
+        for (int t2 = lo; t2 <= t; ++t2) w(t, t2) /= sum;
+        for (int t2 = 0; t2 < lo; ++t2) w(t, t2) = S(0);
         for (int t2 = t + 1; t2 < T; ++t2) w(t, t2) = S(0);
       }
-      Eigen::Map<RowMatrix<S>, 0, OuterStride> o(out + static_cast<size_t>(b) * T * C + h * hs, T,
-                                                 hs, OuterStride(C));
+      Eigen::Map<RowMatrix<S>, 0, OuterStride> o(out + static_cast<size_t>(b) * T * Q + h * hs, T,
+                                                 hs, OuterStride(Q));
       o.noalias() = w * v;
     }
   });
@@ -180,7 +186,7 @@ void gpt_forward(const ParameterBuffer<S>& p, const std::vector<int>& tokens, in
     layernorm_forward(residual, p.ptr(kLn1W, l), p.ptr(kLn1B, l), N, C, eps, ln1,
                       a.ln1_mean.data() + o, a.ln1_rstd.data() + o);
     matmul_forward(ln1, p.ptr(kQkvW, l), p.ptr(kQkvB, l), N, C, 3 * C, qkv, th);
-    attention_forward(qkv, B, T, C, NH, a.att.data() + o * NH * T, atty, th);
+    attention_forward(qkv, B, T, NH, NH, C / NH, 0, a.att.data() + o * NH * T, atty, th);
     matmul_forward(atty, p.ptr(kAttProjW, l), p.ptr(kAttProjB, l), N, C, C, attproj, th);
     residual_forward(residual, attproj, BT * C, residual2);
     if (!mlp) {
@@ -378,7 +384,7 @@ std::vector<double> softmax_probabilities(const float* logits, int V, double tem
   template void encoder_forward<S>(const S*, const S*, const int*, int, int, int, S*);       \
   template void layernorm_forward<S>(const S*, const S*, const S*, int, int, S, S*, S*, S*); \
   template void matmul_forward<S>(const S*, const S*, const S*, int, int, int, S*, int);     \
-  template void attention_forward<S>(const S*, int, int, int, int, S*, S*, int);             \
+  template void attention_forward<S>(const S*, int, int, int, int, int, int, S*, S*, int);   \
   template void gelu_forward<S>(const S*, size_t, S*, int);                                  \
   template void residual_forward<S>(const S*, const S*, size_t, S*);                         \
   template void logits_forward<S>(const S*, const S*, int, int, int, S*, int);               \

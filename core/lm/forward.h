@@ -74,11 +74,15 @@ void layernorm_forward(const S* inp, const S* weight, const S* bias, int N, int 
 template <typename S>
 void matmul_forward(const S* inp, const S* weight, const S* bias, int N, int C, int OC, S* out,
                     int threads = 0);
-// Causal multi-head attention over qkv (B,T,3C): the weights att (B,NH,T,T) and out (B,T,C).
-// The softmax's backward needs only att, so the scaled scores are not kept (a head's scores are
-// in its trace, lm/head_trace.h).
+// Causal attention over qkv (B,T,W), each row q | k | v with NH query heads and NKV K/V heads of
+// hs (W = (NH + 2·NKV)·hs): query head h reads K/V head h / (NH/NKV), so GPT-2's multi-head
+// attention is NKV = NH and grouped-query attention NKV < NH; position i sees keys j ≤ i, and
+// i − window < j too when window > 0 (Mistral's sliding window). Writes the weights att
+// (B,NH,T,T), 0 where masked, and out (B,T,NH·hs). The softmax's backward needs only att, so the
+// scaled scores are not kept (a head's scores are in its trace, lm/head_trace.h).
 template <typename S>
-void attention_forward(const S* qkv, int B, int T, int C, int NH, S* att, S* out, int threads = 0);
+void attention_forward(const S* qkv, int B, int T, int NH, int NKV, int hs, int window, S* att,
+                       S* out, int threads = 0);
 // GPT-2's tanh approximation: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
 template <typename S>
 void gelu_forward(const S* inp, size_t N, S* out, int threads = 0);

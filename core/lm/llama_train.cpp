@@ -56,74 +56,6 @@ void rmsnorm_backward(S* dinp, S* dweight, const S* dout, const S* inp, const S*
 }
 
 template <typename S>
-void gqa_attention_forward(const S* qkv, int B, int T, int NH, int NKV, int hs, int window, S* att,
-                           S* out) {
-  assert(NH % NKV == 0);
-  const int group = NH / NKV, Q = NH * hs, W = Q + 2 * NKV * hs;
-  const S scale = S(1) / std::sqrt(static_cast<S>(hs));
-  RowMatrix<S> scores(T, T);
-  for (int b = 0; b < B; ++b)
-    for (int h = 0; h < NH; ++h) {
-      const int kvh = h / group;
-      const S* base = qkv + static_cast<size_t>(b) * T * W;
-      const ConstStrided<S> q(base + static_cast<size_t>(h) * hs, T, hs, OuterStride(W));
-      const ConstStrided<S> k(base + Q + static_cast<size_t>(kvh) * hs, T, hs, OuterStride(W));
-      const ConstStrided<S> v(base + Q + NKV * hs + static_cast<size_t>(kvh) * hs, T, hs,
-                              OuterStride(W));
-      scores.noalias() = q * k.transpose() * scale;
-      for (int t = 0; t < T; ++t) {
-        const int lo = window > 0 ? std::max(0, t - window + 1) : 0;
-        S mx = scores(t, lo);
-        for (int j = lo; j <= t; ++j) mx = std::max(mx, scores(t, j));
-        S sum = 0;
-        for (int j = 0; j < T; ++j) {
-          const S e = j >= lo && j <= t ? std::exp(scores(t, j) - mx) : S(0);
-          scores(t, j) = e;
-          sum += e;
-        }
-        scores.row(t) /= sum;
-      }
-      Eigen::Map<RowMatrix<S>>(att + (static_cast<size_t>(b) * NH + h) * T * T, T, T) = scores;
-      Strided<S>(out + static_cast<size_t>(b) * T * Q + static_cast<size_t>(h) * hs, T, hs,
-                 OuterStride(Q))
-          .noalias() = scores * v;
-    }
-}
-
-template <typename S>
-void gqa_attention_backward(S* dqkv, const S* dout, const S* qkv, const S* att, int B, int T,
-                            int NH, int NKV, int hs) {
-  const int group = NH / NKV, Q = NH * hs, KV = NKV * hs, W = Q + 2 * KV;
-  const S scale = S(1) / std::sqrt(static_cast<S>(hs));
-  std::fill(dqkv, dqkv + static_cast<size_t>(B) * T * W, S(0));
-  RowMatrix<S> dw(T, T), ds(T, T);
-  for (int b = 0; b < B; ++b)
-    for (int h = 0; h < NH; ++h) {
-      const size_t qcol = static_cast<size_t>(h) * hs,
-                   kcol = Q + static_cast<size_t>(h / group) * hs;
-      const S* base = qkv + static_cast<size_t>(b) * T * W;
-      S* dbase = dqkv + static_cast<size_t>(b) * T * W;
-      const ConstStrided<S> q(base + qcol, T, hs, OuterStride(W));
-      const ConstStrided<S> k(base + kcol, T, hs, OuterStride(W));
-      const ConstStrided<S> v(base + kcol + KV, T, hs, OuterStride(W));
-      Strided<S> dq(dbase + qcol, T, hs, OuterStride(W));
-      Strided<S> dk(dbase + kcol, T, hs, OuterStride(W));
-      Strided<S> dv(dbase + kcol + KV, T, hs, OuterStride(W));
-      const ConstStrided<S> d(dout + static_cast<size_t>(b) * T * Q + qcol, T, hs, OuterStride(Q));
-      const ConstMap<S> w(att + (static_cast<size_t>(b) * NH + h) * T * T, T, T);
-      dv.noalias() += w.transpose() * d;
-      dw.noalias() = d * v.transpose();
-      // The softmax's Jacobian row by row; masked keys have w = 0, so ds = 0 there.
-      for (int t = 0; t < T; ++t) {
-        const S dot = w.row(t).dot(dw.row(t));
-        for (int j = 0; j < T; ++j) ds(t, j) = w(t, j) * (dw(t, j) - dot);
-      }
-      dq.noalias() += ds * k * scale;
-      dk.noalias() += ds.transpose() * q * scale;
-    }
-}
-
-template <typename S>
 void swiglu_forward(const S* gate_up, int N, int F, S* out) {
   for (int n = 0; n < N; ++n) {
     const S* g = gate_up + static_cast<size_t>(n) * 2 * F;
@@ -198,7 +130,7 @@ void llama_train_forward(const ParameterBuffer<S>& p, const std::vector<int>& to
     rmsnorm_forward(x, p.ptr(kLn1W, l), N, C, eps, ln1, a.ln1_rstd.data() + o);
     matmul_forward(ln1, p.ptr(kQkvW, l), c.qkv_bias ? p.ptr(kQkvB, l) : nullptr, N, C, W, qkv, 1);
     rope_rows(qkv, c, B, T, inv_freq, false);
-    gqa_attention_forward(qkv, B, T, NH, NKV, hs, c.window(l), a.att.data() + o * NH * T, atty);
+    attention_forward(qkv, B, T, NH, NKV, hs, c.window(l), a.att.data() + o * NH * T, atty, 1);
     matmul_forward<S>(atty, p.ptr(kAttProjW, l), nullptr, N, Q, C, attproj, 1);
     residual_forward(x, attproj, BT * C, residual2);
     if (!mlp) {
@@ -269,8 +201,8 @@ double llama_backward(const ParameterBuffer<S>& p, const ActivationsT<S>& a,
     // residual2 = x + o_proj(attention(rope(ln1 · W_qkv + b))).
     matmul_backward<S>(s.datty.data(), g.ptr(kAttProjW, l), nullptr, dres, a.atty.data() + o * Q,
                        p.ptr(kAttProjW, l), N, Q, C);
-    gqa_attention_backward(s.dqkv.data(), s.datty.data(), a.qkv.data() + o * W,
-                           a.att.data() + o * NH * T, B, T, NH, NKV, hs);
+    attention_backward(s.dqkv.data(), s.datty.data(), a.qkv.data() + o * W,
+                       a.att.data() + o * NH * T, B, T, NH, NKV, hs, c.window(l));
     // RoPE is a rotation: its backward rotates the gradient back by the same angle.
     rope_rows(s.dqkv.data(), c, B, T, inv_freq, true);
     matmul_backward(s.dln.data(), g.ptr(kQkvW, l), c.qkv_bias ? g.ptr(kQkvB, l) : nullptr,
@@ -330,9 +262,6 @@ void llama_weights_from_params(Model& m) {
 
 #define ATTN_LM_LLAMA_TRAIN(S)                                                                  \
   template void rmsnorm_backward<S>(S*, S*, const S*, const S*, const S*, const S*, int, int);  \
-  template void gqa_attention_forward<S>(const S*, int, int, int, int, int, int, S*, S*);       \
-  template void gqa_attention_backward<S>(S*, const S*, const S*, const S*, int, int, int, int, \
-                                          int);                                                 \
   template void swiglu_forward<S>(const S*, int, int, S*);                                      \
   template void swiglu_backward<S>(S*, const S*, const S*, int, int);                           \
   template void llama_train_forward<S>(const ParameterBuffer<S>&, const std::vector<int>&, int, \

@@ -1,11 +1,12 @@
 // Training a Llama-family model: the forward pass over the flat parameter buffer (lm/model.h's
 // ParamLayout for a Llama config) and its hand-written backward pass, one function per layer kind
-// as GPT-2's (lm/backward.h) — RMSNorm, rotate-half RoPE, grouped-query attention with an optional
-// sliding window, SwiGLU — templates on the scalar: float for training, double for the
-// finite-difference checks. The output head is tied to the embedding. The trained weights become
-// the inference model's (lm/llama_forward.h) with llama_weights_from_params, so evaluation,
-// saving and every view read the same numbers. Shape letters as in lm/forward.h, with NKV the
-// K/V heads, W = (NH + 2·NKV)·hs the width of Q | K | V and F the SwiGLU width.
+// as GPT-2's (lm/backward.h) — RMSNorm, rotate-half RoPE, SwiGLU; the attention is GPT-2's own
+// attention_forward/backward, which read grouped K/V heads and a sliding window — templates on the
+// scalar: float for training, double for the finite-difference checks. The output head is tied
+// to the embedding. The trained weights become the inference model's (lm/llama_forward.h) with
+// llama_weights_from_params, so evaluation, saving and every view read the same numbers. Shape
+// letters as in lm/forward.h, with NKV the K/V heads, W = (NH + 2·NKV)·hs the width of Q | K | V
+// and F the SwiGLU width.
 #pragma once
 
 #include <vector>
@@ -20,17 +21,6 @@ namespace attn::lm {
 template <typename S>
 void rmsnorm_backward(S* dinp, S* dweight, const S* dout, const S* inp, const S* weight,
                       const S* rstd, int N, int C);
-// Causal grouped-query attention over qkv (B,T,W) whose Q and K are already rotated: query head h
-// reads K/V head h / (NH/NKV); position i sees keys j ≤ i with i − window < j when window > 0.
-// Writes att (B,NH,T,T) (0 where masked) and out (B,T,NH·hs).
-template <typename S>
-void gqa_attention_forward(const S* qkv, int B, int T, int NH, int NKV, int hs, int window, S* att,
-                           S* out);
-// Its backward: dqkv (B,T,W) from dout (B,T,NH·hs), overwritten; each K/V head's gradient sums
-// over the query heads that read it.
-template <typename S>
-void gqa_attention_backward(S* dqkv, const S* dout, const S* qkv, const S* att, int B, int T,
-                            int NH, int NKV, int hs);
 // SwiGLU: gate_up (N, 2F) rows gate | up → out (N,F) = silu(gate) ⊙ up.
 template <typename S>
 void swiglu_forward(const S* gate_up, int N, int F, S* out);
