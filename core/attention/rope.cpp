@@ -5,6 +5,15 @@
 #include <cmath>
 
 namespace attn {
+namespace {
+
+double dot(const std::vector<double>& x, const std::vector<double>& y) {
+  double s = 0;
+  for (size_t i = 0; i < x.size(); ++i) s += x[i] * y[i];
+  return s;
+}
+
+}  // namespace
 
 std::vector<RopePair> rope_pairs(const Matrix& before, int row, int pos,
                                  const std::vector<double>& inv_freq) {
@@ -27,19 +36,21 @@ std::vector<RopePair> rope_pairs(const Matrix& before, int row, int pos,
 
 double rope_score(const Matrix& qb, int q_row, int pos_q, const Matrix& kb, int k_row, int pos_k,
                   const std::vector<double>& inv_freq) {
-  const std::vector<double> q = rope_rotated(qb, q_row, pos_q, inv_freq);
-  const std::vector<double> k = rope_rotated(kb, k_row, pos_k, inv_freq);
-  double s = 0;
-  for (size_t i = 0; i < q.size(); ++i) s += q[i] * k[i];
-  return s;
+  return dot(rope_rotated(qb, q_row, pos_q, inv_freq), rope_rotated(kb, k_row, pos_k, inv_freq));
 }
 
 Matrix rope_distance_scores(const Matrix& qb, int q_row, const Matrix& kb, int k_row,
                             const std::vector<double>& inv_freq, int n) {
+  // Each vector turned once per position, then every pair's dot product (as rope_score).
+  std::vector<std::vector<double>> q, k;
+  for (int p = 0; p < n; ++p) {
+    q.push_back(rope_rotated(qb, q_row, p, inv_freq));
+    k.push_back(rope_rotated(kb, k_row, p, inv_freq));
+  }
   Matrix m(n, n);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b)
-      m(a, b) = static_cast<float>(rope_score(qb, q_row, a, kb, k_row, b, inv_freq));
+      m(a, b) = static_cast<float>(dot(q[static_cast<size_t>(a)], k[static_cast<size_t>(b)]));
   return m;
 }
 
