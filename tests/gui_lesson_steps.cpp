@@ -44,6 +44,14 @@ struct Screen {
   int w, h;
 };
 
+// The projector sizes a lesson step must stand whole at as one slide (design.md): a 720p
+// projector with the back row's 32 px text, a 1280×800 one at 28 and a 1080p one at 24.
+struct SlideSize {
+  Screen screen;
+  float font;
+};
+constexpr SlideSize kSlideSizes[] = {{{1280, 720}, 32}, {{1280, 800}, 28}, {{1920, 1080}, 24}};
+
 // `number` written in `text` as a number of its own (not inside a longer one).
 bool writes(const std::string& text, const std::string& number) {
   for (size_t at = text.find(number); at != std::string::npos; at = text.find(number, at + 1)) {
@@ -133,117 +141,152 @@ std::vector<std::string> hidden_numbers(const LessonQuestion& q, const Attention
   return out;
 }
 
+// What keeps the frame just drawn from being one slide a class can read, or "" (design.md's
+// slide rule, from the app's own layout records).
+std::string slide_faults(Ui& ui) {
+  std::string out;
+  auto fault = [&out](const std::string& f) { out += (out.empty() ? "" : "; ") + f; };
+  if (!ui.slide.on) fault("not laid out as a slide");
+  if (!ui.slide.fits)
+    fault("the step needs " + std::to_string(static_cast<int>(ui.slide.needed)) +
+          " px, the column has " + std::to_string(static_cast<int>(ui.slide.room)));
+  if (ui.slide.scroll_max > 0.5f)
+    fault("the lesson column scrolls (its body measured " + std::to_string(ui.slide.body) +
+          " px, drawn " + std::to_string(ui.slide.drawn) + ")");
+  if (ui.slide.scroll_max_x > 0.5f) fault("the lesson column scrolls sideways");
+  if (!ui.slide.choices_whole) fault("a choice is cut");
+  const auto it = ui.views.find("main");
+  if (ui.model_stage.empty() && it != ui.views.end() && it->second.drawn) {
+    const HeatmapViewport& v = it->second;
+    if (v.numbers_shown && v.number_px < 16.0f - 0.01f)
+      fault("cell numbers at " + std::to_string(v.number_px) + " px");
+    if (v.labels_dropped > 0) fault(std::to_string(v.labels_dropped) + " labels left out");
+    if (v.labels_abbreviated > 0) fault(std::to_string(v.labels_abbreviated) + " labels shortened");
+  }
+  return out;
+}
+
 TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
   std::string error;
   const std::vector<LessonInfo> course = list_course(error);
   ASSERT_GE(course.size(), 13u) << error;
-  const Screen screens[] = {{1280, 720}, {1920, 1080}};
-  const float fonts[] = {20, 24, 32};
   ui.presentation = true;
   ui.settings.animate = false;  // the settled screen: a stage change's frames are in between
   int checked = 0, questions = 0, scrolling = 0;
+  std::vector<std::string> failures;  // one line per step view that is not one readable slide
   for (const LessonInfo& info : course) {
     ASSERT_TRUE(open_lesson(ui, info.path, error)) << error;
     for (int k = 0; k < ui.lesson->step_count(); ++k) {
       ASSERT_TRUE(ui.lesson->go_to(k));
       ASSERT_TRUE(apply_lesson_step(ui));
       const LessonStep& step = ui.lesson->step();
-      for (float font : fonts)
-        for (Screen s : screens) {
-          SCOPED_TRACE(info.path + " step " + std::to_string(k + 1) + " at " + std::to_string(s.w) +
-                       "x" + std::to_string(s.h) + " font " +
-                       std::to_string(static_cast<int>(font)));
-          ui.settings.font_px = font;
-          frames_at(s);
-          ++checked;
-          // No widget clipped or overlapping another, no text cut.
-          test::check_layout(items, placed);
-          ASSERT_GT(items.size(), 10u) << "no widgets recorded";
-          // A small matrix on the stepper has room for its numbers, at every size and font.
-          const HeatmapViewport& v = ui.views["main"];
-          if (state.has_trace() && step.lm_model.empty() && step.seq2seq_tab.empty() &&
-              state.current_stage().id != StageId::kInputs && v.drawn && v.rows <= 8 &&
-              v.cols <= 8) {
-            EXPECT_TRUE(v.numbers_shown) << v.rows << "×" << v.cols << " cells of " << v.cell_w
-                                         << "×" << v.cell_h << " px without their numbers";
-          }
-          if (!step.question || !state.has_trace() || !step.lm_model.empty()) continue;
-          ++questions;
-          const LessonQuestion& q = *step.question;
-          // The Check button is inside the question's area, and that area on the screen.
-          const ImVec4 box = ui.lesson_answer_box, area = ui.lesson_question_rect;
-          EXPECT_GE(box.x, area.x);
-          EXPECT_GE(box.y, area.y);
-          EXPECT_LE(box.z, area.z + 0.5f);
-          EXPECT_LE(box.w, area.w + 0.5f) << "the Check button is cut off";
-          EXPECT_LE(area.w, static_cast<float>(s.h));
-          EXPECT_TRUE(ui.lesson_prompt_shown) << "the question's prompt is out of view";
-          // The choices too, unless the question alone is taller than the column's room (long
-          // sentences at 1280×720 in 32 px type): then it scrolls, prompt first.
-          if (ui.lesson_question_h <= ui.lesson_question_room) {
-            EXPECT_TRUE(ui.lesson_choices_shown) << "the question's choices are out of view";
-          } else {
-            ++scrolling;
-            std::printf("the question scrolls: %s step %d at %dx%d font %d\n", info.path.c_str(),
-                        k + 1, s.w, s.h, static_cast<int>(font));
-          }
-          EXPECT_LE(ui.lesson_nav_bottom, area.w + 0.5f) << "Previous / Next are cut off";
-          // No drawn text writes a hidden number, unless a cell left in view shows the same
-          // number (then it does not tell which cell holds it).
-          const AttentionTrace& t = state.trace();
-          const Matrix* m = nullptr;
-          const int decimals = ui.settings.decimals;
-          for (const std::string& number : hidden_numbers(q, t, decimals, &m)) {
-            bool elsewhere = false;
-            const AnswerRef& a = q.answer;
-            const bool row = q.kind == QuestionKind::kKey || *a.stage == StageId::kWeights;
-            for (Eigen::Index i = 0; i < m->rows() && !elsewhere; ++i)
-              for (Eigen::Index j = 0; j < m->cols() && !elsewhere; ++j) {
-                const bool concealed = i == a.row && (row || j == a.col);
-                for (int d : {decimals, 3, 4})
-                  elsewhere = elsewhere || (!concealed && fixed((*m)(i, j), d) == number);
-              }
-            // The stage on screen, when it is another: its cells are not the answer's.
-            const StageId on_screen = state.current_stage().id;
-            if (on_screen != a.stage && t.find(on_screen)) {
-              const Matrix& o =
-                  t.head(on_screen, std::min(state.head(), t.step(on_screen).num_heads() - 1));
-              for (Eigen::Index i = 0; i < o.rows() && !elsewhere; ++i)
-                for (Eigen::Index j = 0; j < o.cols() && !elsewhere; ++j)
-                  for (int d : {decimals, 3, 4})
-                    elsewhere = elsewhere || fixed(o(i, j), d) == number;
-            }
-            if (elsewhere) continue;
-            for (const std::string& text : texts)
-              EXPECT_FALSE(writes(text, number)) << "“" << text << "” tells " << number;
-          }
-          // Which key/value head a query head uses: no label says it.
-          if (q.answer.property == "kv_head") {
-            const int g = t.kv_head_of[static_cast<size_t>(q.answer.head)];
-            for (const std::string& text : texts) {
-              EXPECT_EQ(lower(text).find("key/value head " + std::to_string(g)), std::string::npos)
-                  << text;
-              EXPECT_EQ(text.find("K/V " + std::to_string(g)), std::string::npos) << text;
-            }
-          }
-          // How many heads: no "H 4" or "of 4" in the status bar or the heading.
-          if (q.answer.property == "heads" || q.answer.property == "kv_heads")
-            for (const std::string& text : texts) {
-              EXPECT_EQ(text.find("H_kv "), std::string::npos) << text;
-              EXPECT_EQ(text.find("H = "), std::string::npos) << text;
-            }
+      for (const SlideSize& size : kSlideSizes) {
+        const Screen s = size.screen;
+        const float font = size.font;
+        const std::string where = info.path.substr(info.path.find_last_of('/') + 1) + " step " +
+                                  std::to_string(k + 1) + " at " + std::to_string(s.w) + "x" +
+                                  std::to_string(s.h) + "/" +
+                                  std::to_string(static_cast<int>(font));
+        SCOPED_TRACE(where);
+        ui.settings.font_px = font;
+        frames_at(s);
+        ++checked;
+        // No widget clipped or overlapping another, no text cut.
+        test::check_layout(items, placed);
+        ASSERT_GT(items.size(), 10u) << "no widgets recorded";
+        // One slide: the step's words, question, every choice and the buttons stand whole in
+        // the lesson's column, nothing scrolls, and the figure's text is 16 px or more.
+        const std::string slide = slide_faults(ui);
+        if (!slide.empty()) failures.push_back(where + ": " + slide);
+        // A small matrix on the stepper has room for its numbers, at every size and font.
+        const HeatmapViewport& v = ui.views["main"];
+        if (state.has_trace() && step.lm_model.empty() && step.seq2seq_tab.empty() &&
+            state.current_stage().id != StageId::kInputs && v.drawn && v.rows <= 8 && v.cols <= 8) {
+          EXPECT_TRUE(v.numbers_shown) << v.rows << "×" << v.cols << " cells of " << v.cell_w << "×"
+                                       << v.cell_h << " px without their numbers";
         }
+        if (!step.question || !state.has_trace() || !step.lm_model.empty()) continue;
+        ++questions;
+        const LessonQuestion& q = *step.question;
+        // The Check button is inside the question's area, and that area on the screen.
+        const ImVec4 box = ui.lesson_answer_box, area = ui.lesson_question_rect;
+        EXPECT_GE(box.x, area.x);
+        EXPECT_GE(box.y, area.y);
+        EXPECT_LE(box.z, area.z + 0.5f);
+        EXPECT_LE(box.w, area.w + 0.5f) << "the Check button is cut off";
+        EXPECT_LE(area.w, static_cast<float>(s.h));
+        EXPECT_TRUE(ui.lesson_prompt_shown) << "the question's prompt is out of view";
+        // The choices too, unless the question alone is taller than the column's room (long
+        // sentences at 1280×720 in 32 px type): then it scrolls, prompt first.
+        if (ui.slide.on) {
+          // The slide's faults above say whether the choices stand whole.
+        } else if (ui.lesson_question_h <= ui.lesson_question_room) {
+          EXPECT_TRUE(ui.lesson_choices_shown) << "the question's choices are out of view";
+        } else {
+          ++scrolling;
+          std::printf("the question scrolls: %s step %d at %dx%d font %d\n", info.path.c_str(),
+                      k + 1, s.w, s.h, static_cast<int>(font));
+        }
+        EXPECT_LE(ui.lesson_nav_bottom, area.w + 0.5f) << "Previous / Next are cut off";
+        // No drawn text writes a hidden number, unless a cell left in view shows the same
+        // number (then it does not tell which cell holds it).
+        const AttentionTrace& t = state.trace();
+        const Matrix* m = nullptr;
+        const int decimals = ui.settings.decimals;
+        for (const std::string& number : hidden_numbers(q, t, decimals, &m)) {
+          bool elsewhere = false;
+          const AnswerRef& a = q.answer;
+          const bool row = q.kind == QuestionKind::kKey || *a.stage == StageId::kWeights;
+          for (Eigen::Index i = 0; i < m->rows() && !elsewhere; ++i)
+            for (Eigen::Index j = 0; j < m->cols() && !elsewhere; ++j) {
+              const bool concealed = i == a.row && (row || j == a.col);
+              for (int d : {decimals, 3, 4})
+                elsewhere = elsewhere || (!concealed && fixed((*m)(i, j), d) == number);
+            }
+          // The stage on screen, when it is another: its cells are not the answer's.
+          const StageId on_screen = state.current_stage().id;
+          if (on_screen != a.stage && t.find(on_screen)) {
+            const Matrix& o =
+                t.head(on_screen, std::min(state.head(), t.step(on_screen).num_heads() - 1));
+            for (Eigen::Index i = 0; i < o.rows() && !elsewhere; ++i)
+              for (Eigen::Index j = 0; j < o.cols() && !elsewhere; ++j)
+                for (int d : {decimals, 3, 4}) elsewhere = elsewhere || fixed(o(i, j), d) == number;
+          }
+          if (elsewhere) continue;
+          for (const std::string& text : texts)
+            EXPECT_FALSE(writes(text, number)) << "“" << text << "” tells " << number;
+        }
+        // Which key/value head a query head uses: no label says it.
+        if (q.answer.property == "kv_head") {
+          const int g = t.kv_head_of[static_cast<size_t>(q.answer.head)];
+          for (const std::string& text : texts) {
+            EXPECT_EQ(lower(text).find("key/value head " + std::to_string(g)), std::string::npos)
+                << text;
+            EXPECT_EQ(text.find("K/V " + std::to_string(g)), std::string::npos) << text;
+          }
+        }
+        // How many heads: no "H 4" or "of 4" in the status bar or the heading.
+        if (q.answer.property == "heads" || q.answer.property == "kv_heads")
+          for (const std::string& text : texts) {
+            EXPECT_EQ(text.find("H_kv "), std::string::npos) << text;
+            EXPECT_EQ(text.find("H = "), std::string::npos) << text;
+          }
+      }
       // Answered, the step shows everything again.
       if (step.question && state.has_trace() && step.lm_model.empty()) {
         ui.lesson->show_answer(state.trace(), state.precision);
-        frames_at(screens[0], 2);
+        frames_at(kSlideSizes[0].screen, 2);
         EXPECT_FALSE(ui.secret.active);
       }
     }
   }
-  std::printf("checked %d step views (%d with a question, %d of them scrolling)\n", checked,
-              questions, scrolling);
-  EXPECT_GE(questions, 3 * 2 * 40);
+  std::printf(
+      "checked %d step views (%d with a question, %d of them scrolling); "
+      "%zu not one readable slide\n",
+      checked, questions, scrolling, failures.size());
+  for (const std::string& f : failures) std::printf("  %s\n", f.c_str());
+  EXPECT_TRUE(failures.empty()) << failures.size() << " step views are not one readable slide";
+  EXPECT_GE(questions, 3 * 40);
 }
 
 // Bigger text grows the matrix: fear-is-the's weights at 1280×720 in presentation mode, with

@@ -79,9 +79,9 @@ float item_content_bottom() {
   return ImGui::GetItemRectMax().y - ImGui::GetWindowPos().y + ImGui::GetScrollY();
 }
 
-void text_wrapped_at_spaces(const std::string& full, std::vector<float>* line_bottoms) {
+std::vector<std::string> wrapped_lines(const std::string& full, float width) {
   const std::string text = clip_utf8(full, kMaxDrawnTextBytes);
-  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
+  std::vector<std::string> lines;
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
@@ -95,17 +95,24 @@ void text_wrapped_at_spaces(const std::string& full, std::vector<float>* line_bo
       const std::string word = paragraph.substr(k, sp - k);
       const std::string longer = line.empty() ? word : line + " " + word;
       if (!line.empty() && ImGui::CalcTextSize(longer.c_str()).x > width) {
-        ImGui::TextUnformatted(line.c_str());
-        if (line_bottoms) line_bottoms->push_back(item_content_bottom());
+        lines.push_back(line);
         line = word;
       } else {
         line = longer;
       }
       k = sp + 1;
     }
+    lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+void text_wrapped_at_spaces(const std::string& full, std::vector<float>* line_bottoms) {
+  const float width = std::max(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 4);
+  for (const std::string& line : wrapped_lines(full, width)) {
     ImGui::TextUnformatted(line.c_str());
     if (line_bottoms) line_bottoms->push_back(item_content_bottom());
-    start = end + 1;
   }
 }
 
@@ -419,6 +426,36 @@ const WindowEntry kWindows[] = {
 
 }  // namespace
 
+namespace {
+
+// The width a slide's figure needs for its labels and numbers to be read at the back of the
+// room (cells for 16 px numbers, a label column, the colour bar), at most 70 % of the window.
+float figure_min_width(const Ui& ui, float window_w) {
+  const float fs = ImGui::GetFontSize();
+  if (!ui.model_stage.empty()) return window_w * 0.5f;  // a model's views need half the room
+  const AppState& st = ui.state;
+  if (!st.has_trace()) return 0;
+  const AttentionTrace& t = st.trace();
+  const StageId id = st.current_stage().id;
+  const float cell = 16.0f * 3;  // "0.77" at 16 px and the cell's margins
+  float w = 0;
+  if (id == StageId::kInputs)
+    w = static_cast<float>(t.d_k * 2 + t.d_v) * cell + fs * 9;  // Q, K, V, each with labels
+  else
+    w = static_cast<float>(t.head(id, std::min(st.head(), t.step(id).num_heads() - 1)).cols()) *
+            cell +
+        fs * 6;
+  return std::min(w, window_w * 0.7f);
+}
+
+}  // namespace
+
+bool status_has_news(const Ui& ui) {
+  const AppState& st = ui.state;
+  return (!st.message().empty() && st.message_is_error()) || st.computing() ||
+         ui.export_job.running() || class_mode_on(ui);
+}
+
 void draw_app(Ui& ui) {
   AppState& st = ui.state;
   ui.now = ImGui::GetTime();
@@ -475,7 +512,23 @@ void draw_app(Ui& ui) {
   const bool stepper = ui.model_stage.empty();
   if (!stepper) in.pipeline_h = 0;
   in.model_stage = !stepper;
-  const PanelLayout L = compute_layout(in);
+  if (in.presentation && !in.panels_shown && in.lesson) {
+    // A slide: the column is as wide as the step's words need, the figure keeps what it needs to
+    // be read, and the status bar steps aside unless it has something to say.
+    in.lesson_height = [&ui](float w) { return lesson_slide_height(ui, w); };
+    in.figure_min_w = figure_min_width(ui, in.width);
+    if (!status_has_news(ui)) in.status_h = 0;
+  }
+  PanelLayout L = compute_layout(in);
+  if (L.slide && !L.slide_fits && in.status_h == 0) {
+    // Too long for a slide: the status bar comes back to say so (panel_menu.cpp).
+    in.status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
+    L = compute_layout(in);
+    L.slide_fits = false;
+  }
+  ui.slide.on = L.slide;
+  ui.slide.fits = L.slide_fits;
+  ui.status_shown = in.status_h > 0;
   const std::string sig = signature(L);
   const bool relayout = ui.reset_layout || sig != ui.layout_applied;
   ui.layout_applied = sig;
@@ -561,7 +614,7 @@ void draw_app(Ui& ui) {
     }
   }
 
-  draw_status_bar(ui);
+  if (ui.status_shown) draw_status_bar(ui);
   for (const WindowEntry& w : kWindows) {
     if (w.poll) w.poll(ui);
     if (w.is_open(ui)) w.draw(ui);

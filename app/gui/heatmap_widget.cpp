@@ -316,8 +316,9 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   L.pad = pad;
   // Every size from the room, in the order the eye reads.
   // Labels shrink to this before anything else; presentation's large text lets them go further
-  // (14 px still reads on a projector) before they turn upright and take the cells' height.
-  const float min_lf = in.cells_first ? std::max(std::min(fs * 0.72f, 14.0f), fs * 0.45f)
+  // (16 px, the least a projector's back row reads) before they turn upright and take the cells'
+  // height.
+  const float min_lf = in.cells_first ? std::max(std::min(fs * 0.72f, 16.0f), fs * 0.45f)
                                       : std::max(fs * 0.72f, 10.0f);
   L.min_lf = min_lf;
   const bool row_names = in.labels && in.row_labels_shown;
@@ -455,15 +456,16 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   const bool big_numbers = in.max_cell <= 0;
   const float number_cap = big_numbers ? fs * 2.2f : fs;
   const float nf = em > 0 ? std::min({cell_h * 0.5f, (cell_w * 0.8f - 4) / em, number_cap}) : 0;
-  // Presentation's large text lets the numbers go down to 14 px (readable on a projector) before
+  // Presentation's large text lets the numbers go down to 16 px (readable on a projector) before
   // they are left out.
   const float min_nf =
-      in.cells_first ? std::max(10.0f, std::min(fs * 0.55f, 14.0f)) : std::max(10.0f, fs * 0.55f);
+      in.cells_first ? std::max(10.0f, std::min(fs * 0.55f, 16.0f)) : std::max(10.0f, fs * 0.55f);
   L.number_size = nf;
   L.numbers_shown = in.cell_text && L.small && nf >= min_nf;
   // Labels: as large as the rows allow, and every so many when they cannot all have one.
   // Every row labelled at 12 px rather than every other one at 14 (a 24-token sentence at 720p).
-  const float row_min = cell_h / 1.05f >= 12.0f ? std::min(min_lf, cell_h / 1.05f) : min_lf;
+  const float row_min =
+      cell_h / 1.05f >= 12.0f && !in.cells_first ? std::min(min_lf, cell_h / 1.05f) : min_lf;
   L.row_lf = std::clamp(cell_h / 1.05f, row_min, fs);
   L.row_every = label_step(L.row_lf * 1.02f / cell_h);
   L.col_every = label_step(vertical ? col_lf * 1.1f / cell_w

@@ -237,6 +237,66 @@ void draw_step_and_question(Ui& ui, LessonPlayer& p, float room, float buttons_h
   }
 }
 
+// Previous, the score and Next (or Next lesson, or Finish), one row at the column's foot.
+void draw_lesson_nav(Ui& ui) {
+  LessonPlayer& p = *ui.lesson;
+  const float fs = ImGui::GetFontSize();
+  const int n = p.step_count(), k = p.step_index();
+  const float avail = ImGui::GetContentRegionAvail().x, sp = ImGui::GetStyle().ItemSpacing.x;
+  const float bw = std::min(std::max(fs * 6.5f, (avail - sp * 2) / 3), (avail - sp) / 2);
+  ImGui::BeginDisabled(k == 0);
+  if (ImGui::Button("◀ Previous", {bw, 0}))
+    ui.defer([&ui] {
+      if (ui.lesson && ui.lesson->previous()) apply_lesson_step(ui);
+    });
+  ImGui::EndDisabled();
+  // The score between the buttons, when there is room for it.
+  const int q = p.question_count();
+  const std::string score =
+      q > 0 ? std::to_string(p.correct_count()) + " of " + std::to_string(q) + " right" : "";
+  const float gap = ImGui::GetContentRegionAvail().x - 2 * bw;
+  const float tw = ImGui::CalcTextSize(score.c_str()).x;
+  if (q > 0 && tw + 2 * ImGui::GetStyle().ItemSpacing.x <= gap) {
+    ImGui::SameLine(0, (gap - tw) / 2);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("%s", score.c_str());
+  }
+  ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - bw);
+  if (k + 1 < n) {
+    if (ImGui::Button("Next ▶", {bw, 0}))
+      ui.defer([&ui] {
+        if (ui.lesson && ui.lesson->next()) apply_lesson_step(ui);
+      });
+  } else if (!p.next_lesson.empty()) {
+    if (ImGui::Button("Next lesson ▶", {bw, 0}))
+      ui.defer([&ui] {
+        std::string error;
+        const std::string next = ui.lesson->next_lesson;
+        if (!open_lesson(ui, next, error)) ui.state.set_message(error, true);
+      });
+  } else if (ImGui::Button("Finish", {bw, 0})) {
+    ui.defer([&ui] { close_lesson(ui); });
+  }
+  ui.lesson_nav_bottom = ImGui::GetItemRectMax().y;
+}
+
+// How many rows the answer row takes at the column's width: one, or two when Show answer does
+// not fit beside the field and Check (0 without a question).
+int answer_rows(const Ui& ui, const LessonPlayer& p, float width) {
+  const LessonStep& s = p.step();
+  if (!s.question) return 0;
+  const float fs = ImGui::GetFontSize(), spacing = ImGui::GetStyle().ItemSpacing.x;
+  const float answer_w = (s.question->kind == QuestionKind::kNumber ? fs * 4.5f + spacing : 0) +
+                         button_width(p.answer().answered ? "Check again" : "Check") + spacing +
+                         (p.answer().revealed() ? 0 : button_width(show_answer_label(ui)));
+  return answer_w <= width ? 1 : 2;
+}
+
+float buttons_height(const Ui& ui, const LessonPlayer& p, float width) {
+  return ImGui::GetFrameHeightWithSpacing() * static_cast<float>(1 + answer_rows(ui, p, width)) +
+         ImGui::GetStyle().ItemSpacing.y;
+}
+
 }  // namespace
 
 UiSettings user_settings(const Ui& ui) {
@@ -401,7 +461,6 @@ void draw_lesson_contents(Ui& ui) {
                     ImGui::GetWindowSize().y};
   LessonPlayer& p = *ui.lesson;
   const Lesson& l = p.lesson();
-  const LessonStep& s = p.step();
   const float fs = ImGui::GetFontSize();
 
   // The lesson's title is the window's (draw_lesson_window); in a tabbed column, it is here.
@@ -415,55 +474,149 @@ void draw_lesson_contents(Ui& ui) {
 
   // The step's text and question (draw_step_and_question), then the answer row and the buttons,
   // always in view.
-  const float row_h = ImGui::GetFrameHeightWithSpacing();
-  // The answer row: one line, or two when Show answer does not fit beside the field and Check.
-  const float spacing = ImGui::GetStyle().ItemSpacing.x;
-  const float answer_w =
-      (s.question && s.question->kind == QuestionKind::kNumber ? fs * 4.5f + spacing : 0) +
-      button_width(p.answer().answered ? "Check again" : "Check") + spacing +
-      (p.answer().revealed() ? 0 : button_width(show_answer_label(ui)));
-  const int answer_rows = !s.question ? 0 : answer_w <= ImGui::GetContentRegionAvail().x ? 1 : 2;
-  const float buttons_h = row_h * (1 + answer_rows) + ImGui::GetStyle().ItemSpacing.y;
+  const float buttons_h = buttons_height(ui, p, ImGui::GetContentRegionAvail().x);
   const float room = ImGui::GetContentRegionAvail().y - buttons_h;
   ui.lesson_question_room = room;
   draw_step_and_question(ui, p, room, buttons_h);
 
-  const float bw = std::max(
-      fs * 6.5f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ItemSpacing.x * 2) / 3);
-  ImGui::BeginDisabled(k == 0);
-  if (ImGui::Button("◀ Previous", {bw, 0}))
-    ui.defer([&ui] {
-      if (ui.lesson && ui.lesson->previous()) apply_lesson_step(ui);
-    });
-  ImGui::EndDisabled();
-  // The score between the buttons, when there is room for it.
-  const int q = p.question_count();
-  const std::string score =
-      q > 0 ? std::to_string(p.correct_count()) + " of " + std::to_string(q) + " right" : "";
-  const float gap = ImGui::GetContentRegionAvail().x - 2 * bw;
-  const float tw = ImGui::CalcTextSize(score.c_str()).x;
-  if (q > 0 && tw + 2 * ImGui::GetStyle().ItemSpacing.x <= gap) {
-    ImGui::SameLine(0, (gap - tw) / 2);
-    ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled("%s", score.c_str());
+  draw_lesson_nav(ui);
+}
+
+namespace {
+
+// Height of `text` wrapped at spaces to `width` in `font`, one TextUnformatted line each.
+float wrapped_height(const std::string& text, float width, ImFont* font) {
+  ImGui::PushFont(font);
+  const float w = std::max(width, ImGui::GetFontSize() * 4);
+  const float h = static_cast<float>(wrapped_lines(text, w).size()) *
+                  (ImGui::GetFontSize() + ImGui::GetStyle().ItemSpacing.y);
+  ImGui::PopFont();
+  return h;
+}
+
+// The choices as draw_question lays them out: flowing like words when every one fits on half a
+// line, else one sentence a row wrapped beside its button.
+float choices_height(const Ui& ui, const LessonQuestion& q, float width) {
+  if (q.kind == QuestionKind::kNumber || !ui.state.has_trace()) return 0;
+  const float fs = ImGui::GetFontSize();
+  const float row = fs * 1.16f + fs * 0.2f;  // the radio's frame (padding 0.08 em) and spacing
+  const std::vector<std::string> options = question_options(q, ui.state.trace());
+  std::vector<std::string> labels;
+  bool short_labels = true;
+  for (size_t i = 0; i < options.size(); ++i) {
+    labels.push_back(q.kind == QuestionKind::kKey
+                         ? options[i]
+                         : std::string(1, static_cast<char>('A' + i)) + ".  " + options[i]);
+    short_labels = short_labels && radio_width(labels.back().c_str()) <= width * 0.5f;
   }
-  ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - bw);
-  if (k + 1 < n) {
-    if (ImGui::Button("Next ▶", {bw, 0}))
-      ui.defer([&ui] {
-        if (ui.lesson && ui.lesson->next()) apply_lesson_step(ui);
-      });
-  } else if (!p.next_lesson.empty()) {
-    if (ImGui::Button("Next lesson ▶", {bw, 0}))
-      ui.defer([&ui] {
-        std::string error;
-        const std::string next = ui.lesson->next_lesson;
-        if (!open_lesson(ui, next, error)) ui.state.set_message(error, true);
-      });
-  } else if (ImGui::Button("Finish", {bw, 0})) {
-    ui.defer([&ui] { close_lesson(ui); });
+  if (q.kind == QuestionKind::kKey || short_labels) {
+    int rows = labels.empty() ? 0 : 1;
+    float x = 0;
+    const float gap = ImGui::GetStyle().ItemSpacing.x;
+    for (const std::string& l : labels) {
+      const float w = radio_width(l.c_str());
+      if (x > 0 && x + gap + w > width) {
+        ++rows;
+        x = 0;
+      }
+      x += (x > 0 ? gap : 0) + w;
+    }
+    return static_cast<float>(rows) * row;
   }
-  ui.lesson_nav_bottom = ImGui::GetItemRectMax().y;
+  const float text_w =
+      width - ImGui::GetFrameHeight() - ImGui::GetStyle().ItemSpacing.x;  // beside its button
+  float h = 0;
+  for (const std::string& l : labels) {
+    const float lines = static_cast<float>(wrapped_lines(l, std::max(text_w, fs * 4)).size());
+    h += std::max(fs * 1.16f, lines * fs + (lines - 1) * fs * 0.2f) + fs * 0.2f;
+  }
+  return h;
+}
+
+// The slide's step: title, paragraphs, formula, question, choices and feedback, as drawn by
+// draw_step_title, draw_step_text and draw_question in one column of `width`.
+float slide_body_height(const Ui& ui, const LessonPlayer& p, float width) {
+  const LessonStep& s = p.step();
+  const float fs = ImGui::GetFontSize(), sp = ImGui::GetStyle().ItemSpacing.y;
+  float h = wrapped_height(s.title, width, ui.font_bold) + sp;
+  for (const std::string& para : s.text) h += wrapped_height(para, width, ui.font_regular) + sp;
+  if (!s.formula.empty()) {
+    ImGui::PushFont(ui.font_mono);
+    const float mono = ImGui::GetFontSize();
+    const float wrap = width - mono;  // the box's padding, half an em a side
+    h += ImGui::CalcTextSize(s.formula.c_str(), nullptr, false, wrap).y + mono * 0.7f +
+         mono * 0.3f + sp;
+    ImGui::PopFont();
+  }
+  if (s.question) {
+    const LessonQuestion& q = *s.question;
+    h += sp + 1 + sp;  // Spacing and Separator
+    h += wrapped_height(q.prompt, width, ui.font_bold);
+    h += choices_height(ui, q, width);
+    if (class_mode_on(ui)) h += (fs + sp) * 2;  // the class's counts under the question
+    const StepAnswer& a = p.answer();
+    if (!a.verdict.feedback.empty())
+      h += wrapped_height(a.verdict.feedback, width, ui.font_regular);
+  }
+  return h + fs * 0.25f;  // a quarter line to spare: rounding in the wrapped lines' widths
+}
+
+float slide_header_height() {
+  return ImGui::GetFontSize() * 1.15f + ImGui::GetStyle().ItemSpacing.y;
+}
+
+}  // namespace
+
+float lesson_slide_height(Ui& ui, float width) {
+  if (!lesson_open(ui)) return 0;
+  const ImVec2 pad = ImGui::GetStyle().WindowPadding;
+  const float inner = width - pad.x * 2;
+  const LessonPlayer& p = *ui.lesson;
+  return pad.y * 2 + slide_header_height() + slide_body_height(ui, p, inner) +
+         buttons_height(ui, p, inner);
+}
+
+// The lesson's column as a slide: how far along (in the bar), the step whole (title, words,
+// formula, question, choices, feedback) with nothing to scroll when the layout found it room,
+// then the answer row and Previous / Next at the foot.
+void draw_lesson_slide(Ui& ui) {
+  LessonPlayer& p = *ui.lesson;
+  const LessonStep& s = p.step();
+  const float fs = ImGui::GetFontSize();
+  ui.lesson_rect = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, ImGui::GetWindowSize().x,
+                    ImGui::GetWindowSize().y};
+  const int n = p.step_count(), k = p.step_index();
+  const std::string where = "Step " + std::to_string(k + 1) + " of " + std::to_string(n);
+  ImGui::ProgressBar(static_cast<float>(k + 1) / static_cast<float>(n), {-1, fs * 1.15f},
+                     where.c_str());
+  const float width = ImGui::GetContentRegionAvail().x;
+  const float buttons_h = buttons_height(ui, p, width);
+  ui.slide.needed = lesson_slide_height(ui, ImGui::GetWindowSize().x);
+  ui.slide.body = slide_body_height(ui, p, width);
+  ui.slide.room = ImGui::GetWindowSize().y;
+  ui.lesson_question_room = ImGui::GetContentRegionAvail().y - buttons_h;
+  ui.lesson_line_bottoms.clear();
+  // Held whole, it has no scrollbar (whose width, left over from a size where the step did not
+  // fit, would rewrap the words longer than the room); a step too long for any width scrolls.
+  const ImGuiWindowFlags fixed =
+      ui.slide.fits ? ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse : 0;
+  ImGui::BeginChild(("lesson-slide-" + std::to_string(k)).c_str(), {0, -buttons_h}, false, fixed);
+  if (ui.slide.fits) ImGui::SetScrollY(0);
+  draw_step_title(ui, s);
+  draw_step_text(ui, s);
+  ui.lesson_prompt_shown = ui.lesson_choices_shown = true;
+  if (s.question) draw_question(ui, p, *s.question, false);
+  ui.slide.choices_whole = ui.lesson_choices_shown && ui.lesson_prompt_shown;
+  ui.slide.drawn = ImGui::GetCursorPosY();  // the body's height as drawn
+  ui.slide.scroll_max = ImGui::GetScrollMaxY();
+  ui.slide.scroll_max_x = ImGui::GetScrollMaxX();
+  ImGui::EndChild();
+  if (s.question) {
+    draw_answer_row(ui, p, *s.question);
+    const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
+    ui.lesson_question_rect = {at.x, at.y, at.x + size.x, at.y + size.y};
+  }
+  draw_lesson_nav(ui);
 }
 
 void draw_lesson_window(Ui& ui) {
@@ -475,6 +628,12 @@ void draw_lesson_window(Ui& ui) {
   // the question.
   const ImGuiWindowFlags flags =
       ImGuiWindowFlags_NoCollapse | (ui.presentation ? ImGuiWindowFlags_NoTitleBar : 0);
+  if (ui.slide.on && lesson_open(ui)) {
+    if (ImGui::Begin(title.c_str(), nullptr, flags | ImGuiWindowFlags_NoScrollbar))
+      draw_lesson_slide(ui);
+    ImGui::End();
+    return;
+  }
   if (ImGui::Begin(title.c_str(), nullptr, flags)) {
     ui.lesson_titled = true;
     if (ImGui::BeginTabBar("lesson-tabs")) {

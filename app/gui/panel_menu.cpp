@@ -331,8 +331,13 @@ void draw_status_bar(Ui& ui) {
     char sizes[160];
     std::snprintf(sizes, sizeof sizes, "  n_q %d · n_k %d · d_k %d · d_v %d · H %d · H_kv %d  ",
                   t.n_q, t.n_k, t.d_k, t.d_v, t.num_heads, t.num_kv_heads);
+    // A slide too long for the screen says so to whoever wrote the lesson (an error first).
+    const bool long_step = ui.slide.on && !ui.slide.fits && !st.message_is_error();
     const std::string message =
-        st.message().empty() ? "" : (st.message_is_error() ? "⚠ " : "") + st.message();
+        long_step ? "This step is longer than one slide at this size: its words scroll (a slide "
+                    "holds about 60 words at 1280×720 with 32 px text)"
+        : st.message().empty() ? ""
+                               : (st.message_is_error() ? "⚠ " : "") + st.message();
     const float avail = ImGui::GetContentRegionAvail().x;
     // The sizes, unless a lesson question asks for one of them, a model's stage hides the
     // example they describe, or the message needs the room.

@@ -43,13 +43,16 @@ void draw_pipeline_panel(Ui& ui) {
     const float fs1 = ImGui::GetFontSize(), b = fs1 * 2.6f;
     ImFont* f = ui.font_bold;
     const float arrow = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, "→").x;
-    float grows = b * 2 + b * 1.9f;  // ◀ Play ▶
+    // A slide leaves the controls to the keyboard and the lesson's Next: the chips take the row.
+    float grows = ui.slide.on ? 0 : b * 2 + b * 1.9f;  // ◀ Play ▶
     for (size_t i = 0; i < stages.size(); ++i)
       grows += f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, stages[i].label).x + fs1 * 1.4f +
                (i ? arrow : 0);
     const float fixed = style.ItemSpacing.x * (2.0f * stages.size() + 3);
     const float avail1 = ImGui::GetContentRegionAvail().x;
-    if (grows + fixed > avail1) scale = std::max(0.5f, (avail1 - fixed) / grows * 0.99f);
+    // Never under 16 px, a slide's smallest readable text: a second row rather than smaller.
+    const float least = ui.slide.on ? std::min(1.0f, 16.0f / fs1) : 0.5f;
+    if (grows + fixed > avail1) scale = std::max(least, (avail1 - fixed) / grows * 0.99f);
   }
   ImGui::SetWindowFontScale(scale);
   const float fs = ImGui::GetFontSize();
@@ -140,6 +143,11 @@ void draw_pipeline_panel(Ui& ui) {
   ImGui::PopStyleVar(2);
   ImGui::PopFont();
 
+  if (ui.slide.on) {  // the stage strip alone (see above)
+    ui.pipeline_h = std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
+    ImGui::End();
+    return;
+  }
   // Navigation, after the strip when it fits there, else on a line of its own (and wrapping).
   flow(compact ? compact_w : nav_w, right, false);
   auto button = [&](const char* label, float w, const char* tip, bool first = false) {

@@ -248,6 +248,21 @@ struct Ui {
   bool lesson_prompt_shown = false;   // the question's prompt was whole in view (tests)
   bool lesson_choices_shown = false;  // and its choices, whole (tests)
   float lesson_nav_bottom = 0;        // the bottom of Previous / Next (tests: not cut off)
+  // Presentation with a lesson open is a slide (model/layout.h): the step's words, question and
+  // buttons in one column beside the figure, sized so that nothing scrolls. What the last frame
+  // laid out and drew, for the projector audit (tests/gui_lesson_steps.cpp).
+  struct SlideRecord {
+    bool on = false;         // this frame is a slide
+    bool fits = false;       // the layout found a column width that holds the step whole
+    float needed = 0;        // the height the step needs at the column's width (measured)
+    float room = 0;          // the column's height
+    float body = 0;          // the height the step's body (under the bar, over the buttons) needs
+    float drawn = 0;         // and as drawn
+    float scroll_max = 0;    // the column's scroll range as drawn (0: nothing scrolls)
+    float scroll_max_x = 0;  // and sideways
+    bool choices_whole = false;  // every choice's last line inside the column
+  } slide;
+  bool status_shown = true;  // the status bar this frame (a slide shows it only with news)
 
   // Dialogs.
   // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
@@ -376,6 +391,11 @@ void reveal_prediction(Ui& ui);
 // Lessons (panel_lesson.cpp): the player in the narration's place, with the narration as its
 // second tab; the step's highlighted cells on the main heatmap (called by the heatmap panel).
 void draw_lesson_window(Ui& ui);
+// The height the lesson's column needs in a slide to show the step whole at `width` (its words,
+// formula, question, choices, feedback and buttons), measured with the fonts as drawn.
+float lesson_slide_height(Ui& ui, float width);
+// Whether the status bar has something a slide must show: an error, work under way, class mode.
+bool status_has_news(const Ui& ui);
 void draw_lesson_contents(Ui& ui);  // the Lesson tab (also in a narrow window's tabbed column)
 std::string lesson_tab_label(const Ui& ui);  // "Lesson · step 2 of 7", with a fixed id
 void draw_lesson_highlights(Ui& ui, StageId stage);
@@ -427,6 +447,8 @@ void help_marker(const char* text);
 // '.', which splits a number such as 0.04 over two lines. `line_bottoms` collects where each
 // line ends in the window's content (a box can then end between two lines, never across one).
 void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bottoms = nullptr);
+// The lines text_wrapped_at_spaces draws for `text` at `width` in the current font.
+std::vector<std::string> wrapped_lines(const std::string& text, float width);
 // The bottom of the item just drawn, in its window's content (scrolling does not move it).
 float item_content_bottom();
 // text_wrapped_at_spaces in the disabled text colour (notes, hints).

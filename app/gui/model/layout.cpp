@@ -20,6 +20,22 @@ float presentation_font(float base_px, float window_w, float window_h) {
   return std::clamp(std::round(std::max(std::min(wanted, fits), base_px)), 12.0f, 64.0f);
 }
 
+float slide_column_width(const LayoutInput& in, float room, bool* fits) {
+  const float W = in.width;
+  const float most = std::max(W * 0.62f, std::min(W, 18 * in.font));
+  const float widest = std::max(W * 0.3f, std::min(most, W - in.figure_min_w));
+  const float usual = std::min(W * 0.38f, widest);
+  for (int k = 0; k <= 32; ++k) {
+    const float w = W * 0.3f + (widest - W * 0.3f) * static_cast<float>(k) / 32.0f;
+    if (in.lesson_height(std::round(w)) <= room) {
+      *fits = true;
+      return std::round(std::max(w, usual));
+    }
+  }
+  *fits = false;
+  return std::round(widest);
+}
+
 PanelLayout compute_layout(const LayoutInput& in) {
   PanelLayout L;
   const float fs = in.font, W = in.width;
@@ -36,6 +52,18 @@ PanelLayout compute_layout(const LayoutInput& in) {
     return L;
   }
 
+  if (in.presentation && !in.panels_shown && in.lesson && in.lesson_height) {
+    // A slide: the lesson's column runs from the menu bar to the foot of the window beside the
+    // stage strip and the figure, as wide as its words need.
+    L.slide = true;
+    const float room = in.height - in.menu_h - in.status_h;
+    const float col_w = slide_column_width(in, room, &L.slide_fits);
+    const float fig_w = W - col_w;
+    L.pipeline = rect(in.x, top, fig_w, in.pipeline_h);
+    L.heatmap = rect(in.x, body_y, fig_w, body_h);
+    L.narration = rect(in.x + fig_w, top, col_w, room);
+    return L;
+  }
   if (in.presentation && !in.panels_shown) {
     // The heatmap and its formula take the room; the narration stands beside it in large type.
     // A lesson's text, question, answer box and feedback need a wider column than the narration:
