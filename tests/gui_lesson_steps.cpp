@@ -98,6 +98,9 @@ class LessonSteps : public test::HeadlessApp {
     }
     for (int i = 0; i < n; ++i) {
       const bool last = i + 1 == n;
+      // The views the last frame draws, not those an earlier stage or tab left behind.
+      if (last)
+        for (auto& view : ui.views) view.second.drawn = false;
       texts.clear();
       placed.clear();
       items.clear();
@@ -162,6 +165,14 @@ std::string slide_faults(Ui& ui) {
       fault("cell numbers at " + std::to_string(v.number_px) + " px");
     if (v.labels_dropped > 0) fault(std::to_string(v.labels_dropped) + " labels left out");
     if (v.labels_abbreviated > 0) fault(std::to_string(v.labels_abbreviated) + " labels shortened");
+  }
+  // The language model's head view: every token labelled, at 16 px or more.
+  if (ui.model_stage == "lm" && ui.lm.state && ui.lm.state->shown_tab == "heads") {
+    const LmPanel::HeadViewDrawn& hv = ui.lm.state->head_view;
+    if (hv.label_every > 1)
+      fault("the head view labels every " + std::to_string(hv.label_every) + " tokens");
+    if (hv.label_px < 16.0f - 0.01f)
+      fault("head view labels at " + std::to_string(hv.label_px) + " px");
   }
   return out;
 }

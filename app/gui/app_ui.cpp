@@ -137,7 +137,10 @@ ImGuiWindowFlags place_as_stage(const Ui& ui, const char* which) {
   if (ui.model_stage != which || ui.stage_rect.z <= 0) return 0;
   ImGui::SetNextWindowPos({ui.stage_rect.x, ui.stage_rect.y}, ImGuiCond_Always);
   ImGui::SetNextWindowSize({ui.stage_rect.z, ui.stage_rect.w}, ImGuiCond_Always);
-  return ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse;
+  // On a slide the lesson's column says what the stage is and moves it on: its title bar would
+  // only take a line from the figure (and its close button the end of the title).
+  return ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+         (ui.slide.on ? ImGuiWindowFlags_NoTitleBar : 0);
 }
 
 void place_beside_lesson(const Ui& ui, bool& pending) {

@@ -434,17 +434,31 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
       }
     }
   }
-  const float cell_w = base.x * in.zoom, cell_h = base.y * in.zoom;
+  float cell_w = base.x * in.zoom, cell_h = base.y * in.zoom;
   const float stats_used = show_stats ? stats_w : 0;
   const ImVec2 vp0{pos.x + label_w, pos.y + cap_h + band};
+  // Presentation never thins its labels: rows (or columns) too many for 16 px labels are shown
+  // as a window of them at that size, centred on the selected query (or key).
+  const bool window_rows = in.cells_first && in.labels && in.row_labels_shown && in.cell <= 0 &&
+                           rows > 1 && cell_h < min_lf * 1.05f;
+  const bool window_cols = in.cells_first && in.labels && in.cell <= 0 && cols > 1 && vertical &&
+                           cell_w < min_lf * 1.15f;
+  if (window_rows) cell_h = std::ceil(min_lf * 1.05f);
+  if (window_cols) cell_w = std::ceil(min_lf * 1.15f);
+  L.windowed = window_rows || window_cols;
   const ImVec2 vp_size = in.cell > 0
                              ? ImVec2{base.x * cols, base.y * rows}
-                             : ImVec2{std::min(avail.x - label_w - stats_used, base.x * cols),
-                                      std::min(avail.y - cap_h - band - bottom, base.y * rows)};
+                             : ImVec2{std::min(avail.x - label_w - stats_used, cell_w * cols),
+                                      std::min(avail.y - cap_h - band - bottom, cell_h * rows)};
   const ImVec2 vp1{vp0.x + vp_size.x, vp0.y + vp_size.y};
+  auto centred = [](int focus, float cell, float room) {
+    return room / 2 - (static_cast<float>(std::max(focus, 0)) + 0.5f) * cell;
+  };
+  const ImVec2 wanted{window_cols ? centred(in.focus_col, cell_w, vp_size.x) : in.pan.x,
+                      window_rows ? centred(in.focus_row, cell_h, vp_size.y) : in.pan.y};
   // Keep the matrix covering the viewport.
-  const ImVec2 pan{std::clamp(in.pan.x, vp_size.x - cell_w * cols, 0.0f),
-                   std::clamp(in.pan.y, vp_size.y - cell_h * rows, 0.0f)};
+  const ImVec2 pan{std::clamp(wanted.x, vp_size.x - cell_w * cols, 0.0f),
+                   std::clamp(wanted.y, vp_size.y - cell_h * rows, 0.0f)};
   const ImVec2 origin{vp0.x + pan.x, vp0.y + pan.y};
   L.i0 = std::max(0, static_cast<int>((vp0.y - origin.y) / cell_h));
   L.i1 = std::min(rows, static_cast<int>(std::ceil((vp1.y - origin.y) / cell_h)));
@@ -931,6 +945,8 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   in.cell = sp.cell;
   in.max_cell = sp.max_cell;
   in.cells_first = sp.cells_first;
+  in.focus_row = sp.selected_row;
+  in.focus_col = sp.selected_col;
   in.row_label_w = v.row_label_w;
   in.col_label_w = v.col_label_w;
   in.number_w = v.number_w;

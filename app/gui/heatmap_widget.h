@@ -73,6 +73,9 @@ struct HeatmapLayoutInput {
   // The cells before the extras (presentation): no axis-title line, row statistics only where
   // they cost the cells nothing, the colour bar where it leaves the larger cells.
   bool cells_first = false;
+  // With cells_first, rows or columns too many for 16 px labels show a window of them around
+  // these (the selected query and key; -1: the first) instead of leaving labels out.
+  int focus_row = -1, focus_col = -1;
   // Widest row label, column label and cell number at the font size.
   float row_label_w = 0, col_label_w = 0, number_w = 0;
   float row_axis_w = 0;     // the row axis title at 0.85 × the font size
@@ -107,7 +110,8 @@ struct HeatmapLayout {
   ImVec2 origin{0, 0};                         // cell (0, 0)'s top-left corner
   int i0 = 0, i1 = 0, j0 = 0, j1 = 0;          // rows and columns in view
   bool small = false;                          // few enough cells in view to draw each one's text
-  float number_size = 0;                       // cell numbers' font size
+  bool windowed = false;  // presentation: a window of the rows or columns, each labelled
+  float number_size = 0;  // cell numbers' font size
   bool numbers_shown = false;
 };
 

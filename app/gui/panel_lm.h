@@ -48,7 +48,13 @@ struct LmPanel {
     float row_h = 0, queries_x1 = 0, keys_x0 = 0, keys_x1 = 0;
     std::vector<std::array<int, 3>> lines;
     std::vector<int> faded_queries, faded_keys;
+    int first = 0, rows = 0;  // the window of tokens in view (presentation: every one labelled)
+    int label_every = 1;      // a label every so many rows (1: every token)
+    float label_px = 0;       // the labels' size
   } head_view;
+  // Presentation's head view shows a window of the tokens at the presentation font: its first
+  // row (moved by the wheel or the ▲/▼ buttons), re-centred when the token in focus changes.
+  int head_first = 0, head_anchor = -1;
   int kv_tokens = 1024;  // KV cache table: context length
   // Live generation: how many tokens "Generate" adds, and whether it samples at the Next tab's
   // temperature (else the most likely token each time).

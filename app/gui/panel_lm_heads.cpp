@@ -23,7 +23,6 @@ std::string shown(const std::string& t) {
 }  // namespace
 
 void draw_lm_head_view(Ui& ui, LmPanel& p) {
-  (void)ui;
   LmSession& s = p.session;
   const LmRun* r = s.run();
   const lm::Config& c = r->model->config;
@@ -45,6 +44,8 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
       "token on the right (a key it reads from). The stronger the line, the larger the attention "
       "weight; weights under 2% are not drawn, and at most the 12 strongest of each token. Hover a "
       "token to see only its lines; click it to keep them; click again to let go.");
+  // The head buttons on the layer's line when they fit (a slide's figure keeps its rows).
+  same_line_if_fits(ImGui::CalcTextSize("Head").x + static_cast<float>(c.n_head) * fs * 1.8f);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Head");
   for (int h = 0; h < c.n_head; ++h) {
@@ -67,34 +68,67 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   }
 
   // The two columns of tokens, scrolling when the sentence is long.
-  ImGui::BeginChild("head-view", {0, 0}, false);
+  ImGui::BeginChild("head-view", {0, 0}, false,
+                    ui.presentation ? ImGuiWindowFlags_NoScrollWithMouse : 0);
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  // Rows spread over the panel's height when there is room; when there is not, they close up
-  // (down to 6 px) so the whole sentence stays in view, the tokens written no smaller than 14 px
-  // and then every so many rows; only longer sentences scroll.
-  const float row_h =
-      std::clamp((ImGui::GetContentRegionAvail().y - fs * 0.5f) / static_cast<float>(T), 6.0f,
-                 ImGui::GetTextLineHeight() * 2.0f);
-  const float label_px = std::clamp(row_h * 0.85f, std::min(14.0f, fs), fs);
+  const float line = ImGui::GetFrameHeightWithSpacing();
+  // Presentation labels every token at the presentation font, in a window of the tokens around
+  // the one in focus when they are more than the room holds (▲/▼ and the wheel move it).
+  // Elsewhere rows spread over the panel's height when there is room; when there is not, they
+  // close up (down to 6 px) so the whole sentence stays in view, the tokens written no smaller
+  // than 14 px and then every so many rows; only longer sentences scroll.
+  const float room_h = ImGui::GetContentRegionAvail().y - fs * 0.5f;
+  float row_h = 0, label_px = 0;
+  int first = 0, rows = T;
+  if (ui.presentation) {
+    row_h = std::clamp(room_h / static_cast<float>(T), fs * 1.1f, fs * 2.0f);
+    label_px = fs;
+    if (row_h * static_cast<float>(T) > room_h) {
+      rows = std::max(1, static_cast<int>((room_h - 2 * line) / row_h));
+      const int anchor = p.pinned_token >= 0 ? p.pinned_token
+                         : s.position >= 0   ? std::min(s.position, T - 1)
+                                             : T - 1;
+      if (anchor != p.head_anchor) p.head_first = anchor - rows / 2;
+      p.head_anchor = anchor;
+      if (ImGui::IsWindowHovered())
+        p.head_first -= static_cast<int>(std::round(ImGui::GetIO().MouseWheel * 3));
+    }
+    p.head_first = std::clamp(p.head_first, 0, T - rows);
+    first = rows < T ? p.head_first : 0;
+  } else {
+    row_h = std::clamp(room_h / static_cast<float>(T), 6.0f, ImGui::GetTextLineHeight() * 2.0f);
+    label_px = std::clamp(row_h * 0.85f, std::min(14.0f, fs), fs);
+  }
   const int label_every = std::max(1, static_cast<int>(std::ceil(label_px * 1.05f / row_h)));
+  if (rows < T) {  // the tokens before the window
+    ImGui::BeginDisabled(first == 0);
+    if (ImGui::ArrowButton("##earlier", ImGuiDir_Up)) p.head_first = std::max(0, first - rows / 2);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::TextDisabled("%d earlier tokens", first);
+  }
   float text_w = fs * 3;
   for (const std::string& t : r->tokens)
-    text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x);
+    text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x * label_px / fs);
   text_w = std::min(text_w + fs * 0.6f, ImGui::GetContentRegionAvail().x * 0.3f);
   const float avail_w = ImGui::GetContentRegionAvail().x;
   // One head shown: room to the right for an isolated query's top weights in words.
   const float words_w = p.all_heads ? 0.0f : ImGui::CalcTextSize("100% → “”").x + text_w + fs;
   const float gap = std::clamp(avail_w - 2 * text_w - words_w, fs * 4, fs * 18);
-  const ImVec2 o = ImGui::GetCursorScreenPos();
+  const ImVec2 top = ImGui::GetCursorScreenPos();
+  // Row t is drawn at o.y + t × row_h: the rows before the window are above the clip.
+  const ImVec2 o{top.x, top.y - static_cast<float>(first) * row_h};
   const float xl1 = o.x + text_w, xr0 = xl1 + gap;  // where the lines start and end
-  ImGui::Dummy({2 * text_w + gap, row_h * T + fs * 0.5f});
+  ImGui::Dummy({2 * text_w + gap, row_h * static_cast<float>(rows) + fs * 0.5f});
+  const float bottom = top.y + row_h * static_cast<float>(rows);
+  dl->PushClipRect({top.x, top.y}, {top.x + avail_w, bottom + fs * 0.5f}, true);
 
   // Which token is isolated: the pinned one, else the hovered one.
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   p.hover_token = -1;
   if (ImGui::IsWindowHovered()) {
     const int row = static_cast<int>(std::floor((mouse.y - o.y) / row_h));
-    if (row >= 0 && row < T) {
+    if (row >= first && row < first + rows && mouse.y < bottom) {
       if (mouse.x >= o.x && mouse.x < xl1) p.hover_token = row, p.hover_is_key = false;
       if (mouse.x >= xr0 && mouse.x < xr0 + text_w) p.hover_token = row, p.hover_is_key = true;
     }
@@ -124,7 +158,7 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   std::vector<float> strength;  // of each line in `lines`
   for (int h : heads) {
     const float* w = r->acts.att_at(c, s.layer, 0, h);
-    for (int t = 0; t < T; ++t) {
+    for (int t = first; t < first + rows; ++t) {  // the queries in view, their keys anywhere
       if (focus >= 0 && !focus_key && t != focus) continue;
       row.clear();
       for (int u = 0; u <= t; ++u) {
@@ -152,6 +186,10 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   }
   p.head_view.origin = o;
   p.head_view.row_h = row_h;
+  p.head_view.first = first;
+  p.head_view.rows = rows;
+  p.head_view.label_every = label_every;
+  p.head_view.label_px = label_px;
   p.head_view.queries_x1 = xl1;
   p.head_view.keys_x0 = xr0;
   p.head_view.keys_x1 = xr0 + text_w;
@@ -166,7 +204,7 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 faded = ImGui::GetColorU32(ImGuiCol_Text, 0.3f);
   const float* w0 = r->acts.att_at(c, s.layer, 0, heads.front());
-  for (int t = 0; t < T; ++t) {
+  for (int t = first; t < first + rows; ++t) {
     const float y = o.y + t * row_h;
     float left_a = 0, right_a = 0;
     if (focus >= 0 && !focus_key) {
@@ -205,9 +243,20 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
                 {xr0 - fs * 0.2f, o.y + (u + 0.5f) * row_h}, lm_head_color(h, strength[i] * fade),
                 thick);
   }
+  dl->PopClipRect();
   p.head_view.lines = std::move(lines);
+  if (rows < T) {  // the tokens after the window
+    ImGui::SetCursorScreenPos({top.x, bottom + fs * 0.5f});
+    ImGui::BeginDisabled(first + rows >= T);
+    if (ImGui::ArrowButton("##later", ImGuiDir_Down))
+      p.head_first = std::min(T - rows, first + rows / 2);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::TextDisabled("%d later tokens", T - first - rows);
+  }
   const bool words_fit = o.x + 2 * text_w + gap + words_w <= o.x + avail_w + 1;
-  if (focus >= 0 && !focus_key && heads.size() == 1 && words_fit) {
+  if (focus >= 0 && !focus_key && heads.size() == 1 && words_fit && focus >= first &&
+      focus < first + rows) {
     // The isolated query's top weights, in words.
     ImGui::SetCursorScreenPos({xr0 + text_w + fs, o.y + focus * row_h});
     ImGui::BeginGroup();
