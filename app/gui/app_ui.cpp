@@ -79,6 +79,21 @@ float item_content_bottom() {
   return ImGui::GetItemRectMax().y - ImGui::GetWindowPos().y + ImGui::GetScrollY();
 }
 
+std::string formula_for_wrapping(const std::string& formula) {
+  std::string out;
+  for (size_t i = 0; i < formula.size(); ++i) {
+    const char c = formula[i];
+    const bool run =
+        (i > 0 && formula[i - 1] == ' ') || (i + 1 < formula.size() && formula[i + 1] == ' ');
+    const bool after_break = i > 0 && (formula[i - 1] == ',' || formula[i - 1] == ';');
+    if (c == ' ' && !run && !after_break)
+      out += "\xc2\xa0";
+    else
+      out += c;
+  }
+  return out;
+}
+
 std::vector<std::string> wrapped_lines(const std::string& full, float width) {
   const std::string text = clip_utf8(full, kMaxDrawnTextBytes);
   std::vector<std::string> lines;

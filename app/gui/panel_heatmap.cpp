@@ -139,10 +139,18 @@ void draw_heatmap_panel(Ui& ui) {
     const TraceStep* q = t.find(StageId::kQ);
     const TraceStep* k = t.find(StageId::kK);
     const TraceStep* v = t.find(StageId::kV);
-    if (q && k && v && q->formula.find('=') != std::string::npos)
-      ImGui::TextWrapped("%s     %s     %s", q->formula.c_str(), k->formula.c_str(),
-                         v->formula.c_str());
-    else
+    if (q && k && v && q->formula.find('=') != std::string::npos) {
+      // Three formulas, each whole on its line: the next follows on the line when it fits.
+      const std::string f[3] = {formula_for_wrapping(q->formula), formula_for_wrapping(k->formula),
+                                formula_for_wrapping(v->formula)};
+      const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+      for (int i = 0; i < 3; ++i) {
+        if (i > 0 &&
+            ImGui::GetItemRectMax().x + fs * 1.5f + ImGui::CalcTextSize(f[i].c_str()).x <= right)
+          ImGui::SameLine(0, fs * 1.5f);
+        ImGui::TextWrapped("%s", f[i].c_str());
+      }
+    } else
       ImGui::TextWrapped("Q (%d × %d)   K (%d × %d)   V (%d × %d): one row per token", t.n_q, t.d_k,
                          t.n_k, t.d_k, t.n_k, t.d_v);
   } else if (const TraceStep* s = t.find(stage.id)) {
@@ -252,29 +260,59 @@ void draw_heatmap_panel(Ui& ui) {
                 lk = widest(t.key_tokens, "keys ↓") + pad * 2;
     const float gap = fs * 1.5f;
     const float block = fs * 8.2f;  // name, axis titles, key labels and colour bar of one heatmap
+    // Each heatmap's name over it: its width counts as well as the cells'.
+    std::string titles[3];
+    float title_w[3];
+    ImGui::PushFont(ui.font_bold);
+    for (int i = 0; i < 3; ++i) {
+      titles[i] = i == 1 && !kv_text.empty()
+                      ? "K  (shared)"
+                      : std::string(names[i]) +
+                            (i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")
+                                    : (i == 1 && t.num_kv_heads > 1 ? "  (key/value head)" : ""));
+      title_w[i] = ImGui::CalcTextSize(titles[i].c_str()).x;
+    }
+    ImGui::PopFont();
+    const float label_w[3] = {lq, lk, pad};
+    const int dims[3] = {t.d_k, t.d_k, t.d_v};
+    // The width of Q, of K and V together, at a cell size (V's name stands over V's cells).
+    auto q_w = [&](float c) { return std::max(title_w[0], lq + c * dims[0]); };
+    auto kv_w = [&](float c) {
+      return std::max(title_w[1], lk + c * dims[1]) + std::max(title_w[2], pad + c * dims[2]);
+    };
+    // The largest cell at which `w(c)` fits the width (the widths grow with the cell).
+    auto widest_cell = [&](auto w, float room_w, float hi) {
+      float lo = 1, c = hi;
+      for (int k = 0; k < 24; ++k, c = (lo + hi) / 2) (w(c) <= room_w ? lo : hi) = c;
+      return lo;
+    };
     // Side by side [Q] [K][V], or Q above [K][V]: whichever gives the larger cells.
-    const float side_w = (avail.x - lq - lk - pad - gap) / std::max(1, 2 * t.d_k + t.d_v);
+    const float big = fs * 8;
+    const float smallest = std::max(t.n_q, t.n_k) <= 64 ? fs * 0.9f : 2.0f;
+    auto side_by_side = [&](float c) { return q_w(c) + gap + kv_w(c); };
+    if (widest_cell(side_by_side, avail.x, big) < smallest * 1.5f) {
+      // Too narrow for the heads' names in the titles: the letters alone ("head 0" is above).
+      ImGui::PushFont(ui.font_bold);
+      for (int i = 0; i < 3; ++i) {
+        titles[i] = names[i];
+        title_w[i] = ImGui::CalcTextSize(names[i]).x;
+      }
+      ImGui::PopFont();
+    }
+    const float side_w = widest_cell(side_by_side, avail.x, big);
     const float side_h = (avail.y - block) / std::max(1, std::max(t.n_q, t.n_k));
-    const float stack_w = std::min((avail.x - lq) / std::max(1, t.d_k),
-                                   (avail.x - lk - pad) / std::max(1, t.d_k + t.d_v));
+    const float stack_w = std::min(widest_cell(q_w, avail.x, big), widest_cell(kv_w, avail.x, big));
     const float stack_h = (avail.y - 2 * block) / std::max(1, t.n_q + t.n_k);
     const bool stacked = std::min(stack_w, stack_h) > std::min(side_w, side_h);
     const float fit = stacked ? std::min(stack_w, stack_h) : std::min(side_w, side_h);
     // Never smaller than a line of text for a teaching-sized matrix: the panel scrolls instead.
-    const float smallest = std::max(t.n_q, t.n_k) <= 64 ? fs * 0.9f : 2.0f;
     const float cell = std::clamp(fit, smallest, fs * (room ? 8.0f : 4.5f));
-    const float label_w[3] = {lq, lk, pad};
     for (int i = 0; i < 3; ++i) {
       if (i == 1 && !stacked) ImGui::SameLine(0, gap);
       if (i == 2) ImGui::SameLine(0, 0);
       ImGui::BeginGroup();
       ImGui::PushFont(ui.font_bold);
-      if (i == 1 && !kv_text.empty())
-        ImGui::TextUnformatted("K  (shared)");
-      else
-        ImGui::Text("%s%s", names[i],
-                    i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")
-                           : (i == 1 && t.num_kv_heads > 1 ? "  (key/value head)" : ""));
+      ImGui::TextUnformatted(titles[i].c_str());
       ImGui::PopFont();
       HeatmapSpec sp;
       sp.id = std::string("qkv-") + names[i];
@@ -286,7 +324,11 @@ void draw_heatmap_panel(Ui& ui) {
                                                    : t.input_key_tokens;
       sp.row_labels_shown = i != 2;
       sp.row_axis = i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
-      sp.col_axis = "dims →";
+      // The axis title where it fits over the cells (a 2-dimension head has no room for it); its
+      // line stays, so that K's and V's rows line up.
+      const bool axis_fits =
+          ImGui::CalcTextSize("dims →").x * 0.85f <= cell * static_cast<float>(mats[i]->cols());
+      sp.col_axis = axis_fits ? "dims →" : " ";
       sp.col_labels = index_labels(static_cast<int>(mats[i]->cols()), "");
       sp.scale = color_scale_for(ui.settings, ids[i], *mats[i]);
       sp.selected_row = i == 0 ? sel.query : sel.key;

@@ -124,14 +124,15 @@ void draw_step_text(Ui& ui, const LessonStep& s) {
   ImGui::PushFont(ui.font_mono);
   const ImVec2 pad{fs * 0.5f, fs * 0.35f};
   const float wrap = ImGui::GetContentRegionAvail().x - 2 * pad.x;
-  const ImVec2 size = ImGui::CalcTextSize(s.formula.c_str(), nullptr, false, wrap);
+  const std::string formula = formula_for_wrapping(s.formula);
+  const ImVec2 size = ImGui::CalcTextSize(formula.c_str(), nullptr, false, wrap);
   const ImVec2 at = ImGui::GetCursorScreenPos();
   ImGui::GetWindowDrawList()->AddRectFilled(at,
                                             {at.x + wrap + 2 * pad.x, at.y + size.y + 2 * pad.y},
                                             ImGui::GetColorU32(ImGuiCol_FrameBg), fs * 0.2f);
   ImGui::SetCursorScreenPos({at.x + pad.x, at.y + pad.y});
   ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + wrap);
-  ImGui::TextUnformatted(s.formula.c_str());
+  ImGui::TextUnformatted(formula.c_str());
   ImGui::PopTextWrapPos();
   ImGui::SetCursorScreenPos({at.x, at.y + size.y + 2 * pad.y});
   ImGui::Dummy({0, fs * 0.3f});
@@ -544,8 +545,8 @@ float slide_body_height(const Ui& ui, const LessonPlayer& p, float width) {
     ImGui::PushFont(ui.font_mono);
     const float mono = ImGui::GetFontSize();
     const float wrap = width - mono;  // the box's padding, half an em a side
-    h += ImGui::CalcTextSize(s.formula.c_str(), nullptr, false, wrap).y + mono * 0.7f +
-         mono * 0.3f + sp;
+    h += ImGui::CalcTextSize(formula_for_wrapping(s.formula).c_str(), nullptr, false, wrap).y +
+         mono * 0.7f + mono * 0.3f + sp;
     ImGui::PopFont();
   }
   if (s.question) {
