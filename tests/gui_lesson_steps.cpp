@@ -5,6 +5,7 @@
 // button is not in view.
 #include <gtest/gtest.h>
 #include <imgui.h>
+#include <imgui_internal.h>
 
 #include <algorithm>
 #include <cctype>
@@ -166,6 +167,10 @@ std::string slide_faults(Ui& ui) {
     if (v.labels_dropped > 0) fault(std::to_string(v.labels_dropped) + " labels left out");
     if (v.labels_abbreviated > 0) fault(std::to_string(v.labels_abbreviated) + " labels shortened");
   }
+  // No view scrolls sideways.
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
+    if (w->WasActive && !w->Hidden && w->ScrollbarX)
+      fault(std::string("a horizontal scrollbar in ") + w->Name);
   // The language model's head view: every token labelled, at 16 px or more.
   if (ui.model_stage == "lm" && ui.lm.state && ui.lm.state->shown_tab == "heads") {
     const LmPanel::HeadViewDrawn& hv = ui.lm.state->head_view;
