@@ -129,10 +129,13 @@ namespace {
 
 // Live generation: Generate / Stop, how many tokens, greedy or sampled, and what was added (with
 // a Copy button). Each token runs as the sentence does, so its row appears in every view.
-void draw_generate_row(LmPanel& p) {
+// `compact` (presentation): the button alone, on the sentence's line when it fits, and what was
+// added; the token count and sampling are Tab's full bar.
+void draw_generate_row(LmPanel& p, bool compact) {
   LmSession& s = p.session;
   if (!s.run()) return;
   const float fs = ImGui::GetFontSize();
+  if (compact) same_line_if_fits(button_width(s.generating() ? "■ Stop" : "Continue"));
   if (s.generating()) {
     if (ImGui::Button("■ Stop")) s.stop_generating();
   } else if (ImGui::Button(s.generated_ids().empty() ? "Generate" : "Continue")) {
@@ -146,6 +149,15 @@ void draw_generate_row(LmPanel& p) {
         "sentence with it runs, so its attention row appears in every view as it is produced.");
     ImGui::PopTextWrapPos();
     ImGui::EndTooltip();
+  }
+  if (compact) {
+    if (!s.generated_ids().empty()) {
+      ImGui::PushTextWrapPos(0);
+      ImGui::TextDisabled("Generated: %s",
+                          printable_text(clip_utf8(s.generated_text(), 300)).c_str());
+      ImGui::PopTextWrapPos();
+    }
+    return;
   }
   same_line_if_fits(fs * 7);
   ImGui::SetNextItemWidth(fs * 4);
@@ -257,7 +269,7 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
   help_marker(
       "Repeats the sentence once more. In the repeat, every token has appeared before, so "
       "induction heads (…A B … A → B) show up in the head view and the scores.");
-  if (!compact) draw_generate_row(p);
+  draw_generate_row(p, compact);
 
   if (s.busy()) {
     const char* spin = "|/-\\";

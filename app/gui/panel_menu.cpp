@@ -271,14 +271,24 @@ void draw_menu_bar(Ui& ui) {
   }
   // The scenario's name and the unsaved marker on the right of the menu bar; in presentation
   // mode the lesson's title first (its window has no title bar there), as much as fits.
-  const std::string unsaved = st.dirty() ? "  ● unsaved" : "";
+  // A model's stage names its model, not the example behind it.
+  std::string on_stage = st.scenario().name;
+  if (ui.model_stage == "lm" && ui.lm.state && ui.lm.state->session.model())
+    on_stage = "language model " + ui.lm.state->session.model()->name;
+  else if (ui.model_stage == "lm")
+    on_stage = "language model";
+  else if (ui.model_stage == "seq2seq")
+    on_stage = "seq2seq dates";
+  else if (ui.model_stage == "lm-train")
+    on_stage = "training a transformer";
+  const std::string unsaved = st.dirty() && ui.model_stage.empty() ? "  ● unsaved" : "";
   std::vector<std::string> titles;
   if (ui.presentation && ui.lesson && ui.lesson->is_open()) {
-    titles.push_back("Lesson: " + ui.lesson->lesson().title + " · " + st.scenario().name + unsaved);
+    titles.push_back("Lesson: " + ui.lesson->lesson().title + " · " + on_stage + unsaved);
     titles.push_back("Lesson: " + ui.lesson->lesson().title + unsaved);
     titles.push_back(ui.lesson->lesson().title + unsaved);
   } else {
-    titles.push_back(st.scenario().name + unsaved);
+    titles.push_back(on_stage + unsaved);
   }
   const float pad = ImGui::GetStyle().WindowPadding.x * 2;
   const float room = ImGui::GetWindowWidth() - ImGui::GetCursorPosX() - pad;
