@@ -53,11 +53,25 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   const bool light = ui.settings.light_theme;
   const float avail = ImGui::GetContentRegionAvail().x;
   const float label_w = text_width(font, fs, "</s>") + fs * 0.4f;
-  const float cell =
-      std::clamp((avail - label_w) / std::max<float>(1, cols.size()), 6.0f, fs * 1.4f);
-  // Input characters as large as a column allows (down to 9 px; in presentation 14 px, which
-  // reads from the back of a room), then every other one.
-  const float min_label = ui.presentation ? 14.0f : 9.0f;
+  // Input characters as large as a column allows (down to 9 px, then every other one). In
+  // presentation every one at 16 px at least, which reads from the back of a room: a long input
+  // shows a window of its characters around the selected one.
+  const float min_label = ui.presentation ? 16.0f : 9.0f;
+  const int n_cols = static_cast<int>(cols.size());
+  int first = 0, shown = n_cols;
+  if (ui.presentation && n_cols > 0) {
+    const float least = std::ceil(min_label * 0.8f);  // a character at 16 px and its margin
+    shown = std::clamp(static_cast<int>((avail - label_w) / least), 1, n_cols);
+    int focus = sel_col;
+    if (focus < 0 && sel_row >= 0 && sel_row < w.rows()) {  // the row's strongest input
+      focus = 0;
+      for (int j = 1; j < n_cols; ++j)
+        if (w(sel_row, j) > w(sel_row, focus)) focus = j;
+    }
+    first = std::clamp(std::max(focus, 0) - shown / 2, 0, n_cols - shown);
+  }
+  const float cell = std::clamp((avail - label_w) / std::max<float>(1, static_cast<float>(shown)),
+                                6.0f, fs * 1.4f);
   // Rows as tall as their labels need (a long input makes narrow columns, not short rows).
   const float ch = std::max(cell, std::min(fs, min_label * 1.15f));
   const float cf = std::clamp(cell * 1.15f, std::min(min_label, fs), fs);
@@ -67,10 +81,12 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 conceal = light ? IM_COL32(214, 218, 228, 255) : IM_COL32(58, 62, 76, 255);
-  for (size_t j = 0; j < cols.size(); j += every) {
-    const std::string c = cols[j] == " " ? "_" : cols[j];
+  // Column j is drawn at x(j); the columns before the window are left of the grid, unseen.
+  auto x = [&](int j) { return o.x + label_w + static_cast<float>(j - first) * cell; };
+  for (int j = first; j < first + shown; j += every) {
+    const std::string c = cols[static_cast<size_t>(j)] == " " ? "_" : cols[static_cast<size_t>(j)];
     const float tw = text_width(font, cf, c);
-    draw_text(ui, dl, font, cf, {o.x + label_w + (j + 0.5f) * cell - tw / 2, o.y}, text, c);
+    draw_text(ui, dl, font, cf, {x(j) + cell * 0.5f - tw / 2, o.y}, text, c);
   }
   const ColorScale scale{ui.settings.colormap, 0.0f, 1.0f};
   bool any_hidden = false;
@@ -82,8 +98,8 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
       draw_text(ui, dl, font, rf, {o.x + label_w - tw - fs * 0.2f, y + (ch - rf) / 2}, text,
                 rows[i]);
     const bool hide_row = conceal_from >= 0 && static_cast<int>(i) >= conceal_from;
-    for (size_t j = 0; j < cols.size(); ++j) {
-      const ImVec2 a{o.x + label_w + j * cell, y}, b{a.x + cell, a.y + ch};
+    for (int j = first; j < first + shown; ++j) {
+      const ImVec2 a{x(j), y}, b{a.x + cell, a.y + ch};
       const bool hidden = visible && (*visible)(static_cast<int>(i), static_cast<int>(j)) == 0.0f;
       any_hidden |= hidden;
       ImU32 c = hidden ? hatch_color(light, 1)
@@ -95,22 +111,29 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
       const float qf = std::min(fs, ch);
       const float qw = text_width(font, qf, "?");
       draw_text(ui, dl, font, qf,
-                {o.x + label_w + cols.size() * cell / 2 - qw / 2, y + (ch - qf) / 2}, text, "?");
+                {o.x + label_w + static_cast<float>(shown) * cell / 2 - qw / 2, y + (ch - qf) / 2},
+                text, "?");
     }
   }
   const ImVec2 g0{o.x + label_w, o.y + top};
-  const ImVec2 g1{g0.x + cols.size() * cell, g0.y + rows.size() * ch};
+  const ImVec2 g1{g0.x + static_cast<float>(shown) * cell, g0.y + rows.size() * ch};
   dl->AddRect({g0.x - 1, g0.y - 1}, {g1.x + 1, g1.y + 1}, IM_COL32(128, 128, 128, 255));
   if (sel_row >= 0 && sel_row < static_cast<int>(rows.size()))
     dl->AddRect({g0.x - 2, g0.y + sel_row * ch - 1}, {g1.x + 2, g0.y + (sel_row + 1) * ch + 1},
                 IM_COL32(230, 120, 0, 255), 0, 0, 2.0f);
-  if (sel_row >= 0 && sel_col >= 0)
-    dl->AddRect({g0.x + sel_col * cell, g0.y + sel_row * ch},
-                {g0.x + (sel_col + 1) * cell, g0.y + (sel_row + 1) * ch},
+  if (sel_row >= 0 && sel_col >= first && sel_col < first + shown)
+    dl->AddRect({x(sel_col), g0.y + sel_row * ch}, {x(sel_col) + cell, g0.y + (sel_row + 1) * ch},
                 IM_COL32(230, 120, 0, 255), 0, 0, 2.0f);
+  if (shown < n_cols) {  // how much of the input is out of the window, either side
+    char side[64];
+    std::snprintf(side, sizeof side, "◀ %d   %d ▶", first, n_cols - first - shown);
+    draw_text(ui, dl, font, min_label, {g0.x, g1.y + fs * 0.1f},
+              ImGui::GetColorU32(ImGuiCol_TextDisabled), side);
+  }
   // The colour bar says what a colour means; the hatch what a local window hides.
   const float bar_w = std::clamp(g1.x - g0.x, fs * 10, std::max(fs * 10, avail - label_w));
-  const float bar_y = g1.y + fs * 0.5f;
+  const float window_h = shown < n_cols ? min_label * 1.4f : 0;  // the "◀ N  N ▶" line
+  const float bar_y = g1.y + fs * 0.5f + window_h;
   const float bar_h = draw_color_bar(ui, dl, {g0.x, bar_y}, std::min(bar_w, fs * 16), scale);
   float legend_h = 0;
   if (any_hidden) {
@@ -120,17 +143,17 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
               ImGui::GetColorU32(ImGuiCol_TextDisabled), "outside the local window (−∞)");
     legend_h = fs * 1.3f;
   }
-  ImGui::InvisibleButton(
-      id, {std::max(1.0f, label_w + cols.size() * cell), std::max(1.0f, top + rows.size() * ch)});
+  ImGui::InvisibleButton(id, {std::max(1.0f, label_w + static_cast<float>(shown) * cell),
+                              std::max(1.0f, top + rows.size() * ch)});
   std::pair<int, int> clicked{-1, -1};
   if (ImGui::IsItemClicked()) {
     const ImVec2 m = ImGui::GetIO().MousePos;
     const int i = static_cast<int>(std::floor((m.y - g0.y) / ch));
-    const int j = static_cast<int>(std::floor((m.x - g0.x) / cell));
-    if (i >= 0 && j >= 0 && i < static_cast<int>(rows.size()) && j < static_cast<int>(cols.size()))
+    const int j = first + static_cast<int>(std::floor((m.x - g0.x) / cell));
+    if (i >= 0 && j >= first && i < static_cast<int>(rows.size()) && j < first + shown)
       clicked = {i, j};
   }
-  ImGui::Dummy({1, fs * 0.5f + bar_h + legend_h});
+  ImGui::Dummy({1, fs * 0.5f + window_h + bar_h + legend_h});
   return clicked;
 }
 
@@ -148,7 +171,9 @@ void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
     return;
   }
   if (ui.font_bold) ImGui::PushFont(ui.font_bold);
-  text_wrapped_at_spaces(s.input + "  →  " + t.output);
+  // On a slide the input is in its field just above: the model and what it wrote.
+  text_wrapped_at_spaces(ui.slide.on ? s.name(index) + "  →  " + t.output
+                                     : s.input + "  →  " + t.output);
   if (ui.font_bold) ImGui::PopFont();
   const int rows = t.steps();
   if (stepping) s.clamp_step(rows);
@@ -262,11 +287,15 @@ void draw_translate_tab(Ui& ui, Seq2seqSession& s) {
   const float label_w = ImGui::CalcTextSize("side by side with").x + spacing;
   const float combo_w =
       std::min(ImGui::GetFontSize() * 14, ImGui::GetContentRegionAvail().x - label_w);
-  ImGui::SetNextItemWidth(combo_w);
-  model_combo("model", s, s.model_a, false);
-  same_line_if_fits(combo_w + label_w);
-  ImGui::SetNextItemWidth(combo_w);
-  model_combo("side by side with", s, s.model_b, true);
+  // On a slide the lesson chose the model (its name heads the plot): the pickers give their
+  // lines to the plot, unless two models stand side by side.
+  if (!ui.slide.on || s.model(s.model_b)) {
+    ImGui::SetNextItemWidth(combo_w);
+    model_combo("model", s, s.model_a, false);
+    same_line_if_fits(combo_w + label_w);
+    ImGui::SetNextItemWidth(combo_w);
+    model_combo("side by side with", s, s.model_b, true);
+  }
   ImGui::SetNextItemWidth(-1);
   ImGui::InputTextWithHint("##input", "a date, e.g. tuesday, 22 november 2026", &s.input);
   if (!s.model(s.model_a)) {
