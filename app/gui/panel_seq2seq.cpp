@@ -408,10 +408,15 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
   }
   if (s.compare_rows.empty()) return;
   const size_t buckets = s.compare_rows[0].size();
-  if (ImGui::BeginTable("acc", static_cast<int>(s.compare_rows.size()) + 2,
-                        ImGuiTableFlags_Borders | ImGuiTableFlags_SizingFixedFit)) {
+  // Every model's column within the width: in large type (presentation) the dates' count leaves
+  // the table and the shares are whole percents.
+  const bool compact = ui.presentation;
+  const int columns = static_cast<int>(s.compare_rows.size()) + (compact ? 1 : 2);
+  if (ImGui::BeginTable("acc", columns,
+                        ImGuiTableFlags_Borders | (compact ? ImGuiTableFlags_SizingStretchProp
+                                                           : ImGuiTableFlags_SizingFixedFit))) {
     ImGui::TableSetupColumn("length");
-    ImGui::TableSetupColumn("count");
+    if (!compact) ImGui::TableSetupColumn("count");
     // The score's name heads its column ("bottleneck/bahdanau-max40" → "bahdanau"): the text
     // above says they are the bottleneck models trained on 40 characters at most.
     for (std::string n : s.compare_names) {
@@ -424,11 +429,13 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
       ImGui::TextUnformatted(s.compare_rows[0][r].label.c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", s.compare_rows[0][r].count);
+      if (!compact) {
+        ImGui::TableNextColumn();
+        ImGui::Text("%d", s.compare_rows[0][r].count);
+      }
       for (const auto& t : s.compare_rows) {
         ImGui::TableNextColumn();
-        ImGui::Text("%.1f%%", 100.0 * t[r].accuracy());
+        ImGui::Text(compact ? "%.0f%%" : "%.1f%%", 100.0 * t[r].accuracy());
       }
     }
     ImGui::EndTable();
