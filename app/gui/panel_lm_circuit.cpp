@@ -308,11 +308,16 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   const LmRun* r = s.run();
   const lm::Config& c = r->model->config;
   const float fs = ImGui::GetFontSize();
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(
-      "How a transformer copies: “… A B … A → B”. Two heads work together (Elhage et al. 2021, "
-      "Olsson et al. 2022). Type a sentence that repeats, or press “Repeat it”.");
-  ImGui::PopTextWrapPos();
+  // On a slide the lesson's words introduce the circuit, and the guide takes the stage's width
+  // (its steps, the score split) with the two heads' maps left to Tab's full view.
+  const bool slide = ui.slide.on;
+  if (!slide) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(
+        "How a transformer copies: “… A B … A → B”. Two heads work together (Elhage et al. "
+        "2021, Olsson et al. 2022). Type a sentence that repeats, or press “Repeat it”.");
+    ImGui::PopTextWrapPos();
+  }
   if (c.n_layer < 2) {
     ImGui::TextColored(kAccent,
                        "This model has one layer: an induction circuit needs two (a head whose "
@@ -370,34 +375,36 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
 
   // Left: the two heads' weights, the query row and its winning key marked.
   const float left_w = std::round(ImGui::GetContentRegionAvail().x * 0.42f);
-  ImGui::BeginChild("circuit-maps", {left_w, 0}, false);
-  // Two headings and two maps, each followed by the item spacing, fill the column's height.
-  const float map_h =
-      (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2 -
-       ImGui::GetStyle().ItemSpacing.y * 2) /
-      2;
-  for (int which = 0; which < 2; ++which) {
-    const int head = which == 0 ? prev : ind;
-    text_wrapped_at_spaces(std::string(which == 0 ? "Previous-token head" : "Induction head") +
-                           ": layer " + std::to_string(head / c.n_head) + ", head " +
-                           std::to_string(head % c.n_head));
-    HeatmapSpec sp;
-    sp.id = which == 0 ? "lm-circuit-prev" : "lm-circuit-ind";
-    sp.serial = s.serial() * 64 + static_cast<uint64_t>(head) + 1;
-    sp.m = &p.head_weights(head / c.n_head, head % c.n_head);
-    sp.matrix_name = stage_name(StageId::kWeights);
-    sp.hidden_are_zero = true;
-    sp.row_labels = r->tokens;
-    sp.col_labels = r->tokens;
-    sp.scale = {ui.settings.colormap, 0.0f, 1.0f};
-    sp.color_bar = false;
-    sp.selected_row = which == 0 ? k.winner : k.query;
-    sp.selected_col = which == 0 ? std::max(0, k.winner - 1) : k.winner;
-    sp.size = {0, map_h};
-    draw_heatmap(ui, sp);
+  if (!slide) {
+    ImGui::BeginChild("circuit-maps", {left_w, 0}, false);
+    // Two headings and two maps, each followed by the item spacing, fill the column's height.
+    const float map_h =
+        (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2 -
+         ImGui::GetStyle().ItemSpacing.y * 2) /
+        2;
+    for (int which = 0; which < 2; ++which) {
+      const int head = which == 0 ? prev : ind;
+      text_wrapped_at_spaces(std::string(which == 0 ? "Previous-token head" : "Induction head") +
+                             ": layer " + std::to_string(head / c.n_head) + ", head " +
+                             std::to_string(head % c.n_head));
+      HeatmapSpec sp;
+      sp.id = which == 0 ? "lm-circuit-prev" : "lm-circuit-ind";
+      sp.serial = s.serial() * 64 + static_cast<uint64_t>(head) + 1;
+      sp.m = &p.head_weights(head / c.n_head, head % c.n_head);
+      sp.matrix_name = stage_name(StageId::kWeights);
+      sp.hidden_are_zero = true;
+      sp.row_labels = r->tokens;
+      sp.col_labels = r->tokens;
+      sp.scale = {ui.settings.colormap, 0.0f, 1.0f};
+      sp.color_bar = false;
+      sp.selected_row = which == 0 ? k.winner : k.query;
+      sp.selected_col = which == 0 ? std::max(0, k.winner - 1) : k.winner;
+      sp.size = {0, map_h};
+      draw_heatmap(ui, sp);
+    }
+    ImGui::EndChild();
+    ImGui::SameLine();
   }
-  ImGui::EndChild();
-  ImGui::SameLine();
 
   // Right: the guide.
   ImGui::BeginChild("circuit-guide", {0, 0}, false);
@@ -405,9 +412,14 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
                          "4  The prediction"};
   // The steps by name, or by number where a name does not fit the column (the heading under
   // them names the one shown).
+  // On a slide the steps share one line: their numbers, the heading naming the one shown.
   bool names = true;
-  for (const char* step : steps)
+  float line_w = 0;
+  for (const char* step : steps) {
     names = names && radio_width(step) <= ImGui::GetContentRegionAvail().x;
+    line_w += radio_width(step) + ImGui::GetStyle().ItemSpacing.x;
+  }
+  if (slide && line_w > ImGui::GetContentRegionAvail().x) names = false;
   for (int i = 0; i < 4; ++i) {
     const std::string label = names ? steps[i] : std::string(steps[i], 1);
     if (i) same_line_if_fits(radio_width(label.c_str()));

@@ -424,9 +424,10 @@ LessonStep read_step(const json& j, const StepContext& c) {
                  s.lm_tab + "\"");
     } else {
       s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "model";
-      // "sinks" is the roles tab on the first-token score, with its attention-sink box.
-      const std::set<std::string> tabs = {"model", "heads", "block",   "next",
-                                          "roles", "sinks", "circuit", "kv"};
+      // "sinks" is the roles tab on the first-token score, with its attention-sink box;
+      // "circuit-why" the circuit tab at its third step, the winning key's score split.
+      const std::set<std::string> tabs = {"model", "heads",   "block",       "next", "roles",
+                                          "sinks", "circuit", "circuit-why", "kv"};
       if (!tabs.count(s.lm_tab))
         fail("lm.tab", "expected model, heads, block, next, roles, sinks, circuit or kv, got \"" +
                            s.lm_tab + "\"");
