@@ -429,8 +429,10 @@ LessonStep read_step(const json& j, const StepContext& c) {
       const std::set<std::string> tabs = {"model", "heads",   "block",       "next", "roles",
                                           "sinks", "circuit", "circuit-why", "kv"};
       if (!tabs.count(s.lm_tab))
-        fail("lm.tab", "expected model, heads, block, next, roles, sinks, circuit or kv, got \"" +
-                           s.lm_tab + "\"");
+        fail(
+            "lm.tab",
+            "expected model, heads, block, next, roles, sinks, circuit, circuit-why or kv, got \"" +
+                s.lm_tab + "\"");
     }
     if (!m.contains("model")) fail("lm.model", "missing field");
     s.lm_model = read_name(m["model"], "lm.model");
