@@ -167,6 +167,19 @@ std::string slide_faults(Ui& ui) {
     if (v.labels_dropped > 0) fault(std::to_string(v.labels_dropped) + " labels left out");
     if (v.labels_abbreviated > 0) fault(std::to_string(v.labels_abbreviated) + " labels shortened");
   }
+  // Q, K and V of a teaching-sized example show their numbers: a step about them is worked by
+  // hand from the screen.
+  for (const char* name : {"qkv-Q", "qkv-K", "qkv-V"}) {
+    const auto q = ui.views.find(name);
+    if (ui.model_stage.empty() && q != ui.views.end() && q->second.drawn && q->second.rows <= 8 &&
+        q->second.cols <= 8) {
+      if (!q->second.numbers_shown)
+        fault(std::string(name + 4) + " without its numbers");
+      else if (q->second.number_px < 16.0f - 0.01f)
+        fault(std::string(name + 4) + "'s numbers at " + std::to_string(q->second.number_px) +
+              " px");
+    }
+  }
   // No view scrolls sideways.
   for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
     if (w->WasActive && !w->Hidden && w->ScrollbarX)

@@ -318,6 +318,9 @@ bool apply_lesson_step(Ui& ui) {
   LessonPlayer& p = *ui.lesson;
   ui.state.playing = false;
   if (!p.apply(ui.state)) return false;
+  // "Opened sliding-window" from loading the step's example says nothing about the step (and
+  // stayed through the steps after); an error stays.
+  if (!ui.state.message_is_error()) ui.state.set_message("", false);
   const LessonStep& s = p.step();
   apply_step_decimals(ui, s.decimals);
   if (!s.seq2seq_model.empty() || !s.seq2seq_tab.empty()) {
