@@ -81,11 +81,14 @@ float item_content_bottom() {
 
 std::string formula_for_wrapping(const std::string& formula) {
   std::string out;
+  int depth = 0;  // inside brackets a comma separates arguments, not formulas: no break there
   for (size_t i = 0; i < formula.size(); ++i) {
     const char c = formula[i];
+    depth += c == '(' || c == '[' || c == '{' ? 1 : c == ')' || c == ']' || c == '}' ? -1 : 0;
     const bool run =
         (i > 0 && formula[i - 1] == ' ') || (i + 1 < formula.size() && formula[i + 1] == ' ');
-    const bool after_break = i > 0 && (formula[i - 1] == ',' || formula[i - 1] == ';');
+    const bool after_break =
+        depth <= 0 && i > 0 && (formula[i - 1] == ',' || formula[i - 1] == ';');
     if (c == ' ' && !run && !after_break)
       out += "\xc2\xa0";
     else
