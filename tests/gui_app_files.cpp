@@ -22,6 +22,20 @@ using test::temp_dir;
 using test::temp_path;
 using test::write_bytes;
 
+// A formula breaks only between its parts: after a comma outside brackets, or in the gap of two
+// spaces between two formulas; every other space is a no-break space (U+00A0).
+TEST(TextHelpers, FormulasBreakOnlyBetweenTheirParts) {
+  const std::string nb = "\xc2\xa0";
+  EXPECT_EQ(formula_for_wrapping("masked = scaled if j ≤ i, else −∞"),
+            "masked" + nb + "=" + nb + "scaled" + nb + "if" + nb + "j" + nb + "≤" + nb + "i, else" +
+                nb + "−∞");
+  EXPECT_EQ(formula_for_wrapping("w = exp(s(i, j))"),
+            "w" + nb + "=" + nb + "exp(s(i," + nb + "j))");
+  EXPECT_EQ(formula_for_wrapping("Q = X·W  K = X·W"),
+            "Q" + nb + "=" + nb + "X·W  K" + nb + "=" + nb + "X·W");
+  EXPECT_EQ(formula_for_wrapping(""), "");
+}
+
 TEST(TextHelpers, TextsOfAnyLengthAreDrawnWithinImGuisIndexLimit) {
   ImGui::CreateContext();
   ImGuiIO& io = ImGui::GetIO();
