@@ -13,7 +13,6 @@
 namespace attn {
 
 void draw_lm_rollout(Ui& ui, LmPanel& p) {
-  (void)ui;
   const LmRun* run = p.session.run();
   if (!run || !run->model || run->acts.T == 0) {
     ImGui::TextDisabled("Open a model and type a sentence.");
@@ -27,12 +26,20 @@ void draw_lm_rollout(Ui& ui, LmPanel& p) {
     p.rollout_serial = p.session.serial();
     p.rollout_for = p.rollout_token;
   }
-  text_wrapped_at_spaces(
+  const char* how =
       "Attention rollout (Abnar & Zuidema 2020): per layer the heads' weights are averaged and "
       "the residual connection added as A' = ½·A + ½·I (half of each position stays itself); "
       "multiplying the layers, R = A'_l ··· A'_0, says how much of a token after l + 1 layers "
       "comes from each input token. One layer mixes pairs of tokens; the next mixes those "
-      "mixtures — pairs of pairs — so the tokens that matter spread with depth.");
+      "mixtures — pairs of pairs — so the tokens that matter spread with depth.";
+  if (ui.presentation) {  // the rows keep the room; the explanation is a hover away
+    ImGui::TextUnformatted("Attention rollout: where a token's content comes from");
+    same_line_if_fits(ImGui::CalcTextSize("(?)").x);
+    help_marker(how);
+  } else {
+    text_wrapped_at_spaces(how);
+  }
+  ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Token");
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 14);
@@ -47,8 +54,18 @@ void draw_lm_rollout(Ui& ui, LmPanel& p) {
   }
   ImGui::Spacing();
   const float fs = ImGui::GetFontSize();
-  const float cell = std::max(fs * 3.2f, ImGui::GetContentRegionAvail().x / std::max(T, 1));
-  ImGui::BeginChild("rollout-rows", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
+  const float avail = ImGui::GetContentRegionAvail().x;
+  const float cell = std::max(fs * 3.2f, avail / std::max(T, 1));
+  // Presentation shows a window of the tokens, ending at the chosen one (what it can draw from),
+  // rather than a row that scrolls sideways; elsewhere the row scrolls.
+  int first = 0, shown = T;
+  if (ui.presentation && cell * static_cast<float>(T) > avail) {
+    shown = std::max(1, static_cast<int>(avail / cell));
+    first = std::clamp(p.rollout_token + 1 - shown, 0, std::max(0, T - shown));
+    ImGui::TextDisabled("tokens %d to %d of %d", first, first + shown - 1, T);
+  }
+  ImGui::BeginChild("rollout-rows", {0, 0}, false,
+                    ui.presentation ? 0 : ImGuiWindowFlags_HorizontalScrollbar);
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
@@ -61,8 +78,8 @@ void draw_lm_rollout(Ui& ui, LmPanel& p) {
     const float h = fs * 2.6f;
     double peak = 1e-12;
     for (double w : row) peak = std::max(peak, w);
-    for (int j = 0; j < T; ++j) {
-      const float x0 = o.x + j * cell;
+    for (int j = first; j < first + shown; ++j) {
+      const float x0 = o.x + static_cast<float>(j - first) * cell;
       const float a = static_cast<float>(row[static_cast<size_t>(j)] / peak);
       dl->AddRectFilled({x0 + 1, o.y}, {x0 + cell - 1, o.y + h},
                         ImGui::GetColorU32(ImVec4(0.85f, 0.35f, 0.05f, 0.08f + 0.85f * a)));
@@ -76,7 +93,7 @@ void draw_lm_rollout(Ui& ui, LmPanel& p) {
       if (ImGui::CalcTextSize(buf).x < cell - 4 && j <= p.rollout_token)
         dl->AddText({x0 + 3, o.y + fs * 1.25f}, text, buf);
     }
-    ImGui::Dummy({T * cell, h + 6});
+    ImGui::Dummy({static_cast<float>(shown) * cell, h + 6});
   }
   ImGui::EndChild();
 }
