@@ -25,6 +25,13 @@
 
 namespace {
 std::vector<std::string>* g_texts = nullptr;  // the frame's drawn text, while recording
+// and each run's size and place, for the slide rule's 16 px
+struct SizedText {
+  std::string text;
+  float size;
+  ImVec2 pos;
+};
+std::vector<SizedText>* g_sized = nullptr;
 }  // namespace
 
 extern "C" void __real__ZN10ImDrawList7AddTextEPK6ImFontfRK6ImVec2jPKcS7_fPK6ImVec4(
@@ -34,6 +41,9 @@ extern "C" void __wrap__ZN10ImDrawList7AddTextEPK6ImFontfRK6ImVec2jPKcS7_fPK6ImV
     ImDrawList* self, const ImFont* font, float size, const ImVec2& pos, ImU32 col,
     const char* begin, const char* end, float wrap, const ImVec4* clip) {
   if (g_texts && begin) g_texts->emplace_back(begin, end ? end : begin + std::strlen(begin));
+  if (g_sized && begin)
+    g_sized->push_back({std::string(begin, end ? end : begin + std::strlen(begin)),
+                        size > 0 ? size : self->_Data->FontSize, pos});
   __real__ZN10ImDrawList7AddTextEPK6ImFontfRK6ImVec2jPKcS7_fPK6ImVec4(self, font, size, pos, col,
                                                                       begin, end, wrap, clip);
 }
@@ -81,6 +91,7 @@ class LessonSteps : public test::HeadlessApp {
  protected:
   void TearDown() override {
     g_texts = nullptr;
+    g_sized = nullptr;
     test::record_items(nullptr);
     HeadlessApp::TearDown();
   }
@@ -106,6 +117,8 @@ class LessonSteps : public test::HeadlessApp {
       placed.clear();
       items.clear();
       g_texts = last ? &texts : nullptr;
+      sized.clear();
+      g_sized = last ? &sized : nullptr;
       ui.text_log = last ? &placed : nullptr;  // the heatmap's own glyphs (cells, colour bar)
       test::record_items(last ? &items : nullptr);
       state.poll();
@@ -115,12 +128,14 @@ class LessonSteps : public test::HeadlessApp {
       draw_app(ui);
       ImGui::Render();
       g_texts = nullptr;
+      g_sized = nullptr;
       ui.text_log = nullptr;
       test::record_items(nullptr);
     }
     for (const PlacedText& p : placed) texts.push_back(p.text);
   }
   std::vector<std::string> texts;
+  std::vector<SizedText> sized;  // the last frame's text runs with their sizes
   std::vector<PlacedText> placed;
   std::vector<test::ItemBox> items;
 };
@@ -147,9 +162,19 @@ std::vector<std::string> hidden_numbers(const LessonQuestion& q, const Attention
 
 // What keeps the frame just drawn from being one slide a class can read, or "" (design.md's
 // slide rule, from the app's own layout records).
-std::string slide_faults(Ui& ui) {
+std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
   std::string out;
   auto fault = [&out](const std::string& f) { out += (out.empty() ? "" : "; ") + f; };
+  // Nothing drawn on the stage (the strip and the figure) is under 16 px.
+  const ImVec4 r = ui.stage_rect;
+  int small = 0;
+  std::string example;
+  for (const SizedText& t : sized)
+    if (t.pos.x >= r.x && t.pos.x < r.x + r.z && t.pos.y >= r.y && t.pos.y < r.y + r.w &&
+        t.size < 16.0f - 0.01f && t.text.find_first_not_of(" ") != std::string::npos) {
+      if (small++ == 0) example = "“" + t.text.substr(0, 20) + "” at " + std::to_string(t.size);
+    }
+  if (small > 0) fault(std::to_string(small) + " texts on the stage under 16 px (" + example + ")");
   if (!ui.slide.on) fault("not laid out as a slide");
   if (!ui.slide.fits)
     fault("the step needs " + std::to_string(static_cast<int>(ui.slide.needed)) +
@@ -225,7 +250,7 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
         ASSERT_GT(items.size(), 10u) << "no widgets recorded";
         // One slide: the step's words, question, every choice and the buttons stand whole in
         // the lesson's column, nothing scrolls, and the figure's text is 16 px or more.
-        const std::string slide = slide_faults(ui);
+        const std::string slide = slide_faults(ui, sized);
         if (!slide.empty()) failures.push_back(where + ": " + slide);
         // A small matrix on the stepper has room for its numbers, at every size and font.
         const HeatmapViewport& v = ui.views["main"];
