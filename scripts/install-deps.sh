@@ -4,7 +4,7 @@
 # fontconfig falling back to Noto for CJK (fonts-noto-cjk) and emoji (fonts-noto-color-emoji);
 # DejaVu itself covers Latin, Greek, Cyrillic, Arabic and Hebrew. The tests read exported PDFs
 # with pdftotext/pdftoppm (poppler-utils) and SVGs with rsvg-convert (librsvg2-bin). Class mode
-# serves with cpp-httplib and draws its QR code with libqrencode; its tests read that code back
+# serves with libmicrohttpd (its tests' client is cpp-httplib) and draws its QR code with libqrencode; its tests read that code back
 # with zbarimg (zbar-tools), run the student page's script in Node (nodejs), and drive the real
 # page in Debian's Chromium through Selenium (chromium, chromium-driver, python3-selenium) while
 # xdotool presses the teacher's keys.
@@ -14,7 +14,7 @@ pkgs=(build-essential cmake pkg-config
   libeigen3-dev opencl-headers ocl-icd-opencl-dev pocl-opencl-icd
   libstb-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libicu-dev libpcre2-dev
   libcairo2-dev libpango1.0-dev
-  libcpp-httplib-dev libqrencode-dev zbar-tools nodejs
+  libmicrohttpd-dev libcpp-httplib-dev libqrencode-dev zbar-tools nodejs
   chromium chromium-driver python3-selenium xdotool
   fonts-dejavu-core fonts-noto-cjk fonts-noto-color-emoji
   poppler-utils librsvg2-bin

@@ -2,9 +2,14 @@
 // "error: ..." on stderr with the exit code of cli.md.
 #include "cli/cli.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 
@@ -234,10 +239,38 @@ void configure_app(CLI::App& app, Action& action) {
   require_finite_floats(app);
 }
 
-int run(int argc, char** argv) {
-  CLI::App app{"", "attention-lab"};
-  Action action;
-  configure_app(app, action);
+namespace {
+
+// A standard output that was closed before the program started: its descriptor is given
+// /dev/full, so no file the command opens lands on descriptor 1 (and receives the output), and a
+// write to it fails as a write to a closed output should.
+bool hold_closed_stdout() {
+  if (fcntl(STDOUT_FILENO, F_GETFD) != -1 || errno != EBADF) return false;
+  const int fd = open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (fd >= 0 && fd != STDOUT_FILENO) {
+    dup2(fd, STDOUT_FILENO);
+    close(fd);
+  }
+  return true;
+}
+
+// Whether everything written to standard output (printf and std::cout alike: they share stdio's
+// buffer) reached it; the output is flushed first, so a full disk shows here.
+std::string stdout_error(bool closed) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  int err = flushed ? 0 : errno;
+  if (flushed && !std::ferror(stdout) && !std::cout.fail()) return "";
+  if (closed) return "cannot write to standard output: it is closed";
+  // The write that failed was an earlier one (stdio flushes as its buffer fills) and its errno is
+  // gone: one byte more, to an output already broken, says why.
+  if (err == 0 && ::write(STDOUT_FILENO, "\n", 1) < 0) err = errno;
+  return std::string("cannot write to standard output: ") +
+         (err ? std::strerror(err) : "write failed");
+}
+
+int run_action(CLI::App& app, Action& action, int argc, char** argv) {
   try {
     try {
       app.parse(argc, argv);
@@ -266,6 +299,24 @@ int run(int argc, char** argv) {
     print_error(e.what());
     return kExitRuntime;
   }
+}
+
+}  // namespace
+
+// Every command's standard output is checked once here, after it has run: a write that failed
+// (closed, full disk) is exit 1 with the reason, whichever command wrote (docs/robustness.md).
+int run(int argc, char** argv) {
+  const bool closed = hold_closed_stdout();
+  CLI::App app{"", "attention-lab"};
+  Action action;
+  configure_app(app, action);
+  const int code = run_action(app, action, argc, argv);
+  const std::string error = stdout_error(closed);
+  if (!error.empty() && code == 0) {
+    print_error(error);
+    return kExitRuntime;
+  }
+  return code;
 }
 
 int OutputFiles::add(const std::string& flag, const std::string& path) {

@@ -365,8 +365,14 @@ int run_bench(const BenchArgs& a) {
   // The sentence doubled until it has T tokens: a few encodings, not one per sentence added.
   std::string text =
       "The quick brown fox jumps over the lazy dog while the teacher explains attention. ";
-  while (static_cast<int>(m.tokenizer.encode(text).size()) < T) text += text;
-  std::vector<int> ids = m.tokenizer.encode(text);
+  std::vector<int> ids;
+  for (;;) {
+    // A tokenizer that gives this sentence no tokens would double it forever.
+    if (std::string e; !m.tokenizer.encode(text, ids, e))
+      throw CliError{kExitUsage, "the benchmark's text: " + e};
+    if (static_cast<int>(ids.size()) >= T) break;
+    text += text;
+  }
   ids.resize(static_cast<size_t>(T));
 
   const double L = c.n_layer, C = c.n_embd, F = c.mlp_size(), V = c.vocab_size, W = c.qkv_width(),
@@ -609,7 +615,16 @@ int run_init(const InitArgs& a) {
                    "--kv-heads, --mlp, --head-dim, --vocab, --window and --rope-theta are for "
                    "--arch llama, mistral or qwen2"};
   {
-    const lm::Config c = init_config(a, 256 + (a.corpus.empty() ? 0 : a.merges) + 1);
+    const int symbols = 256 + (a.corpus.empty() ? 0 : a.merges) + 1;
+    // The byte-level tokenizer has a token for each of the 256 bytes, the merges and the end of
+    // text: an embedding with fewer rows could not look them up (not silently widened).
+    if (llama && a.vocab >= 0 && a.vocab < symbols)
+      throw CliError{kExitUsage,
+                     "--vocab: " + std::to_string(a.vocab) +
+                         " is fewer than the byte-level tokenizer's " + std::to_string(symbols) +
+                         " tokens (256 bytes" + (a.corpus.empty() ? "" : ", the merges") +
+                         " and the end of text); give at least " + std::to_string(symbols)};
+    const lm::Config c = init_config(a, symbols);
     if (!llama && c.n_embd % c.n_head != 0)
       throw CliError{kExitUsage, "--embd: " + std::to_string(c.n_embd) +
                                      " is not divisible by --heads " + std::to_string(c.n_head)};

@@ -20,6 +20,7 @@
 #include "io/mapped_file.h"
 #include "lm/head_trace.h"
 #include "lm/stories.h"
+#include "lm/train_limits.h"
 #include "lm/trainer.h"
 
 namespace attn::cli {
@@ -32,6 +33,25 @@ struct TrainArgs {
   int repeat_min = 0, repeat_max = 0;  // induction: the repeated segment's length (0: default)
   lm::TrainOptions o;
 };
+
+// The corpus against the training memory limit before it is read or written
+// (lm/train_limits.h): a file by its size, the stories by counting their bytes.
+void check_corpus_size(const TrainArgs& a, const lm::TrainOptions& o) {
+  if (a.data != "text" && a.data != "stories") return;
+  double bytes = 0;
+  std::string what;
+  if (a.data == "stories") {
+    bytes = static_cast<double>(lm::stories_bytes(a.stories, o.seed));
+    what = "--stories: " + std::to_string(a.stories) + " stories";
+  } else {
+    struct stat st {};
+    if (a.corpus.empty() || ::stat(a.corpus.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+    bytes = static_cast<double>(st.st_size);  // reading it says what else is wrong
+    what = "--corpus: " + a.corpus;
+  }
+  if (std::string e = lm::check_corpus_memory(o, 256 + a.merges + 1, bytes, what); !e.empty())
+    throw CliError{kExitUsage, e};
+}
 
 std::string format(const char* fmt, double x) {
   char buf[64];
@@ -118,6 +138,7 @@ int run_train(TrainArgs& a) {
     if (const std::string e = lm::check_train_memory(o, vocab); !e.empty())
       throw CliError{kExitUsage, "--layers/--heads/--embd/--context/--batch: " + e};
   }
+  check_corpus_size(a, o);
   lm::TrainSet set;
   std::string what;
   if (a.data == "induction") {

@@ -104,7 +104,8 @@ void decode_chain(const Decoder& d, std::vector<std::string>& tokens) {
       std::string ignored;
       for (std::string& t : tokens) {
         std::vector<Span> found;
-        if (!d.pattern.re.find_all(t, found, ignored) || found.empty()) continue;
+        MatchBudget budget = MatchBudget::for_text(t.size());
+        if (!d.pattern.re.find_all(t, found, budget, ignored) || found.empty()) continue;
         std::string out;
         size_t prev = 0;
         for (const Span& s : found) {

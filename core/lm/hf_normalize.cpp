@@ -137,6 +137,16 @@ std::string byte_level(const std::string& text) {
 
 bool is_numeric(UChar32 c) { return (U_GET_GC_MASK(c) & U_GC_N_MASK) != 0; }
 
+std::string growth_error(size_t size, size_t original_bytes) {
+  return "the normalized text would be " + std::to_string(size) + " bytes, more than " +
+         std::to_string(kNormalizeGrowth) + " times the " + std::to_string(original_bytes) +
+         " bytes given plus " + std::to_string(kNormalizeSlack) +
+         "; a normalizer may not grow the text without bound";
+}
+
+bool pre_tokenize_one(const PreTokenizer& p, std::vector<Piece>& pieces, MatchBudget& budget,
+                      std::string& error);
+
 }  // namespace
 
 std::string unicode_normalize(const std::string& text, Normalizer::Kind kind) {
@@ -165,7 +175,10 @@ std::string unicode_normalize(const std::string& text, Normalizer::Kind kind) {
   return s;
 }
 
-bool normalize(const Normalizer& n, std::string& text, std::string& error) {
+namespace {
+
+bool normalize_one(const Normalizer& n, std::string& text, size_t original_bytes,
+                   MatchBudget& budget, std::string& error) {
   switch (n.kind) {
     case Normalizer::Kind::kNfc:
     case Normalizer::Kind::kNfd:
@@ -181,9 +194,17 @@ bool normalize(const Normalizer& n, std::string& text, std::string& error) {
       return true;
     case Normalizer::Kind::kReplace: {
       std::vector<Span> found;
-      if (!n.pattern.re.find_all(text, found, error)) return false;
+      if (!n.pattern.re.find_all(text, found, budget, error)) return false;
       if (found.empty()) return true;
+      // The output's size is known before it is built: refused before it is allocated.
+      size_t size = text.size();
+      for (const Span& s : found) size = size - (s.second - s.first) + n.text.size();
+      if (size > kNormalizeGrowth * original_bytes + kNormalizeSlack) {
+        error = growth_error(size, original_bytes);
+        return false;
+      }
       std::string out;
+      out.reserve(size);
       size_t prev = 0;
       for (const Span& s : found) {
         out.append(text, prev, s.first - prev);
@@ -196,24 +217,51 @@ bool normalize(const Normalizer& n, std::string& text, std::string& error) {
     }
     case Normalizer::Kind::kSequence:
       for (const Normalizer& c : n.children)
-        if (!normalize(c, text, error)) return false;
+        if (!normalize(c, text, original_bytes, budget, error)) return false;
       return true;
   }
   return true;
 }
 
-bool pre_tokenize(const PreTokenizer& p, std::vector<Piece>& pieces, std::string& error) {
+}  // namespace
+
+bool normalize(const Normalizer& n, std::string& text, size_t original_bytes, MatchBudget& budget,
+               std::string& error) {
+  if (!normalize_one(n, text, original_bytes, budget, error)) {
+    // The innermost normalizer names itself; a Sequence passes its child's error on.
+    if (n.kind != Normalizer::Kind::kSequence || error.rfind("tokenizer.json", 0) != 0)
+      error = "tokenizer.json's " + n.where + ": " + error;
+    return false;
+  }
+  if (text.size() > kNormalizeGrowth * original_bytes + kNormalizeSlack) {
+    error = "tokenizer.json's " + n.where + ": " + growth_error(text.size(), original_bytes);
+    return false;
+  }
+  return true;
+}
+
+bool pre_tokenize(const PreTokenizer& p, std::vector<Piece>& pieces, MatchBudget& budget,
+                  std::string& error) {
+  if (pre_tokenize_one(p, pieces, budget, error)) return true;
+  if (error.rfind("tokenizer.json", 0) != 0) error = "tokenizer.json's " + p.where + ": " + error;
+  return false;
+}
+
+namespace {
+
+bool pre_tokenize_one(const PreTokenizer& p, std::vector<Piece>& pieces, MatchBudget& budget,
+                      std::string& error) {
   switch (p.kind) {
     case PreTokenizer::Kind::kSequence:
       for (const PreTokenizer& c : p.children)
-        if (!pre_tokenize(c, pieces, error)) return false;
+        if (!pre_tokenize(c, pieces, budget, error)) return false;
       return true;
     case PreTokenizer::Kind::kSplit:
       return split_pieces(
           pieces,
           [&](const Piece& piece, std::vector<Piece>& parts, std::string& err) {
             std::vector<Span> found;
-            if (!p.pattern.re.find_all(piece.text, found, err)) return false;
+            if (!p.pattern.re.find_all(piece.text, found, budget, err)) return false;
             Matches m = cover(piece.text, found);
             if (p.invert)
               for (auto& e : m) e.second = !e.second;
@@ -244,7 +292,7 @@ bool pre_tokenize(const PreTokenizer& p, std::vector<Piece>& pieces, std::string
               return true;
             }
             std::vector<Span> found;
-            if (!p.pattern.re.find_all(text, found, err)) return false;
+            if (!p.pattern.re.find_all(text, found, budget, err)) return false;
             cut(piece, text, apply_behavior(cover(text, found), SplitBehavior::kIsolated), parts);
             return true;
           },
@@ -287,5 +335,7 @@ bool pre_tokenize(const PreTokenizer& p, std::vector<Piece>& pieces, std::string
   }
   return true;
 }
+
+}  // namespace
 
 }  // namespace attn::lm::hf

@@ -30,8 +30,9 @@ struct Pattern {
 struct Normalizer {
   enum class Kind { kNfc, kNfd, kNfkc, kNfkd, kPrepend, kReplace, kSequence, kByteLevel };
   Kind kind = Kind::kSequence;
-  std::string text;  // Prepend's prepend; Replace's content
-  Pattern pattern;   // Replace's pattern
+  std::string where;  // its place in tokenizer.json ("normalizer.normalizers[2]"), for errors
+  std::string text;   // Prepend's prepend; Replace's content
+  Pattern pattern;    // Replace's pattern
   std::vector<Normalizer> children;
 };
 
@@ -40,7 +41,8 @@ enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWith
 struct PreTokenizer {
   enum class Kind { kSplit, kByteLevel, kDigits, kMetaspace, kSequence };
   Kind kind = Kind::kSequence;
-  Pattern pattern;  // Split's; ByteLevel's GPT-2 pattern when use_regex
+  std::string where;  // its place in tokenizer.json ("pre_tokenizer.pretokenizers[0]")
+  Pattern pattern;    // Split's; ByteLevel's GPT-2 pattern when use_regex
   SplitBehavior behavior = SplitBehavior::kIsolated;
   bool invert = false;
   bool add_prefix_space = false;  // ByteLevel
@@ -79,8 +81,18 @@ struct Decoder {
 
 // The tokenizers library's NormalizedString operations on plain text; false (with `error`) only
 // when a regular expression exceeds its limits.
-bool normalize(const Normalizer& n, std::string& text, std::string& error);
-bool pre_tokenize(const PreTokenizer& p, std::vector<Piece>& pieces, std::string& error);
+// A normalizer's output may be at most kNormalizeGrowth times the text it was given at first
+// (`original_bytes`, not its own input, so a chain cannot compound) plus kNormalizeSlack bytes:
+// NFKC's largest expansion is 11 times and Replace "▁" for " " 3 times, while eight chained
+// Replace of an empty pattern would grow 10 bytes to gigabytes (docs/robustness.md).
+inline constexpr size_t kNormalizeGrowth = 16;
+inline constexpr size_t kNormalizeSlack = 1024;
+// Errors name the normalizer or pre-tokenizer's place in tokenizer.json. `budget` bounds their
+// regular expressions' work on this text (hf_regex.h).
+bool normalize(const Normalizer& n, std::string& text, size_t original_bytes, MatchBudget& budget,
+               std::string& error);
+bool pre_tokenize(const PreTokenizer& p, std::vector<Piece>& pieces, MatchBudget& budget,
+                  std::string& error);
 // Decoders work on the tokens' strings, as decode_chain does.
 void decode_chain(const Decoder& d, std::vector<std::string>& tokens);
 

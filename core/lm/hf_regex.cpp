@@ -88,7 +88,46 @@ bool Regex::compile(const std::string& pattern, bool literal, std::string& error
   return true;
 }
 
-bool Regex::find_all(const std::string& text, std::vector<Span>& out, std::string& error) const {
+MatchBudget MatchBudget::for_text(size_t bytes) {
+  return {kMatchBudgetBase + kMatchBudgetPerByte * static_cast<unsigned long long>(bytes)};
+}
+
+namespace {
+
+// One anchored pcre2_match at `from`, charged to `budget`. PCRE2's match limit counts steps from
+// one start position only (one unanchored call tries every position, each within the limit:
+// seconds on a few thousand characters), so the caller tries the positions itself, one anchored
+// call each. PCRE2 does not say how many steps a match took, only whether it stayed within a
+// limit: the match is tried with a limit of 64 steps, then 4 times more each time it runs out,
+// up to kMatchLimit, and each attempt's limit is charged — at most 4/3·4·s + 64 for a match of s
+// steps: tens for an ordinary piece of text, while a pattern that backtracks at every position
+// exhausts the budget after a few hundred positions.
+int budgeted_match(const pcre2_code* re, PCRE2_SPTR s, size_t n, size_t from, pcre2_match_data* md,
+                   pcre2_match_context* ctx, MatchBudget& budget) {
+  for (uint32_t limit = 64;; limit = limit >= kMatchLimit / 4 ? kMatchLimit : limit * 4) {
+    if (budget.steps < limit) {
+      if (budget.steps == 0) return PCRE2_ERROR_MATCHLIMIT;
+      limit = static_cast<uint32_t>(budget.steps);
+    }
+    budget.steps -= limit;
+    pcre2_set_match_limit(ctx, limit);
+    const int rc = pcre2_match(re, s, n, from, PCRE2_NO_UTF_CHECK | PCRE2_ANCHORED, md, ctx);
+    if (rc != PCRE2_ERROR_MATCHLIMIT || limit >= kMatchLimit) return rc;
+  }
+}
+
+// The byte after the character at `i` of well-formed UTF-8.
+size_t next_char(const std::string& text, size_t i) {
+  size_t step = 1;
+  while (i + step < text.size() && (static_cast<unsigned char>(text[i + step]) & 0xC0) == 0x80)
+    ++step;
+  return i + step;
+}
+
+}  // namespace
+
+bool Regex::find_all(const std::string& text, std::vector<Span>& out, MatchBudget& budget,
+                     std::string& error) const {
   out.clear();
   if (literal_empty_ || !code_ || text.empty()) return true;
   auto* re = static_cast<pcre2_code*>(code_.get());
@@ -100,16 +139,25 @@ bool Regex::find_all(const std::string& text, std::vector<Span>& out, std::strin
     error = "out of memory for a regular expression match";
     return false;
   }
-  pcre2_set_match_limit(ctx.get(), kMatchLimit);
   pcre2_set_heap_limit(ctx.get(), kHeapLimitKiB);
   const auto* s = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t search_from = 0;
   bool have_last = false;
   size_t last_end = 0;
   while (search_from <= text.size()) {
-    const int rc =
-        pcre2_match(re, s, text.size(), search_from, PCRE2_NO_UTF_CHECK, md.get(), ctx.get());
+    // The leftmost match at or after search_from, as an unanchored search finds it.
+    int rc = PCRE2_ERROR_NOMATCH;
+    for (size_t at = search_from;; at = next_char(text, at)) {
+      rc = budgeted_match(re, s, text.size(), at, md.get(), ctx.get(), budget);
+      if (rc != PCRE2_ERROR_NOMATCH || at >= text.size()) break;
+    }
     if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc == PCRE2_ERROR_MATCHLIMIT && budget.steps == 0) {
+      error = "the regular expression needs more than the text's budget of matching work (" +
+              std::to_string(kMatchBudgetBase) + " steps + " + std::to_string(kMatchBudgetPerByte) +
+              " per byte of text): it backtracks too much on this text";
+      return false;
+    }
     if (rc < 0) {
       error = "the regular expression could not be matched: " + pcre2_message(rc);
       return false;
@@ -119,11 +167,7 @@ bool Regex::find_all(const std::string& text, std::vector<Span>& out, std::strin
     if (a == b && have_last && last_end == b) {
       // Oniguruma's find_iter: no empty match right after the previous one; step one character.
       if (search_from >= text.size()) break;
-      size_t step = 1;
-      while (search_from + step < text.size() &&
-             (static_cast<unsigned char>(text[search_from + step]) & 0xC0) == 0x80)
-        ++step;
-      search_from += step;
+      search_from = next_char(text, search_from);
       continue;
     }
     out.emplace_back(a, b);

@@ -25,28 +25,62 @@ struct AddedToken {
 };
 
 // Added tokens of one kind (matched in the raw text, or in the normalized text), found leftmost
-// first and longest first there, as the library's Aho-Corasick automaton (LeftmostLongest).
+// first and longest first there, as the library's Aho-Corasick automaton (LeftmostLongest). A
+// byte trie of the patterns: at each position one walk along the text, as deep as the longest
+// pattern that fits, finds the longest match there — not one comparison per pattern, which took
+// minutes for 150,000 tokens sharing a long prefix (docs/robustness.md).
 struct AddedMatcher {
   std::vector<std::pair<std::string, int>> patterns;  // (text, index into added), longest first
-  std::vector<std::vector<int>> by_first_byte = std::vector<std::vector<int>>(256);
+  // The trie: node 0 is the root; a node's children are labelled by one byte each (labels[k]
+  // leads to child[k]; a node has few, found with memchr). terminal: the pattern ending there
+  // (the first of equal texts, as the library keeps), or -1.
+  struct Node {
+    std::string labels;
+    std::vector<int> child;
+    int terminal = -1;
+  };
+  std::vector<Node> nodes = std::vector<Node>(1);
 
+  int step(int node, unsigned char c) const {
+    const Node& n = nodes[static_cast<size_t>(node)];
+    const size_t k = n.labels.find(static_cast<char>(c));
+    return k == std::string::npos ? -1 : n.child[k];
+  }
   void add(std::string text, int index) {
     if (!text.empty()) patterns.emplace_back(std::move(text), index);
   }
   void finish() {
     std::stable_sort(patterns.begin(), patterns.end(),
                      [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
-    for (size_t k = 0; k < patterns.size(); ++k)
-      by_first_byte[static_cast<unsigned char>(patterns[k].first[0])].push_back(
-          static_cast<int>(k));
+    for (size_t k = 0; k < patterns.size(); ++k) {
+      int node = 0;
+      for (unsigned char c : patterns[k].first) {
+        int next = step(node, c);
+        if (next < 0) {
+          next = static_cast<int>(nodes.size());
+          nodes[static_cast<size_t>(node)].labels += static_cast<char>(c);
+          nodes[static_cast<size_t>(node)].child.push_back(next);
+          nodes.emplace_back();
+        }
+        node = next;
+      }
+      int& t = nodes[static_cast<size_t>(node)].terminal;
+      if (t < 0) t = static_cast<int>(k);
+    }
   }
   // The next match at or after `from`: (start, pattern) or start = npos.
   std::pair<size_t, int> next(const std::string& text, size_t from) const {
-    for (size_t i = from; i < text.size(); ++i)
-      for (int k : by_first_byte[static_cast<unsigned char>(text[i])]) {
-        const std::string& p = patterns[static_cast<size_t>(k)].first;
-        if (text.compare(i, p.size(), p) == 0) return {i, k};
+    if (patterns.empty()) return {std::string::npos, -1};
+    for (size_t i = from; i < text.size(); ++i) {
+      int node = 0, best = -1;
+      for (size_t j = i; j < text.size(); ++j) {
+        node = step(node, static_cast<unsigned char>(text[j]));
+        if (node < 0) break;
+        const int t = nodes[static_cast<size_t>(node)].terminal;
+        if (t >= 0) best = t;
       }
+      if (best >= 0) return {i, best};
+    }
     return {std::string::npos, -1};
   }
 };
@@ -168,6 +202,7 @@ Pattern read_pattern(const json& obj, const std::string& where) {
 Normalizer read_normalizer(const json& j, const std::string& where) {
   const std::string type = type_of(j, where);
   Normalizer n;
+  n.where = where + " (" + type + ")";
   if (type == "NFC") {
     n.kind = Normalizer::Kind::kNfc;
   } else if (type == "NFD") {
@@ -211,6 +246,7 @@ PreTokenizer::Prepend read_prepend_scheme(const json& j, const std::string& wher
 PreTokenizer read_pre_tokenizer(const json& j, const std::string& where) {
   const std::string type = type_of(j, where);
   PreTokenizer p;
+  p.where = where + " (" + type + ")";
   std::string why;
   if (type == "Split") {
     p.kind = PreTokenizer::Kind::kSplit;
@@ -593,7 +629,8 @@ bool HfTokenizer::parse(const std::string& json_text, const std::string& name, s
     const hf::AddedToken& t = p->added[i];
     if (t.normalized && p->has_normalizer) {
       std::string s = t.content;
-      if (!hf::normalize(p->normalizer, s, why)) {
+      hf::MatchBudget budget = hf::MatchBudget::for_text(s.size());
+      if (!hf::normalize(p->normalizer, s, s.size(), budget, why)) {
         error = name + ": added_tokens[" + std::to_string(i) + "]: " + why;
         return false;
       }
@@ -619,6 +656,8 @@ bool HfTokenizer::encode(const std::string& text, std::vector<int>& ids, std::st
     return false;
   }
   const Pipeline& p = *p_;
+  // The regular expressions' work for this text, over every normalizer and pre-tokenizer.
+  hf::MatchBudget budget = hf::MatchBudget::for_text(text.size());
   std::vector<Piece> pieces;
   hf::split_added(p, p.plain, Piece{text, -1, true}, pieces);
   std::vector<Piece> next;
@@ -627,11 +666,14 @@ bool HfTokenizer::encode(const std::string& text, std::vector<int>& ids, std::st
       next.push_back(std::move(piece));
       continue;
     }
-    if (p.has_normalizer && !hf::normalize(p.normalizer, piece.text, error)) return false;
+    if (p.has_normalizer &&
+        !hf::normalize(p.normalizer, piece.text, piece.text.size(), budget, error))
+      return false;
     hf::split_added(p, p.normalized, piece, next);
   }
   pieces = std::move(next);
-  if (p.has_pre_tokenizer && !hf::pre_tokenize(p.pre_tokenizer, pieces, error)) return false;
+  if (p.has_pre_tokenizer && !hf::pre_tokenize(p.pre_tokenizer, pieces, budget, error))
+    return false;
   std::vector<int> body;
   for (const Piece& piece : pieces) {
     if (piece.token >= 0)

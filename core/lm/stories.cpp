@@ -101,6 +101,13 @@ std::string story(Rng& rng) {
 
 }  // namespace
 
+size_t stories_bytes(int count, uint64_t seed) {
+  Rng rng(seed);
+  size_t bytes = 0;
+  for (int i = 0; i < count; ++i) bytes += story(rng).size() + 2;
+  return bytes;
+}
+
 std::string write_stories(int count, uint64_t seed) {
   Rng rng(seed);
   std::string out;

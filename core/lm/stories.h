@@ -4,6 +4,7 @@
 // induction head copies.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -12,5 +13,8 @@ namespace attn::lm {
 // `count` stories (each a paragraph ending in "The end.", separated by blank lines), the same text
 // for the same seed on every platform.
 std::string write_stories(int count, uint64_t seed);
+// The bytes write_stories(count, seed) returns, counted one story at a time without keeping the
+// text: a run's corpus is checked against the limits before it is written.
+size_t stories_bytes(int count, uint64_t seed);
 
 }  // namespace attn::lm

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cassert>
 #include <climits>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "io/json_input.h"
@@ -57,64 +58,78 @@ bool valid_utf8(const std::string& text, size_t* bad_offset) {
   return true;
 }
 
-std::vector<std::string> pretokenize(const std::string& text) {
-  // Code points with their byte offsets, so pieces are cut from the original bytes.
-  std::vector<UChar32> cp;
-  std::vector<size_t> at;
+void for_each_pretoken(const std::string& text,
+                       const std::function<void(size_t begin, size_t end)>& piece) {
+  // Code points are decoded where they are looked at, not kept: a corpus of N bytes needs no
+  // tables of 12·N bytes beside it (docs/robustness.md, "Training memory").
   const auto* s = reinterpret_cast<const uint8_t*>(text.data());
   const auto len = static_cast<int32_t>(text.size());
-  for (int32_t i = 0; i < len;) {
-    at.push_back(static_cast<size_t>(i));
+  const size_t n = text.size();
+  // The code point at byte `i`; `next` is the byte after it.
+  auto at = [&](size_t i, size_t& next) {
+    auto k = static_cast<int32_t>(i);
     UChar32 c;
-    U8_NEXT(s, i, len, c);
+    U8_NEXT(s, k, len, c);
     assert(c >= 0 && "pretokenize needs well-formed UTF-8");
-    cp.push_back(c);
-  }
-  at.push_back(text.size());
-  const size_t n = cp.size();
-  std::vector<std::string> out;
-  auto emit = [&](size_t a, size_t b) { out.push_back(text.substr(at[a], at[b] - at[a])); };
+    next = static_cast<size_t>(k);
+    return c;
+  };
   size_t i = 0;
   while (i < n) {
+    size_t i1 = 0;
+    const UChar32 c0 = at(i, i1);
     // 's|'t|'re|'ve|'m|'ll|'d (ASCII apostrophe, lower case, as GPT-2's pattern).
-    if (cp[i] == '\'' && i + 1 < n) {
-      const UChar32 a = cp[i + 1], b = i + 2 < n ? cp[i + 2] : 0;
+    if (c0 == '\'' && i1 < n) {
+      size_t i2 = 0, i3 = 0;
+      const UChar32 a = at(i1, i2);
+      const UChar32 b = i2 < n ? at(i2, i3) : 0;
       if (a == 's' || a == 't' || a == 'm' || a == 'd') {
-        emit(i, i + 2);
-        i += 2;
+        piece(i, i2);
+        i = i2;
         continue;
       }
       if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) {
-        emit(i, i + 3);
-        i += 3;
+        piece(i, i3);
+        i = i3;
         continue;
       }
     }
     // ` ?\p{L}+`, ` ?\p{N}+`, ` ?[^\s\p{L}\p{N}]+`: an optional space, then a run of one class.
-    const size_t j = cp[i] == ' ' && i + 1 < n ? i + 1 : i;
+    const size_t j = c0 == ' ' && i1 < n ? i1 : i;
+    size_t k = 0;
+    const UChar32 cj = j == i ? c0 : at(j, k);
     bool (*cls)(UChar32) = nullptr;
-    if (is_letter(cp[j]))
+    if (is_letter(cj))
       cls = is_letter;
-    else if (is_number(cp[j]))
+    else if (is_number(cj))
       cls = is_number;
-    else if (is_other(cp[j]))
+    else if (is_other(cj))
       cls = is_other;
     if (cls) {
-      size_t k = j;
-      while (k < n && cls(cp[k])) ++k;
-      emit(i, k);
+      k = j;
+      for (size_t next = 0; k < n && cls(at(k, next));) k = next;
+      piece(i, k);
       i = k;
       continue;
     }
     // `\s+(?!\S)|\s+`: a run of white space; when something follows it, the run's last character
     // is left to start the next piece (" word"), unless the run is that one character.
-    size_t k = i;
-    while (k < n && is_space(cp[k])) ++k;
+    k = i;
+    size_t last = i, count = 0;
+    for (size_t next = 0; k < n && is_space(at(k, next)); ++count) {
+      last = k;
+      k = next;
+    }
     assert(k > i);
-    const size_t end = k == n || k - i == 1 ? k : k - 1;
-    emit(i, end);
+    const size_t end = k == n || count == 1 ? k : last;
+    piece(i, end);
     i = end;
   }
+}
+
+std::vector<std::string> pretokenize(const std::string& text) {
+  std::vector<std::string> out;
+  for_each_pretoken(text, [&](size_t a, size_t b) { out.push_back(text.substr(a, b - a)); });
   return out;
 }
 
@@ -296,17 +311,42 @@ bool Tokenizer::load_hf(const std::string& folder, std::string& error) {
 int Tokenizer::size() const { return hf_ ? hf_->size() : static_cast<int>(id_to_token_.size()); }
 
 bool Tokenizer::encode(const std::string& text, std::vector<int>& ids, std::string& error) const {
-  if (hf_) return hf_->encode(text, ids, error);
-  ids = encode(text);
+  if (hf_) {
+    if (!hf_->encode(text, ids, error)) return false;
+  } else {
+    ids = encode(text);
+  }
+  // Every model pass needs at least one position: a tokenizer.json whose normalizer or
+  // pre-tokenizer removes every character, or a text of characters its vocabulary lacks (no unk,
+  // no byte fallback), gives none. Said here, where a text becomes a model's ids, so no caller
+  // runs a pass over nothing.
+  if (ids.empty() && !text.empty()) {
+    error = no_tokens_error(text);
+    return false;
+  }
   return true;
+}
+
+std::string no_tokens_error(const std::string& text) {
+  // The text as the user gave it, shortened on a character boundary.
+  std::string shown;
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  const auto n = static_cast<int32_t>(text.size());
+  int32_t i = 0;
+  for (int chars = 0; i < n && chars < 40; ++chars) U8_FWD_1(s, i, n);
+  shown = text.substr(0, static_cast<size_t>(i)) + (i < n ? "…" : "");
+  return "\"" + shown +
+         "\" gives no tokens: the tokenizer removes every character or its vocabulary has none of "
+         "them (no unk token, no byte fallback); give a text with characters the model knows";
 }
 
 std::vector<int> Tokenizer::encode(const std::string& text) const {
   assert(valid_utf8(text));
   if (hf_) return hf_->encode(text);
   std::vector<int> ids;
-  for (const std::string& piece : pretokenize(text))
-    for (const std::string& t : bpe(piece)) ids.push_back(vocab_.at(t));
+  for_each_pretoken(text, [&](size_t a, size_t b) {
+    for (const std::string& t : bpe(text.substr(a, b - a))) ids.push_back(vocab_.at(t));
+  });
   return ids;
 }
 
@@ -458,8 +498,10 @@ Tokenizer learn_bpe(const std::string& corpus, int n_merges) {
   // Distinct words with their counts, each as its current symbols.
   std::unordered_map<std::string, int> count_of;
   std::vector<std::string> order;
-  for (const std::string& p : pretokenize(corpus))
-    if (count_of[p]++ == 0) order.push_back(p);
+  for_each_pretoken(corpus, [&](size_t a, size_t b) {
+    std::string p = corpus.substr(a, b - a);
+    if (count_of[p]++ == 0) order.push_back(std::move(p));
+  });
   std::vector<std::pair<std::vector<std::string>, int>> words;
   for (const std::string& p : order) {
     std::vector<std::string> w;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -14,12 +15,19 @@ namespace attn::lm {
 
 // False when `text` is not well-formed UTF-8; `bad_offset` is then the first bad byte.
 bool valid_utf8(const std::string& text, size_t* bad_offset = nullptr);
+// The error for a non-empty text that tokenizes to nothing, naming the text (its first 40
+// characters): "\"TEXT\" gives no tokens: …".
+std::string no_tokens_error(const std::string& text);
 
 // Splits well-formed UTF-8 text as GPT-2's pattern
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // does, with \s the Unicode White_Space property (as Hugging Face tokenizers and tiktoken).
 // The pieces concatenate back to the text.
 std::vector<std::string> pretokenize(const std::string& text);
+// The same pieces as byte ranges [begin, end) of `text`, one call each, left to right, with no
+// copy of the text or of its pieces (a training corpus is hundreds of megabytes).
+void for_each_pretoken(const std::string& text,
+                       const std::function<void(size_t begin, size_t end)>& piece);
 
 // GPT-2's reversible map from bytes to printable characters (UTF-8 of one code point each):
 // printable Latin-1 bytes stand for themselves, the others for U+0100 onwards.
@@ -54,6 +62,8 @@ class Tokenizer {
   // The ids of well-formed UTF-8 text (asserted: check with valid_utf8 first). A tokenizer.json
   // adds its post-processor's tokens (BOS) and can fail (a pattern past PCRE2's match limits):
   // the first form then returns false with the error, the second throws std::runtime_error.
+  // The first form also refuses a non-empty text that gives no ids at all (no_tokens_error): a
+  // model pass needs at least one token. The second returns whatever the tokenizer gives.
   bool encode(const std::string& text, std::vector<int>& ids, std::string& error) const;
   std::vector<int> encode(const std::string& text) const;
   // The bytes the ids stand for (not always whole UTF-8 characters on their own).

@@ -1,16 +1,21 @@
 // Class mode's server: four routes over the ClassRoom, each checking the session code, and every
-// other request answered 404 — no file is ever read, so no path can reach one.
+// other request answered 404 — no file is ever read, so no path can reach one. Every connection
+// is served by libmicrohttpd's one epoll thread; the handlers only copy the room's state under its
+// mutex, so none of them waits on the teacher's screen.
 #include "gui/model/class_server.h"
 
 #include <arpa/inet.h>
-#include <httplib.h>
 #include <ifaddrs.h>
+#include <microhttpd.h>
+#include <netdb.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
-#include <chrono>
-#include <memory>
+#include <cstdlib>
+#include <cstring>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace attn {
 
@@ -21,32 +26,39 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kThreads = 16;   // requests served at once; polls take microseconds each
-constexpr int kBacklog = 512;  // connections waiting to be served: a whole class at once
+constexpr unsigned kBacklog = 512;  // connections waiting to be accepted: a whole class at once
 
-void send_json(httplib::Response& res, int status, const json& j) {
-  res.status = status;
-  res.set_content(j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+// One answer to a request: its status, body and Content-Type.
+struct Reply {
+  int status = 200;
+  std::string body;
+  std::string type = "application/json";
+};
+
+Reply json_reply(int status, const json& j) {
+  return {status, j.dump(-1, ' ', false, json::error_handler_t::replace), "application/json"};
 }
 
-void send_error(httplib::Response& res, int status, const std::string& why) {
-  send_json(res, status, {{"ok", false}, {"error", why}});
+Reply error_reply(int status, const std::string& why) {
+  return json_reply(status, {{"ok", false}, {"error", why}});
 }
 
-// The code of a GET (?code=) or of an answer's body; false after answering 403 or 429.
-bool code_ok(ClassRoom& room, const std::string& code, const httplib::Request& req,
-             httplib::Response& res) {
-  switch (room.check_code(code, req.remote_addr)) {
+Reply text_reply(int status, const char* text) {
+  return {status, text, "text/plain; charset=utf-8"};
+}
+
+// The code of a GET (?code=) or of an answer's body; an answer of 403 or 429 when it is refused.
+std::optional<Reply> code_refused(ClassRoom& room, const std::string& code,
+                                  const std::string& address) {
+  switch (room.check_code(code, address)) {
     case CodeCheck::kOk:
-      return true;
+      return std::nullopt;
     case CodeCheck::kWrong:
-      send_error(res, 403, "wrong session code");
-      return false;
+      return error_reply(403, "wrong session code");
     case CodeCheck::kLocked:
-      send_error(res, 429, "too many wrong codes from this device: wait a minute");
-      return false;
+      return error_reply(429, "too many wrong codes from this device: wait a minute");
   }
-  return false;
+  return std::nullopt;
 }
 
 // A string field of an answer: false when present but not a string.
@@ -58,17 +70,17 @@ bool string_field(const json& j, const char* key, std::string& out) {
   return true;
 }
 
-void post_answer(ClassRoom& room, const httplib::Request& req, httplib::Response& res) {
-  const json j = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return send_error(res, 400, "malformed JSON");
+Reply post_answer(ClassRoom& room, const std::string& body, const std::string& address) {
+  const json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return error_reply(400, "malformed JSON");
   std::string code, client, answer, name;
-  if (!string_field(j, "code", code)) return send_error(res, 400, "\"code\" must be a string");
-  if (!code_ok(room, code, req, res)) return;
+  if (!string_field(j, "code", code)) return error_reply(400, "\"code\" must be a string");
+  if (auto refused = code_refused(room, code, address)) return *refused;
   if (!string_field(j, "client", client) || !string_field(j, "name", name))
-    return send_error(res, 400, "\"client\" and \"name\" must be strings");
+    return error_reply(400, "\"client\" and \"name\" must be strings");
   const auto a = j.find("answer");
   if (a == j.end() || !(a->is_string() || a->is_number()))
-    return send_error(res, 400, "\"answer\" must be a string");
+    return error_reply(400, "\"answer\" must be a string");
   answer = a->is_string() ? a->get<std::string>() : a->dump();
   std::optional<int> step;
   if (const auto s = j.find("step"); s != j.end() && s->is_number_integer()) {
@@ -78,13 +90,147 @@ void post_answer(ClassRoom& room, const httplib::Request& req, httplib::Response
   const AnswerResult r = room.answer(client, answer, name, step);
   switch (r.status) {
     case AnswerStatus::kOk:
-      return send_json(res, 200, {{"ok", true}});
+      return json_reply(200, {{"ok", true}});
     case AnswerStatus::kInvalid:
-      return send_error(res, 400, r.error);
+      return error_reply(400, r.error);
     case AnswerStatus::kRateLimited:
     case AnswerStatus::kFull:
-      return send_error(res, 429, r.error);
+      return error_reply(429, r.error);
   }
+  return error_reply(500, "internal error");
+}
+
+std::string lookup(MHD_Connection* c, MHD_ValueKind kind, const char* key) {
+  const char* v = MHD_lookup_connection_value(c, kind, key);
+  return v ? v : "";
+}
+
+// The client's address ("192.168.1.20"), the key of the room's wrong-code lockout.
+std::string remote_address(MHD_Connection* c) {
+  const MHD_ConnectionInfo* info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (!info || !info->client_addr) return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  const sockaddr* sa = info->client_addr;
+  if (sa->sa_family == AF_INET)
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, text, sizeof text);
+  else if (sa->sa_family == AF_INET6)
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, text, sizeof text);
+  return text;
+}
+
+// Queues `r` with the headers every answer carries: the page may run only its own inline script
+// and load only from this server; nothing is cached (the state changes every step) and the code
+// in the address is never sent elsewhere.
+MHD_Result send(MHD_Connection* c, const Reply& r) {
+  MHD_Response* res = MHD_create_response_from_buffer(
+      r.body.size(), const_cast<char*>(r.body.data()), MHD_RESPMEM_MUST_COPY);
+  if (!res) return MHD_NO;
+  MHD_add_response_header(res, "Content-Type", r.type.c_str());
+  MHD_add_response_header(res, "Cache-Control", "no-store");
+  MHD_add_response_header(res, "X-Content-Type-Options", "nosniff");
+  MHD_add_response_header(res, "Referrer-Policy", "no-referrer");
+  MHD_add_response_header(res, "Content-Security-Policy",
+                          "default-src 'none'; script-src 'unsafe-inline'; style-src "
+                          "'unsafe-inline'; img-src 'self'; connect-src 'self'");
+  const MHD_Result queued = MHD_queue_response(c, static_cast<unsigned>(r.status), res);
+  MHD_destroy_response(res);
+  return queued;
+}
+
+// The answer to a GET of one of the three pages, or to a request seen only by its headers that is
+// refused before its body is read.
+Reply answer_get(ClassRoom& room, MHD_Connection* c, const std::string& path) {
+  if (path == "/") {
+    const char* page = embedded_class_page("student.html");
+    return {200, page ? page : "", "text/html; charset=utf-8"};
+  }
+  const std::string address = remote_address(c);
+  if (auto refused = code_refused(room, lookup(c, MHD_GET_ARGUMENT_KIND, "code"), address))
+    return *refused;
+  if (path == "/api/state") {
+    room.seen(lookup(c, MHD_GET_ARGUMENT_KIND, "client"));
+    return {200, room.state_json(), "application/json"};
+  }
+  std::string svg = room.picture();
+  if (svg.empty()) return error_reply(404, "this step has no picture");
+  return {200, std::move(svg), "image/svg+xml"};
+}
+
+// Why an answer's body is refused before it is read, if it is. Only a plain body of declared
+// length up to kClassMaxBody is read: a chunked body, one with no length or a compressed one (a
+// few KB of brotli can inflate to gigabytes) never is.
+std::optional<Reply> body_refused(MHD_Connection* c) {
+  const char* length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+  if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding") || !length)
+    return error_reply(411, "the body needs a Content-Length (at most 4 KB)");
+  const std::string encoding = lookup(c, MHD_HEADER_KIND, "Content-Encoding");
+  if (!encoding.empty() && encoding != "identity")
+    return error_reply(415, "the body must not be compressed");
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(length, &end, 10);
+  if (end == length || *end != '\0' || n > kClassMaxBody)
+    return text_reply(413, "request body too large\n");
+  return std::nullopt;
+}
+
+// The state of a GET between libmicrohttpd's first call and its second (no body to keep).
+char get_pending;
+
+// libmicrohttpd's request handler: called once with the headers (*state null), then once per
+// piece of a body and once more at the request's end, where it is answered. A response queued at
+// the first call would close the connection (libmicrohttpd cannot know the request was read
+// whole), so only a request refused without reading its body is answered there; a phone's polls
+// keep their connection.
+MHD_Result handle(void* cls, MHD_Connection* c, const char* url, const char* method,
+                  const char* /*version*/, const char* upload, size_t* upload_size, void** state) {
+  ClassRoom& room = *static_cast<ClassRoom*>(cls);
+  try {
+    const std::string path = url ? url : "";
+    const std::string m = method ? method : "";
+    if (*state == nullptr) {
+      const bool get = m == "GET" || m == "HEAD";
+      if (get && (path == "/" || path == "/api/state" || path == "/step.svg")) {
+        *state = &get_pending;
+        return MHD_YES;
+      }
+      if (m != "POST" || path != "/api/answer") return send(c, text_reply(404, "not found\n"));
+      if (auto refused = body_refused(c)) return send(c, *refused);
+      *state = new std::string();
+      return MHD_YES;
+    }
+    if (*state == &get_pending) {
+      *upload_size = 0;  // a GET's body, if any, is not read
+      return send(c, answer_get(room, c, path));
+    }
+    std::string& body = *static_cast<std::string*>(*state);
+    if (*upload_size > 0) {
+      // Content-Length was checked; libmicrohttpd delivers no more than it declares.
+      if (body.size() + *upload_size <= kClassMaxBody) body.append(upload, *upload_size);
+      *upload_size = 0;
+      return MHD_YES;
+    }
+    return send(c, post_answer(room, body, remote_address(c)));
+  } catch (...) {
+    // Out of memory while answering: 500, and the server goes on.
+    return send(c, text_reply(500, "internal error\n"));
+  }
+}
+
+void request_done(void* /*cls*/, MHD_Connection* /*c*/, void** state,
+                  MHD_RequestTerminationCode /*why*/) {
+  if (*state != &get_pending) delete static_cast<std::string*>(*state);
+  *state = nullptr;
+}
+
+// A connection is a file descriptor: let the process hold the server's limit of them (Linux's
+// default soft limit of 1024 would stop accepting first), as far as the hard limit allows.
+void allow_connections() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return;
+  const rlim_t want = kClassMaxConnections + 256;
+  if (r.rlim_cur == RLIM_INFINITY || r.rlim_cur >= want) return;
+  r.rlim_cur = (r.rlim_max == RLIM_INFINITY || r.rlim_max >= want) ? want : r.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &r);
 }
 
 }  // namespace
@@ -96,120 +242,40 @@ ClassServer::~ClassServer() { stop(); }
 std::string ClassServer::start(const std::string& bind, int port) {
   stop();
   if (port < 0 || port > 65535) return "the port must be 0 to 65535, not " + std::to_string(port);
-  auto s = std::make_unique<httplib::Server>();
-  ClassRoom* const room = &room_;  // the handlers' only state; outlives the server
-  // httplib's default adds SO_REUSEPORT, which would let a second program bind the same port and
-  // take some of the students' requests; SO_REUSEADDR alone lets class mode restart at once. The
-  // socket is kept to widen its backlog below.
-  auto listening = std::make_shared<socket_t>(-1);
-  s->set_socket_options([listening](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    *listening = sock;
-  });
-  s->set_payload_max_length(kClassMaxBody);
-  // One request per connection: a polling page kept alive would hold a thread between polls.
-  s->set_keep_alive_max_count(1);
-  s->set_read_timeout(3);
-  s->set_write_timeout(3);
-  s->new_task_queue = [] { return new httplib::ThreadPool(kThreads); };
-  // The page may run only its own inline script and load only from this server; nothing is
-  // cached (the state changes every step) and the code in the address is never sent elsewhere.
-  s->set_default_headers({{"Cache-Control", "no-store"},
-                          {"X-Content-Type-Options", "nosniff"},
-                          {"Referrer-Policy", "no-referrer"},
-                          {"Content-Security-Policy",
-                           "default-src 'none'; script-src 'unsafe-inline'; style-src "
-                           "'unsafe-inline'; img-src 'self'; connect-src 'self'"}});
-
-  // Checked before httplib reads a body. Debian's httplib 0.11 limits only a body that declares
-  // its Content-Length: a chunked body, one with no length (read to the end of the connection) or
-  // a compressed one (a few KB of brotli can inflate to gigabytes) would be taken whole. An
-  // answer is a short JSON text, so only a plain body of declared length is read. Other paths
-  // are 404 here too, so their bodies are never read either.
-  s->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    using Handled = httplib::Server::HandlerResponse;
-    const bool get = req.method == "GET" || req.method == "HEAD";
-    const bool route =
-        (get && (req.path == "/" || req.path == "/api/state" || req.path == "/step.svg")) ||
-        (req.method == "POST" && req.path == "/api/answer");
-    if (!route) {
-      res.status = 404;
-      res.set_content("not found\n", "text/plain; charset=utf-8");
-      return Handled::Handled;
-    }
-    if (req.method != "POST") return Handled::Unhandled;
-    if (req.has_header("Transfer-Encoding") || !req.has_header("Content-Length")) {
-      send_error(res, 411, "the body needs a Content-Length (at most 4 KB)");
-      return Handled::Handled;
-    }
-    const std::string encoding = req.get_header_value("Content-Encoding");
-    if (!encoding.empty() && encoding != "identity") {
-      send_error(res, 415, "the body must not be compressed");
-      return Handled::Handled;
-    }
-    return Handled::Unhandled;
-  });
-  // The routes (the check above lists the same four).
-  s->Get("/", [](const httplib::Request&, httplib::Response& res) {
-    const char* page = embedded_class_page("student.html");
-    res.set_content(page ? page : "", "text/html; charset=utf-8");
-  });
-  s->Get("/api/state", [room](const httplib::Request& req, httplib::Response& res) {
-    if (!code_ok(*room, req.get_param_value("code"), req, res)) return;
-    room->seen(req.get_param_value("client"));
-    res.set_content(room->state_json(), "application/json");
-  });
-  s->Get("/step.svg", [room](const httplib::Request& req, httplib::Response& res) {
-    if (!code_ok(*room, req.get_param_value("code"), req, res)) return;
-    const std::string svg = room->picture();
-    if (svg.empty()) return send_error(res, 404, "this step has no picture");
-    res.set_content(svg, "image/svg+xml");
-  });
-  s->Post("/api/answer", [room](const httplib::Request& req, httplib::Response& res) {
-    post_answer(*room, req, res);
-  });
-  // Statuses httplib sets itself (404 for any other path or method, 413 for a large body) get a
-  // word of explanation; the handlers' own errors already have theirs.
-  s->set_error_handler(
-      httplib::Server::HandlerWithResponse([](const httplib::Request&, httplib::Response& res) {
-        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        res.set_content(res.status == 413   ? "request body too large\n"
-                        : res.status == 404 ? "not found\n"
-                                            : "bad request\n",
-                        "text/plain; charset=utf-8");
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  // A handler that throws (out of memory) answers 500; the server goes on.
-  s->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    res.status = 500;
-    res.set_content("internal error\n", "text/plain; charset=utf-8");
-  });
-
-  const int bound =
-      port == 0 ? s->bind_to_any_port(bind) : (s->bind_to_port(bind, port) ? port : -1);
-  if (bound <= 0)
-    return "cannot listen on " + bind + ":" + std::to_string(port) +
-           ": the port is in use, or the address is not one of this computer's";
-  // Debian's compiled httplib listens with a backlog of 5: a class joining at once would have its
-  // connections dropped and retried a second later. Listening again only widens the queue.
-  if (*listening >= 0) ::listen(*listening, kBacklog);
-  port_ = bound;
-  httplib::Server* raw = s.get();
-  server_ = std::move(s);
-  thread_ = std::thread([raw] { raw->listen_after_bind(); });
-  // httplib's stop() does nothing until the listening loop has begun: wait for it, so a stop()
-  // straight after start() cannot leave a thread that never ends.
-  for (int i = 0; i < 2000 && !raw->is_running(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const std::string refused = "cannot listen on " + bind + ":" + std::to_string(port) +
+                              ": the port is in use, or the address is not one of this computer's";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(bind.c_str(), nullptr, &hints, &found) != 0 || !found) return refused;
+  sockaddr_in address{};
+  std::memcpy(&address, found->ai_addr, sizeof address);
+  freeaddrinfo(found);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  allow_connections();
+  // One internal thread waits on epoll for every connection. libmicrohttpd sets SO_REUSEADDR
+  // (class mode can restart at once) and never SO_REUSEPORT (no other program can share the port
+  // and take some of the students' requests). Beyond the connection limit a new connection
+  // waits in the listening queue; a connection silent for kClassIdleSeconds is closed; a request's
+  // headers beyond kClassConnectionMemory are refused.
+  server_ = MHD_start_daemon(
+      MHD_USE_EPOLL_INTERNAL_THREAD, static_cast<uint16_t>(port), nullptr, nullptr, &handle, &room_,
+      MHD_OPTION_SOCK_ADDR, reinterpret_cast<const sockaddr*>(&address),
+      MHD_OPTION_CONNECTION_LIMIT, kClassMaxConnections, MHD_OPTION_CONNECTION_TIMEOUT,
+      kClassIdleSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, kClassConnectionMemory,
+      MHD_OPTION_LISTEN_BACKLOG_SIZE, kBacklog, MHD_OPTION_NOTIFY_COMPLETED, &request_done, nullptr,
+      MHD_OPTION_END);
+  if (!server_) return refused;
+  const MHD_DaemonInfo* info = MHD_get_daemon_info(server_, MHD_DAEMON_INFO_BIND_PORT);
+  port_ = info ? info->port : port;
   return "";
 }
 
 void ClassServer::stop() {
   if (!server_) return;
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
-  server_.reset();
+  MHD_stop_daemon(server_);
+  server_ = nullptr;
   port_ = 0;
 }
 

@@ -1,22 +1,29 @@
-// Class mode's HTTP server (cpp-httplib on its own threads): the student page, the state, the
-// picture and the answer endpoint of docs/cli.md's "Class mode", and nothing else.
+// Class mode's HTTP server (libmicrohttpd, one epoll thread for every connection): the student
+// page, the state, the picture and the answer endpoint of docs/cli.md's "Class mode", and nothing
+// else.
 #pragma once
 
-#include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gui/model/class_room.h"
 
-namespace httplib {
-class Server;
-}
+struct MHD_Daemon;
 
 namespace attn {
 
 // The largest request body accepted: an answer is a few hundred bytes (413 beyond).
 inline constexpr size_t kClassMaxBody = 4096;
+// Connections held at once (idle keep-alive ones included); one more waits in the listening
+// socket's queue until one of them closes.
+// A class of 60 phones with a few connections each is far under it; a file descriptor each.
+inline constexpr unsigned kClassMaxConnections = 1000;
+// Seconds a connection may stay silent before it is closed (an idle keep-alive, a stalled
+// request); a phone polls every second or two, so only abandoned connections reach it.
+inline constexpr unsigned kClassIdleSeconds = 15;
+// Bytes of memory one connection may use for its request's headers and the response's buffer: a
+// request line and headers beyond it are refused (a slow client cannot grow without bound).
+inline constexpr size_t kClassConnectionMemory = 32 * 1024;
 
 class ClassServer {
  public:
@@ -26,20 +33,20 @@ class ClassServer {
   ClassServer(const ClassServer&) = delete;
   ClassServer& operator=(const ClassServer&) = delete;
 
-  // Listens on bind:port (port 0: any free port, see port()) and serves on other threads until
-  // stop(). "" when listening, else why not (the port is taken, the address is not this
-  // computer's). A running server is stopped first.
+  // Listens on bind:port (port 0: any free port, see port()) and serves from one epoll thread
+  // until stop(): a connection costs a file descriptor and a little memory, never a thread, so
+  // idle and slow connections cannot keep anyone else waiting. "" when listening, else why not (the
+  // port is taken, the address is not this computer's). A running server is stopped first.
   std::string start(const std::string& bind, int port);
-  // Stops listening, finishes the requests under way and joins the threads; the port is free
-  // when it returns.
+  // Stops listening, closes every connection and joins the server's thread; the port is free when
+  // it returns.
   void stop();
   bool running() const { return server_ != nullptr; }
   int port() const { return port_; }
 
  private:
   ClassRoom& room_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  MHD_Daemon* server_ = nullptr;
   int port_ = 0;
 };
 

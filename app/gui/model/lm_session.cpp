@@ -176,6 +176,12 @@ void LmSession::start_compute() {
 }
 
 void LmSession::start_compute_ids(std::vector<int> ids) {
+  if (ids.empty()) {  // a pass over no tokens would have nothing to show
+    error_ =
+        "The sentence gives no tokens: this model's tokenizer removes every character, or "
+        "knows none of them. Type a sentence with characters the model knows.";
+    return;
+  }
   if (static_cast<int>(ids.size()) > model_->config.n_positions) {
     error_ = "The sentence has " + std::to_string(ids.size()) + " tokens; " + model_->name +
              " reads at most " + std::to_string(model_->config.n_positions) + ".";
