@@ -1,7 +1,8 @@
 // `attention-lab lm train`: trains a small GPT-2 or Llama-style model on the induction task or on
 // text (core/lm/trainer)
-// with a progress bar and the figures of every interval, a checkpoint folder after each interval
-// and on Ctrl+C; `lm heads`: what each head of a model does on a text, and how often it copies.
+// with a progress bar and the figures of every interval (and on --eval-corpus), a checkpoint folder
+// after each interval and on Ctrl+C, and `--resume DIR` to continue a stopped run
+// (lm/train_checkpoint.h).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "attention/format.h"
@@ -18,8 +20,10 @@
 #include "cli/options.h"
 #include "io/atomic_file.h"
 #include "io/mapped_file.h"
+#include "lm/corpus_eval.h"
 #include "lm/head_trace.h"
 #include "lm/stories.h"
+#include "lm/train_checkpoint.h"
 #include "lm/trainer.h"
 
 namespace attn::cli {
@@ -30,7 +34,12 @@ struct TrainArgs {
   std::string data = "induction", corpus, out, schedule = "cosine", arch = "gpt2";
   int merges = 400, stories = 3000;
   int repeat_min = 0, repeat_max = 0;  // induction: the repeated segment's length (0: default)
+  std::string eval_corpus;             // held-out text for figures at every interval
+  std::string resume;                  // --resume DIR: continue the run that wrote DIR
+  uint64_t corpus_hash = 0;            // FNV-1a of --corpus's bytes, checked on resume
+  uint64_t eval_corpus_hash = 0;
   lm::TrainOptions o;
+  CLI::App* cmd = nullptr;  // to tell which flags were given
 };
 
 std::string format(const char* fmt, double x) {
@@ -67,11 +76,13 @@ std::string command_of(const TrainArgs& a) {
     << o.batch << " --steps " << o.steps << " --lr " << o.lr << " --warmup " << o.warmup
     << " --schedule " << a.schedule << " --min-lr " << o.min_lr_ratio << " --weight-decay "
     << o.weight_decay << " --init-std " << o.init_std << " --seed " << o.seed << " --threads "
-    << o.threads << " --eval-every " << o.eval_every << " --out " << a.out;
+    << o.threads << " --eval-every " << o.eval_every;
+  if (!a.eval_corpus.empty()) s << " --eval-corpus " << a.eval_corpus;
+  s << " --out " << a.out;
   return s.str();
 }
 
-int run_train(TrainArgs& a) {
+void check_args(TrainArgs& a) {
   lm::TrainOptions& o = a.o;
   if (!lm::parse_lr_schedule(a.schedule, o.schedule))
     throw CliError{kExitUsage,
@@ -118,8 +129,13 @@ int run_train(TrainArgs& a) {
     if (const std::string e = lm::check_train_memory(o, vocab); !e.empty())
       throw CliError{kExitUsage, "--layers/--heads/--embd/--context/--batch: " + e};
   }
+}
+
+// The data set of the run, and what it is for the first line. On resume the corpus must be the one
+// the run started on (its bytes' FNV-1a).
+lm::TrainSet make_set(TrainArgs& a, std::string& what) {
+  const lm::TrainOptions& o = a.o;
   lm::TrainSet set;
-  std::string what;
   if (a.data == "induction") {
     set = lm::induction_set();
     set.repeat_min = a.repeat_min;
@@ -140,6 +156,11 @@ int run_train(TrainArgs& a) {
                                        std::to_string(bad) + ")"};
       what = printable_text(a.corpus);
     }
+    const uint64_t h = lm::fnv1a64(corpus);
+    if (a.corpus_hash != 0 && h != a.corpus_hash)
+      throw CliError{kExitUsage, "--corpus: " + printable_text(a.corpus) +
+                                     " has changed since the run started"};
+    a.corpus_hash = h;
     if (!lm::text_set(corpus, a.merges, o.context, set, error))
       throw CliError{kExitUsage, (a.data == "text" ? "--corpus: " : "--stories: ") + error};
     what += " (" + std::to_string(set.train.size() + set.heldout.size()) + " tokens, " +
@@ -147,7 +168,185 @@ int run_train(TrainArgs& a) {
   } else {
     throw CliError{kExitUsage, "--data: expected induction, stories or text, got '" + a.data + "'"};
   }
+  return set;
+}
+
+// The run's options as checkpoint.bin keeps them (every flag, the corpora by absolute path and
+// FNV-1a), and back: --resume continues with exactly the options the run started with.
+std::string run_json(const TrainArgs& a) {
+  const lm::TrainOptions& o = a.o;
+  const nlohmann::ordered_json j = {{"data", a.data},
+                                    {"corpus", a.corpus},
+                                    {"corpus_fnv1a", a.corpus_hash},
+                                    {"eval_corpus", a.eval_corpus},
+                                    {"eval_corpus_fnv1a", a.eval_corpus_hash},
+                                    {"merges", a.merges},
+                                    {"stories", a.stories},
+                                    {"repeat_min", a.repeat_min},
+                                    {"repeat_max", a.repeat_max},
+                                    {"schedule", a.schedule},
+                                    {"arch", a.arch},
+                                    {"n_layer", o.n_layer},
+                                    {"n_head", o.n_head},
+                                    {"n_kv_head", o.n_kv_head},
+                                    {"rope_theta", o.rope_theta},
+                                    {"n_embd", o.n_embd},
+                                    {"context", o.context},
+                                    {"attention_only", o.attention_only},
+                                    {"init_std", o.init_std},
+                                    {"batch", o.batch},
+                                    {"steps", o.steps},
+                                    {"warmup", o.warmup},
+                                    {"lr", o.lr},
+                                    {"min_lr_ratio", o.min_lr_ratio},
+                                    {"weight_decay", o.weight_decay},
+                                    {"clip", o.clip},
+                                    {"seed", o.seed},
+                                    {"threads", o.threads},
+                                    {"eval_every", o.eval_every},
+                                    {"heldout_sequences", o.heldout_sequences},
+                                    {"probe_sequences", o.probe_sequences}};
+  return j.dump();
+}
+
+void args_from_run_json(const std::string& text, TrainArgs& a) {
+  lm::TrainOptions& o = a.o;
+  const nlohmann::json j = nlohmann::json::parse(text);
+  j.at("data").get_to(a.data);
+  j.at("corpus").get_to(a.corpus);
+  j.at("corpus_fnv1a").get_to(a.corpus_hash);
+  j.at("eval_corpus").get_to(a.eval_corpus);
+  j.at("eval_corpus_fnv1a").get_to(a.eval_corpus_hash);
+  j.at("merges").get_to(a.merges);
+  j.at("stories").get_to(a.stories);
+  j.at("repeat_min").get_to(a.repeat_min);
+  j.at("repeat_max").get_to(a.repeat_max);
+  j.at("schedule").get_to(a.schedule);
+  j.at("arch").get_to(a.arch);
+  j.at("n_layer").get_to(o.n_layer);
+  j.at("n_head").get_to(o.n_head);
+  j.at("n_kv_head").get_to(o.n_kv_head);
+  j.at("rope_theta").get_to(o.rope_theta);
+  j.at("n_embd").get_to(o.n_embd);
+  j.at("context").get_to(o.context);
+  j.at("attention_only").get_to(o.attention_only);
+  j.at("init_std").get_to(o.init_std);
+  j.at("batch").get_to(o.batch);
+  j.at("steps").get_to(o.steps);
+  j.at("warmup").get_to(o.warmup);
+  j.at("lr").get_to(o.lr);
+  j.at("min_lr_ratio").get_to(o.min_lr_ratio);
+  j.at("weight_decay").get_to(o.weight_decay);
+  j.at("clip").get_to(o.clip);
+  j.at("seed").get_to(o.seed);
+  j.at("threads").get_to(o.threads);
+  j.at("eval_every").get_to(o.eval_every);
+  j.at("heldout_sequences").get_to(o.heldout_sequences);
+  j.at("probe_sequences").get_to(o.probe_sequences);
+}
+
+std::string absolute_path(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  char buf[4096];
+  return ::getcwd(buf, sizeof buf) ? std::string(buf) + "/" + path : path;
+}
+
+// --resume DIR: the checkpoint and the options of the run that wrote it (no other flag may be
+// given: the run continues as it started).
+lm::TrainCheckpoint read_resume(TrainArgs& a) {
+  for (const CLI::Option* opt : a.cmd->get_options())
+    if (opt->count() > 0 && opt->get_name() != "--resume" && opt->get_name() != "--help")
+      throw CliError{kExitUsage, "--resume: continues the run with the options it started with; " +
+                                     opt->get_name() + " cannot be given with it"};
+  const std::string path = a.resume + "/" + lm::kCheckpointFile;
+  std::string bytes, error;
+  if (!read_regular_file(path, size_t{8} << 30, bytes, error))
+    throw CliError{kExitUsage, "--resume: " + error};
+  lm::TrainCheckpoint c;
+  if (!lm::parse_checkpoint(bytes, c, error))
+    throw CliError{kExitUsage, "--resume: " + printable_text(path) + ": " + error};
+  try {
+    args_from_run_json(c.run, a);
+  } catch (const std::exception& e) {
+    throw CliError{kExitUsage,
+                   "--resume: " + printable_text(path) + ": the run's options: " + e.what()};
+  }
+  a.out = a.resume;
+  return c;
+}
+
+// --eval-corpus: the held-out text's tokens in the run's vocabulary (at least 2).
+std::vector<int> eval_corpus_ids(TrainArgs& a, const lm::Tokenizer& t) {
+  if (a.eval_corpus.empty()) return {};
+  std::string text, error;
+  if (!read_regular_file(a.eval_corpus, 256u << 20, text, error))
+    throw CliError{kExitUsage, "--eval-corpus: " + error};
+  const uint64_t h = lm::fnv1a64(text);
+  if (a.eval_corpus_hash != 0 && h != a.eval_corpus_hash)
+    throw CliError{kExitUsage, "--eval-corpus: " + printable_text(a.eval_corpus) +
+                                   " has changed since the run started"};
+  a.eval_corpus_hash = h;
+  size_t bad = 0;
+  if (!lm::valid_utf8(text, &bad))
+    throw CliError{kExitUsage, "--eval-corpus: " + printable_text(a.eval_corpus) +
+                                   " is not UTF-8 (byte " + std::to_string(bad) + ")"};
+  std::vector<int> ids;
+  if (!t.encode(text, ids, error)) throw CliError{kExitUsage, "--eval-corpus: " + error};
+  if (ids.size() < 2)
+    throw CliError{kExitUsage, "--eval-corpus: " + printable_text(a.eval_corpus) + " has " +
+                                   std::to_string(ids.size()) +
+                                   " tokens; at least 2 are needed for a prediction"};
+  return ids;
+}
+
+bool write_checkpoint(const TrainArgs& a, const lm::Model& m, const lm::TrainState& state,
+                      const std::vector<lm::EvalPoint>& history, std::string& error) {
+  lm::TrainCheckpoint c;
+  c.run = run_json(a);
+  c.state = state;
+  c.params.assign(m.params.memory.begin(), m.params.memory.end());
+  c.history = history;
+  return write_file_atomically(a.out + "/" + lm::kCheckpointFile, lm::checkpoint_bytes(c), error);
+}
+
+std::string eval_line(const lm::EvalPoint& e) {
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "    eval-corpus  loss %.4f  perplexity %.2f  top-1 %.1f%%  top-5 %.1f%%  "
+                "(%ld tokens)",
+                e.eval_loss, std::exp(e.eval_loss), 100 * e.eval_top1, 100 * e.eval_top5,
+                e.eval_tokens);
+  return line;
+}
+
+int run_train(TrainArgs& a) {
+  lm::TrainCheckpoint resumed;
+  if (!a.resume.empty()) {
+    resumed = read_resume(a);
+  } else {
+    if (a.out.empty()) throw CliError{kExitUsage, "--out: required (or --resume DIR)"};
+    a.corpus = absolute_path(a.corpus);
+    a.eval_corpus = absolute_path(a.eval_corpus);
+  }
+  check_args(a);
+  lm::TrainOptions& o = a.o;
+  std::string what;
+  const lm::TrainSet set = make_set(a, what);
   lm::Model model = lm::new_training_model(o, set);
+  const std::vector<int> eval_ids = eval_corpus_ids(a, model.tokenizer);
+  lm::TrainState state;
+  std::vector<lm::EvalPoint> history;
+  if (!a.resume.empty()) {
+    if (resumed.params.size() != model.params.memory.size())
+      throw CliError{kExitUsage, "--resume: the checkpoint holds " +
+                                     std::to_string(resumed.params.size()) +
+                                     " weights, the run's model has " +
+                                     std::to_string(model.params.memory.size())};
+    std::copy(resumed.params.begin(), resumed.params.end(), model.params.memory.begin());
+    if (model.config.llama_family()) lm::llama_weights_from_params(model);
+    state = std::move(resumed.state);
+    history = std::move(resumed.history);
+  }
   model.name = a.out;
   const lm::Config& c = model.config;
   const std::string command = command_of(a);
@@ -171,14 +370,16 @@ int run_train(TrainArgs& a) {
   const InterruptGuard interrupt;
   lm::TrainCallbacks cb;
   cb.stop = interrupt.flag();
-  std::vector<lm::EvalPoint> history;
   std::string save_error;
   long saved_step = -1;
   auto save = [&](const lm::Model& m, long step) {
     std::string error;
+    // checkpoint.bin last, each file atomically: whenever the run is stopped, the checkpoint
+    // is whole, and resuming from it rewrites the rest.
     if (!lm::save_model(m, a.out, error) ||
         !write_file_atomically(a.out + "/training.json",
-                               lm::training_json(command, c, step, o.steps, history), error)) {
+                               lm::training_json(command, c, step, o.steps, history), error) ||
+        !write_checkpoint(a, m, state, history, error)) {
       if (save_error.empty()) save_error = error;
       return;
     }
@@ -189,7 +390,15 @@ int run_train(TrainArgs& a) {
     std::cerr << "\r" << bar(step, o.steps, 30) << " step " << step << "/" << o.steps << "  loss "
               << format("%.4f", loss) << std::flush;
   };
-  cb.on_eval = [&](const lm::EvalPoint& e, const lm::Model& m, const lm::Activations&) {
+  cb.on_eval = [&](const lm::EvalPoint& point, const lm::Model& m, const lm::Activations&) {
+    lm::EvalPoint e = point;
+    if (!eval_ids.empty()) {
+      const lm::CorpusFigures f = lm::corpus_eval(m, eval_ids, o.threads);
+      e.eval_tokens = f.tokens;
+      e.eval_loss = f.loss;
+      e.eval_top1 = f.top1;
+      e.eval_top5 = f.top5;
+    }
     history.push_back(e);
     if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
     const lm::HeadScores& ind = e.heads[static_cast<size_t>(e.best_induction)];
@@ -203,9 +412,13 @@ int run_train(TrainArgs& a) {
                   e.heldout_loss, 100.0 * e.icl_accuracy, head_name(c, e.best_induction).c_str(),
                   ind.induction, head_name(c, e.best_previous).c_str(), prev.previous, e.seconds);
     std::cout << line << std::endl;
+    if (e.eval_tokens > 0) std::cout << eval_line(e) << std::endl;
     save(m, e.step);
   };
-  const long done = lm::train_lm(model, set, o, cb);
+  if (state.step > 0)
+    std::cout << "resuming at step " << state.step << " of " << o.steps << " ("
+              << format("%.0f", state.seconds) << " s trained so far)" << std::endl;
+  const long done = lm::train_lm(model, set, o, cb, state);
   if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
   if (done < o.steps) save(model, done);  // the model after the last complete step
   if (!save_error.empty()) throw CliError{kExitRuntime, "--out: " + save_error};
@@ -235,8 +448,16 @@ void register_lm_train(CLI::App& parent, Action& action) {
       "Train a small GPT-2 or Llama-style model (induction task or text) and write a model folder");
   auto a = std::make_shared<TrainArgs>();
   lm::TrainOptions& o = a->o;
-  cmd->add_option("--out", a->out, "the model folder to write (a checkpoint every interval)")
-      ->required();
+  a->cmd = cmd;
+  cmd->add_option("--out", a->out,
+                  "the model folder to write (a checkpoint every interval); required unless "
+                  "--resume");
+  cmd->add_option("--resume", a->resume,
+                  "continue the stopped run whose folder this is, from its checkpoint.bin, to its "
+                  "--steps (no other flag: the run keeps its options)");
+  cmd->add_option("--eval-corpus", a->eval_corpus,
+                  "a held-out UTF-8 text: its loss, perplexity, top-1 and top-5 accuracy at every "
+                  "interval (in the model's context windows)");
   cmd->add_option("--data", a->data,
                   "induction (random letters with a repeated segment), stories (the story "
                   "grammar's text) or text (--corpus)")

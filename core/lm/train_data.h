@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,20 @@ class Rng {
   explicit Rng(uint64_t seed) : g_(seed) {}
   int below(int n) { return static_cast<int>(g_() % static_cast<uint64_t>(n)); }  // [0, n)
   double unit() { return static_cast<double>(g_() >> 11) * 0x1.0p-53; }           // [0, 1)
+  // The generator's state as text (the standard's stream form), and back: a resumed training run
+  // draws the same batches as one that never stopped. False when `text` is not such a state.
+  std::string state() const {
+    std::ostringstream s;
+    s << g_;
+    return s.str();
+  }
+  bool set_state(const std::string& text) {
+    std::istringstream s(text);
+    std::mt19937_64 g;
+    if (!(s >> g)) return false;
+    g_ = g;
+    return true;
+  }
 
  private:
   std::mt19937_64 g_;
