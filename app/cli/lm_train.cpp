@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -309,6 +310,14 @@ bool write_checkpoint(const TrainArgs& a, const lm::Model& m, const lm::TrainSta
   return write_file_atomically(a.out + "/" + lm::kCheckpointFile, lm::checkpoint_bytes(c), error);
 }
 
+// "1234 tokens/s, " for `steps` steps of batch × context tokens in `time`; "" for none.
+std::string tokens_per_second(long steps, const lm::TrainOptions& o,
+                              std::chrono::steady_clock::duration time) {
+  const double s = std::chrono::duration<double>(time).count();
+  if (steps <= 0 || s <= 0) return "";
+  return format("%.0f tokens/s, ", static_cast<double>(steps) * o.batch * o.context / s);
+}
+
 std::string eval_line(const lm::EvalPoint& e) {
   char line[200];
   std::snprintf(line, sizeof line,
@@ -330,6 +339,11 @@ int run_train(TrainArgs& a) {
   }
   check_args(a);
   lm::TrainOptions& o = a.o;
+  if (!a.resume.empty() && resumed.state.step >= o.steps) {
+    std::cout << printable_text(a.out) << ": the run is complete (" << resumed.state.step << " of "
+              << o.steps << " steps); nothing to resume\n";
+    return kExitOk;
+  }
   std::string what;
   const lm::TrainSet set = make_set(a, what);
   lm::Model model = lm::new_training_model(o, set);
@@ -385,7 +399,13 @@ int run_train(TrainArgs& a) {
     }
     saved_step = step;
   };
+  // Tokens per second of the steps alone (not the figures or the checkpoint): from the end of the
+  // last report to the last step before this one.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point interval_start = Clock::now(), last_step = interval_start;
+  long interval_first = state.step;
   cb.on_step = [&](long step, double loss, double) {
+    last_step = Clock::now();
     if (!tty || (step % 5 != 0 && step != o.steps)) return;
     std::cerr << "\r" << bar(step, o.steps, 30) << " step " << step << "/" << o.steps << "  loss "
               << format("%.4f", loss) << std::flush;
@@ -406,14 +426,18 @@ int run_train(TrainArgs& a) {
     char line[320];
     std::snprintf(line, sizeof line,
                   "step %*ld/%ld %s %3.0f%%  loss %.4f  held-out %.4f  in-context %5.1f%%  "
-                  "induction %s %.2f  previous-token %s %.2f  (%.1f s)",
+                  "induction %s %.2f  previous-token %s %.2f  (%s%.1f s)",
                   static_cast<int>(std::to_string(o.steps).size()), e.step, o.steps,
                   bar(e.step, o.steps, 20).c_str(), 100.0 * e.step / o.steps, e.train_loss,
                   e.heldout_loss, 100.0 * e.icl_accuracy, head_name(c, e.best_induction).c_str(),
-                  ind.induction, head_name(c, e.best_previous).c_str(), prev.previous, e.seconds);
+                  ind.induction, head_name(c, e.best_previous).c_str(), prev.previous,
+                  tokens_per_second(e.step - interval_first, o, last_step - interval_start).c_str(),
+                  e.seconds);
     std::cout << line << std::endl;
     if (e.eval_tokens > 0) std::cout << eval_line(e) << std::endl;
     save(m, e.step);
+    interval_start = last_step = Clock::now();
+    interval_first = e.step;
   };
   if (state.step > 0)
     std::cout << "resuming at step " << state.step << " of " << o.steps << " ("
