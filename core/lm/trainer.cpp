@@ -337,7 +337,7 @@ long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const Tr
     e.step = step;
     e.train_loss = step == 0 ? e.heldout_loss : train_loss;
     e.lr = lr;
-    e.seconds = seconds();
+    e.seconds = st.seconds = seconds();  // a checkpoint keeps the time of the figures too
     if (cb.on_eval) cb.on_eval(e, model, probe_acts);
   };
   AdamW& opt = st.opt;
