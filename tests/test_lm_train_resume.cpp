@@ -145,6 +145,15 @@ TEST(LmTrainResume, DamagedOrForeignCheckpointsAreRefused) {
   EXPECT_EQ(back.params, c.params);
   EXPECT_EQ(back.state.opt.v, c.state.opt.v);
 
+  // A checkpoint of step 0 has no moments yet.
+  TrainCheckpoint start = c;
+  start.state.step = 0;
+  start.state.opt.m.clear();
+  start.state.opt.v.clear();
+  ASSERT_TRUE(parse_checkpoint(checkpoint_bytes(start), back, error)) << error;
+  EXPECT_TRUE(back.state.opt.m.empty());
+  EXPECT_EQ(back.params, c.params);
+
   std::string flipped = bytes;
   flipped[bytes.size() - 20] ^= 1;  // inside the moments
   EXPECT_FALSE(parse_checkpoint(flipped, back, error));

@@ -62,7 +62,7 @@ EvalPoint point_of(const Json& j) {
 }
 
 void append_floats(std::string& out, const float* p, size_t n) {
-  out.append(reinterpret_cast<const char*>(p), n * sizeof(float));
+  if (n > 0) out.append(reinterpret_cast<const char*>(p), n * sizeof(float));
 }
 
 }  // namespace
@@ -162,7 +162,7 @@ bool parse_checkpoint(const std::string& bytes, TrainCheckpoint& out, std::strin
   const char* p = body.data() + eol + 1 + length;
   auto take = [&p](std::vector<float>& v, size_t n) {
     v.resize(n);
-    std::memcpy(v.data(), p, n * sizeof(float));
+    if (n > 0) std::memcpy(v.data(), p, n * sizeof(float));  // an empty vector's data() may be null
     p += n * sizeof(float);
   };
   take(c.params, n_params);
