@@ -33,31 +33,36 @@ Json point_json(const EvalPoint& e) {
 
 EvalPoint point_of(const Json& j) {
   EvalPoint e;
-  j.at("step").get_to(e.step);
-  j.at("train_loss").get_to(e.train_loss);
-  j.at("heldout_loss").get_to(e.heldout_loss);
-  j.at("icl_accuracy").get_to(e.icl_accuracy);
-  j.at("icl_loss").get_to(e.icl_loss);
-  j.at("lr").get_to(e.lr);
-  j.at("seconds").get_to(e.seconds);
+  read_json_field(j, "step", e.step);
+  read_json_field(j, "train_loss", e.train_loss);
+  read_json_field(j, "heldout_loss", e.heldout_loss);
+  read_json_field(j, "icl_accuracy", e.icl_accuracy);
+  read_json_field(j, "icl_loss", e.icl_loss);
+  read_json_field(j, "lr", e.lr);
+  read_json_field(j, "seconds", e.seconds);
   for (const Json& h : j.at("heads")) {
     HeadScores s;
-    h.at(0).get_to(s.previous);
-    h.at(1).get_to(s.first);
-    h.at(2).get_to(s.self);
-    h.at(3).get_to(s.induction);
-    h.at(4).get_to(s.induction_queries);
+    const nlohmann::json o = {{"previous", h.at(0)},
+                              {"first", h.at(1)},
+                              {"self", h.at(2)},
+                              {"induction", h.at(3)},
+                              {"queries", h.at(4)}};
+    read_json_field(o, "previous", s.previous);
+    read_json_field(o, "first", s.first);
+    read_json_field(o, "self", s.self);
+    read_json_field(o, "induction", s.induction);
+    read_json_field(o, "queries", s.induction_queries);
     e.heads.push_back(s);
   }
-  j.at("best_induction").get_to(e.best_induction);
-  j.at("best_previous").get_to(e.best_previous);
+  read_json_field(j, "best_induction", e.best_induction);
+  read_json_field(j, "best_previous", e.best_previous);
   if (e.best_induction < 0 || e.best_induction >= static_cast<int>(e.heads.size()) ||
       e.best_previous < 0 || e.best_previous >= static_cast<int>(e.heads.size()))
     throw std::out_of_range("a history point's best head is not one of its heads");
-  j.at("eval_tokens").get_to(e.eval_tokens);
-  j.at("eval_loss").get_to(e.eval_loss);
-  j.at("eval_top1").get_to(e.eval_top1);
-  j.at("eval_top5").get_to(e.eval_top5);
+  read_json_field(j, "eval_tokens", e.eval_tokens);
+  read_json_field(j, "eval_loss", e.eval_loss);
+  read_json_field(j, "eval_top1", e.eval_top1);
+  read_json_field(j, "eval_top5", e.eval_top5);
   return e;
 }
 
@@ -134,16 +139,16 @@ bool parse_checkpoint(const std::string& bytes, TrainCheckpoint& out, std::strin
   size_t n_params = 0, n_moments = 0;
   try {
     const Json h = Json::parse(body.substr(eol + 1, length));
-    h.at("run").get_to(c.run);
-    h.at("step").get_to(c.state.step);
-    h.at("adam_steps").get_to(c.state.opt.steps);
+    read_json_field(h, "run", c.run);
+    read_json_field(h, "step", c.state.step);
+    read_json_field(h, "adam_steps", c.state.opt.steps);
     if (!c.state.rng.set_state(h.at("rng").get<std::string>()))
       throw std::out_of_range("rng: not a generator state");
-    h.at("interval_loss").get_to(c.state.interval_loss);
-    h.at("interval_steps").get_to(c.state.interval_steps);
-    h.at("seconds").get_to(c.state.seconds);
-    h.at("params").get_to(n_params);
-    h.at("moments").get_to(n_moments);
+    read_json_field(h, "interval_loss", c.state.interval_loss);
+    read_json_field(h, "interval_steps", c.state.interval_steps);
+    read_json_field(h, "seconds", c.state.seconds);
+    read_json_field(h, "params", n_params);
+    read_json_field(h, "moments", n_moments);
     for (const Json& e : h.at("history")) c.history.push_back(point_of(e));
   } catch (const std::exception& e) {
     error = std::string("its header is not valid: ") + e.what();

@@ -4,7 +4,12 @@
 // description of the run (its options) — as one file, written atomically beside the model.
 #pragma once
 
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "lm/trainer.h"
@@ -33,5 +38,38 @@ bool parse_checkpoint(const std::string& bytes, TrainCheckpoint& out, std::strin
 
 // FNV-1a over `bytes` (64 bits): the checkpoint's checksum, and how a run recognises its corpus.
 uint64_t fnv1a64(const std::string& bytes);
+
+// Reads j[key] into `out`; an integral `out` takes only an integer JSON number in its range (a
+// float such as 1e300 would be undefined behaviour to convert), a float only a number it can
+// hold. Throws std::exception otherwise.
+template <typename T>
+void read_json_field(const nlohmann::json& j, const char* key, T& out) {
+  const nlohmann::json& v = j.at(key);
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!v.is_number_integer()) throw std::out_of_range(std::string(key) + ": not an integer");
+    if (v.is_number_unsigned()) {
+      const uint64_t u = v.get<uint64_t>();
+      if (u > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+        throw std::out_of_range(std::string(key) + ": out of range");
+      out = static_cast<T>(u);
+    } else {
+      const int64_t i = v.get<int64_t>();
+      if (i < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          (i > 0 &&
+           static_cast<uint64_t>(i) > static_cast<uint64_t>(std::numeric_limits<T>::max())))
+        throw std::out_of_range(std::string(key) + ": out of range");
+      out = static_cast<T>(i);
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!v.is_number()) throw std::out_of_range(std::string(key) + ": not a number");
+    const double d = v.get<double>();
+    if (d > static_cast<double>(std::numeric_limits<T>::max()) ||
+        d < -static_cast<double>(std::numeric_limits<T>::max()))
+      throw std::out_of_range(std::string(key) + ": out of range");
+    out = static_cast<T>(d);
+  } else {
+    v.get_to(out);
+  }
+}
 
 }  // namespace attn::lm
