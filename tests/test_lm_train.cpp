@@ -116,14 +116,74 @@ TEST(LmTrainData, InductionSequencesHoldARepeatedSegment) {
   for (int r = 0; r < 3; ++r)
     for (int t = 0; t + 1 < 32; ++t) EXPECT_EQ(b.targets[r * 32 + t], b.tokens[r * 32 + t + 1]);
 
+  // Probes of 64 tokens: 13 distinct letters (half the alphabet; a quarter would be 16), filler
+  // from the other 13, the copy ending the sequence, targets on the copy's last 12 tokens.
   const TokenBatch p = repeat_probes(s, 2, 64);
-  EXPECT_EQ(p.T, 52);  // 26 distinct letters, then the same 26
-  for (int r = 0; r < 2; ++r)
-    for (int t = 0; t < 52; ++t) {
-      if (t < 26) {
-        EXPECT_EQ(p.tokens[r * 52 + t], p.tokens[r * 52 + t + 26]);
+  ASSERT_EQ(p.T, 64);
+  for (int r = 0; r < 2; ++r) {
+    const int* tok = p.tokens.data() + r * 64;
+    const int gap = r == 0 ? 0 : 64 - 26;  // the first probe's gap is 0, the last one's T − 2n
+    const int first = 64 - 26 - gap;
+    for (int i = 0; i < 13; ++i) {
+      EXPECT_EQ(tok[first + i], tok[51 + i]) << r << " " << i;
+      for (int j = 0; j < 13; ++j)
+        if (j != i) {
+          EXPECT_NE(tok[51 + i], tok[51 + j]);
+        }
+    }
+    for (int t = 0; t < 64; ++t) {
+      const bool in_segment = (t >= first && t < first + 13) || t >= 51;
+      if (!in_segment) {  // filler: no letter of the segment
+        for (int i = 0; i < 13; ++i) EXPECT_NE(tok[t], tok[51 + i]) << r << " " << t;
       }
-      EXPECT_EQ(p.targets[r * 52 + t], t >= 26 && t < 51 ? p.tokens[r * 52 + t + 1] : -1);
+      EXPECT_EQ(p.targets[r * 64 + t], t >= 51 && t < 63 ? tok[t + 1] : -1);
+    }
+  }
+}
+
+// How often a rule predicts the probes' targets: `look_back` > 0 predicts the token that came
+// look_back − 1 tokens before the current one (a head reading a fixed distance back and copying
+// what followed there); 0 looks up the current token's latest earlier occurrence and predicts what
+// followed it (an induction head).
+double probe_accuracy(const TokenBatch& p, int look_back) {
+  int right = 0, total = 0;
+  for (int b = 0; b < p.B; ++b) {
+    const int* tok = p.tokens.data() + b * p.T;
+    for (int t = 0; t < p.T; ++t) {
+      const int target = p.targets[b * p.T + t];
+      if (target < 0) continue;
+      int guess = -1;
+      if (look_back > 0) {
+        if (t - look_back + 1 >= 0) guess = tok[t - look_back + 1];
+      } else {
+        for (int s = t - 1; s >= 0; --s)
+          if (tok[s] == tok[t]) {
+            guess = tok[s + 1];
+            break;
+          }
+      }
+      right += guess == target ? 1 : 0;
+      ++total;
+    }
+  }
+  return static_cast<double>(right) / total;
+}
+
+TEST(LmTrainData, NoFixedLookBackPassesTheRepeatProbes) {
+  // The trainer's probes (8 sequences) on the induction task at contexts 32 and 64, and on text.
+  const TrainSet letters = induction_set();
+  TrainSet text;
+  std::string error;
+  ASSERT_TRUE(text_set(write_stories(200, 1), 100, 64, text, error)) << error;
+  for (const TrainSet* set : {&letters, static_cast<const TrainSet*>(&text)})
+    for (int T : {32, 64}) {
+      const TokenBatch p = repeat_probes(*set, 8, T);
+      // Copying what followed the earlier occurrence predicts every target of the letters (text
+      // repeats tokens inside the segment and the filler, so less there: 0.68 and more).
+      EXPECT_GE(probe_accuracy(p, 0), set == &letters ? 1.0 : 0.5) << T;
+      // Every fixed distance is right on at most one probe in four (the distances differ from
+      // probe to probe; text's own repeats can add a few).
+      for (int d = 1; d < T; ++d) EXPECT_LE(probe_accuracy(p, d), 0.25) << "T " << T << " d " << d;
     }
 }
 
@@ -361,7 +421,7 @@ TEST(LmLive, TrainsAndRedrawsTheProbe) {
   EXPECT_EQ(x.step_loss.size(), 40u);
   ASSERT_EQ(x.history.size(), 5u);
   EXPECT_EQ(x.probe_serial, 5);
-  EXPECT_EQ(x.probe_tokens.size(), 16u);  // 8 distinct letters twice
+  EXPECT_EQ(x.probe_tokens.size(), 16u);  // the context: filler, 4 letters, filler, the 4 again
   EXPECT_EQ(x.probe_att.size(), 2u * 2 * 16 * 16);
   for (int row = 0; row < 2 * 2 * 16; ++row) {
     float sum = 0;

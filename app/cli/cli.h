@@ -57,6 +57,8 @@ void register_worksheet(CLI::App& app, Action& action);
 void register_lm(CLI::App& app, Action& action);
 // `lm train`, registered on the `lm` subcommand (app/cli/lm_train.cpp).
 void register_lm_train(CLI::App& lm, Action& action);
+// `lm eval`, registered on the `lm` subcommand (app/cli/lm_eval.cpp).
+void register_lm_eval(CLI::App& lm, Action& action);
 void register_lessons(CLI::App& app, Action& action);
 void register_experiment(CLI::App& app, Action& action);
 // The action when no subcommand is given: the desktop app on the default example.

@@ -763,6 +763,7 @@ void register_lm(CLI::App& app, Action& action) {
   register_init(*cmd, action);
   register_heads(*cmd, action);
   register_lm_train(*cmd, action);
+  register_lm_eval(*cmd, action);
 }
 
 }  // namespace attn::cli

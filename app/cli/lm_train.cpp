@@ -1,15 +1,18 @@
 // `attention-lab lm train`: trains a small GPT-2 or Llama-style model on the induction task or on
 // text (core/lm/trainer)
-// with a progress bar and the figures of every interval, a checkpoint folder after each interval
-// and on Ctrl+C; `lm heads`: what each head of a model does on a text, and how often it copies.
+// with a progress bar and the figures of every interval (and on --eval-corpus), a checkpoint folder
+// after each interval and on Ctrl+C, and `--resume DIR` to continue a stopped run
+// (lm/train_checkpoint.h).
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "attention/format.h"
@@ -18,8 +21,10 @@
 #include "cli/options.h"
 #include "io/atomic_file.h"
 #include "io/mapped_file.h"
+#include "lm/corpus_eval.h"
 #include "lm/head_trace.h"
 #include "lm/stories.h"
+#include "lm/train_checkpoint.h"
 #include "lm/train_limits.h"
 #include "lm/trainer.h"
 
@@ -31,7 +36,12 @@ struct TrainArgs {
   std::string data = "induction", corpus, out, schedule = "cosine", arch = "gpt2";
   int merges = 400, stories = 3000;
   int repeat_min = 0, repeat_max = 0;  // induction: the repeated segment's length (0: default)
+  std::string eval_corpus;             // held-out text for figures at every interval
+  std::string resume;                  // --resume DIR: continue the run that wrote DIR
+  uint64_t corpus_hash = 0;            // FNV-1a of --corpus's bytes, checked on resume
+  uint64_t eval_corpus_hash = 0;
   lm::TrainOptions o;
+  CLI::App* cmd = nullptr;  // to tell which flags were given
 };
 
 // The corpus against the training memory limit before it is read or written
@@ -87,11 +97,13 @@ std::string command_of(const TrainArgs& a) {
     << o.batch << " --steps " << o.steps << " --lr " << o.lr << " --warmup " << o.warmup
     << " --schedule " << a.schedule << " --min-lr " << o.min_lr_ratio << " --weight-decay "
     << o.weight_decay << " --init-std " << o.init_std << " --seed " << o.seed << " --threads "
-    << o.threads << " --eval-every " << o.eval_every << " --out " << a.out;
+    << o.threads << " --eval-every " << o.eval_every;
+  if (!a.eval_corpus.empty()) s << " --eval-corpus " << a.eval_corpus;
+  s << " --out " << a.out;
   return s.str();
 }
 
-int run_train(TrainArgs& a) {
+void check_args(TrainArgs& a) {
   lm::TrainOptions& o = a.o;
   if (!lm::parse_lr_schedule(a.schedule, o.schedule))
     throw CliError{kExitUsage,
@@ -139,8 +151,13 @@ int run_train(TrainArgs& a) {
       throw CliError{kExitUsage, "--layers/--heads/--embd/--context/--batch: " + e};
   }
   check_corpus_size(a, o);
+}
+
+// The data set of the run, and what it is for the first line. On resume the corpus must be the one
+// the run started on (its bytes' FNV-1a).
+lm::TrainSet make_set(TrainArgs& a, std::string& what) {
+  const lm::TrainOptions& o = a.o;
   lm::TrainSet set;
-  std::string what;
   if (a.data == "induction") {
     set = lm::induction_set();
     set.repeat_min = a.repeat_min;
@@ -161,6 +178,11 @@ int run_train(TrainArgs& a) {
                                        std::to_string(bad) + ")"};
       what = printable_text(a.corpus);
     }
+    const uint64_t h = lm::fnv1a64(corpus);
+    if (a.corpus_hash != 0 && h != a.corpus_hash)
+      throw CliError{kExitUsage, "--corpus: " + printable_text(a.corpus) +
+                                     " has changed since the run started"};
+    a.corpus_hash = h;
     if (!lm::text_set(corpus, a.merges, o.context, set, error))
       throw CliError{kExitUsage, (a.data == "text" ? "--corpus: " : "--stories: ") + error};
     what += " (" + std::to_string(set.train.size() + set.heldout.size()) + " tokens, " +
@@ -168,7 +190,198 @@ int run_train(TrainArgs& a) {
   } else {
     throw CliError{kExitUsage, "--data: expected induction, stories or text, got '" + a.data + "'"};
   }
+  return set;
+}
+
+// The run's options as checkpoint.bin keeps them (every flag, the corpora by absolute path and
+// FNV-1a), and back: --resume continues with exactly the options the run started with.
+std::string run_json(const TrainArgs& a) {
+  const lm::TrainOptions& o = a.o;
+  const nlohmann::ordered_json j = {{"data", a.data},
+                                    {"corpus", a.corpus},
+                                    {"corpus_fnv1a", a.corpus_hash},
+                                    {"eval_corpus", a.eval_corpus},
+                                    {"eval_corpus_fnv1a", a.eval_corpus_hash},
+                                    {"merges", a.merges},
+                                    {"stories", a.stories},
+                                    {"repeat_min", a.repeat_min},
+                                    {"repeat_max", a.repeat_max},
+                                    {"schedule", a.schedule},
+                                    {"arch", a.arch},
+                                    {"n_layer", o.n_layer},
+                                    {"n_head", o.n_head},
+                                    {"n_kv_head", o.n_kv_head},
+                                    {"rope_theta", o.rope_theta},
+                                    {"n_embd", o.n_embd},
+                                    {"context", o.context},
+                                    {"attention_only", o.attention_only},
+                                    {"init_std", o.init_std},
+                                    {"batch", o.batch},
+                                    {"steps", o.steps},
+                                    {"warmup", o.warmup},
+                                    {"lr", o.lr},
+                                    {"min_lr_ratio", o.min_lr_ratio},
+                                    {"weight_decay", o.weight_decay},
+                                    {"clip", o.clip},
+                                    {"seed", o.seed},
+                                    {"threads", o.threads},
+                                    {"eval_every", o.eval_every},
+                                    {"heldout_sequences", o.heldout_sequences},
+                                    {"probe_sequences", o.probe_sequences}};
+  return j.dump();
+}
+
+void args_from_run_json(const std::string& text, TrainArgs& a) {
+  lm::TrainOptions& o = a.o;
+  const nlohmann::json j = nlohmann::json::parse(text);
+  lm::read_json_field(j, "data", a.data);
+  lm::read_json_field(j, "corpus", a.corpus);
+  lm::read_json_field(j, "corpus_fnv1a", a.corpus_hash);
+  lm::read_json_field(j, "eval_corpus", a.eval_corpus);
+  lm::read_json_field(j, "eval_corpus_fnv1a", a.eval_corpus_hash);
+  lm::read_json_field(j, "merges", a.merges);
+  lm::read_json_field(j, "stories", a.stories);
+  lm::read_json_field(j, "repeat_min", a.repeat_min);
+  lm::read_json_field(j, "repeat_max", a.repeat_max);
+  lm::read_json_field(j, "schedule", a.schedule);
+  lm::read_json_field(j, "arch", a.arch);
+  lm::read_json_field(j, "n_layer", o.n_layer);
+  lm::read_json_field(j, "n_head", o.n_head);
+  lm::read_json_field(j, "n_kv_head", o.n_kv_head);
+  lm::read_json_field(j, "rope_theta", o.rope_theta);
+  lm::read_json_field(j, "n_embd", o.n_embd);
+  lm::read_json_field(j, "context", o.context);
+  lm::read_json_field(j, "attention_only", o.attention_only);
+  lm::read_json_field(j, "init_std", o.init_std);
+  lm::read_json_field(j, "batch", o.batch);
+  lm::read_json_field(j, "steps", o.steps);
+  lm::read_json_field(j, "warmup", o.warmup);
+  lm::read_json_field(j, "lr", o.lr);
+  lm::read_json_field(j, "min_lr_ratio", o.min_lr_ratio);
+  lm::read_json_field(j, "weight_decay", o.weight_decay);
+  lm::read_json_field(j, "clip", o.clip);
+  lm::read_json_field(j, "seed", o.seed);
+  lm::read_json_field(j, "threads", o.threads);
+  lm::read_json_field(j, "eval_every", o.eval_every);
+  lm::read_json_field(j, "heldout_sequences", o.heldout_sequences);
+  lm::read_json_field(j, "probe_sequences", o.probe_sequences);
+}
+
+std::string absolute_path(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  char buf[4096];
+  return ::getcwd(buf, sizeof buf) ? std::string(buf) + "/" + path : path;
+}
+
+// --resume DIR: the checkpoint and the options of the run that wrote it (no other flag may be
+// given: the run continues as it started).
+lm::TrainCheckpoint read_resume(TrainArgs& a) {
+  for (const CLI::Option* opt : a.cmd->get_options())
+    if (opt->count() > 0 && opt->get_name() != "--resume" && opt->get_name() != "--help")
+      throw CliError{kExitUsage, "--resume: continues the run with the options it started with; " +
+                                     opt->get_name() + " cannot be given with it"};
+  const std::string path = a.resume + "/" + lm::kCheckpointFile;
+  std::string bytes, error;
+  if (!read_regular_file(path, size_t{8} << 30, bytes, error))
+    throw CliError{kExitUsage, "--resume: " + error};
+  lm::TrainCheckpoint c;
+  if (!lm::parse_checkpoint(bytes, c, error))
+    throw CliError{kExitUsage, "--resume: " + printable_text(path) + ": " + error};
+  try {
+    args_from_run_json(c.run, a);
+  } catch (const std::exception& e) {
+    throw CliError{kExitUsage,
+                   "--resume: " + printable_text(path) + ": the run's options: " + e.what()};
+  }
+  a.out = a.resume;
+  return c;
+}
+
+// --eval-corpus: the held-out text's tokens in the run's vocabulary (at least 2).
+std::vector<int> eval_corpus_ids(TrainArgs& a, const lm::Tokenizer& t) {
+  if (a.eval_corpus.empty()) return {};
+  std::string text, error;
+  if (!read_regular_file(a.eval_corpus, 256u << 20, text, error))
+    throw CliError{kExitUsage, "--eval-corpus: " + error};
+  const uint64_t h = lm::fnv1a64(text);
+  if (a.eval_corpus_hash != 0 && h != a.eval_corpus_hash)
+    throw CliError{kExitUsage, "--eval-corpus: " + printable_text(a.eval_corpus) +
+                                   " has changed since the run started"};
+  a.eval_corpus_hash = h;
+  size_t bad = 0;
+  if (!lm::valid_utf8(text, &bad))
+    throw CliError{kExitUsage, "--eval-corpus: " + printable_text(a.eval_corpus) +
+                                   " is not UTF-8 (byte " + std::to_string(bad) + ")"};
+  std::vector<int> ids;
+  if (!t.encode(text, ids, error)) throw CliError{kExitUsage, "--eval-corpus: " + error};
+  if (ids.size() < 2)
+    throw CliError{kExitUsage, "--eval-corpus: " + printable_text(a.eval_corpus) + " has " +
+                                   std::to_string(ids.size()) +
+                                   " tokens; at least 2 are needed for a prediction"};
+  return ids;
+}
+
+bool write_checkpoint(const TrainArgs& a, const lm::Model& m, const lm::TrainState& state,
+                      const std::vector<lm::EvalPoint>& history, std::string& error) {
+  lm::TrainCheckpoint c;
+  c.run = run_json(a);
+  c.state = state;
+  c.params.assign(m.params.memory.begin(), m.params.memory.end());
+  c.history = history;
+  return write_file_atomically(a.out + "/" + lm::kCheckpointFile, lm::checkpoint_bytes(c), error);
+}
+
+// "1234 tokens/s, " for `steps` steps of batch × context tokens in `time`; "" for none.
+std::string tokens_per_second(long steps, const lm::TrainOptions& o,
+                              std::chrono::steady_clock::duration time) {
+  const double s = std::chrono::duration<double>(time).count();
+  if (steps <= 0 || s <= 0) return "";
+  return format("%.0f tokens/s, ", static_cast<double>(steps) * o.batch * o.context / s);
+}
+
+std::string eval_line(const lm::EvalPoint& e) {
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "    eval-corpus  loss %.4f  perplexity %.2f  top-1 %.1f%%  top-5 %.1f%%  "
+                "(%ld tokens)",
+                e.eval_loss, std::exp(e.eval_loss), 100 * e.eval_top1, 100 * e.eval_top5,
+                e.eval_tokens);
+  return line;
+}
+
+int run_train(TrainArgs& a) {
+  lm::TrainCheckpoint resumed;
+  if (!a.resume.empty()) {
+    resumed = read_resume(a);
+  } else {
+    if (a.out.empty()) throw CliError{kExitUsage, "--out: required (or --resume DIR)"};
+    a.corpus = absolute_path(a.corpus);
+    a.eval_corpus = absolute_path(a.eval_corpus);
+  }
+  check_args(a);
+  lm::TrainOptions& o = a.o;
+  if (!a.resume.empty() && resumed.state.step >= o.steps) {
+    std::cout << printable_text(a.out) << ": the run is complete (" << resumed.state.step << " of "
+              << o.steps << " steps); nothing to resume\n";
+    return kExitOk;
+  }
+  std::string what;
+  const lm::TrainSet set = make_set(a, what);
   lm::Model model = lm::new_training_model(o, set);
+  const std::vector<int> eval_ids = eval_corpus_ids(a, model.tokenizer);
+  lm::TrainState state;
+  std::vector<lm::EvalPoint> history;
+  if (!a.resume.empty()) {
+    if (resumed.params.size() != model.params.memory.size())
+      throw CliError{kExitUsage, "--resume: the checkpoint holds " +
+                                     std::to_string(resumed.params.size()) +
+                                     " weights, the run's model has " +
+                                     std::to_string(model.params.memory.size())};
+    std::copy(resumed.params.begin(), resumed.params.end(), model.params.memory.begin());
+    if (model.config.llama_family()) lm::llama_weights_from_params(model);
+    state = std::move(resumed.state);
+    history = std::move(resumed.history);
+  }
   model.name = a.out;
   const lm::Config& c = model.config;
   const std::string command = command_of(a);
@@ -192,25 +405,41 @@ int run_train(TrainArgs& a) {
   const InterruptGuard interrupt;
   lm::TrainCallbacks cb;
   cb.stop = interrupt.flag();
-  std::vector<lm::EvalPoint> history;
   std::string save_error;
   long saved_step = -1;
   auto save = [&](const lm::Model& m, long step) {
     std::string error;
+    // checkpoint.bin last, each file atomically: whenever the run is stopped, the checkpoint
+    // is whole, and resuming from it rewrites the rest.
     if (!lm::save_model(m, a.out, error) ||
         !write_file_atomically(a.out + "/training.json",
-                               lm::training_json(command, c, step, o.steps, history), error)) {
+                               lm::training_json(command, c, step, o.steps, history), error) ||
+        !write_checkpoint(a, m, state, history, error)) {
       if (save_error.empty()) save_error = error;
       return;
     }
     saved_step = step;
   };
+  // Tokens per second of the steps alone (not the figures or the checkpoint): from the end of the
+  // last report to the last step before this one.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point interval_start = Clock::now(), last_step = interval_start;
+  long interval_first = state.step;
   cb.on_step = [&](long step, double loss, double) {
+    last_step = Clock::now();
     if (!tty || (step % 5 != 0 && step != o.steps)) return;
     std::cerr << "\r" << bar(step, o.steps, 30) << " step " << step << "/" << o.steps << "  loss "
               << format("%.4f", loss) << std::flush;
   };
-  cb.on_eval = [&](const lm::EvalPoint& e, const lm::Model& m, const lm::Activations&) {
+  cb.on_eval = [&](const lm::EvalPoint& point, const lm::Model& m, const lm::Activations&) {
+    lm::EvalPoint e = point;
+    if (!eval_ids.empty()) {
+      const lm::CorpusFigures f = lm::corpus_eval(m, eval_ids, o.threads);
+      e.eval_tokens = f.tokens;
+      e.eval_loss = f.loss;
+      e.eval_top1 = f.top1;
+      e.eval_top5 = f.top5;
+    }
     history.push_back(e);
     if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
     const lm::HeadScores& ind = e.heads[static_cast<size_t>(e.best_induction)];
@@ -218,15 +447,23 @@ int run_train(TrainArgs& a) {
     char line[320];
     std::snprintf(line, sizeof line,
                   "step %*ld/%ld %s %3.0f%%  loss %.4f  held-out %.4f  in-context %5.1f%%  "
-                  "induction %s %.2f  previous-token %s %.2f  (%.1f s)",
+                  "induction %s %.2f  previous-token %s %.2f  (%s%.1f s)",
                   static_cast<int>(std::to_string(o.steps).size()), e.step, o.steps,
                   bar(e.step, o.steps, 20).c_str(), 100.0 * e.step / o.steps, e.train_loss,
                   e.heldout_loss, 100.0 * e.icl_accuracy, head_name(c, e.best_induction).c_str(),
-                  ind.induction, head_name(c, e.best_previous).c_str(), prev.previous, e.seconds);
+                  ind.induction, head_name(c, e.best_previous).c_str(), prev.previous,
+                  tokens_per_second(e.step - interval_first, o, last_step - interval_start).c_str(),
+                  e.seconds);
     std::cout << line << std::endl;
+    if (e.eval_tokens > 0) std::cout << eval_line(e) << std::endl;
     save(m, e.step);
+    interval_start = last_step = Clock::now();
+    interval_first = e.step;
   };
-  const long done = lm::train_lm(model, set, o, cb);
+  if (state.step > 0)
+    std::cout << "resuming at step " << state.step << " of " << o.steps << " ("
+              << format("%.0f", state.seconds) << " s trained so far)" << std::endl;
+  const long done = lm::train_lm(model, set, o, cb, state);
   if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r" << std::flush;
   if (done < o.steps) save(model, done);  // the model after the last complete step
   if (!save_error.empty()) throw CliError{kExitRuntime, "--out: " + save_error};
@@ -256,8 +493,16 @@ void register_lm_train(CLI::App& parent, Action& action) {
       "Train a small GPT-2 or Llama-style model (induction task or text) and write a model folder");
   auto a = std::make_shared<TrainArgs>();
   lm::TrainOptions& o = a->o;
-  cmd->add_option("--out", a->out, "the model folder to write (a checkpoint every interval)")
-      ->required();
+  a->cmd = cmd;
+  cmd->add_option("--out", a->out,
+                  "the model folder to write (a checkpoint every interval); required unless "
+                  "--resume");
+  cmd->add_option("--resume", a->resume,
+                  "continue the stopped run whose folder this is, from its checkpoint.bin, to its "
+                  "--steps (no other flag: the run keeps its options)");
+  cmd->add_option("--eval-corpus", a->eval_corpus,
+                  "a held-out UTF-8 text: its loss, perplexity, top-1 and top-5 accuracy at every "
+                  "interval (in the model's context windows)");
   cmd->add_option("--data", a->data,
                   "induction (random letters with a repeated segment), stories (the story "
                   "grammar's text) or text (--corpus)")

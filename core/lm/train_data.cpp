@@ -9,9 +9,12 @@ namespace {
 
 constexpr uint64_t kHeldOutSeed = 20261123, kProbeSeed = 1123;
 
-int probe_half(const TrainSet& set, int T) {
-  const int cap = set.kind == DataKind::kInduction ? static_cast<int>(set.letters.size()) : T / 2;
-  return std::max(1, std::min(T / 2, cap));
+// The probes' segment: a quarter of the context, so the gap before its copy can vary by up to half
+// of it; for the induction task at most half the letters, so the filler has letters of its own.
+int probe_segment(const TrainSet& set, int T) {
+  const int cap =
+      set.kind == DataKind::kInduction ? static_cast<int>(set.letters.size()) / 2 : T / 4;
+  return std::max(2, std::min(T / 4, cap));
 }
 
 }  // namespace
@@ -148,12 +151,12 @@ TokenBatch heldout_batch(const TrainSet& set, int B, int T) {
 }
 
 TokenBatch repeat_probes(const TrainSet& set, int B, int T) {
-  const int n = probe_half(set, T);
+  const int n = probe_segment(set, T);
   TokenBatch out;
   out.B = B;
-  out.T = 2 * n;
+  out.T = T;
   Rng rng(kProbeSeed);
-  std::vector<int> seg(static_cast<size_t>(n));
+  std::vector<int> seg(static_cast<size_t>(n)), filler(static_cast<size_t>(T - 2 * n));
   for (int b = 0; b < B; ++b) {
     if (set.kind == DataKind::kInduction) {
       std::vector<int> pool = set.letters;  // distinct letters: every copy is unambiguous
@@ -162,13 +165,28 @@ TokenBatch repeat_probes(const TrainSet& set, int B, int T) {
         std::swap(pool[static_cast<size_t>(i)], pool[static_cast<size_t>(k)]);
         seg[static_cast<size_t>(i)] = pool[static_cast<size_t>(i)];
       }
+      // The filler uses the other letters only, so the copy's letters occur once before it.
+      for (int& f : filler)
+        f = pool[static_cast<size_t>(n + rng.below(static_cast<int>(pool.size()) - n))];
     } else {
-      const int start = rng.below(static_cast<int>(set.heldout.size()) - n);
+      const int span = static_cast<int>(set.heldout.size()) - n;
+      const int start = rng.below(span);
       seg.assign(set.heldout.begin() + start, set.heldout.begin() + start + n);
+      const int other = rng.below(static_cast<int>(set.heldout.size()) - (T - 2 * n));
+      filler.assign(set.heldout.begin() + other, set.heldout.begin() + other + (T - 2 * n));
     }
-    for (int r = 0; r < 2; ++r) out.tokens.insert(out.tokens.end(), seg.begin(), seg.end());
-    for (int t = 0; t < 2 * n; ++t)
-      out.targets.push_back(t >= n && t + 1 < 2 * n ? seg[static_cast<size_t>(t + 1 - n)] : -1);
+    // The gap between the segment and its copy, spread evenly over the probes from 0 to T − 2n;
+    // the rest of the filler comes before the segment, so the copy ends the sequence.
+    const int gap = B > 1 ? (T - 2 * n) * b / (B - 1) : 0;
+    const int first = T - 2 * n - gap, copy = first + n + gap;
+    const size_t row = out.tokens.size();
+    out.tokens.insert(out.tokens.end(), filler.begin(), filler.begin() + first);
+    out.tokens.insert(out.tokens.end(), seg.begin(), seg.end());
+    out.tokens.insert(out.tokens.end(), filler.begin() + first, filler.end());
+    out.tokens.insert(out.tokens.end(), seg.begin(), seg.end());
+    for (int t = 0; t < T; ++t)
+      out.targets.push_back(t >= copy && t + 1 < T ? out.tokens[row + static_cast<size_t>(t) + 1]
+                                                   : -1);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,20 @@ class Rng {
   explicit Rng(uint64_t seed) : g_(seed) {}
   int below(int n) { return static_cast<int>(g_() % static_cast<uint64_t>(n)); }  // [0, n)
   double unit() { return static_cast<double>(g_() >> 11) * 0x1.0p-53; }           // [0, 1)
+  // The generator's state as text (the standard's stream form), and back: a resumed training run
+  // draws the same batches as one that never stopped. False when `text` is not such a state.
+  std::string state() const {
+    std::ostringstream s;
+    s << g_;
+    return s.str();
+  }
+  bool set_state(const std::string& text) {
+    std::istringstream s(text);
+    std::mt19937_64 g;
+    if (!(s >> g)) return false;
+    g_ = g;
+    return true;
+  }
 
  private:
   std::mt19937_64 g_;
@@ -71,9 +86,15 @@ void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out);
 // The fixed held-out batch (its own seed): fresh induction sequences, or windows of held-out text.
 TokenBatch heldout_batch(const TrainSet& set, int B, int T);
 
-// Repeat probes: a segment of n tokens followed by the same segment (length 2n ≤ T): distinct
-// random letters for the induction task, a window of held-out text otherwise. Targets are set only
-// on the second copy (−1 elsewhere): what copying can predict. Fixed seed.
+// Repeat probes, B sequences of T tokens: a segment of n = T/4 tokens (for the induction task
+// distinct random letters, at most 13; otherwise a window of held-out text), a gap of filler, and
+// the same segment again, ending the sequence (the rest of the filler comes first). The gap grows
+// evenly from 0 in the first probe to T − 2n in the last, so the copy's distance varies from n to
+// T − n and no head that looks a fixed number of tokens back can predict most copies; only one
+// that looks up what followed the earlier occurrence can. The induction task's filler uses
+// letters not in the segment, so every copy is unambiguous. Targets are set only on the copy (−1
+// elsewhere; its first token, after the filler, cannot be predicted): what copying can predict.
+// Fixed seed.
 TokenBatch repeat_probes(const TrainSet& set, int B, int T);
 
 // The fixed sentence the live view draws: the first repeat probe.

@@ -172,18 +172,25 @@ std::string training_json(const std::string& command, const Config& c, long step
   };
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const EvalPoint& e : history) {
-    rows.push_back(
-        {{"step", e.step},
-         {"train_loss", e.train_loss},
-         {"heldout_loss", e.heldout_loss},
-         {"in_context_accuracy", e.icl_accuracy},
-         {"in_context_loss", e.icl_loss},
-         {"lr", e.lr},
-         {"seconds", e.seconds},
-         {"best_induction_head",
-          head(e.best_induction, e.heads[static_cast<size_t>(e.best_induction)].induction)},
-         {"best_previous_token_head",
-          head(e.best_previous, e.heads[static_cast<size_t>(e.best_previous)].previous)}});
+    nlohmann::ordered_json row = {
+        {"step", e.step},
+        {"train_loss", e.train_loss},
+        {"heldout_loss", e.heldout_loss},
+        {"in_context_accuracy", e.icl_accuracy},
+        {"in_context_loss", e.icl_loss},
+        {"lr", e.lr},
+        {"seconds", e.seconds},
+        {"best_induction_head",
+         head(e.best_induction, e.heads[static_cast<size_t>(e.best_induction)].induction)},
+        {"best_previous_token_head",
+         head(e.best_previous, e.heads[static_cast<size_t>(e.best_previous)].previous)}};
+    if (e.eval_tokens > 0)
+      row["eval_corpus"] = {{"tokens", e.eval_tokens},
+                            {"loss", e.eval_loss},
+                            {"perplexity", std::exp(e.eval_loss)},
+                            {"top1", e.eval_top1},
+                            {"top5", e.eval_top5}};
+    rows.push_back(row);
   }
   j["history"] = rows;
   const PhaseChange p = detect_phase_change(history);
@@ -305,16 +312,24 @@ EvalPoint evaluate(const Model& model, const EvalData& data, int threads, Activa
 }
 
 long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const TrainCallbacks& cb) {
+  TrainState state;
+  return train_lm(model, set, o, cb, state);
+}
+
+long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const TrainCallbacks& cb,
+              TrainState& st) {
   const auto start = std::chrono::steady_clock::now();
-  auto seconds = [&start] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double before = st.seconds;  // a resumed run's time so far
+  auto seconds = [&start, before] {
+    return before + std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
   const EvalData data = make_eval_data(set, o);
   Activations probe_acts;
   // A Llama model is evaluated (and saved) through its inference weights, made from the
   // training buffer whenever the model is shown or handed back.
-  auto sync = [&model] {
+  auto sync = [&model, &st, &seconds] {
     if (model.config.llama_family()) llama_weights_from_params(model);
+    st.seconds = seconds();
   };
   auto report = [&](long step, double train_loss, double lr) {
     sync();
@@ -322,38 +337,42 @@ long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const Tr
     e.step = step;
     e.train_loss = step == 0 ? e.heldout_loss : train_loss;
     e.lr = lr;
-    e.seconds = seconds();
+    e.seconds = st.seconds = seconds();  // a checkpoint keeps the time of the figures too
     if (cb.on_eval) cb.on_eval(e, model, probe_acts);
   };
-  AdamW opt;
+  AdamW& opt = st.opt;
   opt.weight_decay = o.weight_decay;
   opt.clip = o.clip;
   if (!model.mlp)  // the MLP and the layer norm that only feeds it
     for (Param t : {kLn2W, kLn2B, kFcW, kFcB, kFcProjW, kFcProjB}) opt.frozen[t] = true;
-  // The batches' own generator, separate from the initialisation's.
-  Rng rng(o.seed * 0x9E3779B97F4A7C15ull + 1);
   TokenBatch batch;
   Parameters grad;
   GradientWorkspace work;
-  report(0, 0, scheduled_lr(0, o.steps, o.warmup, o.lr, o.min_lr_ratio, o.schedule));
-  double interval_loss = 0;
-  long interval_steps = 0;
-  for (long step = 0; step < o.steps; ++step) {
+  if (st.step == 0) {
+    // The batches' own generator, separate from the initialisation's.
+    st.rng = Rng(o.seed * 0x9E3779B97F4A7C15ull + 1);
+    st.interval_loss = 0;
+    st.interval_steps = 0;
+    report(0, 0, scheduled_lr(0, o.steps, o.warmup, o.lr, o.min_lr_ratio, o.schedule));
+  }
+  for (long step = st.step; step < o.steps; ++step) {
     if ((cb.control && !cb.control->wait_while_paused()) || (cb.stop && cb.stop->load())) {
       sync();
       return step;
     }
-    sample_batch(set, rng, o.batch, o.context, batch);
+    sample_batch(set, st.rng, o.batch, o.context, batch);
     const double loss = batch_gradient(model, batch, o.threads, grad, work);
     const double lr = scheduled_lr(step, o.steps, o.warmup, o.lr, o.min_lr_ratio, o.schedule);
     opt.step(model.params, grad, lr);
-    interval_loss += loss;
-    ++interval_steps;
+    st.step = step + 1;
+    st.interval_loss += loss;
+    ++st.interval_steps;
     if (cb.on_step) cb.on_step(step + 1, loss, lr);
     if ((step + 1) % o.eval_every == 0 || step + 1 == o.steps) {
-      report(step + 1, interval_loss / static_cast<double>(interval_steps), lr);
-      interval_loss = 0;
-      interval_steps = 0;
+      const double mean = st.interval_loss / static_cast<double>(st.interval_steps);
+      st.interval_loss = 0;  // a checkpoint written during on_eval starts the next interval
+      st.interval_steps = 0;
+      report(step + 1, mean, lr);
     }
   }
   sync();

@@ -80,6 +80,10 @@ struct EvalPoint {
   double seconds = 0;                         // since training started
   std::vector<HeadScores> heads;              // averaged over the repeat probes, [l · NH + h]
   int best_induction = 0, best_previous = 0;  // the heads with the highest score
+  // The figures on a separate held-out text (lm train --eval-corpus; lm/corpus_eval.h), when
+  // eval_tokens > 0: mean loss (nats per token), top-1 and top-5 next-token accuracy.
+  long eval_tokens = 0;
+  double eval_loss = 0, eval_top1 = 0, eval_top5 = 0;
 };
 
 // The phase change: where in-context accuracy jumps. Found once it has risen by at least 0.3 from
@@ -132,6 +136,26 @@ struct TrainCallbacks {
 // Trains `model` (from new_training_model) in place; returns the number of steps done (fewer than
 // o.steps when stopped).
 long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const TrainCallbacks& cb);
+
+// What a run needs, besides the model's weights, to continue after a stop exactly as if it had not
+// stopped (lm/train_checkpoint.h writes it to a file): the steps done, AdamW's moments, the
+// batches' generator (the data position), the batch losses since the last figures and the
+// training time so far.
+struct TrainState {
+  long step = 0;
+  AdamW opt;
+  Rng rng{0};
+  double interval_loss = 0;
+  long interval_steps = 0;
+  double seconds = 0;
+};
+
+// train_lm from a state: a fresh one (step 0) starts the run, reporting step 0; one read from a
+// checkpoint (with the model's weights as they were then) continues it to o.steps, giving the
+// same weights as a run that never stopped. `state` is kept current: during on_eval and on
+// return it describes the run after its last complete step.
+long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const TrainCallbacks& cb,
+              TrainState& state);
 
 // What each shard of a batch keeps from one step to the next.
 struct GradientWorkspace {

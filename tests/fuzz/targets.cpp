@@ -97,6 +97,8 @@ const std::vector<Target>& targets() {
       // Today's model folders (targets_llama.cpp).
       {"lm_config", lm_config},
       {"llama_folder", llama_folder},
+      // Training checkpoints (targets_train.cpp).
+      {"train_checkpoint", train_checkpoint},
   };
   return all;
 }

@@ -62,5 +62,7 @@ int lm_config(const uint8_t* data, size_t size);
 // model.safetensors.index.json, model-00001-of-00001.safetensors, tokenizer.json) as
 // gpt2_folder's; a small accepted model then runs, whole and with the KV cache.
 int llama_folder(const uint8_t* data, size_t size);
+// lm train --resume's checkpoint.bin (targets_train.cpp).
+int train_checkpoint(const uint8_t* data, size_t size);
 
 }  // namespace attn::fuzz

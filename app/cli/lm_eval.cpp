@@ -1,0 +1,85 @@
+// `attention-lab lm eval`: how well a model predicts a text it reads (lm/corpus_eval.h) — mean
+// loss, perplexity, top-1 and top-5 next-token accuracy over the text's tokens in windows of the
+// model's context, printed as NAME<TAB>VALUE lines and, with --json, written to a file atomically.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "attention/format.h"
+#include "cli/cli.h"
+#include "cli/options.h"
+#include "io/atomic_file.h"
+#include "io/input_file.h"
+#include "lm/corpus_eval.h"
+#include "lm/model.h"
+#include "lm/tokenizer.h"
+
+namespace attn::cli {
+
+namespace {
+
+struct EvalArgs {
+  std::string model, corpus, json;
+  int threads = 0;
+};
+
+std::string fixed(const char* fmt, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, x);
+  return buf;
+}
+
+int run_eval(const EvalArgs& a) {
+  std::string error;
+  const std::string folder = lm::resolve_model_folder(a.model, error);
+  if (folder.empty()) throw CliError{kExitUsage, error};
+  lm::Model m;
+  if (!lm::load_model(folder, m, error)) throw CliError{kExitUsage, "--model: " + error};
+  std::string text;
+  if (!read_regular_file(a.corpus, 256u << 20, text, error))
+    throw CliError{kExitUsage, "--corpus: " + error};
+  size_t bad = 0;
+  if (!lm::valid_utf8(text, &bad))
+    throw CliError{kExitUsage, "--corpus: " + printable_text(a.corpus) + " is not UTF-8 (byte " +
+                                   std::to_string(bad) + ")"};
+  std::vector<int> ids;
+  if (!m.tokenizer.encode(text, ids, error)) throw CliError{kExitUsage, "--corpus: " + error};
+  if (ids.size() < 2)
+    throw CliError{kExitUsage, "--corpus: " + printable_text(a.corpus) + " has " +
+                                   std::to_string(ids.size()) +
+                                   " tokens; at least 2 are needed for one prediction"};
+  const lm::CorpusFigures f = lm::corpus_eval(m, ids, a.threads);
+  if (!a.json.empty()) {
+    const nlohmann::ordered_json j = {
+        {"model", folder},    {"corpus", a.corpus}, {"context", m.config.n_positions},
+        {"tokens", f.tokens}, {"loss", f.loss},     {"perplexity", f.perplexity()},
+        {"top1", f.top1},     {"top5", f.top5}};
+    if (!write_file_atomically(a.json, j.dump(2) + "\n", error))
+      throw CliError{kExitRuntime, "--json: " + error};
+  }
+  std::cout << "loss\t" << fixed("%.4f", f.loss) << "\nperplexity\t"
+            << fixed("%.2f", f.perplexity()) << "\ntop1\t" << fixed("%.4f", f.top1) << "\ntop5\t"
+            << fixed("%.4f", f.top5) << "\ntokens\t" << f.tokens << "\n";
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_lm_eval(CLI::App& parent, Action& action) {
+  auto* cmd = parent.add_subcommand(
+      "eval",
+      "How well a model predicts a text: mean loss, perplexity, top-1 and top-5 next-token "
+      "accuracy, in windows of the model's context");
+  auto a = std::make_shared<EvalArgs>();
+  cmd->add_option("--model", a->model, "a model folder or a shipped model's short name")
+      ->required();
+  cmd->add_option("--corpus", a->corpus, "a UTF-8 text file")->required();
+  cmd->add_option("--json", a->json, "also write the figures to this JSON file");
+  cmd->add_option("--threads", a->threads, "threads (0: every core)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  cmd->callback([&action, a] { action = [a] { return run_eval(*a); }; });
+}
+
+}  // namespace attn::cli
