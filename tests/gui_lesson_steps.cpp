@@ -192,12 +192,13 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
     if (v.labels_dropped > 0) fault(std::to_string(v.labels_dropped) + " labels left out");
     if (v.labels_abbreviated > 0) fault(std::to_string(v.labels_abbreviated) + " labels shortened");
   }
-  // Q, K and V of a teaching-sized example show their numbers: a step about them is worked by
-  // hand from the screen.
+  // Q, K and V of a teaching-sized one-head example show their numbers: such a step is worked by
+  // hand from the screen (a multi-head example's per-head Q, K, V are about their shapes).
+  const bool one_head = ui.state.has_trace() && ui.state.trace().num_heads == 1;
   for (const char* name : {"qkv-Q", "qkv-K", "qkv-V"}) {
     const auto q = ui.views.find(name);
-    if (ui.model_stage.empty() && q != ui.views.end() && q->second.drawn && q->second.rows <= 8 &&
-        q->second.cols <= 8) {
+    if (one_head && ui.model_stage.empty() && q != ui.views.end() && q->second.drawn &&
+        q->second.rows <= 8 && q->second.cols <= 8) {
       if (!q->second.numbers_shown)
         fault(std::string(name + 4) + " without its numbers");
       else if (q->second.number_px < 16.0f - 0.01f)
@@ -208,7 +209,9 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
   // No view scrolls sideways.
   for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
     if (w->WasActive && !w->Hidden && w->ScrollbarX)
-      fault(std::string("a horizontal scrollbar in ") + w->Name);
+      fault(std::string("a horizontal scrollbar in ") + w->Name + " (content " +
+            std::to_string(static_cast<int>(w->ContentSize.x)) + " px, window " +
+            std::to_string(static_cast<int>(w->Size.x)) + ")");
   // The language model's head view: every token labelled, at 16 px or more.
   if (ui.model_stage == "lm" && ui.lm.state && ui.lm.state->shown_tab == "heads") {
     const LmPanel::HeadViewDrawn& hv = ui.lm.state->head_view;

@@ -453,7 +453,7 @@ namespace {
 // room (cells for 16 px numbers, a label column, the colour bar), at most 70 % of the window.
 float figure_min_width(const Ui& ui, float window_w) {
   const float fs = ImGui::GetFontSize();
-  if (!ui.model_stage.empty()) return window_w * 0.5f;  // a model's views need half the room
+  if (!ui.model_stage.empty()) return window_w * 0.42f;  // a model's views: most of half
   const AppState& st = ui.state;
   if (!st.has_trace()) return 0;
   const AttentionTrace& t = st.trace();
@@ -461,7 +461,7 @@ float figure_min_width(const Ui& ui, float window_w) {
   const float cell = 16.0f * 3;  // "0.77" at 16 px and the cell's margins
   float w = 0;
   if (id == StageId::kInputs)
-    w = static_cast<float>(t.d_k * 2 + t.d_v) * cell + fs * 9;  // Q, K, V, each with labels
+    w = static_cast<float>(t.d_k * 2 + t.d_v) * cell + fs * 7;  // Q, K, V; Q's and K's labels
   else
     w = static_cast<float>(t.head(id, std::min(st.head(), t.step(id).num_heads() - 1)).cols()) *
             cell +

@@ -474,8 +474,9 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   // they are left out.
   const float min_nf =
       in.cells_first ? std::max(10.0f, std::min(fs * 0.55f, 16.0f)) : std::max(10.0f, fs * 0.55f);
+  const float least_nf = in.min_number_px > 0 ? in.min_number_px : min_nf;
   L.number_size = nf;
-  L.numbers_shown = in.cell_text && L.small && nf >= min_nf;
+  L.numbers_shown = in.cell_text && L.small && nf >= least_nf;
   // Labels: as large as the rows allow, and every so many when they cannot all have one.
   // Every row labelled at 12 px rather than every other one at 14 (a 24-token sentence at 720p).
   const float row_min =
@@ -944,6 +945,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   in.legend = !legend.empty();
   in.cell = sp.cell;
   in.max_cell = sp.max_cell;
+  in.min_number_px = sp.min_number_px;
   in.cells_first = sp.cells_first;
   in.focus_row = sp.selected_row;
   in.focus_col = sp.selected_col;

@@ -36,6 +36,7 @@ struct HeatmapSpec {
   bool cell_text = true;         // grid lines and numbers in the cells (off: colours only)
   float cell = 0;           // fixed cell size in pixels at zoom 1 (side-by-side matrices); 0 = fit
   float max_cell = 150.0f;  // pixels at zoom 1, times the font scale; 0 = as large as the room
+  float min_number_px = 0;  // numbers no smaller than this, else left out (0: the layout's rule)
   // Presentation: the cells' size comes before the extras (heatmap_layout's `cells_first`).
   bool cells_first = false;
   ImVec2 size{0, 0};  // 0 = the rest of the window
@@ -70,6 +71,7 @@ struct HeatmapLayoutInput {
   bool row_axis = false, col_axis = false;  // axis titles given
   bool legend = false;                      // a hidden-cell legend (some cell is hidden)
   float cell = 0, max_cell = 150.0f;        // as in HeatmapSpec
+  float min_number_px = 0;                  // as in HeatmapSpec
   // The cells before the extras (presentation): no axis-title line, row statistics only where
   // they cost the cells nothing, the colour bar where it leaves the larger cells.
   bool cells_first = false;

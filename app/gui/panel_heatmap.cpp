@@ -82,8 +82,10 @@ void draw_heatmap_panel(Ui& ui) {
   const bool room = ui.presentation && !ui.panels_shown;  // presentation: the heatmap fills it
   // The heatmaps fit the panel; only when the panel is too small for readable cells (a small
   // window with large text) does it scroll instead of shrinking them further.
+  // A slide's figure is laid out to its width and never scrolls sideways (the projector audit
+  // checks that no text is cut).
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollWithMouse |
-                                 ImGuiWindowFlags_HorizontalScrollbar |
+                                 (ui.slide.on ? 0 : ImGuiWindowFlags_HorizontalScrollbar) |
                                  (room ? ImGuiWindowFlags_NoTitleBar : 0);
   if (!ImGui::Begin("Heatmap###heatmap", nullptr, flags)) {
     ImGui::End();
@@ -250,8 +252,10 @@ void draw_heatmap_panel(Ui& ui) {
     // V needs no labels of its own.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float pad = fs * 0.5f;
+    // In presentation the tokens alone set the label columns (their axis titles go: the cells
+    // need the width for their numbers).
     auto widest = [&](const std::vector<std::string>& v, const char* axis) {
-      float w = ImGui::CalcTextSize(axis).x * 0.85f;
+      float w = room ? 0.0f : ImGui::CalcTextSize(axis).x * 0.85f;
       for (size_t i = 0; i < std::min<size_t>(v.size(), 4096); ++i)
         w = std::max(w, ImGui::CalcTextSize(v[i].c_str()).x);
       return std::min(w, avail.x * 0.2f);
@@ -299,7 +303,8 @@ void draw_heatmap_panel(Ui& ui) {
       }
       ImGui::PopFont();
     }
-    const float side_w = widest_cell(side_by_side, avail.x, big);
+    // Half a letter to spare: the colour bars' end labels may stand past their cells.
+    const float side_w = widest_cell(side_by_side, avail.x - fs * 0.5f, big);
     const float side_h = (avail.y - block) / std::max(1, std::max(t.n_q, t.n_k));
     const float stack_w = std::min(widest_cell(q_w, avail.x, big), widest_cell(kv_w, avail.x, big));
     const float stack_h = (avail.y - 2 * block) / std::max(1, t.n_q + t.n_k);
@@ -323,7 +328,8 @@ void draw_heatmap_panel(Ui& ui) {
                       : t.input_key_tokens.empty() ? t.key_tokens
                                                    : t.input_key_tokens;
       sp.row_labels_shown = i != 2;
-      sp.row_axis = i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
+      sp.row_axis = room ? "" : i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
+      if (room) sp.min_number_px = 16;  // the slide rule's least, as on the stages
       // The axis title where it fits over the cells (a 2-dimension head has no room for it); its
       // line stays, so that K's and V's rows line up.
       const bool axis_fits =

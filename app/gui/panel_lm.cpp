@@ -405,7 +405,8 @@ void draw_lm_panel(Ui& ui) {
   const int kTabs = static_cast<int>(sizeof tabs / sizeof tabs[0]);
   const int first = side_by_side ? 1 : 0;
   // Shorter titles rather than ImGui's cut ones ("Hea…") when the full ones do not fit, and
-  // smaller type for the titles (down to 14 px) when the short ones do not fit either.
+  // smaller type for the titles (down to 16 px, the least a projector's back row reads) when the
+  // short ones do not fit either.
   const ImGuiStyle& style = ImGui::GetStyle();
   const float n = static_cast<float>(kTabs - first);
   float full_w = 0, short_w = 0;
@@ -418,7 +419,7 @@ void draw_lm_panel(Ui& ui) {
   const float avail = ImGui::GetContentRegionAvail().x - n * style.ItemInnerSpacing.x - fs;
   const bool short_titles = full_w + n * 2 * style.FramePadding.x > avail;
   const float title_scale =
-      short_titles ? std::clamp(avail / (short_w + n * 2 * style.FramePadding.x), 14.0f / fs, 1.0f)
+      short_titles ? std::clamp(avail / (short_w + n * 2 * style.FramePadding.x), 16.0f / fs, 1.0f)
                    : 1.0f;
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding,
                       {style.FramePadding.x * title_scale, style.FramePadding.y});

@@ -356,18 +356,21 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   const std::string qlabel = "“" + r->tokens[static_cast<size_t>(q0)] + "” @" + std::to_string(q0);
   if (ImGui::SliderInt("##query", &qi, 0, static_cast<int>(targets.size()) - 1, qlabel.c_str()))
     p.circuit_query = targets[static_cast<size_t>(qi)].first;
-  // Each combo on the same line when it fits, else on the next.
+  // Each combo on the same line when it fits, else on the next. On a slide the heads are the
+  // ones found (the guide names them) and their lines go to the guide.
   const float combo_w = fs * 9 + ImGui::GetStyle().ItemInnerSpacing.x + fs;
-  ImGui::SameLine(0, fs);
-  if (ImGui::GetContentRegionAvail().x < combo_w + ImGui::CalcTextSize("previous-token head").x)
-    ImGui::NewLine();
-  if (head_combo("previous-token head", c, prev, 0, ind / c.n_head - 1)) p.circuit_prev = prev;
-  ImGui::SameLine(0, fs);
-  if (ImGui::GetContentRegionAvail().x < combo_w + ImGui::CalcTextSize("induction head").x)
-    ImGui::NewLine();
-  if (head_combo("induction head", c, ind, 1, c.n_layer - 1)) {
-    p.circuit_ind = ind;
-    if (prev / c.n_head >= ind / c.n_head) p.circuit_prev = -1;
+  if (!slide) {
+    ImGui::SameLine(0, fs);
+    if (ImGui::GetContentRegionAvail().x < combo_w + ImGui::CalcTextSize("previous-token head").x)
+      ImGui::NewLine();
+    if (head_combo("previous-token head", c, prev, 0, ind / c.n_head - 1)) p.circuit_prev = prev;
+    ImGui::SameLine(0, fs);
+    if (ImGui::GetContentRegionAvail().x < combo_w + ImGui::CalcTextSize("induction head").x)
+      ImGui::NewLine();
+    if (head_combo("induction head", c, ind, 1, c.n_layer - 1)) {
+      p.circuit_ind = ind;
+      if (prev / c.n_head >= ind / c.n_head) p.circuit_prev = -1;
+    }
   }
   const auto target = targets[static_cast<size_t>(qi)];
   update_cache(p, *r, target.first, prev, ind);
@@ -407,7 +410,8 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   }
 
   // Right: the guide.
-  ImGui::BeginChild("circuit-guide", {0, 0}, false);
+  // On a slide the guide is drawn in the tab itself, which scrolls when it must.
+  if (!slide) ImGui::BeginChild("circuit-guide", {0, 0}, false);
   const char* steps[] = {"1  Previous-token head", "2  Induction head", "3  Why this key wins",
                          "4  The prediction"};
   // The steps by name, or by number where a name does not fit the column (the heading under
@@ -449,7 +453,7 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   if (p.circuit_step > 0 && ImGui::Button("Back")) --p.circuit_step;
   if (p.circuit_step > 0 && p.circuit_step < 3) ImGui::SameLine();
   if (p.circuit_step < 3 && ImGui::Button("Next")) ++p.circuit_step;
-  ImGui::EndChild();
+  if (!slide) ImGui::EndChild();
 }
 
 }  // namespace attn
