@@ -172,6 +172,40 @@ TEST(LessonSheet, EveryBuiltInLessonPrintsItsOwnFiguresWithoutTheirAnswers) {
   EXPECT_GE(blanks, 15);
 }
 
+// A step that shows its heatmap with its own decimals ("shown with 4 decimals in this step", 05's
+// last question) prints its figure with them too: every number cell has that many decimals.
+TEST(LessonSheet, FiguresKeepTheDecimalsTheStepShows) {
+  int own_decimals = 0, cells = 0;
+  for (const Lesson& l : course()) {
+    SCOPED_TRACE(l.path);
+    Built b = build(l);
+    WorksheetOptions o;
+    std::vector<ScenePage> pages;
+    std::string error;
+    ASSERT_TRUE(lesson_sheet_pages(b.sheet, o, false, pages, error)) << error;
+    for (size_t n = 0; n < b.steps.size(); ++n) {
+      const LessonStep& step = *b.steps[n];
+      if (!step.seq2seq_model.empty() || !step.lm_model.empty()) continue;
+      const int decimals = step.decimals >= 0 ? step.decimals : 2;  // the app's default is 2
+      if (step.decimals >= 0 && step.decimals != 2) ++own_decimals;
+      const std::string fig = "figure-" + std::to_string(n + 1);
+      for (const ScenePage& p : pages)
+        for (const SceneItem& it : p.items) {
+          if (!has_class(it, fig) || !has_class(it, "num") || it.row < 0 || it.text == "?")
+            continue;
+          // A masked cell is "0" or "−∞", whatever the decimals.
+          const size_t dot = it.text.find('.');
+          if (dot == std::string::npos) continue;
+          ++cells;
+          EXPECT_EQ(it.text.size() - dot - 1, static_cast<size_t>(decimals))
+              << step.title << ": " << it.text;
+        }
+    }
+  }
+  EXPECT_GE(cells, 100);
+  EXPECT_GE(own_decimals, 1);  // 05's "Steps 4–5: the output" shows 4
+}
+
 // Class mode's picture of each question step (lesson_step_figure on a 960 × 600 page): the cells
 // the question asks about are "?" and no other text writes a number answer until it is revealed;
 // revealed, every cell has its number again and the asked cell shows the answer.
@@ -213,7 +247,8 @@ TEST(LessonSheet, ClassPicturesHideTheAnswerUntilRevealed) {
         }
         if (q.kind != QuestionKind::kNumber || !on_stage) continue;
         const double answer = t.head(step.stage, q.answer.head)(q.answer.row, q.answer.col);
-        const std::string a2 = fixed(answer, 2);
+        // At the decimals the step shows on screen (2 unless it says otherwise).
+        const std::string a2 = fixed(answer, step.decimals >= 0 ? step.decimals : 2);
         const TraceStep* ms = t.find(StageId::kMasked);
         const bool answer_masked =
             is_query_key(step.stage) && shows_mask(step.stage) && ms &&

@@ -43,6 +43,7 @@ SheetFigure figure_of(const LessonStep& step, const AttentionTrace& t, bool conc
   f.trace = &t;
   f.stage = step.stage;
   f.head = std::clamp(step.head, 0, std::max(0, t.num_heads - 1));
+  f.precision = shown_decimals(step);
   if (!conceal || !step.question) return f;
   const QuestionSecret secret = question_secret(*step.question, t);
   if (!secret.active) return f;

@@ -620,7 +620,7 @@ bool figure_matrix(const SheetFigure& f, LabelledMatrix& m, std::string& error) 
     HeatmapOptions o;
     o.step = f.stage;
     o.head = f.head;
-    o.precision = 2;
+    o.precision = f.precision;
     error = check_heatmap_options(t, o);
     if (!error.empty()) return false;
     m = stage_matrix(t, o);

@@ -48,6 +48,8 @@ struct SheetFigure {
   bool drawn() const { return trace || model; }
   StageId stage = StageId::kWeights;
   int head = 0;  // query head, as HeatmapOptions::head
+  // Decimals in the cells: a lesson step's own (LessonStep::decimals), as the class saw them.
+  int precision = 2;
   // Per cell of the stage's matrix, row-major: nonzero = blank with "?"; empty = none.
   std::vector<uint8_t> concealed;
   // Leave the subtitle's head numbers and shape out (a question asks about them).
