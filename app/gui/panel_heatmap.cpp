@@ -252,10 +252,10 @@ void draw_heatmap_panel(Ui& ui) {
     // V needs no labels of its own.
     const ImVec2 avail = ImGui::GetContentRegionAvail();
     const float pad = fs * 0.5f;
-    // In presentation the tokens alone set the label columns (their axis titles go: the cells
+    // On a slide the tokens alone set the label columns (their axis titles go: the cells
     // need the width for their numbers).
     auto widest = [&](const std::vector<std::string>& v, const char* axis) {
-      float w = room ? 0.0f : ImGui::CalcTextSize(axis).x * 0.85f;
+      float w = ui.slide.on ? 0.0f : ImGui::CalcTextSize(axis).x * 0.85f;
       for (size_t i = 0; i < std::min<size_t>(v.size(), 4096); ++i)
         w = std::max(w, ImGui::CalcTextSize(v[i].c_str()).x);
       return std::min(w, avail.x * 0.2f);
@@ -328,13 +328,12 @@ void draw_heatmap_panel(Ui& ui) {
                       : t.input_key_tokens.empty() ? t.key_tokens
                                                    : t.input_key_tokens;
       sp.row_labels_shown = i != 2;
-      sp.row_axis = room ? "" : i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
-      if (room) sp.min_number_px = 16;  // the slide rule's least, as on the stages
-      // The axis title where it fits over the cells (a 2-dimension head has no room for it); its
-      // line stays, so that K's and V's rows line up.
+      sp.row_axis = ui.slide.on ? "" : i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
+      if (ui.slide.on) sp.min_number_px = 16;  // the slide rule's least, as on the stages
+      // The axis title where it fits over the cells (a 2-dimension head has no room for it).
       const bool axis_fits =
           ImGui::CalcTextSize("dims →").x * 0.85f <= cell * static_cast<float>(mats[i]->cols());
-      sp.col_axis = axis_fits ? "dims →" : " ";
+      if (axis_fits) sp.col_axis = "dims →";
       sp.col_labels = index_labels(static_cast<int>(mats[i]->cols()), "");
       sp.scale = color_scale_for(ui.settings, ids[i], *mats[i]);
       sp.selected_row = i == 0 ? sel.query : sel.key;
