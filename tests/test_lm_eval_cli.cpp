@@ -11,24 +11,16 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "npy_fixture.h"
 #include "reference.h"
 
 namespace attn::lm {
 namespace {
 
+using test::read_bytes;
 using test::run_cli;
 using test::temp_path;
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-void spit(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+using test::write_bytes;
 
 const char* kHeldOut =
     "Once upon a time a little cat found a red ball in the garden. She was happy and ran to "
@@ -38,7 +30,7 @@ const char* kHeldOut =
 const std::string& run_folder() {
   static const std::string dir = [] {
     const std::string d = temp_path("lm-eval-run");
-    spit(d + ".txt", kHeldOut);
+    write_bytes(d + ".txt", kHeldOut);
     const auto r = run_cli(
         "lm train --data stories --stories 100 --merges 60 --layers 1 --heads 2 --embd 16 "
         "--context 16 --batch 4 --steps 6 --eval-every 3 --eval-corpus '" +
@@ -61,7 +53,7 @@ TEST(LmEvalCli, PrintedJsonAndTrainingFiguresAgree) {
   while (std::getline(lines, name, '\t') && std::getline(lines, value))
     printed[name] = std::stod(value);
   ASSERT_EQ(printed.size(), 5u) << r.out;
-  const auto j = nlohmann::json::parse(slurp(d + "-eval.json"));
+  const auto j = nlohmann::json::parse(read_bytes(d + "-eval.json"));
   EXPECT_NEAR(j["loss"].get<double>(), printed["loss"], 1e-4);
   EXPECT_NEAR(j["perplexity"].get<double>(), std::exp(j["loss"].get<double>()), 1e-9);
   EXPECT_NEAR(j["top1"].get<double>(), printed["top1"], 1e-4);
@@ -69,7 +61,7 @@ TEST(LmEvalCli, PrintedJsonAndTrainingFiguresAgree) {
   EXPECT_EQ(j["tokens"].get<long>(), static_cast<long>(printed["tokens"]));
   EXPECT_GE(j["top5"].get<double>(), j["top1"].get<double>());
   // The run's last figures on the same text are the saved model's.
-  const auto t = nlohmann::json::parse(slurp(d + "/training.json"));
+  const auto t = nlohmann::json::parse(read_bytes(d + "/training.json"));
   const auto& last = t["history"].back()["eval_corpus"];
   EXPECT_EQ(last["tokens"].get<long>(), j["tokens"].get<long>());
   EXPECT_NEAR(last["loss"].get<double>(), j["loss"].get<double>(), 1e-9);
@@ -78,12 +70,12 @@ TEST(LmEvalCli, PrintedJsonAndTrainingFiguresAgree) {
 
 TEST(LmEvalCli, BadInputIsExitTwo) {
   const std::string& d = run_folder();
-  spit(d + "-empty.txt", "");
+  write_bytes(d + "-empty.txt", "");
   auto r = run_cli("lm eval --model '" + d + "' --corpus '" + d + "-empty.txt'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("error: --corpus: "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("has 0 tokens"), std::string::npos) << r.err;
-  spit(d + "-latin1.txt", "caf\xe9\n");
+  write_bytes(d + "-latin1.txt", "caf\xe9\n");
   r = run_cli("lm eval --model '" + d + "' --corpus '" + d + "-latin1.txt'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("is not UTF-8 (byte 3)"), std::string::npos) << r.err;
@@ -98,7 +90,7 @@ TEST(LmEvalCli, BadInputIsExitTwo) {
       d + "-empty.txt' --out '" + never + "'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("error: --eval-corpus: "), std::string::npos) << r.err;
-  EXPECT_EQ(slurp(never + "/config.json"), "");
+  EXPECT_EQ(read_bytes(never + "/config.json"), "");
 }
 
 TEST(LmResumeCli, RefusesOtherFlagsMissingAndDamagedCheckpoints) {
@@ -111,11 +103,11 @@ TEST(LmResumeCli, RefusesOtherFlagsMissingAndDamagedCheckpoints) {
   EXPECT_NE(r.err.find("error: --resume: "), std::string::npos) << r.err;
   // A copy of the checkpoint with one byte changed in the weights.
   const std::string bad = temp_path("lm-eval-damaged");
-  std::string bytes = slurp(d + "/checkpoint.bin");
+  std::string bytes = read_bytes(d + "/checkpoint.bin");
   ASSERT_GT(bytes.size(), 100u);
   bytes[bytes.size() - 40] ^= 0x10;
   ASSERT_EQ(std::system(("mkdir -p '" + bad + "'").c_str()), 0);
-  spit(bad + "/checkpoint.bin", bytes);
+  write_bytes(bad + "/checkpoint.bin", bytes);
   r = run_cli("lm train --resume '" + bad + "'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("checksum does not match"), std::string::npos) << r.err;
