@@ -26,13 +26,17 @@ using test::write_bytes;
 // spaces between two formulas; every other space is a no-break space (U+00A0).
 TEST(TextHelpers, FormulasBreakOnlyBetweenTheirParts) {
   const std::string nb = "\xc2\xa0";
-  EXPECT_EQ(formula_for_wrapping("masked = scaled if j ≤ i, else −∞"),
-            "masked" + nb + "=" + nb + "scaled" + nb + "if" + nb + "j" + nb + "≤" + nb + "i, else" +
-                nb + "−∞");
-  EXPECT_EQ(formula_for_wrapping("w = exp(s(i, j))"),
-            "w" + nb + "=" + nb + "exp(s(i," + nb + "j))");
-  EXPECT_EQ(formula_for_wrapping("Q = X·W  K = X·W"),
-            "Q" + nb + "=" + nb + "X·W  K" + nb + "=" + nb + "X·W");
+  EXPECT_EQ(
+      formula_for_wrapping("masked = scaled if j ≤ i, else −∞"),
+      "masked =" + nb + "scaled" + nb + "if" + nb + "j" + nb + "≤" + nb + "i, else" + nb + "−∞");
+  EXPECT_EQ(formula_for_wrapping("w = exp(s(i, j))"), "w =" + nb + "exp(s(i," + nb + "j))");
+  EXPECT_EQ(formula_for_wrapping("Q = X·W  K = X·W"), "Q =" + nb + "X·W  K =" + nb + "X·W");
+  // Before each ×, never inside "head size".
+  EXPECT_EQ(formula_for_wrapping("bytes = 2 × K/V heads × head size"),
+            "bytes =" + nb + "2 ×" + nb + "K/V" + nb + "heads ×" + nb + "head" + nb + "size");
+  // Inside brackets an operator keeps its operands: "(a + b)" stays whole.
+  EXPECT_EQ(formula_for_wrapping("y = (a + b) · c"),
+            "y =" + nb + "(a" + nb + "+" + nb + "b) ·" + nb + "c");
   EXPECT_EQ(formula_for_wrapping(""), "");
 }
 

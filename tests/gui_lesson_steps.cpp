@@ -160,6 +160,56 @@ std::vector<std::string> hidden_numbers(const LessonQuestion& q, const Attention
   return out;
 }
 
+// No text in `texts` writes a number question `q` hides on the state's trace, unless a cell left
+// in view shows the same number (then it does not tell which cell holds it).
+void expect_no_text_tells(const LessonQuestion& q, const AppState& state, int decimals,
+                          const std::vector<std::string>& texts) {
+  const AttentionTrace& t = state.trace();
+  const Matrix* m = nullptr;
+  for (const std::string& number : hidden_numbers(q, t, decimals, &m)) {
+    bool elsewhere = false;
+    const AnswerRef& a = q.answer;
+    const bool row = q.kind == QuestionKind::kKey || *a.stage == StageId::kWeights;
+    for (Eigen::Index i = 0; i < m->rows() && !elsewhere; ++i)
+      for (Eigen::Index j = 0; j < m->cols() && !elsewhere; ++j) {
+        const bool concealed = i == a.row && (row || j == a.col);
+        for (int d : {decimals, 3, 4})
+          elsewhere = elsewhere || (!concealed && fixed((*m)(i, j), d) == number);
+      }
+    // The stage or head on screen, when it is another: its cells are not the answer's. An
+    // inputs view shows the head's Q, K and V as well.
+    const StageId on_screen = state.current_stage().id;
+    std::vector<StageId> shown = {on_screen};
+    if (on_screen == StageId::kInputs || on_screen == StageId::kX)
+      shown.insert(shown.end(), {StageId::kQ, StageId::kK, StageId::kV});
+    for (StageId id : shown) {
+      if ((id == a.stage && state.head() == a.head) || !t.find(id)) continue;
+      const Matrix& o = t.head(id, std::min(state.head(), t.step(id).num_heads() - 1));
+      for (Eigen::Index i = 0; i < o.rows() && !elsewhere; ++i)
+        for (Eigen::Index j = 0; j < o.cols() && !elsewhere; ++j)
+          for (int d : {decimals, 3, 4}) elsewhere = elsewhere || fixed(o(i, j), d) == number;
+    }
+    if (elsewhere) continue;
+    for (const std::string& text : texts)
+      EXPECT_FALSE(writes(text, number)) << "“" << text << "” tells " << number;
+  }
+}
+
+// Whether `t` (an earlier step's trace) holds the row later question `q` asks about with the
+// numbers of the question's own trace `theirs`: the earlier figure would answer it.
+bool holds_later_answer(const LessonQuestion& q, const AttentionTrace& t,
+                        const AttentionTrace& theirs) {
+  const AnswerRef& a = q.answer;
+  if (q.kind == QuestionKind::kStatement || !a.stage || !t.find(*a.stage) ||
+      !theirs.find(*a.stage) || a.head >= t.step(*a.stage).num_heads() ||
+      a.head >= theirs.step(*a.stage).num_heads())
+    return false;
+  const Matrix& x = t.head(*a.stage, a.head);
+  const Matrix& y = theirs.head(*a.stage, a.head);
+  return x.rows() == y.rows() && x.cols() == y.cols() && a.row < x.rows() &&
+         (x.row(a.row) - y.row(a.row)).cwiseAbs().maxCoeff() < 1e-9;
+}
+
 // What keeps the frame just drawn from being one slide a class can read, or "" (design.md's
 // slide rule, from the app's own layout records).
 std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
@@ -229,10 +279,13 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
   ASSERT_GE(course.size(), 13u) << error;
   ui.presentation = true;
   ui.settings.animate = false;  // the settled screen: a stage change's frames are in between
-  int checked = 0, questions = 0, scrolling = 0;
+  int checked = 0, questions = 0, scrolling = 0, later_checked = 0;
   std::vector<std::string> failures;  // one line per step view that is not one readable slide
   for (const LessonInfo& info : course) {
     ASSERT_TRUE(open_lesson(ui, info.path, error)) << error;
+    const std::vector<LessonStep> steps = ui.lesson->lesson().steps;
+    std::vector<AttentionTrace> later_traces;
+    for (const LessonStep& st : steps) later_traces.push_back(lesson_step_trace(st));
     for (int k = 0; k < ui.lesson->step_count(); ++k) {
       ASSERT_TRUE(ui.lesson->go_to(k));
       ASSERT_TRUE(apply_lesson_step(ui));
@@ -262,6 +315,17 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
           EXPECT_TRUE(v.numbers_shown) << v.rows << "×" << v.cols << " cells of " << v.cell_w << "×"
                                        << v.cell_h << " px without their numbers";
         }
+        // Nor does it write a later question's answer that this figure holds: that stays
+        // hidden until the later question is answered.
+        if (state.has_trace() && step.lm_model.empty() && step.seq2seq_model.empty())
+          for (size_t j = static_cast<size_t>(k) + 1; j < steps.size(); ++j) {
+            const LessonStep& later = steps[j];
+            if (!later.question || !later.lm_model.empty() || !later.seq2seq_model.empty() ||
+                !holds_later_answer(*later.question, state.trace(), later_traces[j]))
+              continue;
+            ++later_checked;
+            expect_no_text_tells(*later.question, state, ui.settings.decimals, texts);
+          }
         if (!step.question || !state.has_trace() || !step.lm_model.empty()) continue;
         ++questions;
         const LessonQuestion& q = *step.question;
@@ -287,35 +351,10 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
         EXPECT_LE(ui.lesson_nav_bottom, area.w + 0.5f) << "Previous / Next are cut off";
         // No drawn text writes a hidden number, unless a cell left in view shows the same
         // number (then it does not tell which cell holds it).
-        const AttentionTrace& t = state.trace();
-        const Matrix* m = nullptr;
-        const int decimals = ui.settings.decimals;
-        for (const std::string& number : hidden_numbers(q, t, decimals, &m)) {
-          bool elsewhere = false;
-          const AnswerRef& a = q.answer;
-          const bool row = q.kind == QuestionKind::kKey || *a.stage == StageId::kWeights;
-          for (Eigen::Index i = 0; i < m->rows() && !elsewhere; ++i)
-            for (Eigen::Index j = 0; j < m->cols() && !elsewhere; ++j) {
-              const bool concealed = i == a.row && (row || j == a.col);
-              for (int d : {decimals, 3, 4})
-                elsewhere = elsewhere || (!concealed && fixed((*m)(i, j), d) == number);
-            }
-          // The stage on screen, when it is another: its cells are not the answer's.
-          const StageId on_screen = state.current_stage().id;
-          if (on_screen != a.stage && t.find(on_screen)) {
-            const Matrix& o =
-                t.head(on_screen, std::min(state.head(), t.step(on_screen).num_heads() - 1));
-            for (Eigen::Index i = 0; i < o.rows() && !elsewhere; ++i)
-              for (Eigen::Index j = 0; j < o.cols() && !elsewhere; ++j)
-                for (int d : {decimals, 3, 4}) elsewhere = elsewhere || fixed(o(i, j), d) == number;
-          }
-          if (elsewhere) continue;
-          for (const std::string& text : texts)
-            EXPECT_FALSE(writes(text, number)) << "“" << text << "” tells " << number;
-        }
+        expect_no_text_tells(q, state, ui.settings.decimals, texts);
         // Which key/value head a query head uses: no label says it.
         if (q.answer.property == "kv_head") {
-          const int g = t.kv_head_of[static_cast<size_t>(q.answer.head)];
+          const int g = state.trace().kv_head_of[static_cast<size_t>(q.answer.head)];
           for (const std::string& text : texts) {
             EXPECT_EQ(lower(text).find("key/value head " + std::to_string(g)), std::string::npos)
                 << text;
@@ -338,11 +377,12 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
     }
   }
   std::printf(
-      "checked %d step views (%d with a question, %d of them scrolling); "
-      "%zu not one readable slide\n",
-      checked, questions, scrolling, failures.size());
+      "checked %d step views (%d with a question, %d of them scrolling, %d later answers kept "
+      "from earlier steps); %zu not one readable slide\n",
+      checked, questions, scrolling, later_checked, failures.size());
   for (const std::string& f : failures) std::printf("  %s\n", f.c_str());
   EXPECT_TRUE(failures.empty()) << failures.size() << " step views are not one readable slide";
+  EXPECT_GE(later_checked, 9);  // 02-3, 05-2, 05-3, 06-1, 06-3 … at three sizes
   EXPECT_GE(questions, 3 * 40);
 }
 

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "attention/scenario.h"
+#include "course.h"
 #include "documents.h"
 #include "io/examples.h"
 #include "io/shipped.h"
@@ -477,18 +478,7 @@ Expected independent_answer(const LessonStep& step) {
   return e;
 }
 
-std::vector<Lesson> course() {
-  std::string error;
-  const std::vector<LessonInfo> infos = list_course(error);
-  EXPECT_GE(infos.size(), 10u) << error;
-  std::vector<Lesson> out;
-  for (const LessonInfo& info : infos) {
-    std::optional<Lesson> l = load_lesson_file(info.path, error);
-    EXPECT_TRUE(l) << error;
-    if (l) out.push_back(std::move(*l));
-  }
-  return out;
-}
+std::vector<Lesson> course() { return test::built_in_course(); }
 
 TEST(Course, EveryQuestionMatchesAnIndependentComputation) {
   int numbers = 0, keys = 0, statements = 0;

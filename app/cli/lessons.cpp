@@ -1,12 +1,14 @@
 // `attention-lab lessons`: the built-in course, one lesson per line (NAME<TAB>title), and
-// `lessons --check FILE…` to check lesson files (and print their questions' answers with
-// --answers) before a class.
+// `lessons --check FILE…` to check lesson files before a class: each is read and checked against
+// its traces, then against the leak rules (lesson_leaks.h: a step whose words give its answer
+// away); --answers prints every question's answer.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 #include "cli/cli.h"
 #include "io/shipped.h"
 #include "lessons/lesson.h"
+#include "lessons/lesson_leaks.h"
 
 namespace attn::cli {
 
@@ -30,6 +32,7 @@ void register_lessons(CLI::App& app, Action& action) {
           std::cout << items[i].name << '\t' << course[i].title << '\n';
         return kExitOk;
       }
+      size_t leaked = 0;
       for (const std::string& name : *check) {
         const Lesson lesson = load_lesson_or_throw(name, "--check");
         int questions = 0;
@@ -37,6 +40,11 @@ void register_lessons(CLI::App& app, Action& action) {
         std::cout << lesson.path << ": " << lesson.title << " (" << lesson.steps.size()
                   << (lesson.steps.size() == 1 ? " step, " : " steps, ") << questions
                   << (questions == 1 ? " question)" : " questions)") << '\n';
+        const std::vector<LessonLeak> leaks = lesson_leaks(lesson);
+        if (!leaks.empty()) std::cout.flush();  // each leak after its lesson's line
+        for (const LessonLeak& leak : leaks)
+          std::cerr << lesson.path << ": leak: " << leak.message << '\n';
+        leaked += leaks.size();
         if (!*answers) continue;
         for (size_t i = 0; i < lesson.steps.size(); ++i) {
           const LessonStep& s = lesson.steps[i];
@@ -49,6 +57,10 @@ void register_lessons(CLI::App& app, Action& action) {
           std::cout << "  step " << i + 1 << ": " << s.question->prompt << "\n    → " << a << '\n';
         }
       }
+      if (leaked > 0)
+        throw CliError{kExitUsage, std::to_string(leaked) +
+                                       (leaked == 1 ? " step gives" : " steps give") +
+                                       " its answer away (above)"};
       return kExitOk;
     };
   });

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -89,7 +90,17 @@ std::string formula_for_wrapping(const std::string& formula) {
         (i > 0 && formula[i - 1] == ' ') || (i + 1 < formula.size() && formula[i + 1] == ' ');
     const bool after_break =
         depth <= 0 && i > 0 && (formula[i - 1] == ',' || formula[i - 1] == ';');
-    if (c == ' ' && !run && !after_break)
+    // Before a binary operator outside brackets ("a × b", "x = y"): the line may end at "a" and
+    // the next begin with "× b". Relations such as ≤ stay with both sides.
+    bool before_operator = false;
+    if (c == ' ' && depth <= 0)
+      for (const char* op : {"=", "×", "+", "−", "-", "÷", "·", "≈"}) {
+        const size_t n = std::strlen(op);
+        if (formula.compare(i + 1, n, op) == 0 && i + 1 + n < formula.size() &&
+            formula[i + 1 + n] == ' ')
+          before_operator = true;
+      }
+    if (c == ' ' && !run && !after_break && !before_operator)
       out += "\xc2\xa0";
     else
       out += c;

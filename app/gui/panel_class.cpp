@@ -223,12 +223,22 @@ void publish_step(Ui& ui, ClassModePanel& c, bool revealed) {
     c.picture_job.cancel();
     return;
   }
+  // What the picture hides: the step's answer until revealed, and later steps' answers it holds.
+  QuestionSecret hide;
+  if (lesson_open(ui)) {
+    hide = ui.lesson->later_secret(t);
+    if (!revealed && step && step->question) {
+      QuestionSecret own = question_secret(*step->question, t);
+      own.later = std::move(hide.later);
+      hide = std::move(own);
+    }
+  }
   c.picture_job.start([trace = std::move(for_picture), step, stage, head,
-                       conceal = !revealed](JobControl&) -> std::string {
+                       hide = std::move(hide)](JobControl&) -> std::string {
     std::string error;
     SheetFigure f;
     if (step) {
-      f = lesson_step_figure(*step, trace, conceal, error);
+      f = lesson_step_figure(*step, trace, hide, error);
     } else if (stage != StageId::kInputs && trace.find(stage)) {
       f.trace = &trace;
       f.stage = stage;

@@ -172,7 +172,7 @@ void draw_heatmap_panel(Ui& ui) {
       ImGui::SetCursorPosY(ImGui::GetCursorPosY() + (title_h - ImGui::GetFontSize()) * 0.75f);
     }
     ImGui::TextWrapped("%s", formula.c_str());
-    if (stage.id == StageId::kScaled && !ui.secret.scale)
+    if (stage.id == StageId::kScaled && !ui.secret.hides_scale())
       ImGui::TextDisabled("scale = %s = %.4f", t.scale_overridden ? "chosen" : "1/√d_k", t.scale);
     if (stage.id == StageId::kWeights && t.temperature != 1.0f)
       ImGui::TextDisabled("temperature T = %.3g", t.temperature);
@@ -416,7 +416,7 @@ void draw_heatmap_panel(Ui& ui) {
     sp.concealed = [&pred, &secret, id = stage.id, idx](int i, int j) {
       return pred.conceals(id, idx, i, j) || secret.conceals(id, idx, i, j);
     };
-  if (secret.active)
+  if (secret.hides_anything())
     sp.hides_label = [&secret](const std::string& label) { return secret.tells(label); };
   if (ui.changes.active(ui.now))
     sp.flash = [&ui, id = stage.id, idx](int i, int j) {

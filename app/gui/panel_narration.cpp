@@ -84,11 +84,13 @@ void draw_narration_contents(Ui& ui) {
     if (!ui.predict.revealed()) return;
     ImGui::Separator();
   }
-  if (ui.secret.narration) {
-    // The working would give the lesson's answer away: it comes back once the question is
-    // answered (the feedback then carries it).
+  if (ui.secret.hides_working(st.head(), st.selection().query)) {
+    // The working would give the lesson's answer away (this step's, or a later step's about the
+    // selected row): it comes back once the question is answered (the feedback then carries it).
     text_disabled_wrapped(
-        "The working is hidden until the lesson's question is answered or its answer shown.");
+        ui.secret.active && ui.secret.narration
+            ? "The working is hidden until the lesson's question is answered or its answer shown."
+            : "The working of this row is hidden: a later step of the lesson asks for it.");
     return;
   }
   const AttentionTrace& t = st.trace();

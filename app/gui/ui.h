@@ -448,8 +448,10 @@ void help_marker(const char* text);
 // line ends in the window's content (a box can then end between two lines, never across one).
 void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bottoms = nullptr);
 // A formula that wraps only between its parts: its spaces become no-break spaces (U+00A0, which
-// ImGui's wrapping keeps together) except after a comma or semicolon outside brackets and in a
-// run of spaces (the gap between two formulas), so "j ≤ i" never breaks into "j ≤" and "i".
+// ImGui's wrapping keeps together) except before a binary operator outside brackets (=, ×, +, −,
+// ÷, ·, ≈: the next line starts with the operator), after a comma or semicolon outside brackets
+// and in a run of spaces (the gap between two formulas). So "head size" never breaks into "head
+// s" and "ize", nor "j ≤ i" into "j ≤" and "i".
 std::string formula_for_wrapping(const std::string& formula);
 // The lines text_wrapped_at_spaces draws for `text` at `width` in the current font.
 std::vector<std::string> wrapped_lines(const std::string& text, float width);

@@ -35,21 +35,19 @@ std::string other_view(const LessonStep& step) {
   return "";
 }
 
-// The figure of a step: its stage and head as the exporter draws them, with what its question
-// hides on screen (question_secret.h) blank on paper. The inputs stage is its Q, K, V tables.
-SheetFigure figure_of(const LessonStep& step, const AttentionTrace& t, bool conceal = true) {
+// The figure of a step: its stage and head as the exporter draws them, with what `secret` hides
+// on screen (question_secret.h) blank on paper. The inputs stage is its Q, K, V tables.
+SheetFigure figure_of(const LessonStep& step, const AttentionTrace& t,
+                      const QuestionSecret& secret) {
   SheetFigure f;
   if (step.stage == StageId::kInputs || !t.find(step.stage)) return f;
   f.trace = &t;
   f.stage = step.stage;
   f.head = std::clamp(step.head, 0, std::max(0, t.num_heads - 1));
   f.precision = shown_decimals(step);
-  if (!conceal || !step.question) return f;
-  const QuestionSecret secret = question_secret(*step.question, t);
-  if (!secret.active) return f;
-  f.hide_shape = secret.shape || secret.kv_map;
-  if (!secret.values.empty())
-    f.tells = [secret](const std::string& label) { return secret.tells(label); };
+  if (!secret.hides_anything()) return f;
+  f.hide_shape = secret.active && (secret.shape || secret.kv_map);
+  f.tells = [secret](const std::string& label) { return secret.tells(label); };
   const TraceStep& st = *t.find(step.stage);
   const int index = matrix_index_for(t, st, f.head);
   const Matrix& m = t.head(st, index);
@@ -120,9 +118,9 @@ std::string paper_wording(const std::string& text) {
   return out;
 }
 
-SheetFigure lesson_step_figure(const LessonStep& step, const AttentionTrace& trace, bool conceal,
-                               std::string& error) {
-  if (other_view(step).empty()) return figure_of(step, trace, conceal);
+SheetFigure lesson_step_figure(const LessonStep& step, const AttentionTrace& trace,
+                               const QuestionSecret& hide, std::string& error) {
+  if (other_view(step).empty()) return figure_of(step, trace, hide);
   SheetFigure f;
   f.model = model_step_figure(step, error);
   return f;
@@ -136,6 +134,8 @@ std::optional<LessonSheet> lesson_sheet(const Lesson& lesson, std::vector<Attent
   traces.clear();
   traces.reserve(lesson.steps.size());  // the questions point into it: it must not reallocate
   std::string last_setup;
+  // A sheet holds every question: a figure hides its own answer and every later one's it shows.
+  const std::vector<QuestionSecret> own = own_secrets(lesson);
   for (size_t i = 0; i < lesson.steps.size(); ++i) {
     const LessonStep& step = lesson.steps[i];
     if (!step.question) continue;
@@ -146,7 +146,7 @@ std::optional<LessonSheet> lesson_sheet(const Lesson& lesson, std::vector<Attent
     const LessonQuestion& q = *step.question;
     SheetQuestion sq;
     sq.step_title = paper_wording(step.title);
-    const QuestionSecret secret = question_secret(q, t);
+    const QuestionSecret secret = step_secret(lesson, own, i, t, false, nullptr);
     // The step's words as paper can take them: no instructions to work the app, and nothing
     // that writes the answer (the app hides it too until the question is answered).
     for (const std::string& p : step.text) {
@@ -172,7 +172,7 @@ std::optional<LessonSheet> lesson_sheet(const Lesson& lesson, std::vector<Attent
       // when the step shows its inputs.
       if (sq.setup != last_setup || step.stage == StageId::kInputs) sq.tables = &t;
       last_setup = sq.setup;
-      sq.figure = figure_of(step, t);
+      sq.figure = figure_of(step, t, secret);
     }
     sq.prompt = paper_wording(q.prompt);
     for (const std::string& option : question_options(q, t))

@@ -9,6 +9,7 @@
 
 #include "attention/attention.h"
 #include "lessons/lesson.h"
+#include "lessons/question_secret.h"
 #include "render/worksheet.h"
 
 namespace attn {
@@ -21,11 +22,11 @@ std::optional<LessonSheet> lesson_sheet(const Lesson& lesson, std::vector<Attent
 
 // The picture of a lesson step as class mode serves it to students: the step's stage and head on
 // `trace` (the step's trace as the app shows it; the figure points into it), or its model's figure
-// (a translation's alignment, a language model's head), with what its question hides blank while
-// `conceal`. Not drawn() when the step shows only its inputs, or (with `error` naming the model)
-// when its model cannot be run.
-SheetFigure lesson_step_figure(const LessonStep& step, const AttentionTrace& trace, bool conceal,
-                               std::string& error);
+// (a translation's alignment, a language model's head), with what `hide` hides blank (the step's
+// question's secret and the later questions', question_secret.h). Not drawn() when the step shows
+// only its inputs, or (with `error` naming the model) when its model cannot be run.
+SheetFigure lesson_step_figure(const LessonStep& step, const AttentionTrace& trace,
+                               const QuestionSecret& hide, std::string& error);
 
 // Words that tell a reader to work the app ("click", "press", "slider", "thumbnail", "View →",
 // …): a lesson's text says them to a student at the screen; on paper they mean nothing.

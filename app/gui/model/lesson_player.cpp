@@ -21,6 +21,7 @@ bool LessonPlayer::open(const std::string& name_or_path) {
 
 void LessonPlayer::open(Lesson lesson) {
   answers_.assign(lesson.steps.size(), {});
+  own_secrets_ = own_secrets(lesson);
   lesson_ = std::move(lesson);
   step_ = 0;
   error_.clear();
@@ -29,6 +30,7 @@ void LessonPlayer::open(Lesson lesson) {
 void LessonPlayer::close() {
   lesson_.reset();
   answers_.clear();
+  own_secrets_.clear();
   step_ = 0;
 }
 
@@ -97,8 +99,15 @@ void LessonPlayer::show_answer(const AttentionTrace& trace, int precision) {
 }
 
 QuestionSecret LessonPlayer::secret(const AttentionTrace& trace) const {
-  if (!lesson_ || !step().question || answer().revealed()) return {};
-  return question_secret(*step().question, trace);
+  if (!lesson_) return {};
+  return step_secret(*lesson_, own_secrets_, static_cast<size_t>(step_), trace, answer().revealed(),
+                     [this](size_t j) { return !answers_[j].revealed(); });
+}
+
+QuestionSecret LessonPlayer::later_secret(const AttentionTrace& trace) const {
+  if (!lesson_) return {};
+  return step_secret(*lesson_, own_secrets_, static_cast<size_t>(step_), trace, true,
+                     [this](size_t j) { return !answers_[j].revealed(); });
 }
 
 int LessonPlayer::answered_count() const {

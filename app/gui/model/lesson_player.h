@@ -54,9 +54,12 @@ class LessonPlayer {
   void check(const AttentionTrace& trace, int precision = 4);
   // Shows the current step's answer without a guess: the verdict states it, with the working.
   void show_answer(const AttentionTrace& trace, int precision = 4);
-  // What the current step's question hides on `trace` (the app's trace of the step) until it is
-  // checked or its answer shown; nothing when the step asks nothing.
+  // What the current step hides on `trace` (the app's trace of the step): its question's answer
+  // until it is checked or its answer shown, and the answers of later questions still open that
+  // the step's figure holds (question_secret.h, later_secrets).
   QuestionSecret secret(const AttentionTrace& trace) const;
+  // Only the later questions' part of secret(): what stays hidden once this step's is revealed.
+  QuestionSecret later_secret(const AttentionTrace& trace) const;
   int answered_count() const;
   int correct_count() const;
   int question_count() const;
@@ -66,6 +69,7 @@ class LessonPlayer {
  private:
   std::optional<Lesson> lesson_;
   std::vector<StepAnswer> answers_;
+  std::vector<QuestionSecret> own_secrets_;  // each step's question's secret on its own trace
   int step_ = 0;
   std::string error_;
 };
