@@ -4,6 +4,7 @@
 // key's residual stream, the copy accuracy, and the background trainer behind the app's live view.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -225,6 +226,63 @@ TEST(LmTrainData, StoriesMakeATextSet) {
               0.01);
   EXPECT_FALSE(text_set("too short", 10, 32, s, error));
   EXPECT_NE(error.find("at least 330"), std::string::npos) << error;
+}
+
+// A text window with a span written again: the copy equals the original, lies wholly after it,
+// and its distance varies; with a share of 0 the batches are the plain windows (same draws).
+TEST(LmTrainData, TextWindowsCanRepeatASpanAtVariedDistances) {
+  Rng rng(9);
+  std::vector<int> counts(65, 0);
+  for (int i = 0; i < 2000; ++i) {
+    std::vector<int> seq(65);
+    for (int k = 0; k < 65; ++k) seq[static_cast<size_t>(k)] = 1000 + k;  // all distinct
+    const std::vector<int> before = seq;
+    const int to = repeat_span(seq, rng);
+    ASSERT_GE(to, 0);
+    // Where it changed is the copy; each copied token names its source by its value.
+    int n = 0, from = -1;
+    for (int k = 0; k < 65; ++k) {
+      if (seq[static_cast<size_t>(k)] == before[static_cast<size_t>(k)]) continue;
+      ASSERT_GE(k, to);
+      const int source = seq[static_cast<size_t>(k)] - 1000;
+      if (from < 0) from = source;
+      ASSERT_EQ(source, from + (k - to)) << "the copy is not one contiguous span";
+      ++n;
+    }
+    ASSERT_GE(n, 4);   // 65/16
+    ASSERT_LE(n, 16);  // 65/4
+    ASSERT_LE(from + n, to) << "the copy overlaps its original";
+    ++counts[static_cast<size_t>(to - from)];
+  }
+  int distances = 0, most = 0;
+  for (int c : counts) {
+    distances += c > 0;
+    most = std::max(most, c);
+  }
+  EXPECT_GE(distances, 40);
+  EXPECT_LT(most, 200);  // no distance in a tenth of the windows
+  // The share: about a quarter of a batch's windows are no longer a slice of the text.
+  TrainSet s;
+  std::string error;
+  ASSERT_TRUE(text_set(write_stories(200, 3), 120, 32, s, error)) << error;
+  auto edited = [&s](const TokenBatch& batch) {
+    int out = 0;
+    for (int b = 0; b < batch.B; ++b) {
+      const auto first = batch.tokens.begin() + static_cast<long>(b) * batch.T;
+      out += std::search(s.train.begin(), s.train.end(), first, first + batch.T) == s.train.end();
+    }
+    return out;
+  };
+  Rng plain_rng(4);
+  TokenBatch plain;
+  sample_batch(s, plain_rng, 400, 32, plain);
+  EXPECT_EQ(edited(plain), 0);
+  s.repeat_share = 0.25;
+  Rng mixed_rng(4);
+  TokenBatch mixed;
+  sample_batch(s, mixed_rng, 400, 32, mixed);
+  EXPECT_GT(edited(mixed), 60);  // 100 expected; a copy may land on equal tokens
+  EXPECT_LT(edited(mixed), 140);
 }
 
 TrainOptions tiny_options() {

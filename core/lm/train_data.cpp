@@ -110,6 +110,17 @@ int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& o
   return second;
 }
 
+int repeat_span(std::vector<int>& seq, Rng& rng) {
+  const int size = static_cast<int>(seq.size());
+  const int lo = std::max(2, size / 16), hi = std::max(lo, size / 4);
+  if (size < 2 * lo) return -1;
+  const int n = std::min(lo + rng.below(hi - lo + 1), size / 2);
+  const int from = rng.below(size - 2 * n + 1);
+  const int to = from + n + rng.below(size - (from + 2 * n) + 1);
+  std::copy(seq.begin() + from, seq.begin() + from + n, seq.begin() + to);
+  return to;
+}
+
 void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out) {
   out.B = B;
   out.T = T;
@@ -123,6 +134,8 @@ void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out) 
     } else {
       const int start = rng.below(static_cast<int>(set.train.size()) - T);
       seq.assign(set.train.begin() + start, set.train.begin() + start + T + 1);
+      // No draw without a share: runs without it keep their batches.
+      if (set.repeat_share > 0 && rng.unit() < set.repeat_share) repeat_span(seq, rng);
     }
     std::copy(seq.begin(), seq.begin() + T, out.tokens.begin() + static_cast<long>(b) * T);
     std::copy(seq.begin() + 1, seq.end(), out.targets.begin() + static_cast<long>(b) * T);

@@ -62,6 +62,9 @@ struct TrainSet {
   // Induction: the repeated segment's length range in tokens; 0 takes the defaults, (T+1)/8 and
   // (T+1)/3 (at least 2). Longer segments make more of each sequence predictable by copying.
   int repeat_min = 0, repeat_max = 0;
+  // Text: the share of training windows in which a span of the window is written again later in
+  // it (repeat_span), so copying pays on real words: induction heads form. 0 = plain windows.
+  double repeat_share = 0;
 };
 
 // An error naming the option when the repeat range does not fit a context of T, else "".
@@ -80,7 +83,13 @@ bool text_set(const std::string& corpus, int merges, int context, TrainSet& out,
 // its space half of the time. Returns the copy's start and sets n.
 int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& out, int& n);
 
-// A training batch: induction sequences, or windows of T + 1 tokens of the training text.
+// Writes a span of `seq` again later in it: n tokens, (size)/16 ≤ n ≤ (size)/4 (at least 2), copied
+// over the tokens at a distance drawn uniformly from those that fit (from n to size − n), so no
+// fixed look-back predicts the copy. Returns the copy's start.
+int repeat_span(std::vector<int>& seq, Rng& rng);
+
+// A training batch: induction sequences, or windows of T + 1 tokens of the training text (a
+// repeat_share of them with a span repeated).
 void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out);
 
 // The fixed held-out batch (its own seed): fresh induction sequences, or windows of held-out text.
