@@ -22,14 +22,14 @@ if [[ -f $run/model/checkpoint.bin ]]; then
 else
   echo "== $(date -u +%FT%TZ) starting $run/model" >>"$run/train.log"
   # 6 layers, 8 query heads of 32 sharing 2 K/V heads, n_embd 256, context 256, a vocabulary of
-  # 4096 (3839 merges learned from train.txt): about 5.2 M parameters. 1600 steps of 16 × 256
-  # tokens: about 6.6 M tokens, some 7 passes over the 0.9 M tokens the trainer learns from.
+  # 4096 (3839 merges learned from train.txt): about 5.2 M parameters. 1200 steps of 16 × 256
+  # tokens: about 4.9 M tokens, some 5 passes over the 0.9 M tokens the trainer learns from.
   # Longer overfits: an 8000-step run reached its lowest held-out loss (4.05) at step 1200 and
   # rose to 4.38 by step 2400 while its training loss fell to 2.66 (docs/lm.md). A quarter of the
   # windows repeat a span of themselves (--repeat-share): without it no induction head formed.
   nice -n 19 "$lab" lm train --data text --corpus "$corpus/train.txt" --merges 3839 \
     --arch llama --kv-heads 2 --layers 6 --heads 8 --embd 256 --context 256 \
-    --batch 16 --steps 1600 --lr 0.001 --warmup 100 --schedule cosine --min-lr 0.1 \
+    --batch 16 --steps 1200 --lr 0.001 --warmup 100 --schedule cosine --min-lr 0.1 \
     --weight-decay 0.1 --repeat-share 0.25 --seed 1 --threads 2 --eval-every 200 \
     --eval-corpus "$corpus/heldout.txt" --out "$run/model" >>"$run/train.log" 2>&1
 fi

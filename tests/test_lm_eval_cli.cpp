@@ -68,6 +68,31 @@ TEST(LmEvalCli, PrintedJsonAndTrainingFiguresAgree) {
   EXPECT_NEAR(last["top5"].get<double>(), j["top5"].get<double>(), 1e-12);
 }
 
+// --bigram: the baseline's figures beside the model's, over the same tokens; a text predicts
+// itself better from its own counts than from another text's.
+TEST(LmEvalCli, TheBigramBaselineIsFiguredOverTheSameTokens) {
+  const std::string& d = run_folder();
+  const auto r = run_cli("lm eval --model '" + d + "' --corpus '" + d + ".txt' --bigram '" + d +
+                         ".txt' --json '" + d + "-bigram.json'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::map<std::string, double> printed;
+  std::istringstream lines(r.out);
+  std::string name, value;
+  while (std::getline(lines, name, '\t') && std::getline(lines, value))
+    printed[name] = std::stod(value);
+  ASSERT_EQ(printed.size(), 10u) << r.out;
+  EXPECT_EQ(printed["bigram_tokens"], printed["tokens"]);
+  EXPECT_NEAR(printed["bigram_perplexity"], std::exp(printed["bigram_loss"]),
+              1e-2 * printed["bigram_perplexity"]);
+  EXPECT_GE(printed["bigram_top5"], printed["bigram_top1"]);
+  const auto j = nlohmann::json::parse(read_bytes(d + "-bigram.json"));
+  EXPECT_NEAR(j["bigram"]["figures"]["loss"].get<double>(), printed["bigram_loss"], 1e-4);
+  const auto bad =
+      run_cli("lm eval --model '" + d + "' --corpus '" + d + ".txt' --bigram no-such-file.txt");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.err.find("--bigram: "), std::string::npos) << bad.err;
+}
+
 TEST(LmEvalCli, BadInputIsExitTwo) {
   const std::string& d = run_folder();
   write_bytes(d + "-empty.txt", "");
