@@ -10,9 +10,10 @@
 #include <thread>
 #include <vector>
 
+#include "attention/parallel.h"
+#include "lm/parallel.h"
 #include "train/live_run.h"
 #include "train/run_control.h"
-#include "train/shards.h"
 
 namespace attn::train {
 namespace {
@@ -40,6 +41,53 @@ TEST(Shards, EveryRowOnceInContiguousShards) {
   }
   EXPECT_EQ(thread_count(3), 3);
   EXPECT_GE(thread_count(0), 1);
+}
+
+// The one worker pool (attention/parallel.h): a throw on any thread — the caller's or a helper's
+// — comes back to the caller as that exception, after every thread has finished, in each way the
+// pool is used: shards, the language model's ranges, items and the bare workers.
+TEST(WorkerPool, AThrowOnAnyThreadIsTheCallersException) {
+  struct Boom : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+  for (int thrower : {0, 1, 2}) {
+    SCOPED_TRACE(thrower);
+    std::atomic<int> finished{0};
+    EXPECT_THROW(run_shards(30, 3,
+                            [&](int k, int, int) {
+                              if (k == thrower) throw Boom("shard");
+                              ++finished;
+                            }),
+                 Boom);
+    EXPECT_EQ(finished.load(), 2);  // the others ran to their end: nothing was left running
+    EXPECT_THROW(lm::split_range(300, 3, 4,
+                                 [&](Eigen::Index begin, Eigen::Index) {
+                                   if (begin == thrower * 100) throw Boom("range");
+                                 }),
+                 Boom);
+    EXPECT_THROW(parallel_items(
+                     50,
+                     [&](int k) {
+                       if (k == 10 + thrower) throw Boom("item");
+                     },
+                     3),
+                 Boom);
+    std::atomic<int> stopped{0};
+    EXPECT_THROW(run_workers(3,
+                             [&](int w, const std::atomic<bool>& stop) {
+                               if (w == thrower) throw Boom("worker");
+                               while (!stop) std::this_thread::yield();  // until told
+                               ++stopped;
+                             }),
+                 Boom);
+    EXPECT_EQ(stopped.load(), 2);
+  }
+  // An allocation failing on a helper thread, as in a trainer's allocate: std::bad_alloc here.
+  EXPECT_THROW(run_shards(4, 2,
+                          [](int k, int, int) {
+                            if (k == 1) throw std::bad_alloc();
+                          }),
+               std::bad_alloc);
 }
 
 TEST(RunControl, APausedLoopHoldsUntilResumed) {

@@ -16,10 +16,10 @@
 #include <optional>
 #include <random>
 #include <sstream>
-#include <thread>
 #include <tuple>
 
 #include "attention/engine.h"
+#include "attention/parallel.h"
 #include "backends/backend.h"
 #include "backends/compute.h"
 #include "backends/fused.h"
@@ -122,18 +122,11 @@ double eigen_gemm_seconds(int s, int runs) {
   std::uniform_real_distribution<float> dist(-1, 1);
   Matrix a(s, s), b(s, s), c(s, s);
   for (Eigen::Index i = 0; i < a.size(); ++i) a.data()[i] = dist(rng), b.data()[i] = dist(rng);
-  const int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return median_seconds(
       [&] {
-        std::vector<std::thread> pool;
-        const int per = (s + threads - 1) / threads;
-        for (int t = 0; t < threads; ++t) {
-          const int r0 = t * per, rows = std::min(per, s - r0);
-          if (rows <= 0) break;
-          pool.emplace_back(
-              [&, r0, rows] { c.middleRows(r0, rows).noalias() = a.middleRows(r0, rows) * b; });
-        }
-        for (auto& t : pool) t.join();
+        run_shards(s, thread_count(0), [&](int, int r0, int r1) {
+          c.middleRows(r0, r1 - r0).noalias() = a.middleRows(r0, r1 - r0) * b;
+        });
       },
       runs);
 }
@@ -280,7 +273,7 @@ int run_bench(BenchArgs a) {
     const int s = std::clamp(a.n, 1024, 2048);      // large enough to reach the machine's rate
     const double gemm_s = eigen_gemm_seconds(s, a.runs);
     const double limit = 2.0 * s * double(s) * s / gemm_s / 1e9;
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const int cores = thread_count(0);
     text << "problem: H=" << a.heads << " (H_kv=" << a.kv_heads << "), n_q=" << a.n
          << ", n_k=" << a.n_k << ", d=" << a.d << (a.causal ? ", causal" : ", non-causal");
     if (a.window >= 0) text << ", window " << a.window;

@@ -20,34 +20,45 @@ WorkScope::WorkScope(WorkControl* control) : previous_(current_control) {
 
 WorkScope::~WorkScope() { current_control = previous_; }
 
+void run_workers(int workers, const std::function<void(int, const std::atomic<bool>&)>& body) {
+  std::atomic<bool> stop{false};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  auto run = [&](int w) {
+    try {
+      body(w, stop);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failure_mutex);
+      if (!failure) failure = std::current_exception();
+      stop = true;
+    }
+  };
+  std::vector<std::thread> pool;
+  try {
+    for (int w = 1; w < workers; ++w) pool.emplace_back(run, w);
+  } catch (...) {  // no thread to be had: the error, once the ones started have finished
+    std::lock_guard<std::mutex> lock(failure_mutex);
+    failure = std::current_exception();
+    stop = true;
+  }
+  if (!stop) run(0);
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
 void parallel_items(int count, const std::function<void(int)>& item, int threads) {
   if (count <= 0) return;
   // The helper threads do not see this thread's scope: they report to the control found here.
   WorkControl* control = current_control;
   if (control) control->total += count;
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min(threads, count);
   std::atomic<int> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
-    try {
-      for (int k = next++; k < count; k = next++) {
-        if (control && control->cancel) throw WorkCancelled{};
-        item(k);
-        if (control) ++control->done;
-      }
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      next = count;
+  run_workers(std::min(thread_count(threads), count), [&](int, const std::atomic<bool>& stop) {
+    for (int k = next++; k < count && !stop; k = next++) {
+      if (control && control->cancel) throw WorkCancelled{};
+      item(k);
+      if (control) ++control->done;
     }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  });
 }
 
 }  // namespace attn

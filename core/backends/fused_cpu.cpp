@@ -3,13 +3,11 @@
 #include <atomic>
 #include <cassert>
 #include <cmath>
-#include <exception>
 #include <limits>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include "attention/mask.h"
+#include "attention/parallel.h"
 #include "backends/fused.h"
 
 namespace attn {
@@ -188,32 +186,16 @@ HeadStack fused_attention_cpu(const AttentionProblem& p, const FusedCpuConfig& c
 
   const int q_blocks = (n_q + bq - 1) / bq;
   const int items = H * q_blocks;
-  int threads = config.threads > 0
-                    ? config.threads
-                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = std::min(threads, items);
+  const int threads = std::min(thread_count(config.threads), items);
   // Work items are handed out dynamically: under a causal mask the later query blocks cost more.
   std::atomic<int> next{0};
-  std::exception_ptr failure;
-  std::mutex failure_mutex;
-  auto worker = [&] {
-    try {
-      Workspace w(bq, bk, d_k, d_v);
-      // Last query blocks first: under a causal mask they see the most keys, and starting with
-      // the longest items leaves short ones to even out the threads at the end.
-      for (int it = next++; it < items; it = next++)
-        job.run(it % H, (q_blocks - 1 - it / H) * bq, w);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(failure_mutex);
-      if (!failure) failure = std::current_exception();
-      next = items;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
+  run_workers(threads, [&](int, const std::atomic<bool>& stop) {
+    Workspace w(bq, bk, d_k, d_v);
+    // Last query blocks first: under a causal mask they see the most keys, and starting with
+    // the longest items leaves short ones to even out the threads at the end.
+    for (int it = next++; it < items && !stop; it = next++)
+      job.run(it % H, (q_blocks - 1 - it / H) * bq, w);
+  });
   return out;
 }
 

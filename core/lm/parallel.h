@@ -1,17 +1,16 @@
 // Splitting work over the cores for the language-model code: contiguous chunks, one thread each,
-// so every value is computed by the same code whatever the thread count.
+// so every value is computed by the same code whatever the thread count. The threads are the
+// one worker pool's (attention/parallel.h).
 #pragma once
 
 #include <Eigen/Core>
 #include <algorithm>
-#include <thread>
-#include <vector>
 
-#include "train/shards.h"
+#include "attention/parallel.h"
 
 namespace attn::lm {
 
-using train::thread_count;
+using attn::thread_count;
 
 // Runs f(begin, end) over [0, n) in `threads` contiguous chunks of multiples of `align`.
 template <typename F>
@@ -21,11 +20,11 @@ void split_range(Eigen::Index n, int threads, Eigen::Index align, const F& f) {
     f(Eigen::Index{0}, n);
     return;
   }
-  std::vector<std::thread> pool;
-  for (Eigen::Index begin = per; begin < n; begin += per)
-    pool.emplace_back([&f, begin, end = std::min(n, begin + per)] { f(begin, end); });
-  f(Eigen::Index{0}, per);
-  for (auto& t : pool) t.join();
+  const int chunks = static_cast<int>((n + per - 1) / per);
+  run_workers(chunks, [&f, n, per](int c, const std::atomic<bool>&) {
+    const Eigen::Index begin = per * c;
+    f(begin, std::min(n, begin + per));
+  });
 }
 
 }  // namespace attn::lm

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
-#include "train/shards.h"
+#include "attention/parallel.h"
 
 namespace attn::lm {
 namespace {
@@ -223,13 +223,13 @@ EvalData make_eval_data(const TrainSet& set, const TrainOptions& o) {
 
 double batch_gradient(const Model& model, const TokenBatch& batch, int threads, Parameters& grad,
                       GradientWorkspace& work) {
-  const int n = train::shard_count(batch.B, threads);
+  const int n = shard_count(batch.B, threads);
   work.shards.resize(static_cast<size_t>(n));
   const double counted = static_cast<double>(
       std::count_if(batch.targets.begin(), batch.targets.end(), [](int t) { return t >= 0; }));
   const double scale = counted > 0 ? 1.0 / counted : 0.0;
   const ForwardOptions fo = training_forward(model);
-  train::run_shards(batch.B, n, [&](int k, int lo, int hi) {
+  run_shards(batch.B, n, [&](int k, int lo, int hi) {
     GradientWorkspace::Shard& s = work.shards[static_cast<size_t>(k)];
     if (s.grad.total() != model.params.total()) s.grad.allocate(model.config);
     std::fill(s.grad.memory.begin(), s.grad.memory.end(), 0.0f);

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "attention/parallel.h"
 #include "seq2seq/adam.h"
-#include "train/shards.h"
 
 namespace attn::s2s {
 
@@ -54,10 +54,10 @@ std::vector<DateExample> heldout_dates(int count, int min_length, int max_length
 double batch_gradient(const Model& model, const Batch& batch, int threads, Params<float>& grad) {
   const int rows = static_cast<int>(batch.src.size());
   const double tokens = static_cast<double>(rows) * static_cast<double>(batch.tgt[0].size());
-  const int n = train::shard_count(rows, threads);
+  const int n = shard_count(rows, threads);
   std::vector<Params<float>> grads(static_cast<size_t>(n));
   std::vector<double> losses(static_cast<size_t>(n), 0.0);
-  train::run_shards(rows, n, [&](int k, int lo, int hi) {
+  run_shards(rows, n, [&](int k, int lo, int hi) {
     ForwardCache<float> fc;
     forward(model.config, model.params, slice(batch, lo, hi), fc);
     grads[k] = model.params.zeros_like();
@@ -93,7 +93,7 @@ std::vector<std::string> predict(const Model& model, const std::vector<std::stri
       b.src.push_back(std::move(ids));
       index.push_back(i);
     }
-    train::run_shards(static_cast<int>(b.src.size()), threads, [&](int, int lo, int hi) {
+    run_shards(static_cast<int>(b.src.size()), threads, [&](int, int lo, int hi) {
       if (lo == hi) return;
       ForwardCache<float> fc;
       forward(model.config, model.params, slice(b, lo, hi), fc, 12);
