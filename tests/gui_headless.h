@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "gui/gui_setup.h"
+#include "gui/panel_lm.h"
 #include "gui/ui.h"
 
 namespace attn::test {

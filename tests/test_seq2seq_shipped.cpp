@@ -24,11 +24,21 @@ Model shipped(const std::string& name) {
 #define SKIP_UNLESS_OPTIMISED() (void)0
 #endif
 
+// Every shipped model loads as the score its file is named after, with finite weights.
 TEST(Seq2SeqShipped, EveryModelLoads) {
-  for (const char* name : {"bahdanau", "dot", "general", "concat", "local-p", "local-m", "none",
-                           "bottleneck/none-max40", "bottleneck/bahdanau-max40",
-                           "bottleneck/dot-max40", "bottleneck/concat-max40"})
-    EXPECT_GT(shipped(std::string(name) + ".s2s").params.w_s.size(), 0) << name;
+  for (const std::string name : {"bahdanau", "dot", "general", "concat", "local-p", "local-m",
+                                 "none", "bottleneck/none-max40", "bottleneck/bahdanau-max40",
+                                 "bottleneck/dot-max40", "bottleneck/concat-max40"}) {
+    const Model m = shipped(name + ".s2s");
+    const size_t slash = name.find('/');
+    const std::string stem =
+        name.substr(slash == std::string::npos ? 0 : slash + 1,
+                    name.find("-max") == std::string::npos ? std::string::npos
+                                                           : name.find("-max") - (slash + 1));
+    EXPECT_EQ(score_name(m.config.score), stem) << name;
+    EXPECT_GT(m.params.w_s.size(), 0) << name;
+    EXPECT_TRUE(m.params.w_s.allFinite()) << name;
+  }
 }
 
 TEST(Seq2SeqShipped, AttentionModelsReachNinetyFivePercent) {

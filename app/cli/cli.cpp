@@ -371,15 +371,6 @@ void render_image_or_throw(OutputFiles& out, int index, const std::string& path,
   out.write(index, bytes);
 }
 
-void write_image_or_throw(const std::string& path, const std::string& flag,
-                          const RenderImage& render) {
-  image_format_or_throw(path, flag);
-  OutputFiles out;
-  const int index = out.add(flag, path);
-  render_image_or_throw(out, index, path, flag, render);
-  out.commit();
-}
-
 void print_error(const std::string& message) {
   // One line: a newline inside a message can only come from a file name, token or alphabet, and
   // is escaped with the other control characters.

@@ -115,13 +115,11 @@ class OutputFiles {
   AtomicOutputs files_;
 };
 
-// Renders an image and writes it to `path` atomically, choosing PNG, SVG or PDF by the extension.
+// Renders an image, choosing PNG, SVG or PDF by the extension, into an OutputFiles set (written
+// atomically with the command's other outputs): it becomes output `index` (added by the caller).
 // `flag` names the option in errors: an unknown extension or a path that cannot be written is
 // exit 2; a render or write failure exit 1.
 using RenderImage = std::function<bool(ImageFormat format, std::string& bytes, std::string& error)>;
-void write_image_or_throw(const std::string& path, const std::string& flag,
-                          const RenderImage& render);
-// The same into an OutputFiles set: the image becomes output `index` (added by the caller).
 void render_image_or_throw(OutputFiles& out, int index, const std::string& path,
                            const std::string& flag, const RenderImage& render);
 // Checks the extension of an image path for `flag` (exit 2 when unknown).

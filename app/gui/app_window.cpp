@@ -187,8 +187,8 @@ int run_gui(const GuiOptions& o) {
   const bool scripted = !o.screenshot.empty() || o.frame_stats;
   // Read the saved settings without creating anything: a run that fails early leaves no folder.
   if (!scripted) {
-    const std::string dir = config_dir(false);
-    if (!dir.empty()) load_settings(ui.settings, dir + "/settings.ini");
+    if (const std::string path = settings_path(false); !path.empty())
+      load_settings(ui.settings, path);
   }
   std::string error;
   int code = 2;
@@ -494,7 +494,7 @@ int run_gui(const GuiOptions& o) {
   }
   if (!cfg.empty()) {
     std::string e;
-    write_file_atomically(cfg + "/settings.ini", settings_text(user_settings(ui)), e);
+    write_file_atomically(settings_path(true), settings_text(user_settings(ui)), e);
     save_imgui_ini(ini, e);
     // Closing the window while "Recover?" is still asked keeps the file for the next start.
     if (state.recovery_removable_at_exit()) state.discard_recovery();

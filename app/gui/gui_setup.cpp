@@ -37,8 +37,8 @@ bool parse_tensor(const std::string& name, Tensor& t) {
 
 }  // namespace
 
-std::string settings_path() {
-  std::string dir = config_dir();
+std::string settings_path(bool create) {
+  const std::string dir = config_dir(create);
   return dir.empty() ? "" : dir + "/settings.ini";
 }
 

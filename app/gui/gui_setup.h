@@ -14,11 +14,6 @@ namespace attn {
 bool setup_from_options(Ui& ui, const GuiOptions& options, std::string& error,
                         int* exit_code = nullptr);
 
-// --model, --text, --layer and --head (GuiOptions::model_head): loads the model and runs the
-// text (waiting for both), opens the language-model window on that head, and with --step opens
-// the head in the stepper instead (panel_lm.cpp). False with an error naming the flag.
-bool setup_lm_from_options(Ui& ui, const GuiOptions& options, std::string& error);
-
 // Whether the Debug menu (ImGui demo and metrics) shows: gui --debug, or ATTN_DEBUG set to
 // anything but "" or "0" (`env` is its value, or null when unset). A student never sees it.
 bool debug_menu_wanted(bool debug_flag, const char* env);
@@ -35,8 +30,9 @@ WindowPlacement first_window_placement(const GuiOptions& o, int area_x, int area
                                        int area_h);
 
 // settings.ini in the per-user config folder: theme, colour maps, font size, decimals, and
-// whether the first-start hint has done its work (UiSettings::welcomed).
-std::string settings_path();
+// whether the first-start hint has done its work (UiSettings::welcomed). "" when there is no
+// config folder; `create` makes the folder (saving) or not (reading).
+std::string settings_path(bool create);
 void load_settings(UiSettings& s, const std::string& path);
 std::string settings_text(const UiSettings& s);
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/gui.h"
 #include "gui/model/lm_session.h"
 #include "gui/ui.h"
 #include "lm/block_path.h"
@@ -126,6 +127,12 @@ void draw_lm_block(Ui& ui, LmPanel& p);    // one token's path through one block
 // window steps aside so the pipeline shows. With `query` ≥ 0 that query's row is selected, so
 // the narration works through it.
 void open_lm_head_in_stepper(Ui& ui, int l, int h, int query = -1);
+
+// --model, --text, --layer and --head (GuiOptions::model_head): loads the model and runs the
+// text (waiting for both), opens the language-model window on that head, and with --step opens
+// the head in the stepper instead. False with an error naming the flag.
+bool setup_lm_from_options(Ui& ui, const GuiOptions& options, std::string& error);
+
 // In the stepper's inputs panel when a real head is open: which head, and what an edit recomputes.
 void draw_lm_head_note(Ui& ui);
 // For a head of a grouped-query model open in the stepper, the K/V head it reads and the other

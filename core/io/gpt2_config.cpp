@@ -82,12 +82,6 @@ std::optional<Gpt2Config> parse_gpt2_config(const std::string& text, const std::
   return c;
 }
 
-std::optional<Gpt2Config> read_gpt2_config(const std::string& path, std::string& error) {
-  std::string text;
-  if (!read_regular_file(path, 1 << 20, text, error)) return std::nullopt;
-  return parse_gpt2_config(text, path, error);
-}
-
 std::string gpt2_config_json(const Gpt2Config& c) {
   nlohmann::ordered_json j;
   j["model_type"] = "gpt2";

@@ -66,9 +66,6 @@ const char* arch_name(LmArch a);
 std::optional<Gpt2Config> parse_gpt2_config(const std::string& text, const std::string& path,
                                             std::string& error);
 
-// Reads and parses a config.json file (at most 1 MB).
-std::optional<Gpt2Config> read_gpt2_config(const std::string& path, std::string& error);
-
 // config.json text with GPT-2's keys (model_type "gpt2", n_ctx equal to n_positions).
 std::string gpt2_config_json(const Gpt2Config& c);
 

@@ -590,9 +590,4 @@ std::string npy_array_bytes(const std::vector<size_t>& shape, const float* data)
   return out;
 }
 
-bool write_npy_array(const std::string& path, const std::vector<size_t>& shape, const float* data,
-                     std::string& error) {
-  return write_file_atomically(path, npy_array_bytes(shape, data), error);
-}
-
 }  // namespace attn

@@ -55,7 +55,5 @@ bool write_npy(const std::string& path, const HeadStack& heads, int rank, std::s
 // The bytes of a float32 version 1.0 .npy file of any rank: `shape` (empty for a scalar) and
 // its product of row-major values; the header padded as npy_bytes() pads it.
 std::string npy_array_bytes(const std::vector<size_t>& shape, const float* data);
-bool write_npy_array(const std::string& path, const std::vector<size_t>& shape, const float* data,
-                     std::string& error);
 
 }  // namespace attn

@@ -746,11 +746,6 @@ int HfTokenizer::find(const std::string& token) const {
   return m == p_->bpe.vocab.end() ? -1 : m->second;
 }
 
-bool HfTokenizer::is_special(int id) const {
-  const auto a = p_->added_by_id.find(id);
-  return a != p_->added_by_id.end() && p_->added[static_cast<size_t>(a->second)].special;
-}
-
 int HfTokenizer::size() const { return p_->size; }
 
 int HfTokenizer::bos_id() const {

@@ -55,7 +55,6 @@ class HfTokenizer {
   std::string token_bytes(int id) const;
   // The id of a token (added tokens included), or -1.
   int find(const std::string& token) const;
-  bool is_special(int id) const;
 
   // Largest id + 1 over the model's vocabulary and the added tokens.
   int size() const;

@@ -110,12 +110,6 @@ QuestionSecret LessonPlayer::later_secret(const AttentionTrace& trace) const {
                      [this](size_t j) { return !answers_[j].revealed(); });
 }
 
-int LessonPlayer::answered_count() const {
-  int n = 0;
-  for (const StepAnswer& a : answers_) n += a.answered ? 1 : 0;
-  return n;
-}
-
 int LessonPlayer::correct_count() const {
   int n = 0;
   for (const StepAnswer& a : answers_) n += a.answered && a.verdict.correct ? 1 : 0;

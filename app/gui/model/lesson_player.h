@@ -60,7 +60,6 @@ class LessonPlayer {
   QuestionSecret secret(const AttentionTrace& trace) const;
   // Only the later questions' part of secret(): what stays hidden once this step's is revealed.
   QuestionSecret later_secret(const AttentionTrace& trace) const;
-  int answered_count() const;
   int correct_count() const;
   int question_count() const;
 
