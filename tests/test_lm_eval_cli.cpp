@@ -42,16 +42,22 @@ const std::string& run_folder() {
   return dir;
 }
 
+// lm eval's NAME<TAB>VALUE lines.
+std::map<std::string, double> figures(const std::string& out) {
+  std::map<std::string, double> printed;
+  std::istringstream lines(out);
+  std::string name, value;
+  while (std::getline(lines, name, '\t') && std::getline(lines, value))
+    printed[name] = std::stod(value);
+  return printed;
+}
+
 TEST(LmEvalCli, PrintedJsonAndTrainingFiguresAgree) {
   const std::string& d = run_folder();
   const auto r =
       run_cli("lm eval --model '" + d + "' --corpus '" + d + ".txt' --json '" + d + "-eval.json'");
   ASSERT_EQ(r.status, 0) << r.err;
-  std::map<std::string, double> printed;
-  std::istringstream lines(r.out);
-  std::string name, value;
-  while (std::getline(lines, name, '\t') && std::getline(lines, value))
-    printed[name] = std::stod(value);
+  std::map<std::string, double> printed = figures(r.out);
   ASSERT_EQ(printed.size(), 5u) << r.out;
   const auto j = nlohmann::json::parse(read_bytes(d + "-eval.json"));
   EXPECT_NEAR(j["loss"].get<double>(), printed["loss"], 1e-4);
@@ -75,11 +81,7 @@ TEST(LmEvalCli, TheBigramBaselineIsFiguredOverTheSameTokens) {
   const auto r = run_cli("lm eval --model '" + d + "' --corpus '" + d + ".txt' --bigram '" + d +
                          ".txt' --json '" + d + "-bigram.json'");
   ASSERT_EQ(r.status, 0) << r.err;
-  std::map<std::string, double> printed;
-  std::istringstream lines(r.out);
-  std::string name, value;
-  while (std::getline(lines, name, '\t') && std::getline(lines, value))
-    printed[name] = std::stod(value);
+  std::map<std::string, double> printed = figures(r.out);
   ASSERT_EQ(printed.size(), 10u) << r.out;
   EXPECT_EQ(printed["bigram_tokens"], printed["tokens"]);
   EXPECT_NEAR(printed["bigram_perplexity"], std::exp(printed["bigram_loss"]),
