@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "embedded_shaders.h"
-#include "gui/heatmap_widget.h"
+#include "gui/heatmap_colors.h"
 #include "gui/ui.h"
 #include "render/colormap.h"
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "attention/format.h"
+#include "gui/heatmap_colors.h"
 #include "gui/heatmap_texture.h"
 #include "gui/model/stage_motion.h"
 #include "render/color_scale.h"
@@ -22,18 +23,6 @@
 
 namespace attn {
 namespace {
-
-const std::array<ImU32, 256>& lut(const std::string& map) {
-  static std::map<std::string, std::array<ImU32, 256>> cache;
-  auto it = cache.find(map);
-  if (it != cache.end()) return it->second;
-  std::array<ImU32, 256> t{};
-  for (int i = 0; i < 256; ++i) {
-    Rgb c = colormap_color(map, i / 255.0);
-    t[i] = IM_COL32(c.r, c.g, c.b, 255);
-  }
-  return cache.emplace(map, t).first->second;
-}
 
 float luminance(ImU32 c) {
   const float r = (c >> IM_COL32_R_SHIFT) & 255, g = (c >> IM_COL32_G_SHIFT) & 255,
@@ -84,7 +73,7 @@ void draw_cells_cpu(ImDrawList* dl, const HeatmapSpec& sp, const Matrix& m,
   const int thin = std::max(1, static_cast<int>(std::ceil(std::sqrt(visible / 8000.0))));
   const int step_i = std::max(thin, static_cast<int>(std::ceil(1.0f / v.cell_h)));
   const int step_j = std::max(thin, static_cast<int>(std::ceil(1.0f / v.cell_w)));
-  const auto& table = lut(sp.scale.map);
+  const auto& table = colormap_table(sp.scale.map);
   for (int i = i0; i < i1; i += step_i)
     for (int j = j0; j < j1; j += step_j) {
       ImVec2 a = v.cell_min(i, j);
@@ -176,20 +165,6 @@ int label_step(float need) {
 }
 
 }  // namespace
-
-ImU32 colormap_u32(const std::string& map, float t) {
-  t = std::clamp(t, 0.0f, 1.0f);
-  return lut(map)[static_cast<int>(std::lround(t * 255.0f))];
-}
-
-float scale_position(const ColorScale& s, float x) {
-  return std::clamp(static_cast<float>(s.t(x)), 0.0f, 1.0f);
-}
-
-ImU32 hatch_color(bool light, int which) {
-  if (light) return which == 0 ? IM_COL32(226, 226, 230, 255) : IM_COL32(190, 190, 198, 255);
-  return which == 0 ? IM_COL32(48, 48, 54, 255) : IM_COL32(78, 78, 88, 255);
-}
 
 float text_width(ImFont* font, float size, const std::string& text) {
   return font->CalcTextSizeA(size, FLT_MAX, 0, text.c_str()).x;

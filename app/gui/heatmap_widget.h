@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gui/heatmap_colors.h"
 #include "gui/ui.h"
 
 namespace attn {
@@ -118,14 +119,6 @@ struct HeatmapLayout {
 };
 
 HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in);
-
-// The colour the shader and the rectangle path both give t in [0, 1]: the map's 256-entry table
-// at the nearest entry.
-ImU32 colormap_u32(const std::string& map, float t);
-// Where value x falls on a scale, 0..1 (clamped).
-float scale_position(const ColorScale& s, float x);
-// Hidden-cell hatch colours for the theme.
-ImU32 hatch_color(bool light, int which);
 
 // Text drawn straight into a draw list, recorded in Ui::text_log when a test asks (so a layout
 // test can check it against the clip rectangle). `vertical` turns it 90° to read bottom to top,
