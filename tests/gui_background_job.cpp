@@ -1,5 +1,6 @@
-// BackgroundJob (app/gui/background_job.h): values and errors reach the UI thread, cancellation and
-// progress are seen by both sides, and a job being destroyed while it runs waits for its thread.
+// BackgroundJob (app/gui/model/background_job.h): values and errors reach the UI thread,
+// cancellation and progress are seen by both sides, and a job being destroyed while it runs waits
+// for its thread.
 #include <gtest/gtest.h>
 
 #include <atomic>

@@ -341,7 +341,7 @@ const ColorScale& color_scale_cached(Ui& ui, const std::string& key, StageId ste
 // The whole app, one frame (menu bar, every panel, dialogs, keyboard shortcuts).
 void draw_app(Ui& ui);
 
-// Panels (app/panel_*.cpp).
+// Panels (app/gui/panel_*.cpp).
 void draw_menu_bar(Ui& ui);
 void draw_pipeline_panel(Ui& ui);
 void draw_heatmap_panel(Ui& ui);

@@ -1,6 +1,8 @@
-// A GPT-2-format model: its config, its parameters in one flat float32 buffer (as llm.c's
+// A decoder-only transformer — GPT-2's architecture or today's (Llama, Mistral, Qwen2: the
+// architecture is data in its Config) — its parameters in one flat float32 buffer (as llm.c's
 // ParameterTensors, so an optimiser can walk every weight at once), and its tokenizer; read from
-// and written to a model folder (config.json, model.safetensors, vocab.json, merges.txt).
+// and written to a model folder (config.json, model.safetensors, and GPT-2's vocab.json and
+// merges.txt or Hugging Face's tokenizer.json).
 //
 // Shape letters as in llm.c: L layers, C channels (n_embd), NH heads, hs = C/NH, V vocabulary,
 // maxT positions, F the MLP width (4·C in GPT-2). Weights keep GPT-2's Conv1D layout, (in, out):
