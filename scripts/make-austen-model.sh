@@ -29,8 +29,8 @@ else
   # windows repeat a span of themselves (--repeat-share): without it no induction head formed.
   nice -n 19 "$lab" lm train --data text --corpus "$corpus/train.txt" --merges 3839 \
     --arch llama --kv-heads 2 --layers 6 --heads 8 --embd 256 --context 256 \
-    --batch 16 --steps 1200 --lr 0.001 --warmup 100 --schedule cosine --min-lr 0.1 \
-    --weight-decay 0.1 --repeat-share 0.25 --seed 1 --threads 2 --eval-every 200 \
+    --batch 16 --steps 2400 --lr 0.001 --warmup 100 --schedule cosine --min-lr 0.1 \
+    --weight-decay 0.1 --repeat-share 0.25 --copy-share 0.25 --seed 1 --threads 2 --eval-every 200 \
     --eval-corpus "$corpus/heldout.txt" --out "$run/model" >>"$run/train.log" 2>&1
 fi
 "$lab" lm eval --model "$run/model" --corpus "$corpus/heldout.txt" --threads 2 \

@@ -285,6 +285,28 @@ TEST(LmTrainData, TextWindowsCanRepeatASpanAtVariedDistances) {
   EXPECT_LT(edited(mixed), 140);
 }
 
+TEST(LmTrainData, AScrambledWindowIsRealTokensInNoOrderWithOneSpanCopied) {
+  std::vector<int> train;
+  for (int i = 0; i < 500; ++i) train.push_back(1000 + i);  // every token distinct, in order
+  Rng rng(11);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<int> w;
+    const int to = scramble_window(train, rng, 65, w);
+    ASSERT_EQ(w.size(), 65u);
+    for (int t : w) EXPECT_TRUE(t >= 1000 && t < 1500);
+    // The copy equals the span it was copied from, which lies wholly before it.
+    bool found = false;
+    for (int from = 0; from + 4 <= to && !found; ++from)
+      found = std::equal(w.begin() + from, w.begin() + from + 4, w.begin() + to);
+    EXPECT_TRUE(found) << "trial " << trial;
+    // Outside the copy, neighbours are not neighbours in the text (order is noise).
+    int in_order = 0;
+    for (int i = 0; i + 1 < to; ++i)
+      in_order += w[static_cast<size_t>(i) + 1] == w[static_cast<size_t>(i)] + 1;
+    EXPECT_LT(in_order, 3) << "trial " << trial;
+  }
+}
+
 TrainOptions tiny_options() {
   TrainOptions o;
   o.n_layer = 2;

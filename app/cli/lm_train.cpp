@@ -37,6 +37,7 @@ struct TrainArgs {
   int merges = 400, stories = 3000;
   int repeat_min = 0, repeat_max = 0;  // induction: the repeated segment's length (0: default)
   double repeat_share = 0;             // text: windows with a span repeated (lm::repeat_span)
+  double copy_share = 0;               // text: scrambled windows with a span repeated
   std::string eval_corpus;             // held-out text for figures at every interval
   std::string resume;                  // --resume DIR: continue the run that wrote DIR
   uint64_t corpus_hash = 0;            // FNV-1a of --corpus's bytes, checked on resume
@@ -91,6 +92,7 @@ std::string command_of(const TrainArgs& a) {
   if (a.repeat_min) s << " --repeat-min " << a.repeat_min;
   if (a.repeat_max) s << " --repeat-max " << a.repeat_max;
   if (a.repeat_share > 0) s << " --repeat-share " << a.repeat_share;
+  if (a.copy_share > 0) s << " --copy-share " << a.copy_share;
   if (o.arch != LmArch::kGpt2)
     s << " --arch " << a.arch << " --kv-heads " << (o.n_kv_head ? o.n_kv_head : o.n_head)
       << " --rope-theta " << o.rope_theta;
@@ -141,6 +143,8 @@ void check_args(TrainArgs& a) {
     throw CliError{kExitUsage, name_fields(e, flags)};
   if (a.data == "induction" && a.repeat_share > 0)
     throw CliError{kExitUsage, "--repeat-share: only with --data text or stories"};
+  if (a.data == "induction" && a.copy_share > 0)
+    throw CliError{kExitUsage, "--copy-share: only with --data text or stories"};
   if (a.data != "text" && !a.corpus.empty())
     throw CliError{kExitUsage, "--corpus: only with --data text"};
   // Fail now, not after the first interval, when the folder cannot be written; but create it
@@ -190,6 +194,7 @@ lm::TrainSet make_set(TrainArgs& a, std::string& what) {
     if (!lm::text_set(corpus, a.merges, o.context, set, error))
       throw CliError{kExitUsage, (a.data == "text" ? "--corpus: " : "--stories: ") + error};
     set.repeat_share = a.repeat_share;
+    set.copy_share = a.copy_share;
     what += " (" + std::to_string(set.train.size() + set.heldout.size()) + " tokens, " +
             std::to_string(set.tokenizer.merges().size()) + " merges learned)";
   } else {
@@ -212,6 +217,7 @@ std::string run_json(const TrainArgs& a) {
                                     {"repeat_min", a.repeat_min},
                                     {"repeat_max", a.repeat_max},
                                     {"repeat_share", a.repeat_share},
+                                    {"copy_share", a.copy_share},
                                     {"schedule", a.schedule},
                                     {"arch", a.arch},
                                     {"n_layer", o.n_layer},
@@ -250,6 +256,8 @@ void args_from_run_json(const std::string& text, TrainArgs& a) {
   lm::read_json_field(j, "repeat_min", a.repeat_min);
   lm::read_json_field(j, "repeat_max", a.repeat_max);
   lm::read_json_field(j, "repeat_share", a.repeat_share);
+  if (j.contains("copy_share"))
+    lm::read_json_field(j, "copy_share", a.copy_share);  // since 2026-11
   lm::read_json_field(j, "schedule", a.schedule);
   lm::read_json_field(j, "arch", a.arch);
   lm::read_json_field(j, "n_layer", o.n_layer);
@@ -532,6 +540,11 @@ void register_lm_train(CLI::App& parent, Action& action) {
                   "with --data text or stories: the share of training windows in which a span "
                   "(context/16 to context/4 tokens) is written again later, at a varied distance, "
                   "so copying pays and induction heads form (default 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--copy-share", a->copy_share,
+                  "with --data text or stories: the share of training windows made of tokens "
+                  "drawn from random places in the text, with a span written again later, so only "
+                  "copying predicts it: the pure induction signal (default 0)")
       ->check(CLI::Range(0.0, 1.0));
   cmd->add_option("--arch", a->arch,
                   "gpt2 (learned positions, LayerNorm, GELU), llama (RoPE, RMSNorm, SwiGLU, "

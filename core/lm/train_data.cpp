@@ -121,6 +121,13 @@ int repeat_span(std::vector<int>& seq, Rng& rng) {
   return to;
 }
 
+int scramble_window(const std::vector<int>& train, Rng& rng, int size, std::vector<int>& out) {
+  out.resize(static_cast<size_t>(size));
+  const int n = static_cast<int>(train.size());
+  for (int& t : out) t = train[static_cast<size_t>(rng.below(n))];
+  return repeat_span(out, rng);
+}
+
 void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out) {
   out.B = B;
   out.T = T;
@@ -131,6 +138,8 @@ void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out) 
     if (set.kind == DataKind::kInduction) {
       int n = 0;
       induction_sequence(set, rng, T, seq, n);
+    } else if (set.copy_share > 0 && rng.unit() < set.copy_share) {
+      scramble_window(set.train, rng, T + 1, seq);
     } else {
       const int start = rng.below(static_cast<int>(set.train.size()) - T);
       seq.assign(set.train.begin() + start, set.train.begin() + start + T + 1);

@@ -65,6 +65,11 @@ struct TrainSet {
   // Text: the share of training windows in which a span of the window is written again later in
   // it (repeat_span), so copying pays on real words: induction heads form. 0 = plain windows.
   double repeat_share = 0;
+  // Text: the share of training windows made of tokens drawn one by one from random places in the
+  // training text (so no sentence predicts the next token), with a span repeated (repeat_span):
+  // only copying what followed the earlier occurrence predicts the copy, the pure induction signal
+  // (scramble_window). 0 = none.
+  double copy_share = 0;
 };
 
 // An error naming the option when the repeat range does not fit a context of T, else "".
@@ -88,8 +93,13 @@ int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& o
 // fixed look-back predicts the copy. Returns the copy's start.
 int repeat_span(std::vector<int>& seq, Rng& rng);
 
+// A window of `size` tokens each drawn from a random place in `train`, with a span repeated
+// (repeat_span): the words are real, their order is noise, and the copy can only be predicted by
+// induction. Returns the copy's start.
+int scramble_window(const std::vector<int>& train, Rng& rng, int size, std::vector<int>& out);
+
 // A training batch: induction sequences, or windows of T + 1 tokens of the training text (a
-// repeat_share of them with a span repeated).
+// copy_share of them scrambled windows, a repeat_share of the rest with a span repeated).
 void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out);
 
 // The fixed held-out batch (its own seed): fresh induction sequences, or windows of held-out text.
