@@ -235,7 +235,7 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
   if (ui.slide.scroll_max_x > 0.5f) fault("the lesson column scrolls sideways");
   if (!ui.slide.choices_whole) fault("a choice is cut");
   const auto it = ui.views.find("main");
-  if (ui.model_stage.empty() && it != ui.views.end() && it->second.drawn) {
+  if (!ui.model_stage && it != ui.views.end() && it->second.drawn) {
     const HeatmapViewport& v = it->second;
     if (v.numbers_shown && v.number_px < 16.0f - 0.01f)
       fault("cell numbers at " + std::to_string(v.number_px) + " px");
@@ -247,7 +247,7 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
   const bool one_head = ui.state.has_trace() && ui.state.trace().num_heads == 1;
   for (const char* name : {"qkv-Q", "qkv-K", "qkv-V"}) {
     const auto q = ui.views.find(name);
-    if (one_head && ui.model_stage.empty() && q != ui.views.end() && q->second.drawn &&
+    if (one_head && !ui.model_stage && q != ui.views.end() && q->second.drawn &&
         q->second.rows <= 8 && q->second.cols <= 8) {
       if (!q->second.numbers_shown)
         fault(std::string(name + 4) + " without its numbers");
@@ -263,7 +263,7 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
             std::to_string(static_cast<int>(w->ContentSize.x)) + " px, window " +
             std::to_string(static_cast<int>(w->Size.x)) + ")");
   // The language model's head view: every token labelled, at 16 px or more.
-  if (ui.model_stage == "lm" && ui.lm.state && ui.lm.state->shown_tab == "heads") {
+  if (ui.model_stage == WindowId::kLm && ui.lm.state && ui.lm.state->shown_tab == "heads") {
     const LmPanel::HeadViewDrawn& hv = ui.lm.state->head_view;
     if (hv.label_every > 1)
       fault("the head view labels every " + std::to_string(hv.label_every) + " tokens");

@@ -272,7 +272,7 @@ TEST_F(LessonGui, TheWorksheetDialogPrintsTheOpenLessonsQuestions) {
 
   // File → Worksheet, OK with Enter; the handout and its key are written on a worker.
   auto print = [&](const std::string& pdf) {
-    ui.path_dialog = "worksheet";
+    ui.path_dialog = PathDialog::kWorksheet;
     ui.path_buffer = pdf;
     frames(2);
     press(ImGui::GetKeyIndex(ImGuiKey_Enter));

@@ -445,7 +445,7 @@ TEST_F(LmGui, TheWindowWithNoModelInvitesToOpenOne) {
 TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
   frames(2);
-  ui.path_dialog = "open-model";
+  ui.path_dialog = PathDialog::kOpenModel;
   ui.path_buffer = *folder;
   frames(3);
   ImGuiIO& io = ImGui::GetIO();  // Enter confirms the path field, as the dialog's OK does
@@ -459,16 +459,16 @@ TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
   EXPECT_TRUE(ui.lm.open);
   ASSERT_TRUE(ui.lm.state->session.has_model());
   EXPECT_TRUE(ui.lm.state->session.run());
-  EXPECT_EQ(ui.path_dialog, "");
+  EXPECT_EQ(ui.path_dialog, PathDialog::kNone);
   // A folder that is not a model: the dialog stays with the reason.
-  ui.path_dialog = "open-model";
+  ui.path_dialog = PathDialog::kOpenModel;
   ui.path_buffer = test::temp_path("nothing-here");
   frames(3);
   io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = true;
   frame();
   io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = false;
   frames(2);
-  EXPECT_EQ(ui.path_dialog, "open-model");
+  EXPECT_EQ(ui.path_dialog, PathDialog::kOpenModel);
   EXPECT_NE(ui.dialog_error.find("neither a folder nor the name of a shipped language model"),
             std::string::npos)
       << ui.dialog_error;

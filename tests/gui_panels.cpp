@@ -14,6 +14,7 @@
 #include "gui/gui_setup.h"
 #include "gui/model/lesson_player.h"
 #include "gui/ui.h"
+#include "gui/window_registry.h"
 #include "gui_headless.h"
 #include "io/atomic_file.h"
 #include "io/examples.h"
@@ -36,12 +37,12 @@ class Headless : public test::HeadlessApp {
 
   // Runs a path dialog of `kind` on `path` as a user would (Enter), waits for its export and
   // lets the status bar pick the result up.
-  void export_through_dialog(const std::string& kind, const std::string& path) {
+  void export_through_dialog(PathDialog kind, const std::string& path) {
     ui.path_dialog = kind;
     ui.path_buffer = path;
     frames(2);
     press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-    ASSERT_TRUE(ui.export_job.running()) << kind << ": " << ui.dialog_error;
+    ASSERT_TRUE(ui.export_job.running()) << static_cast<int>(kind) << ": " << ui.dialog_error;
     ui.export_job.wait();
     frames(2);
     EXPECT_FALSE(state.message_is_error()) << state.message();
@@ -199,7 +200,7 @@ TEST_F(Headless, OpeningAMalformedFileFromTheDialogKeepsTheScenario) {
   const std::string bad = test::temp_path("malformed.json");
   std::string e;
   ASSERT_TRUE(write_file_atomically(bad, "{\"q\": [[1, 2], [3]], \"k\": [[1]], \"v\": [[1]]}", e));
-  ui.path_dialog = "open";
+  ui.path_dialog = PathDialog::kOpen;
   ui.path_buffer = bad;
   frames(3);
   // Enter confirms the path field (it has keyboard focus when the dialog opens).
@@ -208,7 +209,7 @@ TEST_F(Headless, OpeningAMalformedFileFromTheDialogKeepsTheScenario) {
   EXPECT_TRUE(state.message_is_error());
   EXPECT_NE(state.message().find("ragged"), std::string::npos) << state.message();
   EXPECT_EQ(state.scenario().name, "fear-is-the");
-  EXPECT_EQ(ui.path_dialog, "open");  // the dialog stays open with the error
+  EXPECT_EQ(ui.path_dialog, PathDialog::kOpen);  // the dialog stays open with the error
 }
 
 TEST_F(Headless, VariantsAndProjectionModeDraw) {
@@ -420,13 +421,59 @@ TEST_F(Headless, TheHelpWindowsDraw) {
   }
 }
 
+// The registry is the one list of windows: each `--tab` name opens its own window and no other,
+// the model windows become the stage, and names that are not windows are refused with the list.
+TEST_F(Headless, EveryWindowOpensFromItsTabNameAloneAndDraws) {
+  std::string error, view;
+  for (int i = 0; i < kWindowCount; ++i) {
+    const WindowRow& r = window_rows()[i];
+    ASSERT_EQ(static_cast<int>(r.id), i);
+    for (int j = 0; j < kWindowCount; ++j) window_flags(ui, window_rows()[j].id).open = false;
+    const std::optional<WindowId> named = window_for_tab(r.name, view);
+    if (r.menu == WindowMenu::kDebug || r.id == WindowId::kClassMode) {
+      EXPECT_FALSE(named) << r.name;  // opened from their menu only
+      continue;
+    }
+    ASSERT_EQ(named, r.id) << r.name;
+    if (r.id == WindowId::kLmTrain) continue;  // it starts training: gui_lm_train's tests
+    GuiOptions o;
+    o.tab = r.name;
+    ASSERT_TRUE(setup_from_options(ui, o, error)) << r.name << ": " << error;
+    frames(2);
+    for (int j = 0; j < kWindowCount; ++j)
+      EXPECT_EQ(window_open(ui, window_rows()[j].id), j == i)
+          << r.name << " / " << window_rows()[j].name;
+    EXPECT_EQ(ui.model_stage == r.id, r.model_stage) << r.name;
+  }
+  for (const WindowRow* r = window_rows(); r != window_rows() + kWindowCount; ++r)
+    window_flags(ui, r->id).open = false;
+
+  EXPECT_EQ(window_for_tab("seq2seq-live", view), WindowId::kSeq2seq);
+  EXPECT_EQ(view, "live");
+  EXPECT_EQ(window_for_tab("lm-kv", view), WindowId::kLm);
+  EXPECT_EQ(view, "kv");
+  EXPECT_EQ(window_for_tab("lm-train", view), WindowId::kLmTrain);
+  EXPECT_EQ(view, "");
+  for (const char* bad : {"lm-", "lm-nonsense", "flash-live", "imgui-demo", "class-mode", "lm kv"})
+    EXPECT_FALSE(window_for_tab(bad, view)) << bad;
+  GuiOptions o;
+  o.tab = "lm-heads";  // a view of the model window needs a model
+  EXPECT_FALSE(setup_from_options(ui, o, error));
+  EXPECT_NE(error.find("--tab lm-heads: needs --model"), std::string::npos) << error;
+  o.tab = "flashy";
+  EXPECT_FALSE(setup_from_options(ui, o, error));
+  for (const char* name : {"'flashy'", "inputs", "rope-turned", "seq2seq-live", "lm-kv", "lm-sinks",
+                           "lm-train", "variant-views", "sqrt-dk", "about"})
+    EXPECT_NE(error.find(name), std::string::npos) << name << " in: " << error;
+}
+
 TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   ASSERT_TRUE(state.load_example("gqa"));
   state.set_stage(StageId::kWeights);
   state.set_head(2);
   frames(2);
   const std::string png = test::temp_path("dialog-export.png");
-  ui.path_dialog = "export-png";
+  ui.path_dialog = PathDialog::kExportPng;
   ui.path_buffer = png;
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
@@ -441,7 +488,7 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
 
   // Every stage of every head into a folder.
   const std::string dir = test::temp_path("all-stages");
-  ui.path_dialog = "export-all-svg";
+  ui.path_dialog = PathDialog::kExportAllSvg;
   ui.path_buffer = dir;
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
@@ -453,14 +500,15 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
     EXPECT_TRUE(read_text_file(dir + f, bytes, e)) << e;
 
   // Every stage as the pages of one PDF, and a worksheet with its key.
-  for (const char* kind : {"export-all-pdf", "worksheet"}) {
-    const std::string pdf = test::temp_path(std::string(kind) + ".pdf");
+  for (const auto& [kind, name] : {std::pair{PathDialog::kExportAllPdf, "export-all-pdf"},
+                                   std::pair{PathDialog::kWorksheet, "worksheet"}}) {
+    const std::string pdf = test::temp_path(std::string(name) + ".pdf");
     export_through_dialog(kind, pdf);
     ASSERT_TRUE(read_text_file(pdf, bytes, e)) << e;
     EXPECT_EQ(bytes.rfind("%PDF-", 0), 0u);
   }
   const std::string sheet = test::temp_path("sheet.pdf");
-  ui.path_dialog = "worksheet";
+  ui.path_dialog = PathDialog::kWorksheet;
   ui.path_buffer = sheet;
   ui.worksheet_fresh = true;
   ui.worksheet_seed = 3;
@@ -489,7 +537,7 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
   for (const auto& [choice, wh] : sizes) {
     ui.export_size = choice;
     const std::string png = test::temp_path("sized-export.png");
-    export_through_dialog("export-png", png);
+    export_through_dialog(PathDialog::kExportPng, png);
     const test::RgbImage img = test::load_png_rgb(png);
     EXPECT_EQ(img.w, wh.first);
     EXPECT_EQ(img.h, wh.second);
@@ -500,7 +548,7 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
 
     ui.deck_size = choice;
     const std::string pdf = test::temp_path("sized-deck.pdf");
-    export_through_dialog("export-all-pdf", pdf);
+    export_through_dialog(PathDialog::kExportAllPdf, pdf);
     double w = 0, h = 0;
     ASSERT_TRUE(test::pdf_page_size(pdf, w, h));
     EXPECT_NEAR(w, wh.first / 2.0, 0.5);
@@ -509,13 +557,13 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
   // A relative path is written where it says, and named in full.
   const std::string dir = test::temp_path("sized-folder");
   ui.export_size = ExportSizeChoice::kWide;
-  export_through_dialog("export-all-png", dir);
+  export_through_dialog(PathDialog::kExportAllPng, dir);
   EXPECT_EQ(test::load_png_rgb(dir + "/weights.png").w, 1920);
   EXPECT_EQ(ui.exported_path, std::filesystem::absolute(dir).lexically_normal().string());
   // A custom size out of range is refused in the dialog.
   ui.export_size = ExportSizeChoice::kCustom;
   ui.export_w = 10;
-  ui.path_dialog = "export-png";
+  ui.path_dialog = PathDialog::kExportPng;
   ui.path_buffer = test::temp_path("too-small.png");
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));

@@ -18,6 +18,7 @@
 #include "gui/panel_lm.h"
 #include "gui/panel_lm_train.h"
 #include "gui/ui.h"
+#include "gui/window_registry.h"
 #include "io/atomic_file.h"
 #include "render/heatmap_export.h"
 
@@ -162,7 +163,7 @@ void help_marker(const char* text) {
   }
 }
 
-ImGuiWindowFlags place_as_stage(const Ui& ui, const char* which) {
+ImGuiWindowFlags place_as_stage(const Ui& ui, WindowId which) {
   if (ui.model_stage != which || ui.stage_rect.z <= 0) return 0;
   ImGui::SetNextWindowPos({ui.stage_rect.x, ui.stage_rect.y}, ImGuiCond_Always);
   ImGui::SetNextWindowSize({ui.stage_rect.z, ui.stage_rect.w}, ImGuiCond_Always);
@@ -318,9 +319,6 @@ bool Ui::wants_frames() const {
          transition.active(now) || changes.active(now) || busy();
 }
 
-bool Ui::busy() const { return seq2seq.busy || lm.busy; }
-bool Ui::training() const { return lm_train.training || seq2seq.training || class_mode.training; }
-
 float Ui::font_px(float window_w, float window_h) const {
   return presentation ? presentation_font(settings.font_px, window_w, window_h) : settings.font_px;
 }
@@ -384,7 +382,7 @@ void handle_shortcuts(Ui& ui) {
   if (io.KeyCtrl && named_key_pressed(ImGuiKey_Y)) st.redo();
   if (io.KeyCtrl && key_pressed(kKeyS)) {
     if (st.file_path().empty()) {
-      ui.path_dialog = "save";
+      ui.path_dialog = PathDialog::kSave;
       ui.path_buffer = st.scenario().name + ".json";
     } else {
       st.save_file(st.file_path());
@@ -392,7 +390,7 @@ void handle_shortcuts(Ui& ui) {
   }
   if (io.KeyCtrl && key_pressed(kKeyO)) {
     ui.request_discard_check([&ui] {
-      ui.path_dialog = "open";
+      ui.path_dialog = PathDialog::kOpen;
       ui.path_buffer = ui.state.file_path();
     });
   }
@@ -423,48 +421,11 @@ void handle_shortcuts(Ui& ui) {
 
 namespace {
 
-// A closed window has nothing running that wants frames.
-template <typename W>
-void idle_when_closed(W& w) {
-  if (!w.open) w.busy = w.training = false;
-}
-
-// Every window over the stepper, in drawing order: `draw` while it is open, and `poll` (when
-// given) every frame, open or not (a model loading behind a closed window still lands).
-struct WindowEntry {
-  bool (*is_open)(const Ui&);
-  void (*draw)(Ui&);
-  void (*poll)(Ui&);
-};
-const WindowEntry kWindows[] = {
-    {[](const Ui& u) { return u.seq2seq.open; }, draw_seq2seq_panel, poll_seq2seq_panel},
-    {[](const Ui& u) { return u.lm.open; }, draw_lm_panel, poll_lm_panel},
-    {[](const Ui& u) { return u.lm_train.open; }, draw_lm_train_panel,
-     [](Ui& u) { idle_when_closed(u.lm_train); }},
-    {[](const Ui& u) { return u.variant_views.open; }, draw_variant_views_panel, nullptr},
-    {[](const Ui& u) { return u.flash.open; }, draw_flash_panel, nullptr},
-    {[](const Ui& u) { return u.scores.open; }, draw_scores_panel, nullptr},
-    {[](const Ui& u) { return u.sqrt_dk.open; }, draw_sqrt_dk_panel, nullptr},
-    {[](const Ui& u) { return u.class_mode.open; }, draw_class_window, poll_class_mode},
-    {[](const Ui& u) { return u.ghost.open; }, draw_ghost_help, nullptr},
-    {[](const Ui& u) { return u.shortcuts.open; }, draw_shortcuts_window, nullptr},
-    {[](const Ui& u) { return u.tour.open; }, draw_tour_window, nullptr},
-    {[](const Ui& u) { return u.about.open; }, draw_about_window, nullptr},
-    {[](const Ui& u) { return u.imgui_demo.open; },
-     [](Ui& u) { ImGui::ShowDemoWindow(&u.imgui_demo.open); }, nullptr},
-    {[](const Ui& u) { return u.imgui_metrics.open; },
-     [](Ui& u) { ImGui::ShowMetricsWindow(&u.imgui_metrics.open); }, nullptr},
-};
-
-}  // namespace
-
-namespace {
-
 // The width a slide's figure needs for its labels and numbers to be read at the back of the
 // room (cells for 16 px numbers, a label column, the colour bar), at most 70 % of the window.
 float figure_min_width(const Ui& ui, float window_w) {
   const float fs = ImGui::GetFontSize();
-  if (!ui.model_stage.empty()) return window_w * 0.42f;  // a model's views: most of half
+  if (ui.model_stage) return window_w * 0.42f;  // a model's views: most of half
   const AppState& st = ui.state;
   if (!st.has_trace()) return 0;
   const AttentionTrace& t = st.trace();
@@ -537,11 +498,8 @@ void draw_app(Ui& ui) {
   // A model window open is a stage of its own: it takes the stepper's room (strip, scenario and
   // heatmap) and a lesson's column stays beside it, from the top; with no lesson open it takes the
   // whole body. Closing it brings the stepper back.
-  ui.model_stage = ui.seq2seq.open    ? "seq2seq"
-                   : ui.lm.open       ? "lm"
-                   : ui.lm_train.open ? "lm-train"
-                                      : "";
-  const bool stepper = ui.model_stage.empty();
+  ui.model_stage = model_stage_window(ui);
+  const bool stepper = !ui.model_stage;
   if (!stepper) in.pipeline_h = 0;
   in.model_stage = !stepper;
   if (in.presentation && !in.panels_shown && in.lesson) {
@@ -647,10 +605,7 @@ void draw_app(Ui& ui) {
   }
 
   if (ui.status_shown) draw_status_bar(ui);
-  for (const WindowEntry& w : kWindows) {
-    if (w.poll) w.poll(ui);
-    if (w.is_open(ui)) w.draw(ui);
-  }
+  draw_windows(ui);
   draw_dialogs(ui);
   ui.run_deferred();
   ui.reset_layout = false;

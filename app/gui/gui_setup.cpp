@@ -14,6 +14,7 @@
 #include "gui/panel_lm.h"
 #include "gui/panel_lm_train.h"
 #include "gui/panel_seq2seq.h"
+#include "gui/window_registry.h"
 #include "io/input_file.h"
 #include "io/shipped.h"
 #include "render/colormap.h"
@@ -95,6 +96,33 @@ WindowPlacement first_window_placement(const GuiOptions& o, int area_x, int area
 bool debug_menu_wanted(bool debug_flag, const char* env) {
   return debug_flag || (env && *env && std::string(env) != "0");
 }
+
+namespace {
+
+// `gui --tab NAME`: a tab of the scenario panel, a view of the rope stage (with --step rope), or
+// a window of the registry and a view in it (`opened`). False with an error naming every choice.
+bool apply_tab(Ui& ui, const std::string& tab, std::optional<WindowId>& opened,
+               std::string& error) {
+  if (tab == "inputs" || tab == "variants") {
+    ui.select_tab = tab;
+    return true;
+  }
+  const std::pair<const char*, int> rope_views[] = {
+      {"rope-angles", kRopeAngles}, {"rope-turned", kRopeTurned}, {"rope-distance", kRopeDistance}};
+  for (const auto& [name, view] : rope_views)
+    if (tab == name) {
+      ui.rope_view_request = view;
+      return true;
+    }
+  std::string view;
+  opened = window_for_tab(tab, view);
+  if (opened) return open_window_for_tab(ui, *opened, view, error);
+  error = "--tab: expected inputs, variants, rope-angles, rope-turned, rope-distance, " +
+          window_tab_names() + ", got '" + tab + "'";
+  return false;
+}
+
+}  // namespace
 
 bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* exit_code) {
   if (exit_code) *exit_code = 2;
@@ -255,75 +283,12 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       reveal_prediction(ui);
     }
   }
-  if (!o.tab.empty() && o.tab != "inputs" && o.tab != "variants" && o.tab != "seq2seq" &&
-      o.tab != "seq2seq-live" && o.tab != "lm-heads" && o.tab != "lm-block" && o.tab != "lm-next" &&
-      o.tab != "lm-roles" && o.tab != "lm-sinks" && o.tab != "rope-angles" &&
-      o.tab != "rope-turned" && o.tab != "rope-distance" && o.tab != "lm-circuit" &&
-      o.tab != "lm-kv" && o.tab != "lm-rollout" && o.tab != "lm-train" &&
-      o.tab != "variant-views" && o.tab != "flash" && o.tab != "scores" && o.tab != "sqrt-dk" &&
-      o.tab != "ghost" && o.tab != "tour" && o.tab != "shortcuts" && o.tab != "about") {
-    error =
-        "--tab: expected inputs, variants, variant-views, seq2seq, seq2seq-live, lm-heads, "
-        "lm-block, lm-next, lm-roles, lm-sinks, lm-circuit, lm-kv, lm-rollout, lm-train, "
-        "rope-angles, "
-        "rope-turned, rope-distance, flash, scores, sqrt-dk, "
-        "ghost, tour, shortcuts or about, got '" +
-        o.tab + "'";
+  // A seq2seq model opens its window afresh (unless --tab just did).
+  std::optional<WindowId> tab_window;
+  if (!o.tab.empty() && !apply_tab(ui, o.tab, tab_window, error)) return false;
+  if (!o.seq2seq_model.empty() && tab_window != WindowId::kSeq2seq &&
+      !open_window_for_tab(ui, WindowId::kSeq2seq, "", error))
     return false;
-  }
-  const bool train_tab = o.tab == "lm-train";
-  if (o.tab == "variant-views") ui.variant_views.open = true;
-  const bool lm_tab = o.tab.rfind("lm-", 0) == 0 && !train_tab;
-  const bool seq2seq_tab = o.tab.rfind("seq2seq", 0) == 0;
-  if (train_tab) {
-    // The training window, training from the first frame (for screenshots of a head forming).
-    ui.lm_train.open = true;
-    ui.lm_train.state = std::make_shared<LmTrainPanel>();
-    ui.lm_train.state->autostart = true;
-  } else if (lm_tab) {
-    if (!ui.lm.state) {
-      error = "--tab " + o.tab + ": needs --model";
-      return false;
-    }
-    ui.lm.open = true;
-    ui.lm.state->select_tab = o.tab.substr(3);
-    if (o.tab == "lm-sinks") {  // the roles tab on the first-token score, with its sink box
-      ui.lm.state->select_tab = "roles";
-      ui.lm.state->role = 1;
-    }
-  }
-  // The rope stage's views (with --step rope).
-  const bool rope_tab = o.tab.rfind("rope-", 0) == 0;
-  if (rope_tab)
-    ui.rope_view_request = o.tab == "rope-turned"     ? kRopeTurned
-                           : o.tab == "rope-distance" ? kRopeDistance
-                                                      : kRopeAngles;
-  if (seq2seq_tab || !o.seq2seq_model.empty()) {
-    ui.seq2seq.open = true;  // a window over the others, not a tab of the left panel
-    ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
-    if (o.tab == "seq2seq-live") {
-      // Opens on "Train live" and starts training (for screenshots of the alignment forming).
-      ui.seq2seq.state->select_tab = "live";
-      ui.seq2seq.state->autostart = true;
-    }
-  }
-  // These open a window over the others.
-  if (o.tab == "flash")
-    ui.flash.open = true;
-  else if (o.tab == "scores")
-    ui.scores.open = true;
-  else if (o.tab == "sqrt-dk")
-    ui.sqrt_dk.open = true;
-  else if (o.tab == "ghost")
-    ui.ghost.open = true;
-  else if (o.tab == "tour")
-    ui.tour.open = true;  // not open_tour: a screenshot does not count as the tour seen
-  else if (o.tab == "shortcuts")
-    ui.shortcuts.open = true;
-  else if (o.tab == "about")
-    ui.about.open = true;
-  else if (!lm_tab && !train_tab && !seq2seq_tab && !rope_tab)
-    ui.select_tab = o.tab == "variant-views" ? "variants" : o.tab;
   if (!o.lesson.empty()) {
     if (!open_lesson(ui, o.lesson, error)) {
       error = "--lesson: " + error;

@@ -44,10 +44,7 @@ bool valid_code(const std::string& code) {
                      [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0; });
 }
 
-ClassModePanel& panel(Ui& ui) {
-  if (!ui.class_mode.state) ui.class_mode.state = std::make_shared<ClassModePanel>();
-  return *ui.class_mode.state;
-}
+ClassModePanel& panel(Ui& ui) { return ui.class_mode.get(); }
 
 bool lesson_open(const Ui& ui) { return ui.lesson && ui.lesson->is_open(); }
 
@@ -430,7 +427,7 @@ void draw_class_window(Ui& ui) {
   if (ImGui::Button("Hide")) ui.class_mode.open = false;
   ImGui::SameLine();
   if (ImGui::Button("Save results…")) {
-    ui.path_dialog = "class-results";
+    ui.path_dialog = PathDialog::kClassResults;
     ui.path_buffer = c.saved_path.empty() ? "class-results.csv" : c.saved_path;
   }
   ImGui::SameLine();

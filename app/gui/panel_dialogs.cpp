@@ -155,21 +155,68 @@ std::string start_worksheet(Ui& ui, const std::string& path) {
   return "";
 }
 
+// What each path dialog is: its title, the files it lists under the field, and for an export
+// its format and whether it writes every stage (a folder of pictures, or one PDF of slides).
+enum class FileList { kNone, kFiles, kFolders };
+struct DialogRow {
+  PathDialog id;
+  const char* title;
+  FileList files;
+  bool is_export;
+  ImageFormat format;
+  bool every_stage;
+};
+using D = PathDialog;
+constexpr ImageFormat kPng = ImageFormat::kPng, kSvg = ImageFormat::kSvg, kPdf = ImageFormat::kPdf;
+constexpr DialogRow kDialogs[] = {
+    {D::kNone, "", FileList::kNone, false, kPng, false},
+    {D::kOpen, "Open scenario", FileList::kFiles, false, kPng, false},
+    {D::kSave, "Save scenario as", FileList::kFiles, false, kPng, false},
+    {D::kOpenLesson, "Open lesson (a lesson file, or a built-in lesson's name)", FileList::kFiles,
+     false, kPng, false},
+    {D::kRecordStep, "Record the current view as a step of the lesson file", FileList::kFiles,
+     false, kPng, false},
+    {D::kClassResults, "Save the class's answers (CSV: step, question, answers, share right)",
+     FileList::kNone, false, kPng, false},
+    {D::kOpenModel, "Open model folder (config.json, model.safetensors, vocab.json, merges.txt)",
+     FileList::kFolders, false, kPng, false},
+    {D::kExportPng, "Export this heatmap as a PNG image", FileList::kNone, true, kPng, false},
+    {D::kExportSvg, "Export this heatmap as an SVG image", FileList::kNone, true, kSvg, false},
+    {D::kExportPdf, "Export this heatmap as a PDF document", FileList::kNone, true, kPdf, false},
+    {D::kExportAllPng, "Export every stage as PNG images into the folder", FileList::kNone, true,
+     kPng, true},
+    {D::kExportAllSvg, "Export every stage as SVG images into the folder", FileList::kNone, true,
+     kSvg, true},
+    {D::kExportAllPdf, "Export every stage as PDF pages (one slide per stage)", FileList::kNone,
+     true, kPdf, true},
+    {D::kWorksheet, "Worksheet to print (PDF)", FileList::kNone, false, kPdf, false},
+};
+static_assert(sizeof kDialogs / sizeof kDialogs[0] == static_cast<size_t>(PathDialog::kCount),
+              "one row per PathDialog");
+constexpr bool dialogs_in_id_order() {
+  for (int i = 0; i < static_cast<int>(PathDialog::kCount); ++i)
+    if (static_cast<int>(kDialogs[i].id) != i) return false;
+  return true;
+}
+static_assert(dialogs_in_id_order(), "row i is PathDialog i");
+const DialogRow& dialog_row(PathDialog d) { return kDialogs[static_cast<int>(d)]; }
+
 // Runs the dialog's action; returns "" on success or the error to show in the dialog.
-std::string run_path_action(Ui& ui, const std::string& kind, const std::string& path) {
+std::string run_path_action(Ui& ui, PathDialog kind, const std::string& path) {
   AppState& st = ui.state;
   if (path.empty()) return "type a file name";
-  if (kind == "open") return st.load_file(path) ? "" : st.message();
-  if (kind == "open-lesson") {
+  if (kind == PathDialog::kOpen) return st.load_file(path) ? "" : st.message();
+  if (kind == PathDialog::kOpenLesson) {
     std::string error;
     return open_lesson(ui, path, error) ? "" : error;
   }
-  if (kind == "record-step") return record_lesson_step(ui, with_extension(path, ".json"));
-  if (kind == "class-results") return save_class_results(ui, with_extension(path, ".csv"));
-  if (kind == "save") return st.save_file(path) ? "" : st.message();
-  if (kind == "open-model") {
-    if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
-    if (!ui.lm.state->session.open(path)) return ui.lm.state->session.error();
+  if (kind == PathDialog::kRecordStep) return record_lesson_step(ui, with_extension(path, ".json"));
+  if (kind == PathDialog::kClassResults)
+    return save_class_results(ui, with_extension(path, ".csv"));
+  if (kind == PathDialog::kSave) return st.save_file(path) ? "" : st.message();
+  if (kind == PathDialog::kOpenModel) {
+    LmSession& session = ui.lm.get().session;
+    if (!session.open(path)) return session.error();
     ui.lm.open = true;  // the window shows the load's progress and any error in the files
     return "";
   }
@@ -177,18 +224,17 @@ std::string run_path_action(Ui& ui, const std::string& kind, const std::string& 
   // Exports run on a worker with their own copy of the trace: a 1024-token stage takes a while
   // and the window must keep drawing.
   const UiSettings settings = ui.settings;
-  if (kind == "worksheet") return start_worksheet(ui, path);
-  const std::string what = kind.substr(kind.rfind('-') + 1);  // png, svg or pdf
-  const ImageFormat format = what == "pdf"   ? ImageFormat::kPdf
-                             : what == "svg" ? ImageFormat::kSvg
-                                             : ImageFormat::kPng;
+  if (kind == PathDialog::kWorksheet) return start_worksheet(ui, path);
+  const DialogRow& row = dialog_row(kind);
+  if (!row.is_export) return "nothing to do";
+  const ImageFormat format = row.format;
   const std::string ext = std::string(".") + image_format_extension(format);
-  const bool deck = kind == "export-all-pdf";
+  const bool deck = row.every_stage && format == ImageFormat::kPdf;
   ExportSize size;
   const std::string size_error = chosen_size(ui, deck, size);
   if (!size_error.empty()) return size_error;
   size = in_units(size, format);
-  if (kind.rfind("export-all-", 0) != 0) {
+  if (!row.every_stage) {
     const std::string file = full_path(with_extension(path, ext));
     HeatmapOptions o;
     const StageId id = st.current_stage().id;
@@ -269,24 +315,6 @@ void draw_size_options(Ui& ui, bool deck) {
         "The heatmap fills the picture. A PDF page is laid out at two pixels a point "
         "(1920×1080: a 960×540 pt slide).");
   ImGui::PopTextWrapPos();
-}
-
-const char* title_of(const std::string& kind) {
-  if (kind == "open") return "Open scenario";
-  if (kind == "save") return "Save scenario as";
-  if (kind == "open-lesson") return "Open lesson (a lesson file, or a built-in lesson's name)";
-  if (kind == "record-step") return "Record the current view as a step of the lesson file";
-  if (kind == "class-results")
-    return "Save the class's answers (CSV: step, question, answers, share right)";
-  if (kind == "open-model")
-    return "Open model folder (config.json, model.safetensors, vocab.json, merges.txt)";
-  if (kind == "export-png") return "Export this heatmap as a PNG image";
-  if (kind == "export-svg") return "Export this heatmap as an SVG image";
-  if (kind == "export-pdf") return "Export this heatmap as a PDF document";
-  if (kind == "export-all-pdf") return "Export every stage as PDF pages (one slide per stage)";
-  if (kind == "export-all-png") return "Export every stage as PNG images into the folder";
-  if (kind == "export-all-svg") return "Export every stage as SVG images into the folder";
-  return "Worksheet to print (PDF)";
 }
 
 // The worksheet's choices under the path field.
@@ -397,10 +425,10 @@ void draw_dialogs(Ui& ui) {
   AppState& st = ui.state;
   poll_export(ui);
   std::string& dialog_error = ui.dialog_error;
-  std::string& open_kind = ui.dialog_kind;
+  PathDialog& open_kind = ui.dialog_kind;
   const ImVec2 center = ImGui::GetMainViewport()->GetCenter();
 
-  if (!ui.path_dialog.empty() && open_kind.empty()) {
+  if (ui.path_dialog != PathDialog::kNone && open_kind == PathDialog::kNone) {
     open_kind = ui.path_dialog;
     dialog_error.clear();
     ImGui::OpenPopup("Path###path-dialog");
@@ -408,17 +436,16 @@ void draw_dialogs(Ui& ui) {
   ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
   ImGui::SetNextWindowSize({ImGui::GetFontSize() * 32, 0});
   // The title says what the dialog does; the ID after ### stays the same for every kind.
-  const std::string dialog_title = std::string(title_of(open_kind)) + "###path-dialog";
+  const DialogRow& row = dialog_row(open_kind);
+  const std::string dialog_title = std::string(row.title) + "###path-dialog";
   if (ImGui::BeginPopupModal(dialog_title.c_str(), nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter =
         ImGui::InputText("##path", &ui.path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
-    if (open_kind == "open" || open_kind == "save" || open_kind == "open-model" ||
-        open_kind == "open-lesson" || open_kind == "record-step")
-      draw_file_list(ui, open_kind == "open-model");
-    if (open_kind == "worksheet") draw_worksheet_options(ui);
-    if (open_kind.rfind("export-", 0) == 0) draw_size_options(ui, open_kind == "export-all-pdf");
+    if (row.files != FileList::kNone) draw_file_list(ui, row.files == FileList::kFolders);
+    if (open_kind == PathDialog::kWorksheet) draw_worksheet_options(ui);
+    if (row.is_export) draw_size_options(ui, row.every_stage && row.format == ImageFormat::kPdf);
     if (!dialog_error.empty()) {
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 31);
       ImGui::TextColored(ImVec4(0.85f, 0.1f, 0.1f, 1), "%s", dialog_error.c_str());
@@ -435,8 +462,8 @@ void draw_dialogs(Ui& ui) {
       close = true;
     if (close) {
       ImGui::CloseCurrentPopup();
-      ui.path_dialog.clear();
-      open_kind.clear();
+      ui.path_dialog = PathDialog::kNone;
+      open_kind = PathDialog::kNone;
     }
     ImGui::EndPopup();
   }
@@ -452,7 +479,7 @@ void draw_dialogs(Ui& ui) {
     ImGui::TextDisabled("They are kept in the recovery file until you discard them.");
     const float bw = ImGui::GetFontSize() * 7;
     if (ImGui::Button("Save…", {bw, 0})) {
-      ui.path_dialog = "save";
+      ui.path_dialog = PathDialog::kSave;
       ui.path_buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
       ui.after_discard = nullptr;
       ImGui::CloseCurrentPopup();

@@ -324,24 +324,24 @@ bool apply_lesson_step(Ui& ui) {
   const LessonStep& s = p.step();
   apply_step_decimals(ui, s.decimals);
   if (!s.seq2seq_model.empty() || !s.seq2seq_tab.empty()) {
-    if (!ui.seq2seq.state) ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
+    Seq2seqPanel& sp = ui.seq2seq.get();
     std::string error;
     if (!s.seq2seq_model.empty()) {
       if (std::optional<std::string> path =
               resolve_shipped(kSeq2seqModels, s.seq2seq_model, error)) {
-        ui.seq2seq.state->session.open_model = *path;
-        ui.seq2seq.state->session.find_models();  // selects the step's model
+        sp.session.open_model = *path;
+        sp.session.find_models();  // selects the step's model
       }
     }
     // The bottleneck tab opens on its result, not on an Evaluate button: the evaluation starts
     // now (from the session's cache when these model files were evaluated before).
-    Seq2seqSession& ss = ui.seq2seq.state->session;
+    Seq2seqSession& ss = sp.session;
     if (s.seq2seq_tab == "bottleneck" && ss.compare_rows.empty() && !ss.compare_job.running()) {
       ss.ensure_models();
       ss.start_compare();
     }
-    ui.seq2seq.state->select_tab = s.seq2seq_tab;
-    ui.seq2seq.state->place_beside_lesson = true;
+    sp.select_tab = s.seq2seq_tab;
+    sp.place_beside_lesson = true;
     ui.seq2seq.open = true;
     ui.lesson_opened_seq2seq = true;
   } else if (ui.lesson_opened_seq2seq) {
@@ -349,8 +349,7 @@ bool apply_lesson_step(Ui& ui) {
     ui.lesson_opened_seq2seq = false;
   }
   if (!s.lm_model.empty()) {
-    if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
-    LmPanel& lp = *ui.lm.state;
+    LmPanel& lp = ui.lm.get();
     if (!s.lm_text.empty()) {
       lp.text_buffer = s.lm_text;
       lp.text_initialised = true;

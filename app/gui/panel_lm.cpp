@@ -197,7 +197,7 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
     if (ui.font_bold) ImGui::PopFont();
     ImGui::SameLine();
   } else if (ImGui::Button("Open model folder…")) {
-    ui.path_dialog = "open-model";
+    ui.path_dialog = PathDialog::kOpenModel;
     ui.path_buffer = s.model() ? s.model()->folder : "";
   }
   const std::vector<std::string> shipped =
@@ -301,14 +301,13 @@ void draw_no_model(Ui& ui) {
       "Hugging Face model \"gpt2\" (docs/lm.md says how to get it).");
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
-  if (ImGui::Button("Open model folder…")) ui.path_dialog = "open-model";
+  if (ImGui::Button("Open model folder…")) ui.path_dialog = PathDialog::kOpenModel;
 }
 
 }  // namespace
 
 void poll_lm_panel(Ui& ui) {
-  if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
-  LmPanel& p = *ui.lm.state;
+  LmPanel& p = ui.lm.get();
   p.session.poll();
   if (const std::string failed = p.session.take_failure(); !failed.empty()) {
     ui.state.set_message(failed, true);
@@ -348,8 +347,7 @@ void poll_lm_panel(Ui& ui) {
 }
 
 void draw_lm_panel(Ui& ui) {
-  if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
-  LmPanel& p = *ui.lm.state;
+  LmPanel& p = ui.lm.get();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   // Placed when it opens, and again when the main window changes size or the font does (F11,
@@ -363,7 +361,7 @@ void draw_lm_panel(Ui& ui) {
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, cond);
   place_beside_lesson(ui, p.place_beside_lesson);
-  const ImGuiWindowFlags staged = place_as_stage(ui, "lm");
+  const ImGuiWindowFlags staged = place_as_stage(ui, WindowId::kLm);
   p.shown_tab.clear();
   if (!ImGui::Begin("Language model: attention inside a transformer###lm", &ui.lm.open,
                     ImGuiWindowFlags_NoCollapse | staged)) {
@@ -460,8 +458,7 @@ void draw_lm_panel(Ui& ui) {
 namespace attn {
 
 bool setup_lm_from_options(Ui& ui, const GuiOptions& o, std::string& error) {
-  if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
-  LmPanel& p = *ui.lm.state;
+  LmPanel& p = ui.lm.get();
   LmSession& s = p.session;
   if (!s.open(o.model)) {
     error = "--model: " + s.error();

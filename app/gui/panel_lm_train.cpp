@@ -395,8 +395,7 @@ void open_trained_model(Ui& ui) {
   LmTrainPanel& p = *ui.lm_train.state;
   const auto model = p.live.model();
   if (!model) return;
-  if (!ui.lm.state) ui.lm.state = std::make_shared<LmPanel>();
-  LmPanel& lp = *ui.lm.state;
+  LmPanel& lp = ui.lm.get();
   const lm::LiveSnapshot s = p.live.snapshot();
   lp.text_buffer = s.probe_text;
   lp.text_initialised = true;
@@ -408,8 +407,7 @@ void open_trained_model(Ui& ui) {
 }
 
 void draw_lm_train_panel(Ui& ui) {
-  if (!ui.lm_train.state) ui.lm_train.state = std::make_shared<LmTrainPanel>();
-  LmTrainPanel& p = *ui.lm_train.state;
+  LmTrainPanel& p = ui.lm_train.get();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.02f, vp->Pos.y + top + vp->Size.y * 0.02f},
@@ -423,7 +421,7 @@ void draw_lm_train_panel(Ui& ui) {
     p.reported_failure = s.error;
     ui.state.set_message("Training failed: " + s.error, true);
   }
-  const ImGuiWindowFlags staged = place_as_stage(ui, "lm-train");
+  const ImGuiWindowFlags staged = place_as_stage(ui, WindowId::kLmTrain);
   if (!ImGui::Begin("Train a transformer: watch an induction head form###lm-train",
                     &ui.lm_train.open, ImGuiWindowFlags_NoCollapse | staged)) {
     ImGui::End();

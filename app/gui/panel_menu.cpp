@@ -14,6 +14,7 @@
 #include "gui/panel_class.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
+#include "gui/window_registry.h"
 #include "io/examples.h"
 #include "render/colormap.h"
 
@@ -87,11 +88,11 @@ void draw_lessons_menu(Ui& ui) {
   ImGui::Separator();
   if (ImGui::MenuItem("Open lesson file…"))
     ui.request_discard_check([&ui] {
-      ui.path_dialog = "open-lesson";
+      ui.path_dialog = PathDialog::kOpenLesson;
       ui.path_buffer = ui.lesson ? ui.lesson->lesson().path : "";
     });
   if (ImGui::MenuItem("Record current view as a step…")) {
-    ui.path_dialog = "record-step";
+    ui.path_dialog = PathDialog::kRecordStep;
     ui.path_buffer = suggested_lesson_path(ui);
   }
   if (ImGui::IsItemHovered())
@@ -110,7 +111,7 @@ void draw_menu_bar(Ui& ui) {
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Open scenario…", "Ctrl+O"))
       ui.request_discard_check([&ui] {
-        ui.path_dialog = "open";
+        ui.path_dialog = PathDialog::kOpen;
         ui.path_buffer = ui.state.file_path();
       });
     if (ImGui::BeginMenu("Open example")) {
@@ -123,11 +124,11 @@ void draw_menu_bar(Ui& ui) {
     }
     if (ImGui::MenuItem("Open lesson…"))
       ui.request_discard_check([&ui] {
-        ui.path_dialog = "open-lesson";
+        ui.path_dialog = PathDialog::kOpenLesson;
         ui.path_buffer = ui.lesson ? ui.lesson->lesson().path : "";
       });
     if (ImGui::MenuItem("Open model folder…")) {
-      ui.path_dialog = "open-model";
+      ui.path_dialog = PathDialog::kOpenModel;
       ui.path_buffer = ui.lm.state && ui.lm.state->session.model()
                            ? ui.lm.state->session.model()->folder
                            : std::string();
@@ -139,46 +140,50 @@ void draw_menu_bar(Ui& ui) {
     ImGui::Separator();
     if (ImGui::MenuItem("Save", "Ctrl+S", false, true)) {
       if (st.file_path().empty()) {
-        ui.path_dialog = "save";
+        ui.path_dialog = PathDialog::kSave;
         ui.path_buffer = st.scenario().name + ".json";
       } else {
         st.save_file(st.file_path());
       }
     }
     if (ImGui::MenuItem("Save as…")) {
-      ui.path_dialog = "save";
+      ui.path_dialog = PathDialog::kSave;
       ui.path_buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
     }
     ImGui::Separator();
     // Full paths whose names say what they hold: ".../fear-is-the-weights.png", not a bare
     // "weights.png".
     if (ImGui::BeginMenu("Export this heatmap")) {
-      const char* formats[][2] = {
-          {"png", "PNG image…"}, {"svg", "SVG image…"}, {"pdf", "PDF document…"}};
-      for (const auto& [ext, item] : formats)
-        if (ImGui::MenuItem(item)) {
-          ui.path_dialog = std::string("export-") + ext;
-          ui.path_buffer = suggested_export_path(st, ext);
+      const struct {
+        PathDialog dialog;
+        const char *ext, *item;
+      } formats[] = {{PathDialog::kExportPng, "png", "PNG image…"},
+                     {PathDialog::kExportSvg, "svg", "SVG image…"},
+                     {PathDialog::kExportPdf, "pdf", "PDF document…"}};
+      for (const auto& f : formats)
+        if (ImGui::MenuItem(f.item)) {
+          ui.path_dialog = f.dialog;
+          ui.path_buffer = suggested_export_path(st, f.ext);
         }
       ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Export every stage")) {
       if (ImGui::MenuItem("PDF, one slide per stage…")) {
-        ui.path_dialog = "export-all-pdf";
+        ui.path_dialog = PathDialog::kExportAllPdf;
         ui.path_buffer = suggested_export_path(st, "") + ".pdf";
       }
       if (ImGui::MenuItem("PNG images into a folder…")) {
-        ui.path_dialog = "export-all-png";
+        ui.path_dialog = PathDialog::kExportAllPng;
         ui.path_buffer = suggested_export_path(st, "");
       }
       if (ImGui::MenuItem("SVG images into a folder…")) {
-        ui.path_dialog = "export-all-svg";
+        ui.path_dialog = PathDialog::kExportAllSvg;
         ui.path_buffer = suggested_export_path(st, "");
       }
       ImGui::EndMenu();
     }
     if (ImGui::MenuItem("Worksheet to print (PDF)…")) {
-      ui.path_dialog = "worksheet";
+      ui.path_dialog = PathDialog::kWorksheet;
       ui.path_buffer = suggested_worksheet_path(ui);
     }
     ImGui::Separator();
@@ -232,20 +237,7 @@ void draw_menu_bar(Ui& ui) {
       ImGui::SetTooltip(
           "Stage changes show what the stage does; an edit lights up what it changed");
     if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
-    ImGui::Separator();
-    ImGui::MenuItem("FlashAttention: the online softmax, block by block", nullptr, &ui.flash.open);
-    ImGui::MenuItem("Score functions: additive vs dot product, timed", nullptr, &ui.scores.open);
-    ImGui::MenuItem("Why divide by √d_k? An experiment", nullptr, &ui.sqrt_dk.open);
-    ImGui::MenuItem("Seq2seq: translate dates with attention", nullptr, &ui.seq2seq.open);
-    ImGui::MenuItem("Language model: attention inside GPT-2", nullptr, &ui.lm.open);
-    ImGui::MenuItem("Train a transformer: watch an induction head form", nullptr,
-                    &ui.lm_train.open);
-    ImGui::MenuItem("Linformer and Multi-Token Attention views", nullptr, &ui.variant_views.open);
-    ImGui::Separator();
-    // Starting it is a second step in its window: nothing listens on the network by accident.
-    if (ImGui::MenuItem("Class mode: students answer from their own devices…", nullptr,
-                        class_mode_on(ui)))
-      ui.class_mode.open = true;
+    draw_window_menu_items(ui, WindowMenu::kView);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Compute")) {
@@ -255,33 +247,27 @@ void draw_menu_bar(Ui& ui) {
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {
-    if (ImGui::MenuItem("Getting started")) open_tour(ui);
-    if (ImGui::MenuItem("Keyboard shortcuts")) ui.shortcuts.open = true;
-    ImGui::Separator();
-    if (ImGui::MenuItem("Ghost Attention (Llama 2)…")) ui.ghost.open = true;
-    ImGui::Separator();
-    if (ImGui::MenuItem("About Attention Lab")) ui.about.open = true;
+    draw_window_menu_items(ui, WindowMenu::kHelp);
     ImGui::EndMenu();
   }
   // Developers only (gui --debug or ATTN_DEBUG=1): not in a student's menu bar.
   if (ui.debug_menu && ImGui::BeginMenu("Debug")) {
-    ImGui::MenuItem("ImGui demo window", nullptr, &ui.imgui_demo.open);
-    ImGui::MenuItem("ImGui metrics", nullptr, &ui.imgui_metrics.open);
+    draw_window_menu_items(ui, WindowMenu::kDebug);
     ImGui::EndMenu();
   }
   // The scenario's name and the unsaved marker on the right of the menu bar; in presentation
   // mode the lesson's title first (its window has no title bar there), as much as fits.
   // A model's stage names its model, not the example behind it.
   std::string on_stage = st.scenario().name;
-  if (ui.model_stage == "lm" && ui.lm.state && ui.lm.state->session.model())
+  if (ui.model_stage == WindowId::kLm && ui.lm.state && ui.lm.state->session.model())
     on_stage = "language model " + ui.lm.state->session.model()->name;
-  else if (ui.model_stage == "lm")
+  else if (ui.model_stage == WindowId::kLm)
     on_stage = "language model";
-  else if (ui.model_stage == "seq2seq")
+  else if (ui.model_stage == WindowId::kSeq2seq)
     on_stage = "seq2seq dates";
-  else if (ui.model_stage == "lm-train")
+  else if (ui.model_stage == WindowId::kLmTrain)
     on_stage = "training a transformer";
-  const std::string unsaved = st.dirty() && ui.model_stage.empty() ? "  ● unsaved" : "";
+  const std::string unsaved = st.dirty() && !ui.model_stage ? "  ● unsaved" : "";
   std::vector<std::string> titles;
   if (ui.presentation && ui.lesson && ui.lesson->is_open()) {
     titles.push_back("Lesson: " + ui.lesson->lesson().title + " · " + on_stage + unsaved);
@@ -351,7 +337,7 @@ void draw_status_bar(Ui& ui) {
     const float avail = ImGui::GetContentRegionAvail().x;
     // The sizes, unless a lesson question asks for one of them, a model's stage hides the
     // example they describe, or the message needs the room.
-    if (!ui.secret.shape && ui.model_stage.empty() &&
+    if (!ui.secret.shape && !ui.model_stage &&
         ImGui::CalcTextSize(sizes).x +
                 std::min(ImGui::CalcTextSize(message.c_str()).x, avail * 0.5f) <=
             avail) {

@@ -87,9 +87,9 @@ void draw_chart(Ui& ui, const std::vector<ScoreTiming>& rows, float width) {
 
 void draw_scores_panel(Ui& ui) {
   if (!ui.scores.open) return;
-  if (!ui.scores.state) ui.scores.state = std::make_shared<ScoreComparePanel>();
-  ScoreComparePanel& p = *ui.scores.state;
+  ScoreComparePanel& p = ui.scores.get();
   if (const std::string failed = p.poll(); !failed.empty()) ui.state.set_message(failed, true);
+  ui.scores.busy = p.running();  // keep drawing while it measures
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
@@ -123,7 +123,6 @@ void draw_scores_panel(Ui& ui) {
     ImGui::ProgressBar(float(rows.size()) / float(total), {ImGui::GetFontSize() * 12, 0});
     ImGui::SameLine();
     if (ImGui::Button("Cancel")) p.job.cancel();
-    ui.frames_wanted = std::max(ui.frames_wanted, 2);  // keep drawing while it runs
   } else if (ImGui::Button(rows.empty() ? "Measure on this machine" : "Measure again")) {
     p.start();
   }

@@ -482,8 +482,7 @@ void poll_seq2seq_panel(Ui& ui) {
 }
 
 void draw_seq2seq_panel(Ui& ui) {
-  if (!ui.seq2seq.state) ui.seq2seq.state = std::make_shared<Seq2seqPanel>();
-  Seq2seqPanel& p = *ui.seq2seq.state;
+  Seq2seqPanel& p = ui.seq2seq.get();
   p.session.ensure_models();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   // Placed when it opens, and again when the main window changes size or the font does (F11,
@@ -496,7 +495,7 @@ void draw_seq2seq_panel(Ui& ui) {
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + vp->Size.y * 0.08f}, cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.84f, vp->Size.y * 0.84f}, cond);
   place_beside_lesson(ui, p.place_beside_lesson);
-  const ImGuiWindowFlags staged = place_as_stage(ui, "seq2seq");
+  const ImGuiWindowFlags staged = place_as_stage(ui, WindowId::kSeq2seq);
   p.shown_tab.clear();
   if (!ImGui::Begin("Seq2seq with attention: dates###seq2seq", &ui.seq2seq.open, staged)) {
     ImGui::End();

@@ -76,8 +76,7 @@ void draw_weights_row(const char* label, const std::vector<double>& w, ImU32 col
 
 void draw_sqrt_dk_panel(Ui& ui) {
   if (!ui.sqrt_dk.open) return;
-  if (!ui.sqrt_dk.state) ui.sqrt_dk.state = std::make_shared<SqrtDkPanel>();
-  SqrtDkPanel& p = *ui.sqrt_dk.state;
+  SqrtDkPanel& p = ui.sqrt_dk.get();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
@@ -103,9 +102,8 @@ void draw_sqrt_dk_panel(Ui& ui) {
       p.error = "The experiment failed: " + done->error;
       ui.state.set_message(p.error, true);
     }
-  } else if (p.job.running()) {
-    ui.frames_wanted = std::max(ui.frames_wanted, 2);
   }
+  ui.sqrt_dk.busy = p.job.running();  // keep drawing while it runs
   text_wrapped_at_spaces(
       "Draw q and k with every component from N(0, 1). Their dot product q·k = Σ q_a k_a adds "
       "d_k terms of variance 1, so its variance is d_k: the scores spread out as d_k grows. A "

@@ -56,10 +56,7 @@ struct VariantViewsState {
 
 namespace {
 
-VariantViewsState& views_state(Ui& ui) {
-  if (!ui.variant_views.state) ui.variant_views.state = std::make_shared<VariantViewsState>();
-  return *ui.variant_views.state;
-}
+VariantViewsState& views_state(Ui& ui) { return ui.variant_views.get(); }
 
 void title(Ui& ui, const char* text) {
   ImGui::Spacing();
@@ -157,7 +154,7 @@ void linformer_views(Ui& ui) {
       cache.error_job.cancel();  // out of date: it stops at its next k, then a new one starts
     }
   }
-  if (cache.error_job.running()) ui.frames_wanted = std::max(ui.frames_wanted, 1);
+  ui.variant_views.busy = cache.error_job.running();  // keep drawing while it runs
   ChartSpec err;
   ChartSeries e{"mean |output − full attention's output|", {}, IM_COL32(0, 158, 115, 255)};
   for (size_t i = 0; i < cache.ks.size(); ++i) {

@@ -14,6 +14,7 @@
 #include "gui/model/background_job.h"
 #include "gui/model/predict.h"
 #include "gui/model/stage_motion.h"
+#include "gui/window_id.h"
 #include "lessons/lesson.h"
 #include "lessons/question_secret.h"
 #include "render/color_scale.h"
@@ -98,15 +99,15 @@ struct PlacedText {
 constexpr int kKeyEqual = 61, kKeyMinus = 45, kKeyKpAdd = 334, kKeyKpSubtract = 333;
 constexpr int kKeyF11 = 300, kKeyO = 79, kKeyS = 83, kKeyP = 80, kKeyR = 82;
 
-// A window the View or Help menu opens over the stepper: whether it is open, its state (defined
-// with its panel, made when the window first needs it), and what its background work asks of the
-// frame loop, which the window's poll sets each frame.
+// A window the View or Help menu opens over the stepper (window_registry.h): its flags and its
+// state, defined with its panel and made the first time anything asks for it (get()).
 template <typename State>
-struct Window {
-  bool open = false;
+struct Window : WindowFlags {
   std::shared_ptr<State> state;
-  bool busy = false;      // working in the background: draw every frame until it lands
-  bool training = false;  // training: wake a few times a second for the new figures
+  State& get() {
+    if (!state) state = std::make_shared<State>();
+    return *state;
+  }
 };
 
 // The state of a window that has none of its own (a help page).
@@ -115,8 +116,7 @@ struct NoState {};
 // The FlashAttention window (panel_flash.cpp): its query, block size and how many blocks have
 // been read; `follow` is the selected query it last followed, `viewport` the main window's size
 // when it was last placed.
-struct FlashWindow {
-  bool open = false;
+struct FlashWindow : WindowFlags {
   int query = 0, block = 2, done = 0, follow = -1;
   ImVec2 viewport{0, 0};
 };
@@ -131,6 +131,25 @@ enum class ExportSizeChoice { kNatural, kWide, kFourThree, kCustom };
 // The size a choice gives (custom: w × h); 0 × 0 for the natural size.
 ExportSize export_size_of(ExportSizeChoice choice, int w, int h);
 constexpr int kMinExportSide = 200, kMaxExportSide = 8192;
+
+// The path dialogs (panel_dialogs.cpp, one row each: its title, its file list, what OK does).
+enum class PathDialog {
+  kNone,
+  kOpen,          // a scenario
+  kSave,          // the scenario, as
+  kOpenLesson,    // a lesson file or a built-in lesson's name
+  kRecordStep,    // the current view as a step of a lesson file
+  kClassResults,  // class mode's answers as CSV
+  kOpenModel,     // a language model's folder
+  kExportPng,     // this heatmap
+  kExportSvg,
+  kExportPdf,
+  kExportAllPng,  // every stage into a folder
+  kExportAllSvg,
+  kExportAllPdf,  // every stage, one slide per page
+  kWorksheet,     // a worksheet to print (PDF)
+  kCount
+};
 
 struct Ui {
   explicit Ui(AppState& s) : state(s) {}
@@ -183,7 +202,7 @@ struct Ui {
   bool quit_requested = false;                  // the user confirmed quitting
   bool close_requested = false;                 // the window's close button: ask first when dirty
   bool reset_layout = true;
-  // The windows over the stepper (draw_app walks them in one table, app_ui.cpp).
+  // The windows over the stepper, each a row of the registry (window_registry.h).
   // The seq2seq window (View menu, or gui --tab seq2seq; panel_seq2seq.cpp).
   Window<struct Seq2seqPanel> seq2seq;
   // The language-model window (View menu, File → Open model folder…, gui --model; panel_lm.h):
@@ -211,14 +230,14 @@ struct Ui {
   Window<struct ClassModePanel> class_mode;
   // The Debug menu's windows (gui --debug): Dear ImGui's demo and metrics.
   Window<NoState> imgui_demo, imgui_metrics;
-  // The model window showing as the main window's stage instead of the stepper ("seq2seq", "lm",
-  // "lm-train"; "" = the stepper), and the room it takes: the strip's, the scenario's and the
-  // heatmap's, beside the narration or lesson column (set by draw_app each frame).
-  std::string model_stage;
+  // The model window showing as the main window's stage instead of the stepper (none: the
+  // stepper), and the room it takes: the strip's, the scenario's and the heatmap's, beside the
+  // narration or lesson column (set by draw_app each frame).
+  std::optional<WindowId> model_stage;
   ImVec4 stage_rect{0, 0, 0, 0};  // x, y, w, h
   // Whether a window's background work wants frames: every frame until it lands, or a few a
   // second for new training figures (app_window.cpp), so the UI does not take the training
-  // threads' cores.
+  // threads' cores. Any window's flags (window_registry.cpp).
   bool busy() const;
   bool training() const;
   // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
@@ -264,10 +283,8 @@ struct Ui {
   } slide;
   bool status_shown = true;  // the status bar this frame (a slide shows it only with news)
 
-  // Dialogs.
-  // "open", "save", "export-png|svg|pdf" (this heatmap), "export-all-png|svg" (a folder),
-  // "export-all-pdf" (one page per stage), "worksheet", "open-lesson", "record-step"
-  std::string path_dialog;
+  // Dialogs: the path dialog to open (kNone: none).
+  PathDialog path_dialog = PathDialog::kNone;
   std::string path_buffer;
   // The export dialog's size (export-png|svg|pdf, export-all-*): a slide deck's pages default
   // to a 16:9 slide, pictures to their natural size.
@@ -295,7 +312,8 @@ struct Ui {
   std::string export_what;
 
   // The open path dialog and its last error.
-  std::string dialog_kind, dialog_error;
+  PathDialog dialog_kind = PathDialog::kNone;
+  std::string dialog_error;
   // The narration text for the current request, and wrapped to the panel (explain() is not free
   // for a 1024-key row).
   std::string narration_key, narration_text, narration_error, wrapped_key, wrapped_text;
@@ -425,10 +443,9 @@ std::string suggested_worksheet_path(const Ui& ui);
 // For a window a lesson step opened (`pending` set): places the next window left of the lesson
 // window, once, so the step's text and its Next button stay in view; clears `pending` when done.
 void place_beside_lesson(const Ui& ui, bool& pending);
-// For the model window `which` ("seq2seq", "lm", "lm-train"): when it is the stage, places it on
-// the stage's room and returns the window flags that keep it there; else returns 0 and places
-// nothing.
-ImGuiWindowFlags place_as_stage(const Ui& ui, const char* which);
+// For the model window `which`: when it is the stage, places it on the stage's room and returns
+// the window flags that keep it there; else returns 0 and places nothing.
+ImGuiWindowFlags place_as_stage(const Ui& ui, WindowId which);
 
 // Puts the next item on the current line when `width` more pixels fit in the window, else on the
 // next line: rows of controls that flow like words instead of running off a narrow panel.
