@@ -226,11 +226,11 @@ TEST_F(ClassGui, TheJoinScreenIsWholeOnAProjector) {
       frames(2);  // the fonts and window settle at this size
       std::vector<PlacedText> texts;
       std::vector<test::ItemBox> items;
-      ui.text_log = &texts;
+      ui.probes.text_log = &texts;
       test::record_items(&items);
       frame();
       test::record_items(nullptr);
-      ui.text_log = nullptr;
+      ui.probes.text_log = nullptr;
       // Readable from the back: a code at least twice the text's size, a QR code of at least
       // 240 px (about 7 px a module for this URL's 25 or 29 modules plus the quiet zone).
       EXPECT_GE(panel().code_px, 2 * ImGui::GetFontSize());

@@ -47,7 +47,7 @@ TEST_F(ExperimentWindows, SqrtDkDrawsEveryDimensionLargeAndSmall) {
   }
   ImGui::GetIO().DisplaySize = {1280, 720};
   ui.settings.font_px = 28;
-  ui.reset_layout = true;
+  ui.layout.reset = true;
   for (int i = 0; i < 3; ++i) frame();
   ImGuiWindow* w = window("Why divide by √d_k?###sqrt-dk");
   ASSERT_NE(w, nullptr);
@@ -87,7 +87,7 @@ TEST_F(ExperimentWindows, GhostAttentionHelpDraws) {
   ASSERT_NE(w, nullptr);
   ImGui::GetIO().DisplaySize = {1280, 720};
   ui.settings.font_px = 28;
-  ui.reset_layout = true;
+  ui.layout.reset = true;
   for (int i = 0; i < 3; ++i) frame();
   w = window("Ghost Attention (Llama 2)###ghost");
   ASSERT_NE(w, nullptr);

@@ -63,7 +63,7 @@ TEST_F(FlashWindow, FollowsTheSelectedQueryAndDrawsLargeAndSmall) {
   EXPECT_EQ(ui.flash.done, 4);  // the same selection: the step stays
   ImGui::GetIO().DisplaySize = {1280, 720};
   ui.settings.font_px = 28;
-  ui.reset_layout = true;
+  ui.layout.reset = true;
   for (int i = 0; i < 4; ++i) frame();
   ImGuiWindow* w = window();
   ASSERT_NE(w, nullptr);

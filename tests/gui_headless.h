@@ -55,7 +55,7 @@ class HeadlessApp : public ::testing::Test {
   void frame() {
     ImGuiIO& io = ImGui::GetIO();
     io.DeltaTime = 1.0f / 60;
-    if (ui.font_built_px != ui.settings.font_px) load_fonts(ui, ui.settings.font_px);
+    if (ui.fonts.built_px != ui.settings.font_px) load_fonts(ui, ui.settings.font_px);
     state.poll();
     ImGui::NewFrame();
     before_app();
@@ -72,7 +72,7 @@ class HeadlessApp : public ::testing::Test {
     ImGuiIO& io = ImGui::GetIO();
     io.DisplaySize = {static_cast<float>(w), static_cast<float>(h)};
     const float px = ui.font_px(io.DisplaySize.x, io.DisplaySize.y);
-    if (ui.font_built_px != px) load_fonts(ui, px);
+    if (ui.fonts.built_px != px) load_fonts(ui, px);
     if (theme_px_ != px || theme_light_ != ui.settings.light_theme) {
       apply_theme(ui.settings.light_theme, px / 20.0f);
       theme_px_ = px;

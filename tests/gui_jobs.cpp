@@ -185,13 +185,13 @@ class JobsGui : public ::testing::Test {
 };
 
 TEST_F(JobsGui, AFailedExportIsAMessage) {
-  ui.export_what = "a picture";
-  ui.export_job.start([](JobControl&) -> std::string { throw std::runtime_error("disk full"); });
-  ASSERT_TRUE(frames_until([&] { return !ui.export_job.running(); }));
+  ui.exports.what = "a picture";
+  ui.exports.job.start([](JobControl&) -> std::string { throw std::runtime_error("disk full"); });
+  ASSERT_TRUE(frames_until([&] { return !ui.exports.job.running(); }));
   expect_error_message("export: disk full");
   // A returned error is a message the same way.
-  ui.export_job.start([](JobControl&) { return std::string("cannot write /x.png"); });
-  ASSERT_TRUE(frames_until([&] { return !ui.export_job.running(); }));
+  ui.exports.job.start([](JobControl&) { return std::string("cannot write /x.png"); });
+  ASSERT_TRUE(frames_until([&] { return !ui.exports.job.running(); }));
   expect_error_message("export: cannot write /x.png");
 }
 

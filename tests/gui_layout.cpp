@@ -35,7 +35,7 @@ class Layout : public test::HeadlessApp {
  protected:
   void SetUp() override {
     HeadlessApp::SetUp();
-    ui.text_log = &texts;
+    ui.probes.text_log = &texts;
     ASSERT_TRUE(state.load_example("fear-is-the"));
   }
   void TearDown() override {
@@ -189,7 +189,7 @@ TEST_F(Layout, TheHelpWindowsAndTheFirstStartHintFitInLargeType) {
       check(what + " first start hint");
       for (int page = 0; page < tour_page_count(); ++page) {
         ui.tour.open = true;
-        ui.tour_page = page;
+        ui.tour.page = page;
         frames(s);
         check(what + " tour page " + std::to_string(page + 1));
       }
@@ -212,7 +212,7 @@ TEST_F(Layout, APredictionAndItsRevealFit) {
       ASSERT_TRUE(state.load_example("sliding-window"));
       state.set_stage(StageId::kWeights);
       for (PredictKind kind : {PredictKind::kValue, PredictKind::kPick}) {
-        ui.predict_kind = kind;
+        ui.predict_form.kind = kind;
         start_prediction(ui);
         ASSERT_TRUE(ui.predict.active());
         frames(s);
@@ -220,7 +220,7 @@ TEST_F(Layout, APredictionAndItsRevealFit) {
         if (kind == PredictKind::kPick)
           ui.predict.guess_pick(2);
         else
-          ASSERT_TRUE(ui.predict.guess_text("0.3", ui.predict_error));
+          ASSERT_TRUE(ui.predict.guess_text("0.3", ui.predict_form.error));
         reveal_prediction(ui);
         frames(s);
         check(name(s, presentation, ui.settings.font_px, true) + " revealed");

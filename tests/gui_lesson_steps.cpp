@@ -119,7 +119,8 @@ class LessonSteps : public test::HeadlessApp {
       g_texts = last ? &texts : nullptr;
       sized.clear();
       g_sized = last ? &sized : nullptr;
-      ui.text_log = last ? &placed : nullptr;  // the heatmap's own glyphs (cells, colour bar)
+      ui.probes.text_log =
+          last ? &placed : nullptr;  // the heatmap's own glyphs (cells, colour bar)
       test::record_items(last ? &items : nullptr);
       state.poll();
       state.wait_for_trace();
@@ -129,7 +130,7 @@ class LessonSteps : public test::HeadlessApp {
       ImGui::Render();
       g_texts = nullptr;
       g_sized = nullptr;
-      ui.text_log = nullptr;
+      ui.probes.text_log = nullptr;
       test::record_items(nullptr);
     }
     for (const PlacedText& p : placed) texts.push_back(p.text);
@@ -216,7 +217,7 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
   std::string out;
   auto fault = [&out](const std::string& f) { out += (out.empty() ? "" : "; ") + f; };
   // Nothing drawn on the stage (the strip and the figure) is under 16 px.
-  const ImVec4 r = ui.stage_rect;
+  const ImVec4 r = ui.layout.stage_rect;
   int small = 0;
   std::string example;
   for (const SizedText& t : sized)
@@ -225,17 +226,18 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
       if (small++ == 0) example = "“" + t.text.substr(0, 20) + "” at " + std::to_string(t.size);
     }
   if (small > 0) fault(std::to_string(small) + " texts on the stage under 16 px (" + example + ")");
-  if (!ui.slide.on) fault("not laid out as a slide");
-  if (!ui.slide.fits)
-    fault("the step needs " + std::to_string(static_cast<int>(ui.slide.needed)) +
-          " px, the column has " + std::to_string(static_cast<int>(ui.slide.room)));
-  if (ui.slide.scroll_max > 0.5f)
-    fault("the lesson column scrolls (its body measured " + std::to_string(ui.slide.body) +
-          " px, drawn " + std::to_string(ui.slide.drawn) + ")");
-  if (ui.slide.scroll_max_x > 0.5f) fault("the lesson column scrolls sideways");
-  if (!ui.slide.choices_whole) fault("a choice is cut");
+  if (!ui.lesson_view.slide.on) fault("not laid out as a slide");
+  if (!ui.lesson_view.slide.fits)
+    fault("the step needs " + std::to_string(static_cast<int>(ui.lesson_view.slide.needed)) +
+          " px, the column has " + std::to_string(static_cast<int>(ui.lesson_view.slide.room)));
+  if (ui.lesson_view.slide.scroll_max > 0.5f)
+    fault("the lesson column scrolls (its body measured " +
+          std::to_string(ui.lesson_view.slide.body) + " px, drawn " +
+          std::to_string(ui.lesson_view.slide.drawn) + ")");
+  if (ui.lesson_view.slide.scroll_max_x > 0.5f) fault("the lesson column scrolls sideways");
+  if (!ui.lesson_view.slide.choices_whole) fault("a choice is cut");
   const auto it = ui.views.find("main");
-  if (!ui.model_stage && it != ui.views.end() && it->second.drawn) {
+  if (!ui.layout.model_stage && it != ui.views.end() && it->second.drawn) {
     const HeatmapViewport& v = it->second;
     if (v.numbers_shown && v.number_px < 16.0f - 0.01f)
       fault("cell numbers at " + std::to_string(v.number_px) + " px");
@@ -247,7 +249,7 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
   const bool one_head = ui.state.has_trace() && ui.state.trace().num_heads == 1;
   for (const char* name : {"qkv-Q", "qkv-K", "qkv-V"}) {
     const auto q = ui.views.find(name);
-    if (one_head && !ui.model_stage && q != ui.views.end() && q->second.drawn &&
+    if (one_head && !ui.layout.model_stage && q != ui.views.end() && q->second.drawn &&
         q->second.rows <= 8 && q->second.cols <= 8) {
       if (!q->second.numbers_shown)
         fault(std::string(name + 4) + " without its numbers");
@@ -263,7 +265,7 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
             std::to_string(static_cast<int>(w->ContentSize.x)) + " px, window " +
             std::to_string(static_cast<int>(w->Size.x)) + ")");
   // The language model's head view: every token labelled, at 16 px or more.
-  if (ui.model_stage == WindowId::kLm && ui.lm.state && ui.lm.state->shown_tab == "heads") {
+  if (ui.layout.model_stage == WindowId::kLm && ui.lm.state && ui.lm.state->shown_tab == "heads") {
     const LmPanel::HeadViewDrawn& hv = ui.lm.state->head_view;
     if (hv.label_every > 1)
       fault("the head view labels every " + std::to_string(hv.label_every) + " tokens");
@@ -330,25 +332,25 @@ TEST_F(LessonSteps, EveryQuestionKeepsItsAnswerAndItsButtonInView) {
         ++questions;
         const LessonQuestion& q = *step.question;
         // The Check button is inside the question's area, and that area on the screen.
-        const ImVec4 box = ui.lesson_answer_box, area = ui.lesson_question_rect;
+        const ImVec4 box = ui.lesson_view.answer_box, area = ui.lesson_view.question_rect;
         EXPECT_GE(box.x, area.x);
         EXPECT_GE(box.y, area.y);
         EXPECT_LE(box.z, area.z + 0.5f);
         EXPECT_LE(box.w, area.w + 0.5f) << "the Check button is cut off";
         EXPECT_LE(area.w, static_cast<float>(s.h));
-        EXPECT_TRUE(ui.lesson_prompt_shown) << "the question's prompt is out of view";
+        EXPECT_TRUE(ui.lesson_view.prompt_shown) << "the question's prompt is out of view";
         // The choices too, unless the question alone is taller than the column's room (long
         // sentences at 1280×720 in 32 px type): then it scrolls, prompt first.
-        if (ui.slide.on) {
+        if (ui.lesson_view.slide.on) {
           // The slide's faults above say whether the choices stand whole.
-        } else if (ui.lesson_question_h <= ui.lesson_question_room) {
-          EXPECT_TRUE(ui.lesson_choices_shown) << "the question's choices are out of view";
+        } else if (ui.lesson_view.question_h <= ui.lesson_view.question_room) {
+          EXPECT_TRUE(ui.lesson_view.choices_shown) << "the question's choices are out of view";
         } else {
           ++scrolling;
           std::printf("the question scrolls: %s step %d at %dx%d font %d\n", info.path.c_str(),
                       k + 1, s.w, s.h, static_cast<int>(font));
         }
-        EXPECT_LE(ui.lesson_nav_bottom, area.w + 0.5f) << "Previous / Next are cut off";
+        EXPECT_LE(ui.lesson_view.nav_bottom, area.w + 0.5f) << "Previous / Next are cut off";
         // No drawn text writes a hidden number, unless a cell left in view shows the same
         // number (then it does not tell which cell holds it).
         expect_no_text_tells(q, state, ui.settings.decimals, texts);
@@ -407,7 +409,7 @@ TEST_F(LessonSteps, PresentationGrowsTheCellsWithTheText) {
     EXPECT_TRUE(v.numbers_shown) << "font " << font;
     EXPECT_GE(v.number_px, font * 0.75f) << "font " << font;
     // The stage strip stays one row: it is no taller than one chip and its padding.
-    EXPECT_LE(ui.pipeline_h, ui.font_built_px * 3.0f) << "font " << font;
+    EXPECT_LE(ui.layout.pipeline_h, ui.fonts.built_px * 3.0f) << "font " << font;
     last = v.cell_w;
   }
   EXPECT_GT(last, 0);
@@ -427,8 +429,8 @@ TEST_F(LessonSteps, TheWorkingIsShownWholeInPresentation) {
       state.select_cell(2, 1);
       ui.settings.font_px = font;
       frames_at({1280, 720}, 8);
-      EXPECT_FALSE(ui.narration_scrolls);
-      EXPECT_GE(ui.narration_px, 14.0f - 0.01f);
+      EXPECT_FALSE(ui.narration.scrolls);
+      EXPECT_GE(ui.narration.px, 14.0f - 0.01f);
       test::check_layout(items, placed);
     }
 }

@@ -35,7 +35,7 @@ class LessonGui : public test::HeadlessApp {
     if (s.select_query >= 0) {
       EXPECT_EQ(state.selection().key, s.select_key);
     }
-    EXPECT_GT(ui.lesson_rect.z, 0) << "the lesson window was not drawn";
+    EXPECT_GT(ui.lesson_view.rect.z, 0) << "the lesson window was not drawn";
     if (stage != StageId::kInputs) {
       EXPECT_TRUE(ui.views["main"].drawn);
     }
@@ -272,16 +272,16 @@ TEST_F(LessonGui, TheWorksheetDialogPrintsTheOpenLessonsQuestions) {
 
   // File → Worksheet, OK with Enter; the handout and its key are written on a worker.
   auto print = [&](const std::string& pdf) {
-    ui.path_dialog = PathDialog::kWorksheet;
-    ui.path_buffer = pdf;
+    ui.dialogs.path = PathDialog::kWorksheet;
+    ui.dialogs.buffer = pdf;
     frames(2);
     press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-    ASSERT_TRUE(ui.export_job.running()) << ui.dialog_error;
-    ui.export_job.wait();
+    ASSERT_TRUE(ui.exports.job.running()) << ui.dialogs.error;
+    ui.exports.job.wait();
     frames(2);
     EXPECT_FALSE(state.message_is_error()) << state.message();
   };
-  ASSERT_TRUE(ui.worksheet_lesson);  // with a lesson open, its questions are the default
+  ASSERT_TRUE(ui.dialogs.worksheet_lesson);  // with a lesson open, its questions are the default
   const std::string suggested = suggested_worksheet_path(ui);
   EXPECT_NE(suggested.find("/05-fear-is-by-hand-worksheet.pdf"), std::string::npos) << suggested;
   const std::string pdf = test::temp_path("lesson-sheet.pdf");
@@ -294,7 +294,7 @@ TEST_F(LessonGui, TheWorksheetDialogPrintsTheOpenLessonsQuestions) {
   EXPECT_NE(answers.find(answer), std::string::npos) << answer << " not in: " << answers;
 
   // The other choice prints the current scenario's worksheet instead.
-  ui.worksheet_lesson = false;
+  ui.dialogs.worksheet_lesson = false;
   EXPECT_NE(suggested_worksheet_path(ui).find("/fear-is-worksheet.pdf"), std::string::npos)
       << suggested_worksheet_path(ui);
   const std::string scenario_pdf = test::temp_path("scenario-sheet.pdf");

@@ -445,8 +445,8 @@ TEST_F(LmGui, TheWindowWithNoModelInvitesToOpenOne) {
 TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
   frames(2);
-  ui.path_dialog = PathDialog::kOpenModel;
-  ui.path_buffer = *folder;
+  ui.dialogs.path = PathDialog::kOpenModel;
+  ui.dialogs.buffer = *folder;
   frames(3);
   ImGuiIO& io = ImGui::GetIO();  // Enter confirms the path field, as the dialog's OK does
   io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = true;
@@ -459,19 +459,19 @@ TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
   EXPECT_TRUE(ui.lm.open);
   ASSERT_TRUE(ui.lm.state->session.has_model());
   EXPECT_TRUE(ui.lm.state->session.run());
-  EXPECT_EQ(ui.path_dialog, PathDialog::kNone);
+  EXPECT_EQ(ui.dialogs.path, PathDialog::kNone);
   // A folder that is not a model: the dialog stays with the reason.
-  ui.path_dialog = PathDialog::kOpenModel;
-  ui.path_buffer = test::temp_path("nothing-here");
+  ui.dialogs.path = PathDialog::kOpenModel;
+  ui.dialogs.buffer = test::temp_path("nothing-here");
   frames(3);
   io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = true;
   frame();
   io.KeysDown[ImGui::GetKeyIndex(ImGuiKey_Enter)] = false;
   frames(2);
-  EXPECT_EQ(ui.path_dialog, PathDialog::kOpenModel);
-  EXPECT_NE(ui.dialog_error.find("neither a folder nor the name of a shipped language model"),
+  EXPECT_EQ(ui.dialogs.path, PathDialog::kOpenModel);
+  EXPECT_NE(ui.dialogs.error.find("neither a folder nor the name of a shipped language model"),
             std::string::npos)
-      << ui.dialog_error;
+      << ui.dialogs.error;
 }
 
 }  // namespace

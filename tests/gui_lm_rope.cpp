@@ -59,7 +59,7 @@ class LmRope : public test::HeadlessApp {
 
 TEST_F(LmRope, TheRopeViewsDrawAtProjectorSizesAndFonts) {
   open_llama();
-  ui.text_log = &texts;
+  ui.probes.text_log = &texts;
   open_lm_head_in_stepper(ui, 1, 4);
   frames(3);
   ASSERT_NE(state.trace().find(StageId::kRope), nullptr);
@@ -72,13 +72,13 @@ TEST_F(LmRope, TheRopeViewsDrawAtProjectorSizesAndFonts) {
         for (int view = 0; view < kRopeViewCount; ++view) {
           ui.presentation = presentation;
           ui.settings.font_px = px;
-          ui.rope_view_request = view;
+          ui.rope.request = view;
           const std::string what = std::to_string(w) + "x" + std::to_string(h) + " font " +
                                    std::to_string(static_cast<int>(px)) +
                                    (presentation ? " presentation " : " ") + names[view];
           EXPECT_EQ(checked_frames(w, h, what), 0) << what;
-          EXPECT_EQ(ui.rope_view, view) << what;
-          EXPECT_EQ(ui.rope_view_request, -1);
+          EXPECT_EQ(ui.rope.view, view) << what;
+          EXPECT_EQ(ui.rope.request, -1);
           EXPECT_EQ(state.current_stage().id, StageId::kRope);
         }
   // The distance view's heatmap was drawn, and the selection is what it shows.
@@ -137,7 +137,7 @@ TEST_F(LmRope, TheRolesTabExplainsTheStrongestSink) {
   ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
   LmPanel& p = *ui.lm.state;
   EXPECT_EQ(p.role, 1);
-  ui.text_log = &texts;
+  ui.probes.text_log = &texts;
   for (float px : {20.0f, 32.0f}) {
     ui.settings.font_px = px;
     EXPECT_EQ(checked_frames(1280, 720, "roles, first token"), 0);

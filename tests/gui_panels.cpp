@@ -38,12 +38,12 @@ class Headless : public test::HeadlessApp {
   // Runs a path dialog of `kind` on `path` as a user would (Enter), waits for its export and
   // lets the status bar pick the result up.
   void export_through_dialog(PathDialog kind, const std::string& path) {
-    ui.path_dialog = kind;
-    ui.path_buffer = path;
+    ui.dialogs.path = kind;
+    ui.dialogs.buffer = path;
     frames(2);
     press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-    ASSERT_TRUE(ui.export_job.running()) << static_cast<int>(kind) << ": " << ui.dialog_error;
-    ui.export_job.wait();
+    ASSERT_TRUE(ui.exports.job.running()) << static_cast<int>(kind) << ": " << ui.dialogs.error;
+    ui.exports.job.wait();
     frames(2);
     EXPECT_FALSE(state.message_is_error()) << state.message();
   }
@@ -139,7 +139,7 @@ TEST_F(Headless, ClickingACellSelectsItForTheNarration) {
 TEST_F(Headless, CustomMaskEditingTogglesCells) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
   state.set_stage(StageId::kMasked);
-  ui.custom_mask_edit = true;
+  ui.editor.custom_mask = true;
   frames(3);
   click(ui.views["main"].cell_center(2, 0));
   ASSERT_EQ(state.scenario().options.mask.custom.size(), 1u);
@@ -200,8 +200,8 @@ TEST_F(Headless, OpeningAMalformedFileFromTheDialogKeepsTheScenario) {
   const std::string bad = test::temp_path("malformed.json");
   std::string e;
   ASSERT_TRUE(write_file_atomically(bad, "{\"q\": [[1, 2], [3]], \"k\": [[1]], \"v\": [[1]]}", e));
-  ui.path_dialog = PathDialog::kOpen;
-  ui.path_buffer = bad;
+  ui.dialogs.path = PathDialog::kOpen;
+  ui.dialogs.buffer = bad;
   frames(3);
   // Enter confirms the path field (it has keyboard focus when the dialog opens).
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
@@ -209,7 +209,7 @@ TEST_F(Headless, OpeningAMalformedFileFromTheDialogKeepsTheScenario) {
   EXPECT_TRUE(state.message_is_error());
   EXPECT_NE(state.message().find("ragged"), std::string::npos) << state.message();
   EXPECT_EQ(state.scenario().name, "fear-is-the");
-  EXPECT_EQ(ui.path_dialog, PathDialog::kOpen);  // the dialog stays open with the error
+  EXPECT_EQ(ui.dialogs.path, PathDialog::kOpen);  // the dialog stays open with the error
 }
 
 TEST_F(Headless, VariantsAndProjectionModeDraw) {
@@ -277,7 +277,7 @@ TEST_F(Headless, UnsavedEditsAskBeforeBeingDiscarded) {
   ran = false;
   ui.request_discard_check([&] { ran = true; });
   EXPECT_FALSE(ran);
-  EXPECT_TRUE(ui.ask_discard);
+  EXPECT_TRUE(ui.dialogs.ask_discard);
   frames(3);  // the dialog is up; the edit is still there
   EXPECT_FLOAT_EQ((*state.tensor(Tensor::kQ, 0))(0, 0), 0.6f);
   EXPECT_FALSE(ran);
@@ -376,16 +376,16 @@ TEST_F(Headless, TheFirstStartHintAndTheTourPages) {
   const float back_x = w->Pos.x + style.WindowPadding.x + 4;
   const float next_x = w->Pos.x + style.WindowPadding.x + ImGui::CalcTextSize("◀ Back").x +
                        style.FramePadding.x * 2 + style.ItemSpacing.x + 4;
-  EXPECT_EQ(ui.tour_page, 0);
+  EXPECT_EQ(ui.tour.page, 0);
   click({back_x, y});  // disabled on the first page
-  EXPECT_EQ(ui.tour_page, 0);
+  EXPECT_EQ(ui.tour.page, 0);
   for (int page = 1; page < tour_page_count(); ++page) {
     click({next_x, y});
-    EXPECT_EQ(ui.tour_page, page);
+    EXPECT_EQ(ui.tour.page, page);
   }
   EXPECT_EQ(tour_page_count(), 5);
   click({back_x, y});
-  EXPECT_EQ(ui.tour_page, tour_page_count() - 2);
+  EXPECT_EQ(ui.tour.page, tour_page_count() - 2);
   click({next_x, y});
   click({next_x, y});  // "Done" on the last page
   EXPECT_FALSE(ui.tour.open);
@@ -409,7 +409,7 @@ TEST_F(Headless, TheHelpWindowsDraw) {
     ui.settings.font_px = px;
     ui.tour.open = ui.shortcuts.open = ui.about.open = true;
     for (int page = 0; page < tour_page_count(); ++page) {
-      ui.tour_page = page;
+      ui.tour.page = page;
       frames(2);
     }
     for (const char* name : {"Getting started###tour", "Keyboard shortcuts###shortcuts",
@@ -443,7 +443,7 @@ TEST_F(Headless, EveryWindowOpensFromItsTabNameAloneAndDraws) {
     for (int j = 0; j < kWindowCount; ++j)
       EXPECT_EQ(window_open(ui, window_rows()[j].id), j == i)
           << r.name << " / " << window_rows()[j].name;
-    EXPECT_EQ(ui.model_stage == r.id, r.model_stage) << r.name;
+    EXPECT_EQ(ui.layout.model_stage == r.id, r.model_stage) << r.name;
   }
   for (const WindowRow* r = window_rows(); r != window_rows() + kWindowCount; ++r)
     window_flags(ui, r->id).open = false;
@@ -473,12 +473,12 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
   state.set_head(2);
   frames(2);
   const std::string png = test::temp_path("dialog-export.png");
-  ui.path_dialog = PathDialog::kExportPng;
-  ui.path_buffer = png;
+  ui.dialogs.path = PathDialog::kExportPng;
+  ui.dialogs.buffer = png;
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-  ASSERT_TRUE(ui.export_job.running());
-  ui.export_job.wait();
+  ASSERT_TRUE(ui.exports.job.running());
+  ui.exports.job.wait();
   frames(2);  // the status bar picks the result up
   EXPECT_FALSE(state.message_is_error()) << state.message();
   std::string bytes, e;
@@ -488,12 +488,12 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
 
   // Every stage of every head into a folder.
   const std::string dir = test::temp_path("all-stages");
-  ui.path_dialog = PathDialog::kExportAllSvg;
-  ui.path_buffer = dir;
+  ui.dialogs.path = PathDialog::kExportAllSvg;
+  ui.dialogs.buffer = dir;
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-  ASSERT_TRUE(ui.export_job.running());
-  ui.export_job.wait();
+  ASSERT_TRUE(ui.exports.job.running());
+  ui.exports.job.wait();
   frames(2);
   EXPECT_FALSE(state.message_is_error()) << state.message();
   for (const char* f : {"/weights-h0.svg", "/weights-h3.svg", "/scores-h2.svg", "/k-kv1.svg"})
@@ -508,14 +508,14 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
     EXPECT_EQ(bytes.rfind("%PDF-", 0), 0u);
   }
   const std::string sheet = test::temp_path("sheet.pdf");
-  ui.path_dialog = PathDialog::kWorksheet;
-  ui.path_buffer = sheet;
-  ui.worksheet_fresh = true;
-  ui.worksheet_seed = 3;
+  ui.dialogs.path = PathDialog::kWorksheet;
+  ui.dialogs.buffer = sheet;
+  ui.dialogs.worksheet_fresh = true;
+  ui.dialogs.worksheet_seed = 3;
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-  ASSERT_TRUE(ui.export_job.running()) << ui.dialog_error;
-  ui.export_job.wait();
+  ASSERT_TRUE(ui.exports.job.running()) << ui.dialogs.error;
+  ui.exports.job.wait();
   frames(2);
   EXPECT_FALSE(state.message_is_error()) << state.message();
   ASSERT_TRUE(read_text_file(sheet.substr(0, sheet.size() - 4) + "-answers.pdf", bytes, e)) << e;
@@ -532,10 +532,10 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
       {ExportSizeChoice::kWide, {1920, 1080}},
       {ExportSizeChoice::kFourThree, {1600, 1200}},
       {ExportSizeChoice::kCustom, {640, 480}}};
-  ui.export_w = 640;
-  ui.export_h = 480;
+  ui.dialogs.export_w = 640;
+  ui.dialogs.export_h = 480;
   for (const auto& [choice, wh] : sizes) {
-    ui.export_size = choice;
+    ui.dialogs.export_size = choice;
     const std::string png = test::temp_path("sized-export.png");
     export_through_dialog(PathDialog::kExportPng, png);
     const test::RgbImage img = test::load_png_rgb(png);
@@ -543,10 +543,10 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
     EXPECT_EQ(img.h, wh.second);
     // The full path, in the status bar and as the last export's path.
     const std::string full = std::filesystem::absolute(png).lexically_normal().string();
-    EXPECT_EQ(ui.exported_path, full);
+    EXPECT_EQ(ui.exports.written, full);
     EXPECT_NE(state.message().find(full), std::string::npos) << state.message();
 
-    ui.deck_size = choice;
+    ui.dialogs.deck_size = choice;
     const std::string pdf = test::temp_path("sized-deck.pdf");
     export_through_dialog(PathDialog::kExportAllPdf, pdf);
     double w = 0, h = 0;
@@ -556,20 +556,20 @@ TEST_F(Headless, ExportDialogSizesPicturesAndSlidesAndNamesTheFullPath) {
   }
   // A relative path is written where it says, and named in full.
   const std::string dir = test::temp_path("sized-folder");
-  ui.export_size = ExportSizeChoice::kWide;
+  ui.dialogs.export_size = ExportSizeChoice::kWide;
   export_through_dialog(PathDialog::kExportAllPng, dir);
   EXPECT_EQ(test::load_png_rgb(dir + "/weights.png").w, 1920);
-  EXPECT_EQ(ui.exported_path, std::filesystem::absolute(dir).lexically_normal().string());
+  EXPECT_EQ(ui.exports.written, std::filesystem::absolute(dir).lexically_normal().string());
   // A custom size out of range is refused in the dialog.
-  ui.export_size = ExportSizeChoice::kCustom;
-  ui.export_w = 10;
-  ui.path_dialog = PathDialog::kExportPng;
-  ui.path_buffer = test::temp_path("too-small.png");
+  ui.dialogs.export_size = ExportSizeChoice::kCustom;
+  ui.dialogs.export_w = 10;
+  ui.dialogs.path = PathDialog::kExportPng;
+  ui.dialogs.buffer = test::temp_path("too-small.png");
   frames(2);
   press(ImGui::GetKeyIndex(ImGuiKey_Enter));
   frames(1);
-  EXPECT_FALSE(ui.export_job.running());
-  EXPECT_NE(ui.dialog_error.find("size"), std::string::npos) << ui.dialog_error;
+  EXPECT_FALSE(ui.exports.job.running());
+  EXPECT_NE(ui.dialogs.error.find("size"), std::string::npos) << ui.dialogs.error;
 }
 
 // The scale render/color_scale.h describes, derived here from the cells with plain loops: signed
@@ -649,8 +649,8 @@ TEST_F(Headless, TypingIntoTablesGoesThroughValidationAndUndo) {
   state.set_stage(StageId::kScores);
   frames(3);
   auto type_into = [&](const std::string& key, const char* text) {
-    ASSERT_TRUE(ui.text_cell_rects.count(key)) << key;
-    const ImVec4 r = ui.text_cell_rects.at(key);
+    ASSERT_TRUE(ui.editor.cell_rects.count(key)) << key;
+    const ImVec4 r = ui.editor.cell_rects.at(key);
     click({(r.x + r.z) / 2, (r.y + r.w) / 2});
     ImGui::GetIO().AddInputCharactersUTF8(text);
     frame();

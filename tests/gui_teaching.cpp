@@ -365,7 +365,7 @@ TEST(Idle, TheWindowSleepsUnlessSomethingMoves) {
   st.playing = true;
   EXPECT_TRUE(ui.wants_frames());
   st.playing = false;
-  ui.transition = {StageId::kMasked, StageId::kWeights, 4.5, 1.0};
+  ui.motion.transition = {StageId::kMasked, StageId::kWeights, 4.5, 1.0};
   EXPECT_TRUE(ui.wants_frames());
   ui.now = 6.0;
   EXPECT_FALSE(ui.wants_frames());  // the animation is over

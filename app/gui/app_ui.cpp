@@ -29,8 +29,8 @@ void Ui::request_discard_check(std::function<void()> action) {
     action();
     return;
   }
-  after_discard = std::move(action);
-  ask_discard = true;
+  dialogs.after_discard = std::move(action);
+  dialogs.ask_discard = true;
 }
 
 void Ui::run_deferred() {
@@ -164,21 +164,21 @@ void help_marker(const char* text) {
 }
 
 ImGuiWindowFlags place_as_stage(const Ui& ui, WindowId which) {
-  if (ui.model_stage != which || ui.stage_rect.z <= 0) return 0;
-  ImGui::SetNextWindowPos({ui.stage_rect.x, ui.stage_rect.y}, ImGuiCond_Always);
-  ImGui::SetNextWindowSize({ui.stage_rect.z, ui.stage_rect.w}, ImGuiCond_Always);
+  if (ui.layout.model_stage != which || ui.layout.stage_rect.z <= 0) return 0;
+  ImGui::SetNextWindowPos({ui.layout.stage_rect.x, ui.layout.stage_rect.y}, ImGuiCond_Always);
+  ImGui::SetNextWindowSize({ui.layout.stage_rect.z, ui.layout.stage_rect.w}, ImGuiCond_Always);
   // On a slide the lesson's column says what the stage is and moves it on: its title bar would
   // only take a line from the figure (and its close button the end of the title).
   return ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-         (ui.slide.on ? ImGuiWindowFlags_NoTitleBar : 0);
+         (ui.lesson_view.slide.on ? ImGuiWindowFlags_NoTitleBar : 0);
 }
 
 void place_beside_lesson(const Ui& ui, bool& pending) {
-  if (!pending || ui.lesson_rect.z <= 0) return;
+  if (!pending || ui.lesson_view.rect.z <= 0) return;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
-  const float x0 = vp->Pos.x, y0 = ui.lesson_rect.y;
+  const float x0 = vp->Pos.x, y0 = ui.lesson_view.rect.y;
   ImGui::SetNextWindowPos({x0, y0}, ImGuiCond_Always);
-  ImGui::SetNextWindowSize({std::max(320.0f, ui.lesson_rect.x - x0), ui.lesson_rect.w},
+  ImGui::SetNextWindowSize({std::max(320.0f, ui.lesson_view.rect.x - x0), ui.lesson_view.rect.w},
                            ImGuiCond_Always);
   ImGui::SetNextWindowFocus();
   pending = false;
@@ -315,8 +315,8 @@ bool tab(Ui& ui, const char* label, const char* id) {
 }  // namespace
 
 bool Ui::wants_frames() const {
-  return frames_wanted > 0 || state.playing || state.computing() || export_job.running() ||
-         transition.active(now) || changes.active(now) || busy();
+  return frames_wanted > 0 || state.playing || state.computing() || exports.job.running() ||
+         motion.transition.active(now) || motion.changes.active(now) || busy();
 }
 
 float Ui::font_px(float window_w, float window_h) const {
@@ -331,7 +331,7 @@ void start_prediction(Ui& ui, int row, int col) {
     st.set_stage(StageId::kScores);
     stage = StageId::kScores;
   }
-  PredictKind kind = ui.predict_kind;
+  PredictKind kind = ui.predict_form.kind;
   if (!stage_supports(stage, kind)) kind = PredictKind::kValue;
   const TraceStep* step = st.trace().find(stage);
   const int index = step && step->num_heads() == 1 ? 0 : st.head();
@@ -342,12 +342,12 @@ void start_prediction(Ui& ui, int row, int col) {
     col = attention ? sel.key : -1;
   }
   std::string why;
-  if (!ui.predict.start(st.trace(), stage, index, row, col, kind, ui.predict_scope, why)) {
+  if (!ui.predict.start(st.trace(), stage, index, row, col, kind, ui.predict_form.scope, why)) {
     st.set_message(why, true);
     return;
   }
-  ui.predict_buffer.clear();
-  ui.predict_error.clear();
+  ui.predict_form.buffer.clear();
+  ui.predict_form.error.clear();
   st.playing = false;
   st.clear_selection();  // the narration of a selected cell would give the answer away
 }
@@ -382,16 +382,16 @@ void handle_shortcuts(Ui& ui) {
   if (io.KeyCtrl && named_key_pressed(ImGuiKey_Y)) st.redo();
   if (io.KeyCtrl && key_pressed(kKeyS)) {
     if (st.file_path().empty()) {
-      ui.path_dialog = PathDialog::kSave;
-      ui.path_buffer = st.scenario().name + ".json";
+      ui.dialogs.path = PathDialog::kSave;
+      ui.dialogs.buffer = st.scenario().name + ".json";
     } else {
       st.save_file(st.file_path());
     }
   }
   if (io.KeyCtrl && key_pressed(kKeyO)) {
     ui.request_discard_check([&ui] {
-      ui.path_dialog = PathDialog::kOpen;
-      ui.path_buffer = ui.state.file_path();
+      ui.dialogs.path = PathDialog::kOpen;
+      ui.dialogs.buffer = ui.state.file_path();
     });
   }
   if (io.KeyCtrl || io.KeyAlt) return;
@@ -425,7 +425,7 @@ namespace {
 // room (cells for 16 px numbers, a label column, the colour bar), at most 70 % of the window.
 float figure_min_width(const Ui& ui, float window_w) {
   const float fs = ImGui::GetFontSize();
-  if (ui.model_stage) return window_w * 0.42f;  // a model's views: most of half
+  if (ui.layout.model_stage) return window_w * 0.42f;  // a model's views: most of half
   const AppState& st = ui.state;
   if (!st.has_trace()) return 0;
   const AttentionTrace& t = st.trace();
@@ -446,7 +446,7 @@ float figure_min_width(const Ui& ui, float window_w) {
 bool status_has_news(const Ui& ui) {
   const AppState& st = ui.state;
   return (!st.message().empty() && st.message_is_error()) || st.computing() ||
-         ui.export_job.running() || class_mode_on(ui);
+         ui.exports.job.running() || class_mode_on(ui);
 }
 
 void draw_app(Ui& ui) {
@@ -460,21 +460,22 @@ void draw_app(Ui& ui) {
   // question about a stage the class has left is dropped.
   const std::optional<StageId> stage =
       st.has_trace() ? std::optional<StageId>(st.current_stage().id) : std::nullopt;
-  if (stage != ui.shown_stage) {
-    const std::optional<StageId> from = ui.shown_stage;
+  if (stage != ui.motion.shown_stage) {
+    const std::optional<StageId> from = ui.motion.shown_stage;
     if (ui.settings.animate && from && stage && stage_change_animates(*from, *stage))
-      ui.transition = {*from, *stage, ui.now, stage_change_seconds(*from, *stage)};
+      ui.motion.transition = {*from, *stage, ui.now, stage_change_seconds(*from, *stage)};
     else
-      ui.transition = {};
-    ui.shown_stage = stage;
+      ui.motion.transition = {};
+    ui.motion.shown_stage = stage;
   }
   if (ui.predict.active() && ui.predict.question().stage != stage) ui.predict.cancel();
   ui.secret = ui.lesson && ui.lesson->is_open() && st.has_trace() ? ui.lesson->secret(st.trace())
                                                                   : QuestionSecret{};
   if (st.has_trace())
-    ui.changes.update(st.trace(), st.trace_serial(),
-                      ui.settings.animate && st.load_serial() == ui.loads_seen, ui.now);
-  ui.loads_seen = st.load_serial();
+    ui.motion.changes.update(st.trace(), st.trace_serial(),
+                             ui.settings.animate && st.load_serial() == ui.motion.loads_seen,
+                             ui.now);
+  ui.motion.loads_seen = st.load_serial();
 
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float fs = ImGui::GetFontSize();
@@ -488,8 +489,9 @@ void draw_app(Ui& ui) {
   // first frame is the one that places the windows.
   in.menu_h = ImGui::GetFrameHeight();
   in.status_h = ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;
-  in.pipeline_h = ui.pipeline_h > 0 ? ui.pipeline_h : std::round(fs * 5.2f);
-  in.heads_h = ui.heads_h > 0 ? ui.heads_h : std::round(fs * 7);  // until the panel measures
+  in.pipeline_h = ui.layout.pipeline_h > 0 ? ui.layout.pipeline_h : std::round(fs * 5.2f);
+  in.heads_h =
+      ui.layout.heads_h > 0 ? ui.layout.heads_h : std::round(fs * 7);  // until the panel measures
   // A lesson's text and question take the whole column unless there are heads to compare.
   if (ui.lesson && !(st.has_trace() && st.trace().num_heads > 1)) in.heads_h = 0;
   in.lesson = ui.lesson && ui.lesson->is_open();
@@ -498,8 +500,8 @@ void draw_app(Ui& ui) {
   // A model window open is a stage of its own: it takes the stepper's room (strip, scenario and
   // heatmap) and a lesson's column stays beside it, from the top; with no lesson open it takes the
   // whole body. Closing it brings the stepper back.
-  ui.model_stage = model_stage_window(ui);
-  const bool stepper = !ui.model_stage;
+  ui.layout.model_stage = model_stage_window(ui);
+  const bool stepper = !ui.layout.model_stage;
   if (!stepper) in.pipeline_h = 0;
   in.model_stage = !stepper;
   if (in.presentation && !in.panels_shown && in.lesson) {
@@ -516,16 +518,17 @@ void draw_app(Ui& ui) {
     L = compute_layout(in);
     L.slide_fits = false;
   }
-  ui.slide.on = L.slide;
-  ui.slide.fits = L.slide_fits;
-  ui.status_shown = in.status_h > 0;
+  ui.lesson_view.slide.on = L.slide;
+  ui.lesson_view.slide.fits = L.slide_fits;
+  ui.layout.status_shown = in.status_h > 0;
   const std::string sig = signature(L);
-  const bool relayout = ui.reset_layout || sig != ui.layout_applied;
-  ui.layout_applied = sig;
+  const bool relayout = ui.layout.reset || sig != ui.layout.applied;
+  ui.layout.applied = sig;
 
   {
     const float x0 = L.scenario.shown ? L.scenario.x : L.heatmap.x;
-    ui.stage_rect = {x0, L.pipeline.y, L.heatmap.right() - x0, L.heatmap.bottom() - L.pipeline.y};
+    ui.layout.stage_rect = {x0, L.pipeline.y, L.heatmap.right() - x0,
+                            L.heatmap.bottom() - L.pipeline.y};
   }
   if (stepper) {
     place(relayout, L.pipeline);
@@ -564,13 +567,14 @@ void draw_app(Ui& ui) {
     if (ImGui::Begin("Panels###side", nullptr,
                      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
       if (ImGui::BeginTabBar("side-tabs")) {
-        if (ui.lesson && ImGui::BeginTabItem(lesson_tab_label(ui).c_str(), nullptr,
-                                             ui.select_lesson_tab ? ImGuiTabItemFlags_SetSelected
-                                                                  : ImGuiTabItemFlags_None)) {
+        if (ui.lesson &&
+            ImGui::BeginTabItem(lesson_tab_label(ui).c_str(), nullptr,
+                                ui.lesson_view.select_tab ? ImGuiTabItemFlags_SetSelected
+                                                          : ImGuiTabItemFlags_None)) {
           draw_lesson_contents(ui);
           ImGui::EndTabItem();
         }
-        ui.select_lesson_tab = false;
+        ui.lesson_view.select_tab = false;
         if (tab(ui, ui.predict.active() ? "Predict" : "Narration", "narration")) {
           draw_narration_contents(ui);
           ImGui::EndTabItem();
@@ -604,11 +608,11 @@ void draw_app(Ui& ui) {
     }
   }
 
-  if (ui.status_shown) draw_status_bar(ui);
+  if (ui.layout.status_shown) draw_status_bar(ui);
   draw_windows(ui);
   draw_dialogs(ui);
   ui.run_deferred();
-  ui.reset_layout = false;
+  ui.layout.reset = false;
 }
 
 }  // namespace attn

@@ -110,14 +110,14 @@ std::string sidecar_json(const Ui& ui, int fb_w, int fb_h, float scale_x, float 
   j["framebuffer"] = {fb_w, fb_h};
   j["stage"] = stage_name(st.current_stage().id);
   j["head"] = st.head();
-  j["colormap"] = ui.main_scale.map;
-  j["vmin"] = ui.main_scale.lo;
-  j["vmax"] = ui.main_scale.hi;
+  j["colormap"] = ui.probes.main_scale.map;
+  j["vmin"] = ui.probes.main_scale.lo;
+  j["vmax"] = ui.probes.main_scale.hi;
   j["theme"] = ui.settings.light_theme ? "light" : "dark";
   j["presentation"] = ui.presentation;
-  j["font_px"] = ui.font_built_px;
+  j["font_px"] = ui.fonts.built_px;
   auto it = ui.views.find("main");
-  if (it != ui.views.end() && it->second.drawn && ui.main_step == st.current_stage().id) {
+  if (it != ui.views.end() && it->second.drawn && ui.probes.main_step == st.current_stage().id) {
     const HeatmapViewport& v = it->second;
     j["rows"] = v.rows;
     j["cols"] = v.cols;
@@ -273,7 +273,7 @@ int run_gui(const GuiOptions& o) {
     std::cerr << "warning: " << note << "\n";
     state.set_message(note, true);
   }
-  ui.reset_layout = ini.empty();
+  ui.layout.reset = ini.empty();
   ImGui_ImplGlfw_InitForOpenGL(window, true);
   glfwSetKeyCallback(window, on_key);  // in front of the backend's: see KeyTaps
   ImGui_ImplOpenGL3_Init("#version 330 core");
@@ -289,7 +289,7 @@ int run_gui(const GuiOptions& o) {
 
   if (!cfg.empty()) {
     state.recovery_path = cfg + "/recovery.json";
-    ui.ask_recovery = state.check_recovery_at_start();
+    ui.dialogs.ask_recovery = state.check_recovery_at_start();
   }
 
   bool built_light = !ui.settings.light_theme;
@@ -360,7 +360,7 @@ int run_gui(const GuiOptions& o) {
     int win_w = 0, win_h = 0;
     glfwGetWindowSize(window, &win_w, &win_h);
     const float want_px = ui.font_px(static_cast<float>(win_w), static_cast<float>(win_h));
-    if (ui.font_built_px != want_px) {
+    if (ui.fonts.built_px != want_px) {
       ImGui_ImplOpenGL3_DestroyFontsTexture();  // the backend's, made with its device objects
       load_fonts(ui, want_px);
       font_texture = upload_font_atlas(font_texture);

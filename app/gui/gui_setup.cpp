@@ -111,7 +111,7 @@ bool apply_tab(Ui& ui, const std::string& tab, std::optional<WindowId>& opened,
       {"rope-angles", kRopeAngles}, {"rope-turned", kRopeTurned}, {"rope-distance", kRopeDistance}};
   for (const auto& [name, view] : rope_views)
     if (tab == name) {
-      ui.rope_view_request = view;
+      ui.rope.request = view;
       return true;
     }
   std::string view;
@@ -243,31 +243,31 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
           o.transition + "'";
       return false;
     }
-    ui.transition = {*from, st.current_stage().id, 0, 1, p};
-    ui.shown_stage = st.current_stage().id;
+    ui.motion.transition = {*from, st.current_stage().id, 0, 1, p};
+    ui.motion.shown_stage = st.current_stage().id;
   }
   if (!o.predict.empty() || !o.predict_scope.empty() || !o.guess.empty()) {
     if (o.predict != "value" && o.predict != "pick") {
       error = "--predict: expected value or pick, got '" + o.predict + "'";
       return false;
     }
-    ui.predict_kind = o.predict == "pick" ? PredictKind::kPick : PredictKind::kValue;
+    ui.predict_form.kind = o.predict == "pick" ? PredictKind::kPick : PredictKind::kValue;
     const std::string& sc = o.predict_scope.empty() ? std::string("cell") : o.predict_scope;
     if (sc != "cell" && sc != "row" && sc != "stage") {
       error = "--predict-scope: expected cell, row or stage, got '" + sc + "'";
       return false;
     }
-    ui.predict_scope = sc == "cell"  ? PredictScope::kCell
-                       : sc == "row" ? PredictScope::kRow
-                                     : PredictScope::kStage;
+    ui.predict_form.scope = sc == "cell"  ? PredictScope::kCell
+                            : sc == "row" ? PredictScope::kRow
+                                          : PredictScope::kStage;
     start_prediction(ui);
     if (!ui.predict.active()) {
       error = "--predict: " + st.message();
       return false;
     }
-    ui.shown_stage = st.current_stage().id;
+    ui.motion.shown_stage = st.current_stage().id;
     if (!o.guess.empty()) {
-      if (ui.predict_kind == PredictKind::kPick) {
+      if (ui.predict_form.kind == PredictKind::kPick) {
         int j = -1;
         char extra = 0;
         if (std::sscanf(o.guess.c_str(), "%d%c", &j, &extra) != 1 || j < 0 || j >= st.trace().n_k) {

@@ -198,10 +198,11 @@ void draw_text(Ui& ui, ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU
   } else {
     dl->AddText(font, size, pos, col, text.c_str());
   }
-  if (ui.text_log) {
+  if (ui.probes.text_log) {
     const ImGuiWindow* w = ImGui::GetCurrentWindow();
-    ui.text_log->push_back({a, b, dl->GetClipRectMin(), dl->GetClipRectMax(), w->InnerClipRect.Min,
-                            w->InnerClipRect.Max, w->ScrollbarX, w->ScrollMax.y > 0.5f, text});
+    ui.probes.text_log->push_back({a, b, dl->GetClipRectMin(), dl->GetClipRectMax(),
+                                   w->InnerClipRect.Min, w->InnerClipRect.Max, w->ScrollbarX,
+                                   w->ScrollMax.y > 0.5f, text});
   }
 }
 
@@ -539,7 +540,7 @@ void paint_heatmap(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewpo
   const float nf = L.number_size;
   v.numbers_shown = L.numbers_shown;
   v.number_px = v.numbers_shown ? nf : 0;
-  ImFont* number_font = nf > fs * 1.05f && ui.font_cells ? ui.font_cells : font;
+  ImFont* number_font = nf > fs * 1.05f && ui.fonts.cells ? ui.fonts.cells : font;
   if (v.numbers_shown) {
     for (int i = i0; i < i1; ++i)
       for (int j = j0; j < j1; ++j) {

@@ -132,16 +132,16 @@ void draw_histogram(Ui& ui, const ClassDistribution& d, int precision, float wid
     const float h = (bottom - top) * static_cast<float>(d.bins[b]) / static_cast<float>(most);
     dl->AddRectFilled({x0 + 1, bottom - h}, {x0 + bw - 1, bottom}, bar);
     const std::string n = std::to_string(d.bins[b]);
-    const float tw = text_width(ui.font_regular, small, n);
-    draw_text(ui, dl, ui.font_regular, small, {x0 + (bw - tw) / 2, bottom - h - small * 1.15f}, ink,
-              n, false);
+    const float tw = text_width(ui.fonts.regular, small, n);
+    draw_text(ui, dl, ui.fonts.regular, small, {x0 + (bw - tw) / 2, bottom - h - small * 1.15f},
+              ink, n, false);
   }
   dl->AddLine({at.x, bottom}, {at.x + width, bottom}, dim);
   const std::string lo = format_fixed(d.lo, precision, true);
   const std::string hi = format_fixed(d.hi, precision, true);
-  draw_text(ui, dl, ui.font_regular, small, {at.x, bottom + 2}, dim, lo, false);
-  draw_text(ui, dl, ui.font_regular, small,
-            {at.x + width - text_width(ui.font_regular, small, hi), bottom + 2}, dim, hi, false);
+  draw_text(ui, dl, ui.fonts.regular, small, {at.x, bottom + 2}, dim, lo, false);
+  draw_text(ui, dl, ui.fonts.regular, small,
+            {at.x + width - text_width(ui.fonts.regular, small, hi), bottom + 2}, dim, hi, false);
   if (d.truth) {
     const double span = d.hi > d.lo ? d.hi - d.lo : 1;
     const float thick = std::max(2.0f, fs * 0.1f);
@@ -152,10 +152,10 @@ void draw_histogram(Ui& ui, const ClassDistribution& d, int precision, float wid
     const std::string value = "answer " + format_fixed(*d.truth, precision, true);
     const bool left = x > at.x + width / 2;
     const std::string t = left ? value + " ▲" : "▲ " + value;
-    const float tw = text_width(ui.font_bold, fs, t);
-    const float tri = text_width(ui.font_bold, fs, "▲");
+    const float tw = text_width(ui.fonts.bold, fs, t);
+    const float tri = text_width(ui.fonts.bold, fs, "▲");
     const float tx = std::clamp(left ? x + tri / 2 - tw : x - tri / 2, at.x, at.x + width - tw);
-    draw_text(ui, dl, ui.font_bold, fs, {tx, bottom + small * 1.3f}, kRightColour, t, false);
+    draw_text(ui, dl, ui.fonts.bold, fs, {tx, bottom + small * 1.3f}, kRightColour, t, false);
   }
   ImGui::Dummy({width, height});
 }
@@ -173,16 +173,16 @@ void draw_choice_bars(Ui& ui, const ClassDistribution& d, bool lettered, float w
     const std::string text =
         lettered ? std::string(1, static_cast<char>('A' + i)) + ". " + d.choices[i] : d.choices[i];
     const std::string label = elide_to_width(text, label_w - fs * 0.4f);
-    draw_text(ui, dl, right ? ui.font_bold : ui.font_regular, fs, at,
+    draw_text(ui, dl, right ? ui.fonts.bold : ui.fonts.regular, fs, at,
               right ? kRightColour : ImGui::GetColorU32(ImGuiCol_Text), label, false);
     const std::string n = std::to_string(d.counts[i]) + (right ? "  ◀ right" : "");
-    const float n_w = text_width(ui.font_regular, fs, n) + fs * 0.4f;
+    const float n_w = text_width(ui.fonts.regular, fs, n) + fs * 0.4f;
     const float room = std::max(0.0f, width - label_w - n_w);
     const float len = room * static_cast<float>(d.counts[i]) / static_cast<float>(most);
     const float y0 = at.y + fs * 0.15f, y1 = at.y + fs * 0.95f;
     dl->AddRectFilled({at.x + label_w, y0}, {at.x + label_w + std::max(len, 2.0f), y1},
                       right ? kRightColour : ImGui::GetColorU32(kAccent));
-    draw_text(ui, dl, ui.font_regular, fs, {at.x + label_w + len + fs * 0.3f, at.y},
+    draw_text(ui, dl, ui.fonts.regular, fs, {at.x + label_w + len + fs * 0.3f, at.y},
               ImGui::GetColorU32(ImGuiCol_Text), n, false);
     ImGui::Dummy({width, fs * 1.15f});
   }
@@ -394,27 +394,27 @@ void draw_class_window(Ui& ui) {
   const ImU32 ink = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const std::string scan = "Scan the code, or open in a browser:";
-  big_text(ui, ui.font_regular, fitting_px(ui.font_regular, scan, words_w, fs), scan, dim);
+  big_text(ui, ui.fonts.regular, fitting_px(ui.fonts.regular, scan, words_w, fs), scan, dim);
   const std::string address = "http://" + c.host + ":" + std::to_string(c.port);
-  big_text(ui, ui.font_cells, fitting_px(ui.font_cells, address, words_w, fs * 2.2f), address,
+  big_text(ui, ui.fonts.cells, fitting_px(ui.fonts.cells, address, words_w, fs * 2.2f), address,
            ImGui::GetColorU32(kAccent));
   for (const std::string& h : c.other_hosts) {
     const std::string also = "or http://" + h + ":" + std::to_string(c.port);
-    big_text(ui, ui.font_regular, fitting_px(ui.font_regular, also, words_w, fs * 0.85f), also,
+    big_text(ui, ui.fonts.regular, fitting_px(ui.fonts.regular, also, words_w, fs * 0.85f), also,
              dim);
   }
   ImGui::Dummy({0, fs * 0.4f});
-  big_text(ui, ui.font_regular,
-           std::min(fs, fitting_px(ui.font_regular, "Session code", words_w, fs)), "Session code",
+  big_text(ui, ui.fonts.regular,
+           std::min(fs, fitting_px(ui.fonts.regular, "Session code", words_w, fs)), "Session code",
            dim);
   const std::string& code = c.room->code();
-  c.code_px = fitting_px(ui.font_cells, code, words_w, fs * 4.5f);
-  big_text(ui, ui.font_cells, c.code_px, code, ink);
+  c.code_px = fitting_px(ui.fonts.cells, code, words_w, fs * 4.5f);
+  big_text(ui, ui.fonts.cells, c.code_px, code, ink);
   ImGui::Dummy({0, fs * 0.4f});
   const bool question = lesson_open(ui) && ui.lesson->step().question.has_value();
   const std::string counts = counts_line(c.counts, question);
-  big_text(ui, ui.font_title, fitting_px(ui.font_title, counts, words_w, ui.font_title->FontSize),
-           counts, ink);
+  big_text(ui, ui.fonts.title,
+           fitting_px(ui.fonts.title, counts, words_w, ui.fonts.title->FontSize), counts, ink);
   if (!c.picture_error.empty()) {
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + words_w);
     ImGui::TextDisabled("The picture students see could not be drawn: %s", c.picture_error.c_str());
@@ -427,8 +427,8 @@ void draw_class_window(Ui& ui) {
   if (ImGui::Button("Hide")) ui.class_mode.open = false;
   ImGui::SameLine();
   if (ImGui::Button("Save results…")) {
-    ui.path_dialog = PathDialog::kClassResults;
-    ui.path_buffer = c.saved_path.empty() ? "class-results.csv" : c.saved_path;
+    ui.dialogs.path = PathDialog::kClassResults;
+    ui.dialogs.buffer = c.saved_path.empty() ? "class-results.csv" : c.saved_path;
   }
   ImGui::SameLine();
   if (ImGui::Button("Stop class mode")) ui.defer([&ui] { stop_class_mode(ui); });
@@ -443,7 +443,7 @@ void draw_class_question(Ui& ui) {
   const float fs = ImGui::GetFontSize();
   ImGui::Spacing();
   ImGui::PushStyleColor(ImGuiCol_Text, kAccent);
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   text_wrapped_at_spaces("Class: " + counts_line(c.counts, true));
   ImGui::PopFont();
   ImGui::PopStyleColor();

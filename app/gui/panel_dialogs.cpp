@@ -53,8 +53,8 @@ ExportSize in_units(ExportSize size, ImageFormat format) {
 
 // The size the dialog's choice gives, or an error for a custom size out of range.
 std::string chosen_size(const Ui& ui, bool deck, ExportSize& size) {
-  const ExportSizeChoice choice = deck ? ui.deck_size : ui.export_size;
-  size = export_size_of(choice, ui.export_w, ui.export_h);
+  const ExportSizeChoice choice = deck ? ui.dialogs.deck_size : ui.dialogs.export_size;
+  size = export_size_of(choice, ui.dialogs.export_w, ui.dialogs.export_h);
   if (choice == ExportSizeChoice::kCustom && (size.w < kMinExportSide || size.h < kMinExportSide ||
                                               size.w > kMaxExportSide || size.h > kMaxExportSide))
     return "size: " + std::to_string(size.w) + " × " + std::to_string(size.h) +
@@ -76,10 +76,10 @@ using RenderPdf = std::function<bool(std::string& bytes, std::string& error)>;
 // (io/atomic_file.h).
 void start_handout_job(Ui& ui, const std::string& path, RenderPdf handout, RenderPdf answers) {
   const std::string file = with_extension(path, ".pdf");
-  const std::string key = ui.worksheet_answers ? answers_path(file) : "";
-  ui.export_what = key.empty() ? full_path(file) : full_path(file) + " and " + full_path(key);
-  ui.export_where = full_path(file);
-  ui.export_job.start(
+  const std::string key = ui.dialogs.worksheet_answers ? answers_path(file) : "";
+  ui.exports.what = key.empty() ? full_path(file) : full_path(file) + " and " + full_path(key);
+  ui.exports.where = full_path(file);
+  ui.exports.job.start(
       [handout = std::move(handout), answers = std::move(answers), file, key](JobControl&) {
         std::string error, bytes;
         AtomicOutputs files;
@@ -98,7 +98,7 @@ void start_handout_job(Ui& ui, const std::string& path, RenderPdf handout, Rende
 // questions and their answers are read from each step's trace first, here.
 std::string start_lesson_worksheet(Ui& ui, const std::string& path) {
   WorksheetOptions o;
-  o.paper = ui.worksheet_letter ? Paper::kLetter : Paper::kA4;
+  o.paper = ui.dialogs.worksheet_letter ? Paper::kLetter : Paper::kA4;
   auto built = std::make_shared<OwnedLessonSheet>();
   std::string error;
   std::optional<LessonSheet> sheet =
@@ -116,19 +116,19 @@ std::string start_lesson_worksheet(Ui& ui, const std::string& path) {
 
 // Writes the worksheet (and its key) for the current scenario on a worker thread.
 std::string start_worksheet(Ui& ui, const std::string& path) {
-  if (ui.lesson && ui.worksheet_lesson) return start_lesson_worksheet(ui, path);
+  if (ui.lesson && ui.dialogs.worksheet_lesson) return start_lesson_worksheet(ui, path);
   AppState& st = ui.state;
   Scenario s = st.scenario();
   WorksheetOptions o;
-  o.paper = ui.worksheet_letter ? Paper::kLetter : Paper::kA4;
+  o.paper = ui.dialogs.worksheet_letter ? Paper::kLetter : Paper::kA4;
   o.head = st.head();
-  if (ui.worksheet_fresh) {
-    s = with_random_inputs(s, static_cast<uint64_t>(ui.worksheet_seed));
-    o.variant = "seed " + std::to_string(ui.worksheet_seed);
+  if (ui.dialogs.worksheet_fresh) {
+    s = with_random_inputs(s, static_cast<uint64_t>(ui.dialogs.worksheet_seed));
+    o.variant = "seed " + std::to_string(ui.dialogs.worksheet_seed);
   }
   std::string error;
   auto trace = std::make_shared<AttentionTrace>();
-  if (ui.worksheet_fresh) {
+  if (ui.dialogs.worksheet_fresh) {
     std::unique_ptr<Backend> cpu = make_backend("cpu", error);
     if (!cpu) return error;
     *trace = compute_scenario_trace(s, *cpu);
@@ -220,7 +220,7 @@ std::string run_path_action(Ui& ui, PathDialog kind, const std::string& path) {
     ui.lm.open = true;  // the window shows the load's progress and any error in the files
     return "";
   }
-  if (ui.export_job.running()) return "an export is still running; try again when it has finished";
+  if (ui.exports.job.running()) return "an export is still running; try again when it has finished";
   // Exports run on a worker with their own copy of the trace: a 1024-token stage takes a while
   // and the window must keep drawing.
   const UiSettings settings = ui.settings;
@@ -244,9 +244,9 @@ std::string run_path_action(Ui& ui, PathDialog kind, const std::string& path) {
     o.head = st.head();
     o.maps = colormaps(settings);
     o.precision = settings.decimals;
-    ui.export_what = file;
-    ui.export_where = file;
-    ui.export_job.start([trace = st.trace(), o, file, format, size](JobControl&) {
+    ui.exports.what = file;
+    ui.exports.where = file;
+    ui.exports.job.start([trace = st.trace(), o, file, format, size](JobControl&) {
       std::string error, bytes;
       const bool drawn = size.w > 0
                              ? render_heatmap_sized(trace, o, size.w, size.h, format, bytes, error)
@@ -262,9 +262,9 @@ std::string run_path_action(Ui& ui, PathDialog kind, const std::string& path) {
     HeatmapOptions base;
     base.maps = colormaps(settings);
     base.precision = settings.decimals;
-    ui.export_what = "every stage into " + file;
-    ui.export_where = file;
-    ui.export_job.start([trace = st.trace(), base, file, size](JobControl&) {
+    ui.exports.what = "every stage into " + file;
+    ui.exports.where = file;
+    ui.exports.job.start([trace = st.trace(), base, file, size](JobControl&) {
       std::string error, bytes;
       if (!render_stage_pages_sized(trace, base, size.w, size.h, bytes, error)) return error;
       return write_file_atomically(file, bytes, error) ? std::string() : error;
@@ -272,9 +272,9 @@ std::string run_path_action(Ui& ui, PathDialog kind, const std::string& path) {
     return "";
   }
   const std::string folder = full_path(path);
-  ui.export_what = "every stage into " + folder;
-  ui.export_where = folder;
-  ui.export_job.start([trace = st.trace(), settings, folder, format, size](JobControl&) {
+  ui.exports.what = "every stage into " + folder;
+  ui.exports.where = folder;
+  ui.exports.job.start([trace = st.trace(), settings, folder, format, size](JobControl&) {
     std::string error;
     export_all_stages(trace, settings, folder, format, error, size);
     return error;
@@ -284,7 +284,7 @@ std::string run_path_action(Ui& ui, PathDialog kind, const std::string& path) {
 
 // The size of the pictures or slides, under the path field of an export.
 void draw_size_options(Ui& ui, bool deck) {
-  ExportSizeChoice& choice = deck ? ui.deck_size : ui.export_size;
+  ExportSizeChoice& choice = deck ? ui.dialogs.deck_size : ui.dialogs.export_size;
   int c = static_cast<int>(choice);
   if (!deck) {
     ImGui::RadioButton("Natural size", &c, static_cast<int>(ExportSizeChoice::kNatural));
@@ -298,12 +298,12 @@ void draw_size_options(Ui& ui, bool deck) {
   choice = static_cast<ExportSizeChoice>(c);
   if (choice == ExportSizeChoice::kCustom) {
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
-    ImGui::InputInt("##export-w", &ui.export_w, 0);
+    ImGui::InputInt("##export-w", &ui.dialogs.export_w, 0);
     ImGui::SameLine();
     ImGui::TextUnformatted("×");
     ImGui::SameLine();
     ImGui::SetNextItemWidth(ImGui::GetFontSize() * 5);
-    ImGui::InputInt("##export-h", &ui.export_h, 0);
+    ImGui::InputInt("##export-h", &ui.dialogs.export_h, 0);
     ImGui::SameLine();
     ImGui::TextUnformatted("pixels");
   }
@@ -320,21 +320,21 @@ void draw_size_options(Ui& ui, bool deck) {
 // The worksheet's choices under the path field.
 void draw_worksheet_options(Ui& ui) {
   if (ui.lesson) {
-    int what = ui.worksheet_lesson ? 0 : 1;
+    int what = ui.dialogs.worksheet_lesson ? 0 : 1;
     const int questions = ui.lesson->question_count();
     const std::string lesson_label =
         "The lesson's " + std::to_string(questions) + (questions == 1 ? " question" : " questions");
     ImGui::RadioButton(lesson_label.c_str(), &what, 0);
     ImGui::SameLine();
     ImGui::RadioButton("This scenario, by hand", &what, 1);
-    if (ui.worksheet_lesson != (what == 0)) {
+    if (ui.dialogs.worksheet_lesson != (what == 0)) {
       // The suggested name follows the choice unless the user typed their own.
-      const bool suggested = ui.path_buffer == suggested_worksheet_path(ui);
-      ui.worksheet_lesson = what == 0;
-      if (suggested) ui.path_buffer = suggested_worksheet_path(ui);
+      const bool suggested = ui.dialogs.buffer == suggested_worksheet_path(ui);
+      ui.dialogs.worksheet_lesson = what == 0;
+      if (suggested) ui.dialogs.buffer = suggested_worksheet_path(ui);
     }
   }
-  const bool lesson = ui.lesson && ui.worksheet_lesson;
+  const bool lesson = ui.lesson && ui.dialogs.worksheet_lesson;
   // The dialog has a fixed width: long lines wrap rather than widen it past the screen.
   ImGui::PushTextWrapPos(0.0f);
   if (lesson)
@@ -345,24 +345,24 @@ void draw_worksheet_options(Ui& ui) {
   else
     ImGui::TextDisabled("Q, K, V, blank grids and questions for the current head, by hand.");
   ImGui::PopTextWrapPos();
-  int paper = ui.worksheet_letter ? 1 : 0;
+  int paper = ui.dialogs.worksheet_letter ? 1 : 0;
   ImGui::RadioButton("A4", &paper, 0);
   ImGui::SameLine();
   ImGui::RadioButton("US Letter", &paper, 1);
-  ui.worksheet_letter = paper == 1;
+  ui.dialogs.worksheet_letter = paper == 1;
   const std::string key_label =
       "Answer key too: " +
-      std::filesystem::path(answers_path(with_extension(ui.path_buffer, ".pdf")))
+      std::filesystem::path(answers_path(with_extension(ui.dialogs.buffer, ".pdf")))
           .filename()
           .string();
-  ImGui::Checkbox(key_label.c_str(), &ui.worksheet_answers);
+  ImGui::Checkbox(key_label.c_str(), &ui.dialogs.worksheet_answers);
   if (lesson) return;  // a lesson's questions quote its own numbers: no fresh seed
-  ImGui::Checkbox("Fresh numbers from seed", &ui.worksheet_fresh);
+  ImGui::Checkbox("Fresh numbers from seed", &ui.dialogs.worksheet_fresh);
   ImGui::SameLine();
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 6);
-  ImGui::BeginDisabled(!ui.worksheet_fresh);
-  if (ImGui::InputInt("##seed", &ui.worksheet_seed))
-    ui.worksheet_seed = std::max(0, ui.worksheet_seed);
+  ImGui::BeginDisabled(!ui.dialogs.worksheet_fresh);
+  if (ImGui::InputInt("##seed", &ui.dialogs.worksheet_seed))
+    ui.dialogs.worksheet_seed = std::max(0, ui.dialogs.worksheet_seed);
   ImGui::EndDisabled();
   ImGui::SameLine();
   help_marker(
@@ -374,7 +374,7 @@ void draw_worksheet_options(Ui& ui) {
 // click fills the field (and a folder opens).
 void draw_file_list(Ui& ui, bool folders_only) {
   namespace fs = std::filesystem;
-  fs::path typed(ui.path_buffer.empty() ? "." : ui.path_buffer);
+  fs::path typed(ui.dialogs.buffer.empty() ? "." : ui.dialogs.buffer);
   std::error_code ec;
   fs::path dir = fs::is_directory(typed, ec) ? typed : typed.parent_path();
   if (dir.empty()) dir = ".";
@@ -399,10 +399,10 @@ void draw_file_list(Ui& ui, bool folders_only) {
   ImGui::TextWrapped("in %s", where.c_str());
   ImGui::PopStyleColor();
   ImGui::BeginChild("files", {0, ImGui::GetFontSize() * 10}, true);
-  if (ImGui::Selectable("../")) ui.path_buffer = (dir / "..").lexically_normal().string() + "/";
+  if (ImGui::Selectable("../")) ui.dialogs.buffer = (dir / "..").lexically_normal().string() + "/";
   for (const auto& [name, folder] : entries) {
     if (ImGui::Selectable((name + (folder ? "/" : "")).c_str()))
-      ui.path_buffer = (dir / name).string() + (folder ? "/" : "");
+      ui.dialogs.buffer = (dir / name).string() + (folder ? "/" : "");
   }
   ImGui::EndChild();
 }
@@ -410,12 +410,12 @@ void draw_file_list(Ui& ui, bool folders_only) {
 }  // namespace
 
 void poll_export(Ui& ui) {
-  std::optional<JobResult<std::string>> done = ui.export_job.poll();
+  std::optional<JobResult<std::string>> done = ui.exports.job.poll();
   if (!done) return;
   const std::string error = done->ok() ? *done->value : done->error;
   if (error.empty()) {
-    ui.exported_path = ui.export_where;
-    ui.state.set_message("Exported " + ui.export_what, false);
+    ui.exports.written = ui.exports.where;
+    ui.state.set_message("Exported " + ui.exports.what, false);
   } else {
     ui.state.set_message("export: " + error, true);
   }
@@ -424,12 +424,12 @@ void poll_export(Ui& ui) {
 void draw_dialogs(Ui& ui) {
   AppState& st = ui.state;
   poll_export(ui);
-  std::string& dialog_error = ui.dialog_error;
-  PathDialog& open_kind = ui.dialog_kind;
+  std::string& dialog_error = ui.dialogs.error;
+  PathDialog& open_kind = ui.dialogs.open_kind;
   const ImVec2 center = ImGui::GetMainViewport()->GetCenter();
 
-  if (ui.path_dialog != PathDialog::kNone && open_kind == PathDialog::kNone) {
-    open_kind = ui.path_dialog;
+  if (ui.dialogs.path != PathDialog::kNone && open_kind == PathDialog::kNone) {
+    open_kind = ui.dialogs.path;
     dialog_error.clear();
     ImGui::OpenPopup("Path###path-dialog");
   }
@@ -442,7 +442,7 @@ void draw_dialogs(Ui& ui) {
     ImGui::SetNextItemWidth(-1);
     if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
     const bool enter =
-        ImGui::InputText("##path", &ui.path_buffer, ImGuiInputTextFlags_EnterReturnsTrue);
+        ImGui::InputText("##path", &ui.dialogs.buffer, ImGuiInputTextFlags_EnterReturnsTrue);
     if (row.files != FileList::kNone) draw_file_list(ui, row.files == FileList::kFolders);
     if (open_kind == PathDialog::kWorksheet) draw_worksheet_options(ui);
     if (row.is_export) draw_size_options(ui, row.every_stage && row.format == ImageFormat::kPdf);
@@ -453,7 +453,7 @@ void draw_dialogs(Ui& ui) {
     }
     bool close = false;
     if (ImGui::Button("OK", {ImGui::GetFontSize() * 6, 0}) || enter) {
-      dialog_error = run_path_action(ui, open_kind, ui.path_buffer);
+      dialog_error = run_path_action(ui, open_kind, ui.dialogs.buffer);
       close = dialog_error.empty();
     }
     ImGui::SameLine();
@@ -462,15 +462,15 @@ void draw_dialogs(Ui& ui) {
       close = true;
     if (close) {
       ImGui::CloseCurrentPopup();
-      ui.path_dialog = PathDialog::kNone;
+      ui.dialogs.path = PathDialog::kNone;
       open_kind = PathDialog::kNone;
     }
     ImGui::EndPopup();
   }
 
-  if (ui.ask_discard) {
+  if (ui.dialogs.ask_discard) {
     ImGui::OpenPopup("Unsaved edits###discard");
-    ui.ask_discard = false;
+    ui.dialogs.ask_discard = false;
   }
   ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
   if (ImGui::BeginPopupModal("Unsaved edits###discard", nullptr,
@@ -479,30 +479,30 @@ void draw_dialogs(Ui& ui) {
     ImGui::TextDisabled("They are kept in the recovery file until you discard them.");
     const float bw = ImGui::GetFontSize() * 7;
     if (ImGui::Button("Save…", {bw, 0})) {
-      ui.path_dialog = PathDialog::kSave;
-      ui.path_buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
-      ui.after_discard = nullptr;
+      ui.dialogs.path = PathDialog::kSave;
+      ui.dialogs.buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
+      ui.dialogs.after_discard = nullptr;
       ImGui::CloseCurrentPopup();
     }
     ImGui::SameLine();
     if (ImGui::Button("Discard", {bw, 0})) {
       st.discard_recovery();
-      auto action = std::move(ui.after_discard);
-      ui.after_discard = nullptr;
+      auto action = std::move(ui.dialogs.after_discard);
+      ui.dialogs.after_discard = nullptr;
       ImGui::CloseCurrentPopup();
       if (action) action();
     }
     ImGui::SameLine();
     if (ImGui::Button("Cancel", {bw, 0})) {
-      ui.after_discard = nullptr;
+      ui.dialogs.after_discard = nullptr;
       ImGui::CloseCurrentPopup();
     }
     ImGui::EndPopup();
   }
 
-  if (ui.ask_recovery) {
+  if (ui.dialogs.ask_recovery) {
     ImGui::OpenPopup("Recover###recovery");
-    ui.ask_recovery = false;
+    ui.dialogs.ask_recovery = false;
   }
   ImGui::SetNextWindowPos(center, ImGuiCond_Appearing, {0.5f, 0.5f});
   if (ImGui::BeginPopupModal("Recover###recovery", nullptr, ImGuiWindowFlags_AlwaysAutoResize)) {

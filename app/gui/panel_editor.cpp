@@ -22,20 +22,20 @@ constexpr int kMaxShownCols = 48;  // ImGui 1.86 tables hold at most 64 columns
 bool text_cell(Ui& ui, const std::string& key, const std::string& shown, float width,
                std::string& committed) {
   ImGui::SetNextItemWidth(width);
-  const bool editing = ui.editing_key == key;
+  const bool editing = ui.editor.editing_key == key;
   std::string temp = shown;
-  std::string& buf = editing ? ui.edit_buffer : temp;
+  std::string& buf = editing ? ui.editor.buffer : temp;
   ImGui::InputText(("##" + key).c_str(), &buf, ImGuiInputTextFlags_AutoSelectAll);
   const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  ui.text_cell_rects[key] = {a.x, a.y, b.x, b.y};
+  ui.editor.cell_rects[key] = {a.x, a.y, b.x, b.y};
   if (ImGui::IsItemActivated()) {
-    ui.editing_key = key;
-    ui.edit_buffer = buf;
+    ui.editor.editing_key = key;
+    ui.editor.buffer = buf;
   }
   if (ImGui::IsItemDeactivated() && editing) {
     const bool changed = ImGui::IsItemDeactivatedAfterEdit();
-    committed = ui.edit_buffer;
-    ui.editing_key.clear();
+    committed = ui.editor.buffer;
+    ui.editor.editing_key.clear();
     return changed;
   }
   return false;
@@ -79,7 +79,7 @@ void matrix_table(Ui& ui, Tensor t, int head, const std::vector<std::string>& ro
         ImGui::PushID(r * 4096 + c);
         if (!editable) {
           ImGui::TextUnformatted(format_fixed(x, 3, true).c_str());
-        } else if (ui.drag_edit) {
+        } else if (ui.editor.drag) {
           float v = x;
           ImGui::SetNextItemWidth(-1);
           if (ImGui::DragFloat("##d", &v, 0.01f, 0, 0, "%.3f"))
@@ -179,7 +179,7 @@ void draw_editor_panel(Ui& ui) {
   AppState& st = ui.state;
   const Scenario& s = st.scenario();
   const AttentionTrace& t = st.trace();
-  ui.text_cell_rects.clear();
+  ui.editor.cell_rects.clear();
   ImGui::BeginChild("editor", {0, 0}, false);
   draw_lm_head_note(ui);
 
@@ -210,10 +210,10 @@ void draw_editor_panel(Ui& ui) {
     ImGui::PopStyleColor(ui.settings.light_theme ? 1 : 2);
   }
 
-  int drag = ui.drag_edit ? 1 : 0;
-  if (ImGui::RadioButton("type values", &drag, 0)) ui.drag_edit = false;
+  int drag = ui.editor.drag ? 1 : 0;
+  if (ImGui::RadioButton("type values", &drag, 0)) ui.editor.drag = false;
   same_line_if_fits(radio_width("drag values"));
-  if (ImGui::RadioButton("drag values", &drag, 1)) ui.drag_edit = true;
+  if (ImGui::RadioButton("drag values", &drag, 1)) ui.editor.drag = true;
 
   // Dimensions.
   if (s.use_projection) {
@@ -224,12 +224,14 @@ void draw_editor_panel(Ui& ui) {
   same_line_if_fits(dim_input_width("d_v"));
   dim_input("d_v", t.d_v, [&](int v) { ui.defer([&st, v] { st.set_d_v(v); }); });
 
-  if (ImGui::Button("Randomise")) ui.defer([&st, seed = ui.random_seed] { st.randomise(seed); });
+  if (ImGui::Button("Randomise"))
+    ui.defer([&st, seed = ui.editor.random_seed] { st.randomise(seed); });
   const float fs = ImGui::GetFontSize();
   same_line_if_fits(fs * 5 + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize("seed").x);
-  int seed = static_cast<int>(ui.random_seed);
+  int seed = static_cast<int>(ui.editor.random_seed);
   ImGui::SetNextItemWidth(fs * 5);
-  if (ImGui::InputInt("seed", &seed, 0)) ui.random_seed = static_cast<unsigned>(std::max(0, seed));
+  if (ImGui::InputInt("seed", &seed, 0))
+    ui.editor.random_seed = static_cast<unsigned>(std::max(0, seed));
   if (ImGui::Button("Reset")) ui.defer([&st] { st.reset_to_origin(); });
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Back to %s as opened (undoable)", st.origin().c_str());
@@ -266,10 +268,10 @@ void draw_editor_panel(Ui& ui) {
                                  ImGuiTreeNodeFlags_DefaultOpen))
       return;
     ImGui::PushID(tensor_name(tensor));
-    int h = std::min(ui.editor_tensor_head, heads - 1);
+    int h = std::min(ui.editor.tensor_head, heads - 1);
     if (heads > 1) {
       if (slider_int_beside("##head", "head ", &h, 0, heads - 1, ImGui::GetFontSize() * 6))
-        ui.editor_tensor_head = h;
+        ui.editor.tensor_head = h;
     }
     text_disabled_wrapped(help);
     matrix_table(ui, tensor, std::max(h, 0), rows, true);

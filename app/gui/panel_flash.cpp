@@ -100,7 +100,7 @@ void draw_flash_panel(Ui& ui) {
   // Placed when it opens, and again when the main window changes size (F11, a projector's
   // resolution) or the layout is reset, so it never hangs off the screen.
   const ImGuiCond cond =
-      ui.reset_layout || vp->Size.x != ui.flash.viewport.x || vp->Size.y != ui.flash.viewport.y
+      ui.layout.reset || vp->Size.x != ui.flash.viewport.x || vp->Size.y != ui.flash.viewport.y
           ? ImGuiCond_Always
           : ImGuiCond_Appearing;
   ui.flash.viewport = vp->Size;
@@ -201,7 +201,7 @@ void draw_flash_panel(Ui& ui) {
   draw_key_strip(ui, t, w, ui.flash.done, precision);
 
   // The running values now, large.
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   if (ui.flash.done == 0) {
     ImGui::Text("Start:  m = −∞    ℓ = 0    acc = %s",
                 vec(std::vector<double>(static_cast<size_t>(t.d_v), 0.0), precision).c_str());
@@ -278,7 +278,7 @@ void draw_flash_panel(Ui& ui) {
     for (int c = 0; c < t.d_v; ++c)
       standard[static_cast<size_t>(c)] = out(ui.flash.query - t.first_row, c);
     ImGui::Spacing();
-    ImGui::PushFont(ui.font_bold);
+    ImGui::PushFont(ui.fonts.bold);
     if (w.empty_row)
       ImGui::TextUnformatted("Every key was hidden: ℓ = 0, the output is the zero vector.");
     else

@@ -20,7 +20,8 @@ void draw_heads_contents(Ui& ui) {
   AppState& st = ui.state;
   auto measure = [&] {  // the height the window needs (title bar included), for the layout
     const ImGuiStyle& style = ImGui::GetStyle();
-    ui.heads_h = std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
+    ui.layout.heads_h =
+        std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
   };
   if (!st.has_trace()) {  // nothing computed yet (no scenario, or a trace still on its way)
     ImGui::TextDisabled("No heads to show yet.");

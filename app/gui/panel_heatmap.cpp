@@ -23,7 +23,7 @@ std::vector<std::string> index_labels(int n, const char* prefix) {
 void handle_click(Ui& ui, StageId stage, const HeatmapEvent& ev) {
   if (!ev.clicked) return;
   AppState& st = ui.state;
-  if (ui.custom_mask_edit && is_query_key(stage) && ev.col >= 0) {
+  if (ui.editor.custom_mask && is_query_key(stage) && ev.col >= 0) {
     st.toggle_custom_cell(ev.row, ev.col);
     return;
   }
@@ -84,9 +84,10 @@ void draw_heatmap_panel(Ui& ui) {
   // window with large text) does it scroll instead of shrinking them further.
   // A slide's figure is laid out to its width and never scrolls sideways (the projector audit
   // checks that no text is cut).
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollWithMouse |
-                                 (ui.slide.on ? 0 : ImGuiWindowFlags_HorizontalScrollbar) |
-                                 (room ? ImGuiWindowFlags_NoTitleBar : 0);
+  const ImGuiWindowFlags flags =
+      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollWithMouse |
+      (ui.lesson_view.slide.on ? 0 : ImGuiWindowFlags_HorizontalScrollbar) |
+      (room ? ImGuiWindowFlags_NoTitleBar : 0);
   if (!ImGui::Begin("Heatmap###heatmap", nullptr, flags)) {
     ImGui::End();
     return;
@@ -104,7 +105,7 @@ void draw_heatmap_panel(Ui& ui) {
       ImGui::SameLine();
   };
 
-  ImGui::PushFont(ui.font_title);
+  ImGui::PushFont(ui.fonts.title);
   ImGui::TextUnformatted(stage.title);
   ImGui::PopFont();
   if (!room) {  // presentation has no pointer to hover with: the narration says why
@@ -135,7 +136,7 @@ void draw_heatmap_panel(Ui& ui) {
     ImGui::TextColored(ImVec4(0.85f, 0.45f, 0.05f, 1), "%s", buf);
   }
   // The formula, large: the one line a student copies down (wrapped, never cut).
-  ImGui::PushFont(ui.font_mono);
+  ImGui::PushFont(ui.fonts.mono);
   ImGui::PushTextWrapPos(0);
   if (stage.id == StageId::kInputs) {
     const TraceStep* q = t.find(StageId::kQ);
@@ -180,19 +181,19 @@ void draw_heatmap_panel(Ui& ui) {
   ImGui::PopTextWrapPos();
   ImGui::PopFont();
   draw_index_form(ui, stage.id, h, g, room);
-  if (ui.custom_mask_edit)
+  if (ui.editor.custom_mask)
     ImGui::TextColored(ImVec4(0.8f, 0.3f, 0.05f, 1), "%s",
                        "Custom mask: click a cell to hide or show that key for that query.");
 
   // One line that is always there, so the heatmap does not jump: what a stage change is doing,
   // else the question being asked, else the buttons that ask one.
-  const bool moving = ui.transition.active(ui.now) && ui.transition.to == stage.id;
+  const bool moving = ui.motion.transition.active(ui.now) && ui.motion.transition.to == stage.id;
   AnimatedFrame frame;
-  const bool animated =
-      moving && st.has_trace() &&
-      animate_stage(t, ui.transition.from, stage.id, h, ui.transition.progress(ui.now), frame);
+  const bool animated = moving && st.has_trace() &&
+                        animate_stage(t, ui.motion.transition.from, stage.id, h,
+                                      ui.motion.transition.progress(ui.now), frame);
   // In presentation mode the narration panel shows them instead, leaving the height to the cells.
-  ui.motion_caption = animated ? frame.caption : "";
+  ui.motion.caption = animated ? frame.caption : "";
   if (!room) {
     if (animated) {
       ImGui::TextColored(ImVec4(0.85f, 0.35f, 0.05f, 1), "▶ %s", frame.caption.c_str());
@@ -216,7 +217,7 @@ void draw_heatmap_panel(Ui& ui) {
     const int view = draw_rope_tabs(ui);
     if (view != kRopeAngles) {
       draw_rope_view(ui, view, h, g, room);
-      ui.main_step = stage.id;
+      ui.probes.main_step = stage.id;
       ImGui::End();
       return;
     }
@@ -255,7 +256,7 @@ void draw_heatmap_panel(Ui& ui) {
     // On a slide the tokens alone set the label columns (their axis titles go: the cells
     // need the width for their numbers).
     auto widest = [&](const std::vector<std::string>& v, const char* axis) {
-      float w = ui.slide.on ? 0.0f : ImGui::CalcTextSize(axis).x * 0.85f;
+      float w = ui.lesson_view.slide.on ? 0.0f : ImGui::CalcTextSize(axis).x * 0.85f;
       for (size_t i = 0; i < std::min<size_t>(v.size(), 4096); ++i)
         w = std::max(w, ImGui::CalcTextSize(v[i].c_str()).x);
       return std::min(w, avail.x * 0.2f);
@@ -267,7 +268,7 @@ void draw_heatmap_panel(Ui& ui) {
     // Each heatmap's name over it: its width counts as well as the cells'.
     std::string titles[3];
     float title_w[3];
-    ImGui::PushFont(ui.font_bold);
+    ImGui::PushFont(ui.fonts.bold);
     for (int i = 0; i < 3; ++i) {
       titles[i] = i == 1 && !kv_text.empty()
                       ? "K  (shared)"
@@ -296,7 +297,7 @@ void draw_heatmap_panel(Ui& ui) {
     auto side_by_side = [&](float c) { return q_w(c) + gap + kv_w(c); };
     if (widest_cell(side_by_side, avail.x, big) < smallest * 1.5f) {
       // Too narrow for the heads' names in the titles: the letters alone ("head 0" is above).
-      ImGui::PushFont(ui.font_bold);
+      ImGui::PushFont(ui.fonts.bold);
       for (int i = 0; i < 3; ++i) {
         titles[i] = names[i];
         title_w[i] = ImGui::CalcTextSize(names[i]).x;
@@ -316,7 +317,7 @@ void draw_heatmap_panel(Ui& ui) {
       if (i == 1 && !stacked) ImGui::SameLine(0, gap);
       if (i == 2) ImGui::SameLine(0, 0);
       ImGui::BeginGroup();
-      ImGui::PushFont(ui.font_bold);
+      ImGui::PushFont(ui.fonts.bold);
       ImGui::TextUnformatted(titles[i].c_str());
       ImGui::PopFont();
       HeatmapSpec sp;
@@ -328,8 +329,9 @@ void draw_heatmap_panel(Ui& ui) {
                       : t.input_key_tokens.empty() ? t.key_tokens
                                                    : t.input_key_tokens;
       sp.row_labels_shown = i != 2;
-      sp.row_axis = ui.slide.on ? "" : i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
-      if (ui.slide.on) sp.min_number_px = 16;  // the slide rule's least, as on the stages
+      sp.row_axis = ui.lesson_view.slide.on ? "" : i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
+      if (ui.lesson_view.slide.on)
+        sp.min_number_px = 16;  // the slide rule's least, as on the stages
       // The axis title where it fits over the cells (a 2-dimension head has no room for it).
       const bool axis_fits =
           ImGui::CalcTextSize("dims →").x * 0.85f <= cell * static_cast<float>(mats[i]->cols());
@@ -348,7 +350,7 @@ void draw_heatmap_panel(Ui& ui) {
       }
       ImGui::EndGroup();
     }
-    ui.main_step = StageId::kInputs;
+    ui.probes.main_step = StageId::kInputs;
     ImGui::End();
     return;
   }
@@ -418,16 +420,16 @@ void draw_heatmap_panel(Ui& ui) {
     };
   if (secret.hides_anything())
     sp.hides_label = [&secret](const std::string& label) { return secret.tells(label); };
-  if (ui.changes.active(ui.now))
+  if (ui.motion.changes.active(ui.now))
     sp.flash = [&ui, id = stage.id, idx](int i, int j) {
-      return ui.changes.strength(id, idx, i, j, ui.now);
+      return ui.motion.changes.strength(id, idx, i, j, ui.now);
     };
   if (animated) {
     sp.anim = &frame;
     const Matrix* from = nullptr;
-    if (const TraceStep* fs_step = t.find(ui.transition.from))
+    if (const TraceStep* fs_step = t.find(ui.motion.transition.from))
       from = &t.head(*fs_step, std::min(idx, fs_step->num_heads() - 1));
-    if (from) sp.anim_from_scale = color_scale_for(ui.settings, ui.transition.from, *from);
+    if (from) sp.anim_from_scale = color_scale_for(ui.settings, ui.motion.transition.from, *from);
   }
   if (asking && pred.question().kind == PredictKind::kPick) {  // the pick so far
     sp.selected_row = pred.question().row;
@@ -443,8 +445,8 @@ void draw_heatmap_panel(Ui& ui) {
   } else {
     handle_click(ui, stage.id, ev);
   }
-  ui.main_scale = sp.scale;
-  ui.main_step = stage.id;
+  ui.probes.main_scale = sp.scale;
+  ui.probes.main_step = stage.id;
   ImGui::End();
 }
 

@@ -74,19 +74,19 @@ int tour_page_count() { return static_cast<int>(std::size(kTour)); }
 
 void open_tour(Ui& ui) {
   ui.tour.open = true;
-  ui.tour_page = 0;
+  ui.tour.page = 0;
   ui.settings.welcomed = true;
 }
 
 void draw_tour_window(Ui& ui) {
-  ui.tour_page = std::clamp(ui.tour_page, 0, tour_page_count() - 1);
-  const TourPage& page = kTour[ui.tour_page];
+  ui.tour.page = std::clamp(ui.tour.page, 0, tour_page_count() - 1);
+  const TourPage& page = kTour[ui.tour.page];
   place_help_window(30, 17);
   if (ImGui::Begin("Getting started###tour", &ui.tour.open, ImGuiWindowFlags_NoCollapse)) {
     const ImGuiStyle& style = ImGui::GetStyle();
     // The page scrolls above the buttons when the type is large and the screen small.
     if (ImGui::BeginChild("page", {0, -(ImGui::GetFrameHeight() + style.ItemSpacing.y)})) {
-      ImGui::PushFont(ui.font_bold);
+      ImGui::PushFont(ui.fonts.bold);
       text_wrapped_at_spaces(page.title);
       ImGui::PopFont();
       ImGui::Spacing();
@@ -97,20 +97,20 @@ void draw_tour_window(Ui& ui) {
       ImGui::PopStyleColor();
     }
     ImGui::EndChild();
-    const bool first = ui.tour_page == 0, last = ui.tour_page + 1 == tour_page_count();
+    const bool first = ui.tour.page == 0, last = ui.tour.page + 1 == tour_page_count();
     ImGui::BeginDisabled(first);
-    if (ImGui::Button("◀ Back")) --ui.tour_page;
+    if (ImGui::Button("◀ Back")) --ui.tour.page;
     ImGui::EndDisabled();
     ImGui::SameLine();
     if (ImGui::Button(last ? "Done" : "Next ▶")) {
       if (last)
         ui.tour.open = false;
       else
-        ++ui.tour_page;
+        ++ui.tour.page;
     }
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
-    ImGui::TextDisabled("%d / %d", ui.tour_page + 1, tour_page_count());
+    ImGui::TextDisabled("%d / %d", ui.tour.page + 1, tour_page_count());
   }
   ImGui::End();
 }
@@ -166,7 +166,7 @@ void draw_shortcuts_window(Ui& ui) {
                    ImGuiWindowFlags_NoCollapse)) {
     const float keys_w = ImGui::GetContentRegionAvail().x * 0.38f;
     for (const ShortcutGroup& g : shortcut_groups()) {
-      ImGui::PushFont(ui.font_bold);
+      ImGui::PushFont(ui.fonts.bold);
       ImGui::TextUnformatted(g.title);
       ImGui::PopFont();
       // Both columns wrap: at 32 px on a 1280 × 720 projector a row may need two lines.
@@ -192,7 +192,7 @@ void draw_shortcuts_window(Ui& ui) {
 void draw_about_window(Ui& ui) {
   place_help_window(30, 20);
   if (ImGui::Begin("About Attention Lab###about", &ui.about.open, ImGuiWindowFlags_NoCollapse)) {
-    ImGui::PushFont(ui.font_bold);
+    ImGui::PushFont(ui.fonts.bold);
     text_wrapped_at_spaces(std::string("Attention Lab ") + ATTN_VERSION);
     ImGui::PopFont();
     text_wrapped_at_spaces(
@@ -200,7 +200,7 @@ void draw_about_window(Ui& ui) {
         "every stage from Q, K and V to the output, live, with the arithmetic of any cell in "
         "words and numbers, editable inputs, lessons, and real models to look inside.");
     ImGui::Spacing();
-    ImGui::PushFont(ui.font_bold);
+    ImGui::PushFont(ui.fonts.bold);
     ImGui::TextUnformatted("Built with");
     ImGui::PopFont();
     const char* libraries[] = {
@@ -218,7 +218,7 @@ void draw_about_window(Ui& ui) {
     };
     for (const char* l : libraries) text_wrapped_at_spaces(std::string("·  ") + l);
     ImGui::Spacing();
-    ImGui::PushFont(ui.font_bold);
+    ImGui::PushFont(ui.fonts.bold);
     ImGui::TextUnformatted("Fonts");
     ImGui::PopFont();
     text_wrapped_at_spaces(

@@ -71,7 +71,7 @@ void draw_ghost_help(Ui& ui) {
   if (!ui.ghost.open) return;
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
-  const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
+  const ImGuiCond cond = ui.layout.reset ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.1f, vp->Pos.y + top + vp->Size.y * 0.05f},
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.8f, vp->Size.y * 0.86f - top}, cond);
@@ -87,7 +87,7 @@ void draw_ghost_help(Ui& ui) {
       "fine-tuning recipe against that: the attention computation is unchanged — what changes is "
       "the data the model is trained on.");
   ImGui::Spacing();
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   ImGui::TextUnformatted("1. Sampling the training dialogues");
   ImGui::PopFont();
   text_wrapped_at_spaces(
@@ -104,7 +104,7 @@ void draw_ghost_help(Ui& ui) {
                  {Seg::kUser, "Any regrets?", false},
                  {Seg::kAssistant, "Russia, in winter.", false}},
                 w, false);
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   ImGui::TextUnformatted("2. Training on them");
   ImGui::PopFont();
   text_wrapped_at_spaces(

@@ -42,14 +42,14 @@ void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q, bool first)
     ImGui::Spacing();
     ImGui::Separator();
   }
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   text_wrapped_at_spaces(q.prompt);  // never "0." on one line and "2×0.3" on the next
   ImGui::PopFont();
   // The child starts at its top at each step: the prompt and the choices are in view when
   // their last line is inside the child's clip rectangle.
   const float clip_bottom = ImGui::GetCurrentWindow()->ClipRect.Max.y + 1;
-  ui.lesson_prompt_shown = ImGui::GetItemRectMax().y <= clip_bottom;
-  ui.lesson_choices_shown = ui.lesson_prompt_shown;
+  ui.lesson_view.prompt_shown = ImGui::GetItemRectMax().y <= clip_bottom;
+  ui.lesson_view.choices_shown = ui.lesson_view.prompt_shown;
   if (q.kind != QuestionKind::kNumber) {
     const std::vector<std::string> options = question_options(q, st.trace());
     std::vector<std::string> labels;
@@ -81,7 +81,7 @@ void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q, bool first)
         text_wrapped_at_spaces(labels[i]);
         ImGui::EndGroup();
       }
-      ui.lesson_choices_shown = ImGui::GetItemRectMax().y <= clip_bottom;
+      ui.lesson_view.choices_shown = ImGui::GetItemRectMax().y <= clip_bottom;
     }
     ImGui::PopStyleVar(2);
   }
@@ -99,14 +99,14 @@ void draw_question(Ui& ui, LessonPlayer& p, const LessonQuestion& q, bool first)
       a.scroll_to_feedback = false;
     }
   }
-  ui.lesson_question_h = ImGui::GetCursorPosY() - top + ImGui::GetStyle().ItemSpacing.y;
+  ui.lesson_view.question_h = ImGui::GetCursorPosY() - top + ImGui::GetStyle().ItemSpacing.y;
 }
 
 // The step's title: large, but in presentation mode (where all the text is large) bold at the
 // text's size, leaving the lines to the text.
 void draw_step_title(Ui& ui, const LessonStep& s) {
-  ImGui::PushFont(ui.presentation ? ui.font_bold : ui.font_title);
-  text_wrapped_at_spaces(s.title, &ui.lesson_line_bottoms);
+  ImGui::PushFont(ui.presentation ? ui.fonts.bold : ui.fonts.title);
+  text_wrapped_at_spaces(s.title, &ui.lesson_view.line_bottoms);
   ImGui::PopFont();
   ImGui::Spacing();
 }
@@ -116,12 +116,12 @@ void draw_step_title(Ui& ui, const LessonStep& s) {
 void draw_step_text(Ui& ui, const LessonStep& s) {
   const float fs = ImGui::GetFontSize();
   for (const std::string& para : s.text) {
-    text_wrapped_at_spaces(para, &ui.lesson_line_bottoms);
+    text_wrapped_at_spaces(para, &ui.lesson_view.line_bottoms);
     ImGui::Spacing();
   }
   if (s.formula.empty()) return;
   // In a box, in monospace, in the text colour: it reads on a projector in either theme.
-  ImGui::PushFont(ui.font_mono);
+  ImGui::PushFont(ui.fonts.mono);
   const ImVec2 pad{fs * 0.5f, fs * 0.35f};
   const float wrap = ImGui::GetContentRegionAvail().x - 2 * pad.x;
   const std::string formula = formula_for_wrapping(s.formula);
@@ -136,7 +136,7 @@ void draw_step_text(Ui& ui, const LessonStep& s) {
   ImGui::PopTextWrapPos();
   ImGui::SetCursorScreenPos({at.x, at.y + size.y + 2 * pad.y});
   ImGui::Dummy({0, fs * 0.3f});
-  ui.lesson_line_bottoms.push_back(item_content_bottom());
+  ui.lesson_view.line_bottoms.push_back(item_content_bottom());
   ImGui::PopFont();
 }
 
@@ -153,8 +153,8 @@ void draw_answer_row(Ui& ui, LessonPlayer& p, const LessonQuestion& q) {
     ImGui::SameLine();
   }
   if (ImGui::Button(a.answered ? "Check again" : "Check")) check = true;
-  ui.lesson_answer_box = {ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y,
-                          ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y};
+  ui.lesson_view.answer_box = {ImGui::GetItemRectMin().x, ImGui::GetItemRectMin().y,
+                               ImGui::GetItemRectMax().x, ImGui::GetItemRectMax().y};
   // The answer without a guess: for a class that is stuck, or a teacher moving on.
   if (!a.revealed()) {
     const char* show = show_answer_label(ui);
@@ -177,14 +177,14 @@ namespace {
 // The heatmap's decimals: the step's while it is on screen, the user's again after. A change the
 // user made meanwhile (View → Decimals in cells) is theirs and stays.
 void apply_step_decimals(Ui& ui, int decimals) {
-  if (ui.lesson_decimals_shown >= 0) {
-    if (ui.settings.decimals == ui.lesson_decimals_shown)
-      ui.settings.decimals = ui.lesson_decimals_user;
-    ui.lesson_decimals_shown = ui.lesson_decimals_user = -1;
+  if (ui.lesson_view.decimals_shown >= 0) {
+    if (ui.settings.decimals == ui.lesson_view.decimals_shown)
+      ui.settings.decimals = ui.lesson_view.decimals_user;
+    ui.lesson_view.decimals_shown = ui.lesson_view.decimals_user = -1;
   }
   if (decimals < 0) return;
-  ui.lesson_decimals_user = ui.settings.decimals;
-  ui.lesson_decimals_shown = ui.settings.decimals = decimals;
+  ui.lesson_view.decimals_user = ui.settings.decimals;
+  ui.lesson_view.decimals_shown = ui.settings.decimals = decimals;
 }
 
 // The step's title and text, then its question (with its choices and feedback) and the answer
@@ -197,10 +197,10 @@ void draw_step_and_question(Ui& ui, LessonPlayer& p, float room, float buttons_h
   const LessonStep& s = p.step();
   const int k = p.step_index();
   const float line_h = ImGui::GetTextLineHeightWithSpacing();
-  const bool tight = s.question && ui.lesson_question_h + line_h * 2 > room;
+  const bool tight = s.question && ui.lesson_view.question_h + line_h * 2 > room;
   const std::string id = "lesson-step-" + std::to_string(k);
   if (tight) {
-    ui.lesson_line_bottoms.clear();
+    ui.lesson_view.line_bottoms.clear();
     ImGui::BeginChild((id + "-tight").c_str(), {0, -buttons_h}, false);
     draw_question(ui, p, *s.question, true);
     ImGui::Separator();
@@ -210,20 +210,21 @@ void draw_step_and_question(Ui& ui, LessonPlayer& p, float room, float buttons_h
   } else {
     float text_h = -buttons_h;
     if (s.question) {
-      const float question_h = std::max(0.0f, std::min(ui.lesson_question_h, room - line_h));
+      const float question_h = std::max(0.0f, std::min(ui.lesson_view.question_h, room - line_h));
       // Ending under the last line that fits whole (where the lines ended last frame), and no
       // taller than the text: the question follows it.
       const float most = room - question_h;
       text_h = line_h;
-      for (float bottom : ui.lesson_line_bottoms)
+      for (float bottom : ui.lesson_view.line_bottoms)
         if (bottom + 2 <= most) text_h = std::max(text_h, bottom + 2);
-      if (ui.lesson_text_h > 0) text_h = std::min(std::max(text_h, line_h), ui.lesson_text_h);
+      if (ui.lesson_view.text_h > 0)
+        text_h = std::min(std::max(text_h, line_h), ui.lesson_view.text_h);
     }
-    ui.lesson_line_bottoms.clear();
+    ui.lesson_view.line_bottoms.clear();
     ImGui::BeginChild(id.c_str(), {0, text_h}, false);
     draw_step_title(ui, s);
     draw_step_text(ui, s);
-    ui.lesson_text_h = ImGui::GetCursorPosY();
+    ui.lesson_view.text_h = ImGui::GetCursorPosY();
     ImGui::EndChild();
   }
   if (s.question) {
@@ -234,7 +235,7 @@ void draw_step_and_question(Ui& ui, LessonPlayer& p, float room, float buttons_h
     }
     draw_answer_row(ui, p, *s.question);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    ui.lesson_question_rect = {at.x, at.y, at.x + size.x, at.y + size.y};
+    ui.lesson_view.question_rect = {at.x, at.y, at.x + size.x, at.y + size.y};
   }
 }
 
@@ -278,7 +279,7 @@ void draw_lesson_nav(Ui& ui) {
   } else if (ImGui::Button("Finish", {bw, 0})) {
     ui.defer([&ui] { close_lesson(ui); });
   }
-  ui.lesson_nav_bottom = ImGui::GetItemRectMax().y;
+  ui.lesson_view.nav_bottom = ImGui::GetItemRectMax().y;
 }
 
 // How many rows the answer row takes at the column's width: one, or two when Show answer does
@@ -302,8 +303,8 @@ float buttons_height(const Ui& ui, const LessonPlayer& p, float width) {
 
 UiSettings user_settings(const Ui& ui) {
   UiSettings s = ui.settings;
-  if (ui.lesson_decimals_shown >= 0 && s.decimals == ui.lesson_decimals_shown)
-    s.decimals = ui.lesson_decimals_user;
+  if (ui.lesson_view.decimals_shown >= 0 && s.decimals == ui.lesson_view.decimals_shown)
+    s.decimals = ui.lesson_view.decimals_user;
   return s;
 }
 
@@ -343,10 +344,10 @@ bool apply_lesson_step(Ui& ui) {
     sp.select_tab = s.seq2seq_tab;
     sp.place_beside_lesson = true;
     ui.seq2seq.open = true;
-    ui.lesson_opened_seq2seq = true;
-  } else if (ui.lesson_opened_seq2seq) {
+    ui.lesson_view.opened_seq2seq = true;
+  } else if (ui.lesson_view.opened_seq2seq) {
     ui.seq2seq.open = false;  // a window the lesson opened closes when the lesson moves on
-    ui.lesson_opened_seq2seq = false;
+    ui.lesson_view.opened_seq2seq = false;
   }
   if (!s.lm_model.empty()) {
     LmPanel& lp = ui.lm.get();
@@ -414,7 +415,7 @@ bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error) {
     error = ui.state.message();
     return false;
   }
-  ui.select_lesson_tab = true;
+  ui.lesson_view.select_tab = true;
   ui.state.set_message("Opened the lesson: " + player->lesson().title, false);
   return true;
 }
@@ -422,8 +423,8 @@ bool open_lesson(Ui& ui, const std::string& name_or_path, std::string& error) {
 void close_lesson(Ui& ui) {
   ui.lesson.reset();
   apply_step_decimals(ui, -1);
-  if (ui.lesson_opened_seq2seq) ui.seq2seq.open = false;
-  ui.lesson_opened_seq2seq = false;
+  if (ui.lesson_view.opened_seq2seq) ui.seq2seq.open = false;
+  ui.lesson_view.opened_seq2seq = false;
   if (ui.lm.state && ui.lm.state->opened_by_lesson) {
     ui.lm.open = false;
     ui.lm.state->opened_by_lesson = false;
@@ -464,17 +465,17 @@ std::string suggested_lesson_path(const Ui& ui) {
 void draw_lesson_contents(Ui& ui) {
   if (!lesson_open(ui)) return;
   // Where the lesson is, so a seq2seq window a step opens goes beside it.
-  ui.lesson_rect = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, ImGui::GetWindowSize().x,
-                    ImGui::GetWindowSize().y};
+  ui.lesson_view.rect = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, ImGui::GetWindowSize().x,
+                         ImGui::GetWindowSize().y};
   LessonPlayer& p = *ui.lesson;
   const Lesson& l = p.lesson();
   const float fs = ImGui::GetFontSize();
 
   // The lesson's title is the window's (draw_lesson_window); in a tabbed column, it is here.
-  if (!ui.lesson_titled) {
+  if (!ui.lesson_view.titled) {
     text_disabled_wrapped(l.title);
   }
-  ui.lesson_titled = false;
+  ui.lesson_view.titled = false;
   // The step's number is in the tab's label (lesson_tab_label); a thin bar shows how far along.
   const int n = p.step_count(), k = p.step_index();
   ImGui::ProgressBar(static_cast<float>(k + 1) / static_cast<float>(n), {-1, fs * 0.3f}, "");
@@ -483,7 +484,7 @@ void draw_lesson_contents(Ui& ui) {
   // always in view.
   const float buttons_h = buttons_height(ui, p, ImGui::GetContentRegionAvail().x);
   const float room = ImGui::GetContentRegionAvail().y - buttons_h;
-  ui.lesson_question_room = room;
+  ui.lesson_view.question_room = room;
   draw_step_and_question(ui, p, room, buttons_h);
 
   draw_lesson_nav(ui);
@@ -545,10 +546,10 @@ float choices_height(const Ui& ui, const LessonQuestion& q, float width) {
 float slide_body_height(const Ui& ui, const LessonPlayer& p, float width) {
   const LessonStep& s = p.step();
   const float fs = ImGui::GetFontSize(), sp = ImGui::GetStyle().ItemSpacing.y;
-  float h = wrapped_height(s.title, width, ui.font_bold) + sp;
-  for (const std::string& para : s.text) h += wrapped_height(para, width, ui.font_regular) + sp;
+  float h = wrapped_height(s.title, width, ui.fonts.bold) + sp;
+  for (const std::string& para : s.text) h += wrapped_height(para, width, ui.fonts.regular) + sp;
   if (!s.formula.empty()) {
-    ImGui::PushFont(ui.font_mono);
+    ImGui::PushFont(ui.fonts.mono);
     const float mono = ImGui::GetFontSize();
     const float wrap = width - mono;  // the box's padding, half an em a side
     h += ImGui::CalcTextSize(formula_for_wrapping(s.formula).c_str(), nullptr, false, wrap).y +
@@ -558,12 +559,12 @@ float slide_body_height(const Ui& ui, const LessonPlayer& p, float width) {
   if (s.question) {
     const LessonQuestion& q = *s.question;
     h += sp + 1 + sp;  // Spacing and Separator
-    h += wrapped_height(q.prompt, width, ui.font_bold);
+    h += wrapped_height(q.prompt, width, ui.fonts.bold);
     h += choices_height(ui, q, width);
     if (class_mode_on(ui)) h += (fs + sp) * 2;  // the class's counts under the question
     const StepAnswer& a = p.answer();
     if (!a.verdict.feedback.empty())
-      h += wrapped_height(a.verdict.feedback, width, ui.font_regular);
+      h += wrapped_height(a.verdict.feedback, width, ui.fonts.regular);
   }
   return h + fs * 0.25f;  // a quarter line to spare: rounding in the wrapped lines' widths
 }
@@ -590,38 +591,39 @@ void draw_lesson_slide(Ui& ui) {
   LessonPlayer& p = *ui.lesson;
   const LessonStep& s = p.step();
   const float fs = ImGui::GetFontSize();
-  ui.lesson_rect = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, ImGui::GetWindowSize().x,
-                    ImGui::GetWindowSize().y};
+  ui.lesson_view.rect = {ImGui::GetWindowPos().x, ImGui::GetWindowPos().y, ImGui::GetWindowSize().x,
+                         ImGui::GetWindowSize().y};
   const int n = p.step_count(), k = p.step_index();
   const std::string where = "Step " + std::to_string(k + 1) + " of " + std::to_string(n);
   ImGui::ProgressBar(static_cast<float>(k + 1) / static_cast<float>(n), {-1, fs * 1.15f},
                      where.c_str());
   const float width = ImGui::GetContentRegionAvail().x;
   const float buttons_h = buttons_height(ui, p, width);
-  ui.slide.needed = lesson_slide_height(ui, ImGui::GetWindowSize().x);
-  ui.slide.body = slide_body_height(ui, p, width);
-  ui.slide.room = ImGui::GetWindowSize().y;
-  ui.lesson_question_room = ImGui::GetContentRegionAvail().y - buttons_h;
-  ui.lesson_line_bottoms.clear();
+  ui.lesson_view.slide.needed = lesson_slide_height(ui, ImGui::GetWindowSize().x);
+  ui.lesson_view.slide.body = slide_body_height(ui, p, width);
+  ui.lesson_view.slide.room = ImGui::GetWindowSize().y;
+  ui.lesson_view.question_room = ImGui::GetContentRegionAvail().y - buttons_h;
+  ui.lesson_view.line_bottoms.clear();
   // Held whole, it has no scrollbar (whose width, left over from a size where the step did not
   // fit, would rewrap the words longer than the room); a step too long for any width scrolls.
   const ImGuiWindowFlags fixed =
-      ui.slide.fits ? ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse : 0;
+      ui.lesson_view.slide.fits ? ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse
+                                : 0;
   ImGui::BeginChild(("lesson-slide-" + std::to_string(k)).c_str(), {0, -buttons_h}, false, fixed);
-  if (ui.slide.fits) ImGui::SetScrollY(0);
+  if (ui.lesson_view.slide.fits) ImGui::SetScrollY(0);
   draw_step_title(ui, s);
   draw_step_text(ui, s);
-  ui.lesson_prompt_shown = ui.lesson_choices_shown = true;
+  ui.lesson_view.prompt_shown = ui.lesson_view.choices_shown = true;
   if (s.question) draw_question(ui, p, *s.question, false);
-  ui.slide.choices_whole = ui.lesson_choices_shown && ui.lesson_prompt_shown;
-  ui.slide.drawn = ImGui::GetCursorPosY();  // the body's height as drawn
-  ui.slide.scroll_max = ImGui::GetScrollMaxY();
-  ui.slide.scroll_max_x = ImGui::GetScrollMaxX();
+  ui.lesson_view.slide.choices_whole = ui.lesson_view.choices_shown && ui.lesson_view.prompt_shown;
+  ui.lesson_view.slide.drawn = ImGui::GetCursorPosY();  // the body's height as drawn
+  ui.lesson_view.slide.scroll_max = ImGui::GetScrollMaxY();
+  ui.lesson_view.slide.scroll_max_x = ImGui::GetScrollMaxX();
   ImGui::EndChild();
   if (s.question) {
     draw_answer_row(ui, p, *s.question);
     const ImVec2 at = ImGui::GetWindowPos(), size = ImGui::GetWindowSize();
-    ui.lesson_question_rect = {at.x, at.y, at.x + size.x, at.y + size.y};
+    ui.lesson_view.question_rect = {at.x, at.y, at.x + size.x, at.y + size.y};
   }
   draw_lesson_nav(ui);
 }
@@ -635,17 +637,17 @@ void draw_lesson_window(Ui& ui) {
   // the question.
   const ImGuiWindowFlags flags =
       ImGuiWindowFlags_NoCollapse | (ui.presentation ? ImGuiWindowFlags_NoTitleBar : 0);
-  if (ui.slide.on && lesson_open(ui)) {
+  if (ui.lesson_view.slide.on && lesson_open(ui)) {
     if (ImGui::Begin(title.c_str(), nullptr, flags | ImGuiWindowFlags_NoScrollbar))
       draw_lesson_slide(ui);
     ImGui::End();
     return;
   }
   if (ImGui::Begin(title.c_str(), nullptr, flags)) {
-    ui.lesson_titled = true;
+    ui.lesson_view.titled = true;
     if (ImGui::BeginTabBar("lesson-tabs")) {
       const ImGuiTabItemFlags f =
-          ui.select_lesson_tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
+          ui.lesson_view.select_tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
       if (ImGui::BeginTabItem(lesson_tab_label(ui).c_str(), nullptr, f)) {
         draw_lesson_contents(ui);
         ImGui::EndTabItem();
@@ -655,7 +657,7 @@ void draw_lesson_window(Ui& ui) {
         ImGui::EndTabItem();
       }
       ImGui::EndTabBar();
-      ui.select_lesson_tab = false;
+      ui.lesson_view.select_tab = false;
     }
   }
   ImGui::End();

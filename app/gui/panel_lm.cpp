@@ -192,13 +192,13 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
   const bool compact = ui.presentation && !ui.panels_shown && s.model();
   if (compact) {
     ImGui::AlignTextToFramePadding();
-    if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+    if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
     ImGui::TextUnformatted(s.model()->name.c_str());
-    if (ui.font_bold) ImGui::PopFont();
+    if (ui.fonts.bold) ImGui::PopFont();
     ImGui::SameLine();
   } else if (ImGui::Button("Open model folder…")) {
-    ui.path_dialog = PathDialog::kOpenModel;
-    ui.path_buffer = s.model() ? s.model()->folder : "";
+    ui.dialogs.path = PathDialog::kOpenModel;
+    ui.dialogs.buffer = s.model() ? s.model()->folder : "";
   }
   const std::vector<std::string> shipped =
       compact ? std::vector<std::string>{} : lm::shipped_models();
@@ -301,7 +301,7 @@ void draw_no_model(Ui& ui) {
       "Hugging Face model \"gpt2\" (docs/lm.md says how to get it).");
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
-  if (ImGui::Button("Open model folder…")) ui.path_dialog = PathDialog::kOpenModel;
+  if (ImGui::Button("Open model folder…")) ui.dialogs.path = PathDialog::kOpenModel;
 }
 
 }  // namespace
@@ -324,7 +324,7 @@ void poll_lm_panel(Ui& ui) {
       if (ui.state.load_scenario(p.session.head_scenario(r.layer, r.head),
                                  p.session.origin_tag(r.layer, r.head))) {
         if (!ui.state.set_stage(r.stage)) ui.state.set_stage(StageId::kWeights);
-        if (r.rope_view >= 0) ui.rope_view_request = r.rope_view;
+        if (r.rope_view >= 0) ui.rope.request = r.rope_view;
         ui.state.set_message("Layer " + std::to_string(r.layer) + ", head " +
                                  std::to_string(r.head) + " of " + p.session.model()->name +
                                  " is open in the stepper with its real Q, K and V",
@@ -354,7 +354,7 @@ void draw_lm_panel(Ui& ui) {
   // Ctrl+=, a resize), so it never hangs off the screen or leaves an empty band.
   const ImVec4 placed{vp->Size.x, vp->Size.y, top, 0};
   const bool relayout = p.placed_for.x != placed.x || p.placed_for.y != placed.y ||
-                        p.placed_for.z != placed.z || ui.reset_layout;
+                        p.placed_for.z != placed.z || ui.layout.reset;
   p.placed_for = placed;
   const ImGuiCond cond = relayout ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.02f, vp->Pos.y + top + vp->Size.y * 0.02f},

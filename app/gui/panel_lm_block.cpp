@@ -177,9 +177,9 @@ void box_contents(Ui& ui, const LmRun& run, const lm::BlockStage& s, bool clicka
   const float fs = ImGui::GetFontSize();
   const float x = ImGui::GetCursorScreenPos().x;
   // The title and the tensors it reads; the shape at the right when it fits on their line.
-  if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+  if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
   wrapped(s.title, right);
-  if (ui.font_bold) ImGui::PopFont();
+  if (ui.fonts.bold) ImGui::PopFont();
   const float shape_w = ImGui::CalcTextSize(s.shape.c_str()).x;
   const float weights_w = s.weights.empty() ? 0 : ImGui::CalcTextSize(s.weights.c_str()).x + fs;
   const float after_title = ImGui::GetItemRectMax().x;
@@ -269,9 +269,9 @@ void draw_flow(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& path) 
     if (s.id == S::kNorm1) {  // the block's frame starts here, its name at its top
       block_top = ImGui::GetCursorScreenPos().y;
       ImGui::SetCursorScreenPos({x0 + pad, block_top + pad * 0.6f});
-      if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+      if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
       ImGui::Text("Transformer block %d", path.layer);
-      if (ui.font_bold) ImGui::PopFont();
+      if (ui.fonts.bold) ImGui::PopFont();
       ImGui::SameLine();
       ImGui::TextDisabled("of %d (0 – %d)", c.n_layer, c.n_layer - 1);
       ImGui::SetCursorScreenPos({left, ImGui::GetItemRectMax().y + pad * 0.6f});
@@ -364,9 +364,9 @@ void draw_flow(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& path) 
 // GPT-2's block against the Llama family's, the open model's column highlighted.
 void draw_comparison(Ui& ui, LmPanel& p, const lm::Config& c, bool beside) {
   const float fs = ImGui::GetFontSize();
-  if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+  if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
   ImGui::TextUnformatted("GPT-2 against Llama");
-  if (ui.font_bold) ImGui::PopFont();
+  if (ui.fonts.bold) ImGui::PopFont();
   if (p.block_scroll_to_compare) {
     ImGui::SetScrollHereY(0);
     p.block_scroll_to_compare = false;
@@ -389,9 +389,9 @@ void draw_comparison(Ui& ui, LmPanel& p, const lm::Config& c, bool beside) {
   const ImU32 header = ImGui::GetColorU32(ImVec4(0.90f, 0.47f, 0.10f, 0.35f));
   const int mine = llama ? 2 : 1;
   const auto bold_text = [&](const std::string& t) {
-    if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+    if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
     wrapped_here(t);
-    if (ui.font_bold) ImGui::PopFont();
+    if (ui.fonts.bold) ImGui::PopFont();
   };
   // The aspects' column as wide as their longest word, so none is cut.
   float aspect_w = 0;

@@ -310,7 +310,7 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   const float fs = ImGui::GetFontSize();
   // On a slide the lesson's words introduce the circuit, and the guide takes the stage's width
   // (its steps, the score split) with the two heads' maps left to Tab's full view.
-  const bool slide = ui.slide.on;
+  const bool slide = ui.lesson_view.slide.on;
   if (!slide) {
     ImGui::PushTextWrapPos(0);
     ImGui::TextUnformatted(
@@ -433,9 +433,9 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   }
   ImGui::Separator();
   ImGui::Spacing();
-  if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+  if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
   text_wrapped_at_spaces(steps[p.circuit_step] + 3);
-  if (ui.font_bold) ImGui::PopFont();
+  if (ui.fonts.bold) ImGui::PopFont();
   switch (p.circuit_step) {
     case 0:
       draw_step_previous(ui, *r, k);

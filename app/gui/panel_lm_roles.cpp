@@ -27,7 +27,7 @@ void draw_lm_sink_box(Ui& ui, LmPanel& p) {
   ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg, ImGui::GetColorU32(ImGuiCol_FrameBg));
   ImGui::Spacing();
   ImGui::PushTextWrapPos(0);
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   ImGui::TextUnformatted("Attention sinks: why so much weight on the first token?");
   ImGui::PopFont();
   ImGui::TextUnformatted(p.sink_text.c_str());

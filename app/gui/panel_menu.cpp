@@ -49,7 +49,7 @@ std::string stage_stem(const AppState& st) {
 
 std::string suggested_worksheet_path(const Ui& ui) {
   const std::string scenario = suggested_path(ui.state, "-worksheet.pdf");
-  if (!ui.lesson || !ui.worksheet_lesson) return scenario;
+  if (!ui.lesson || !ui.dialogs.worksheet_lesson) return scenario;
   // The lesson's questions: named after the lesson, in the same folder.
   const std::filesystem::path lesson_file(ui.lesson->lesson().path);
   return (std::filesystem::path(scenario).parent_path() /
@@ -67,12 +67,12 @@ namespace {
 void draw_lessons_menu(Ui& ui) {
   if (!ImGui::BeginMenu("Lessons")) return;
   // Listed once per Ui: the shipped files do not change while the app runs.
-  if (!ui.course_listed) {
-    ui.course = list_course(ui.course_error);
-    ui.course_listed = true;
+  if (!ui.lesson_view.course_listed) {
+    ui.lesson_view.course = list_course(ui.lesson_view.course_error);
+    ui.lesson_view.course_listed = true;
   }
-  const std::vector<LessonInfo>& course = ui.course;
-  const std::string& course_error = ui.course_error;
+  const std::vector<LessonInfo>& course = ui.lesson_view.course;
+  const std::string& course_error = ui.lesson_view.course_error;
   if (course.empty()) ImGui::TextDisabled("%s", course_error.c_str());
   for (size_t i = 0; i < course.size(); ++i) {
     const LessonInfo& l = course[i];
@@ -88,12 +88,12 @@ void draw_lessons_menu(Ui& ui) {
   ImGui::Separator();
   if (ImGui::MenuItem("Open lesson file…"))
     ui.request_discard_check([&ui] {
-      ui.path_dialog = PathDialog::kOpenLesson;
-      ui.path_buffer = ui.lesson ? ui.lesson->lesson().path : "";
+      ui.dialogs.path = PathDialog::kOpenLesson;
+      ui.dialogs.buffer = ui.lesson ? ui.lesson->lesson().path : "";
     });
   if (ImGui::MenuItem("Record current view as a step…")) {
-    ui.path_dialog = PathDialog::kRecordStep;
-    ui.path_buffer = suggested_lesson_path(ui);
+    ui.dialogs.path = PathDialog::kRecordStep;
+    ui.dialogs.buffer = suggested_lesson_path(ui);
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
@@ -111,8 +111,8 @@ void draw_menu_bar(Ui& ui) {
   if (ImGui::BeginMenu("File")) {
     if (ImGui::MenuItem("Open scenario…", "Ctrl+O"))
       ui.request_discard_check([&ui] {
-        ui.path_dialog = PathDialog::kOpen;
-        ui.path_buffer = ui.state.file_path();
+        ui.dialogs.path = PathDialog::kOpen;
+        ui.dialogs.buffer = ui.state.file_path();
       });
     if (ImGui::BeginMenu("Open example")) {
       for (const ExampleInfo& e : list_examples()) {
@@ -124,14 +124,14 @@ void draw_menu_bar(Ui& ui) {
     }
     if (ImGui::MenuItem("Open lesson…"))
       ui.request_discard_check([&ui] {
-        ui.path_dialog = PathDialog::kOpenLesson;
-        ui.path_buffer = ui.lesson ? ui.lesson->lesson().path : "";
+        ui.dialogs.path = PathDialog::kOpenLesson;
+        ui.dialogs.buffer = ui.lesson ? ui.lesson->lesson().path : "";
       });
     if (ImGui::MenuItem("Open model folder…")) {
-      ui.path_dialog = PathDialog::kOpenModel;
-      ui.path_buffer = ui.lm.state && ui.lm.state->session.model()
-                           ? ui.lm.state->session.model()->folder
-                           : std::string();
+      ui.dialogs.path = PathDialog::kOpenModel;
+      ui.dialogs.buffer = ui.lm.state && ui.lm.state->session.model()
+                              ? ui.lm.state->session.model()->folder
+                              : std::string();
     }
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
@@ -140,15 +140,15 @@ void draw_menu_bar(Ui& ui) {
     ImGui::Separator();
     if (ImGui::MenuItem("Save", "Ctrl+S", false, true)) {
       if (st.file_path().empty()) {
-        ui.path_dialog = PathDialog::kSave;
-        ui.path_buffer = st.scenario().name + ".json";
+        ui.dialogs.path = PathDialog::kSave;
+        ui.dialogs.buffer = st.scenario().name + ".json";
       } else {
         st.save_file(st.file_path());
       }
     }
     if (ImGui::MenuItem("Save as…")) {
-      ui.path_dialog = PathDialog::kSave;
-      ui.path_buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
+      ui.dialogs.path = PathDialog::kSave;
+      ui.dialogs.buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
     }
     ImGui::Separator();
     // Full paths whose names say what they hold: ".../fear-is-the-weights.png", not a bare
@@ -162,29 +162,29 @@ void draw_menu_bar(Ui& ui) {
                      {PathDialog::kExportPdf, "pdf", "PDF document…"}};
       for (const auto& f : formats)
         if (ImGui::MenuItem(f.item)) {
-          ui.path_dialog = f.dialog;
-          ui.path_buffer = suggested_export_path(st, f.ext);
+          ui.dialogs.path = f.dialog;
+          ui.dialogs.buffer = suggested_export_path(st, f.ext);
         }
       ImGui::EndMenu();
     }
     if (ImGui::BeginMenu("Export every stage")) {
       if (ImGui::MenuItem("PDF, one slide per stage…")) {
-        ui.path_dialog = PathDialog::kExportAllPdf;
-        ui.path_buffer = suggested_export_path(st, "") + ".pdf";
+        ui.dialogs.path = PathDialog::kExportAllPdf;
+        ui.dialogs.buffer = suggested_export_path(st, "") + ".pdf";
       }
       if (ImGui::MenuItem("PNG images into a folder…")) {
-        ui.path_dialog = PathDialog::kExportAllPng;
-        ui.path_buffer = suggested_export_path(st, "");
+        ui.dialogs.path = PathDialog::kExportAllPng;
+        ui.dialogs.buffer = suggested_export_path(st, "");
       }
       if (ImGui::MenuItem("SVG images into a folder…")) {
-        ui.path_dialog = PathDialog::kExportAllSvg;
-        ui.path_buffer = suggested_export_path(st, "");
+        ui.dialogs.path = PathDialog::kExportAllSvg;
+        ui.dialogs.buffer = suggested_export_path(st, "");
       }
       ImGui::EndMenu();
     }
     if (ImGui::MenuItem("Worksheet to print (PDF)…")) {
-      ui.path_dialog = PathDialog::kWorksheet;
-      ui.path_buffer = suggested_worksheet_path(ui);
+      ui.dialogs.path = PathDialog::kWorksheet;
+      ui.dialogs.buffer = suggested_worksheet_path(ui);
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Quit")) ui.close_requested = true;
@@ -195,7 +195,7 @@ void draw_menu_bar(Ui& ui) {
     if (ImGui::MenuItem("Undo", "Ctrl+Z", false, st.can_undo())) st.undo();
     if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, st.can_redo())) st.redo();
     ImGui::Separator();
-    if (ImGui::MenuItem("Randomise inputs")) st.randomise(ui.random_seed);
+    if (ImGui::MenuItem("Randomise inputs")) st.randomise(ui.editor.random_seed);
     if (ImGui::MenuItem(("Reset to " + st.origin()).c_str())) st.reset_to_origin();
     ImGui::EndMenu();
   }
@@ -236,7 +236,7 @@ void draw_menu_bar(Ui& ui) {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "Stage changes show what the stage does; an edit lights up what it changed");
-    if (ImGui::MenuItem("Reset layout")) ui.reset_layout = true;
+    if (ImGui::MenuItem("Reset layout")) ui.layout.reset = true;
     draw_window_menu_items(ui, WindowMenu::kView);
     ImGui::EndMenu();
   }
@@ -259,15 +259,15 @@ void draw_menu_bar(Ui& ui) {
   // mode the lesson's title first (its window has no title bar there), as much as fits.
   // A model's stage names its model, not the example behind it.
   std::string on_stage = st.scenario().name;
-  if (ui.model_stage == WindowId::kLm && ui.lm.state && ui.lm.state->session.model())
+  if (ui.layout.model_stage == WindowId::kLm && ui.lm.state && ui.lm.state->session.model())
     on_stage = "language model " + ui.lm.state->session.model()->name;
-  else if (ui.model_stage == WindowId::kLm)
+  else if (ui.layout.model_stage == WindowId::kLm)
     on_stage = "language model";
-  else if (ui.model_stage == WindowId::kSeq2seq)
+  else if (ui.layout.model_stage == WindowId::kSeq2seq)
     on_stage = "seq2seq dates";
-  else if (ui.model_stage == WindowId::kLmTrain)
+  else if (ui.layout.model_stage == WindowId::kLmTrain)
     on_stage = "training a transformer";
-  const std::string unsaved = st.dirty() && !ui.model_stage ? "  ● unsaved" : "";
+  const std::string unsaved = st.dirty() && !ui.layout.model_stage ? "  ● unsaved" : "";
   std::vector<std::string> titles;
   if (ui.presentation && ui.lesson && ui.lesson->is_open()) {
     titles.push_back("Lesson: " + ui.lesson->lesson().title + " · " + on_stage + unsaved);
@@ -319,8 +319,8 @@ void draw_status_bar(Ui& ui) {
                   static_cast<int>(st.computing_progress() * 100), st.computing_seconds());
       ImGui::SameLine();
     }
-    if (ui.export_job.running()) {
-      ImGui::Text("  exporting %s…", ui.export_what.c_str());
+    if (ui.exports.job.running()) {
+      ImGui::Text("  exporting %s…", ui.exports.what.c_str());
       ImGui::SameLine();
     }
     const AttentionTrace& t = st.trace();
@@ -328,7 +328,8 @@ void draw_status_bar(Ui& ui) {
     std::snprintf(sizes, sizeof sizes, "  n_q %d · n_k %d · d_k %d · d_v %d · H %d · H_kv %d  ",
                   t.n_q, t.n_k, t.d_k, t.d_v, t.num_heads, t.num_kv_heads);
     // A slide too long for the screen says so to whoever wrote the lesson (an error first).
-    const bool long_step = ui.slide.on && !ui.slide.fits && !st.message_is_error();
+    const bool long_step =
+        ui.lesson_view.slide.on && !ui.lesson_view.slide.fits && !st.message_is_error();
     const std::string message =
         long_step ? "This step is longer than one slide at this size: its words scroll (a slide "
                     "holds about 60 words at 1280×720 with 32 px text)"
@@ -337,7 +338,7 @@ void draw_status_bar(Ui& ui) {
     const float avail = ImGui::GetContentRegionAvail().x;
     // The sizes, unless a lesson question asks for one of them, a model's stage hides the
     // example they describe, or the message needs the room.
-    if (!ui.secret.shape && !ui.model_stage &&
+    if (!ui.secret.shape && !ui.layout.model_stage &&
         ImGui::CalcTextSize(sizes).x +
                 std::min(ImGui::CalcTextSize(message.c_str()).x, avail * 0.5f) <=
             avail) {

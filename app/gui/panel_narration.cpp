@@ -71,9 +71,9 @@ void draw_narration_contents(Ui& ui) {
   if (room) {
     // Presentation mode keeps the heatmap's height for its cells: what moves, and the buttons
     // that ask the class, are said here.
-    if (!ui.motion_caption.empty()) {
+    if (!ui.motion.caption.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.85f, 0.35f, 0.05f, 1));
-      text_wrapped_at_spaces("▶ " + ui.motion_caption);
+      text_wrapped_at_spaces("▶ " + ui.motion.caption);
       ImGui::PopStyleColor();
     } else
       draw_predict_toolbar(ui);
@@ -100,7 +100,7 @@ void draw_narration_contents(Ui& ui) {
     // No cell chosen: the stage itself in words, large enough for the room.
     if (st.has_trace()) {
       const StageInfo stage = st.current_stage();
-      ImGui::PushFont(ui.font_bold);
+      ImGui::PushFont(ui.fonts.bold);
       ImGui::TextWrapped("%s", stage.title);
       ImGui::PopFont();
       ImGui::TextWrapped("%s", stage.why);
@@ -117,7 +117,7 @@ void draw_narration_contents(Ui& ui) {
   auto token = [](const std::vector<std::string>& v, int i) {
     return i >= 0 && i < static_cast<int>(v.size()) ? v[i] : std::to_string(i);
   };
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   if (sel.key >= 0)
     ImGui::TextWrapped("query %d \"%s\"  ·  key %d \"%s\"", sel.query,
                        token(t.query_tokens, sel.query).c_str(), sel.key,
@@ -136,9 +136,9 @@ void draw_narration_contents(Ui& ui) {
   }
 
   // explain() is cheap for teaching sizes but not for a 1024-key row: cache it per request.
-  std::string& cached_key = ui.narration_key;
-  std::string& cached_text = ui.narration_text;
-  std::string& cached_error = ui.narration_error;
+  std::string& cached_key = ui.narration.key;
+  std::string& cached_text = ui.narration.text;
+  std::string& cached_error = ui.narration.error;
   std::optional<ExplainRequest> req = st.narration_request();
   std::string key = std::to_string(st.trace_serial()) + "/" + std::to_string(req->query) + "/" +
                     std::to_string(req->head) + "/" + std::to_string(req->key.value_or(-1)) + "/" +
@@ -197,8 +197,8 @@ void draw_narration_contents(Ui& ui) {
     ImGui::TextColored(ImVec4(0.8f, 0.1f, 0.1f, 1), "%s", cached_error.c_str());
     ImGui::PopTextWrapPos();
   } else {
-    ImGui::PushFont(ui.font_narration);
-    std::string& wrapped = ui.wrapped_text;
+    ImGui::PushFont(ui.fonts.narration);
+    std::string& wrapped = ui.narration.wrapped_text;
     // Wrapped to the column at a font scale (cached per text, width and scale).
     auto wrap_at = [&](float scale) {
       ImGui::SetWindowFontScale(scale);
@@ -206,9 +206,9 @@ void draw_narration_contents(Ui& ui) {
       const size_t cols = static_cast<size_t>(std::max(
           20.0f, (ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize) / char_w));
       const std::string wkey = cached_key + "#" + std::to_string(cols);
-      if (wkey != ui.wrapped_key) {
+      if (wkey != ui.narration.wrapped_key) {
         wrapped = wrap_monospace(cached_text, cols);
-        ui.wrapped_key = wkey;
+        ui.narration.wrapped_key = wkey;
       }
       const auto lines = static_cast<float>(std::count(wrapped.begin(), wrapped.end(), '\n') + 1);
       return lines * ImGui::GetTextLineHeight();  // one TextUnformatted: no item spacing
@@ -223,7 +223,7 @@ void draw_narration_contents(Ui& ui) {
       const std::string fit_key =
           cached_key + "#" + std::to_string(static_cast<int>(ImGui::GetContentRegionAvail().x)) +
           "x" + std::to_string(static_cast<int>(avail_h));
-      if (fit_key != ui.narration_fit_key) {
+      if (fit_key != ui.narration.fit_key) {
         const float least = std::min(1.0f, 14.0f / ImGui::GetFontSize());
         float lo = least, hi = 1;
         if (wrap_at(hi) <= avail_h) {
@@ -234,15 +234,15 @@ void draw_narration_contents(Ui& ui) {
             (wrap_at(mid) <= avail_h ? lo : hi) = mid;
           }
         }
-        ui.narration_fit_key = fit_key;
-        ui.narration_fit_scale = lo;
+        ui.narration.fit_key = fit_key;
+        ui.narration.fit_scale = lo;
       }
-      scale = ui.narration_fit_scale;
+      scale = ui.narration.fit_scale;
     }
     wrap_at(scale);
     ImGui::TextUnformatted(wrapped.c_str());
-    ui.narration_px = ImGui::GetFontSize();
-    ui.narration_scrolls = ImGui::GetScrollMaxY() > 0.5f;
+    ui.narration.px = ImGui::GetFontSize();
+    ui.narration.scrolls = ImGui::GetScrollMaxY() > 0.5f;
     ImGui::SetWindowFontScale(1);
     ImGui::PopFont();
   }

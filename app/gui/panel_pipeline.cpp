@@ -41,17 +41,17 @@ void draw_pipeline_panel(Ui& ui) {
     // The row's width at the bold chips is `grows` (text, padding, buttons: all scale with the
     // font) plus `fixed` (the spacing between items, which does not).
     const float fs1 = ImGui::GetFontSize(), b = fs1 * 2.6f;
-    ImFont* f = ui.font_bold;
+    ImFont* f = ui.fonts.bold;
     const float arrow = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, "→").x;
     // A slide leaves the controls to the keyboard and the lesson's Next: the chips take the row.
-    float grows = ui.slide.on ? 0 : b * 2 + b * 1.9f;  // ◀ Play ▶
+    float grows = ui.lesson_view.slide.on ? 0 : b * 2 + b * 1.9f;  // ◀ Play ▶
     for (size_t i = 0; i < stages.size(); ++i)
       grows += f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, stages[i].label).x + fs1 * 1.4f +
                (i ? arrow : 0);
     const float fixed = style.ItemSpacing.x * (2.0f * stages.size() + 3);
     const float avail1 = ImGui::GetContentRegionAvail().x;
     // Never under 16 px, a slide's smallest readable text: a second row rather than smaller.
-    const float least = ui.slide.on ? std::min(1.0f, 16.0f / fs1) : 0.5f;
+    const float least = ui.lesson_view.slide.on ? std::min(1.0f, 16.0f / fs1) : 0.5f;
     if (grows + fixed > avail1) scale = std::max(least, (avail1 - fixed) / grows * 0.99f);
   }
   ImGui::SetWindowFontScale(scale);
@@ -96,13 +96,13 @@ void draw_pipeline_panel(Ui& ui) {
   const float tail_w = compact ? 0
                                : gap * 3 + slider_w + ImGui::CalcTextSize(pace_text).x +
                                      ImGui::CalcTextSize(where).x + ImGui::CalcTextSize("(?)").x;
-  ImFont* chip_font = ui.font_title;
+  ImFont* chip_font = ui.fonts.title;
   if (compact) {  // one row: the large chips when they fit beside the controls
-    if (strip_width(ui.font_title) + gap + controls_w > avail) chip_font = ui.font_bold;
-  } else if (strip_width(ui.font_title) + gap + controls_w + tail_w > avail &&
-             (strip_width(ui.font_bold) + gap + controls_w + tail_w <= avail ||
-              strip_width(ui.font_title) > avail))
-    chip_font = ui.font_bold;
+    if (strip_width(ui.fonts.title) + gap + controls_w > avail) chip_font = ui.fonts.bold;
+  } else if (strip_width(ui.fonts.title) + gap + controls_w + tail_w > avail &&
+             (strip_width(ui.fonts.bold) + gap + controls_w + tail_w <= avail ||
+              strip_width(ui.fonts.title) > avail))
+    chip_font = ui.fonts.bold;
   ImGui::PushFont(chip_font);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, chip_pad);
   ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, fs * 0.6f);
@@ -129,7 +129,7 @@ void draw_pipeline_panel(Ui& ui) {
     }
     ImGui::PopID();
     if (ImGui::IsItemHovered()) {
-      ImGui::PushFont(ui.font_regular);
+      ImGui::PushFont(ui.fonts.regular);
       ImGui::BeginTooltip();
       ImGui::TextUnformatted(stages[i].title);
       ImGui::PushTextWrapPos(fs * 26);
@@ -143,8 +143,9 @@ void draw_pipeline_panel(Ui& ui) {
   ImGui::PopStyleVar(2);
   ImGui::PopFont();
 
-  if (ui.slide.on) {  // the stage strip alone (see above)
-    ui.pipeline_h = std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
+  if (ui.lesson_view.slide.on) {  // the stage strip alone (see above)
+    ui.layout.pipeline_h =
+        std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
     ImGui::End();
     return;
   }
@@ -164,7 +165,8 @@ void draw_pipeline_panel(Ui& ui) {
   }
   if (button("▶", bw, "Next stage (→)")) st.next_stage();
   if (compact) {  // the pace and the counter are in the full strip (Tab brings it back)
-    ui.pipeline_h = std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
+    ui.layout.pipeline_h =
+        std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
     ImGui::End();
     return;
   }
@@ -182,7 +184,8 @@ void draw_pipeline_panel(Ui& ui) {
   ImGui::TextDisabled("%s", where);
   ImGui::SameLine();
   help_marker(st.current_stage().why);
-  ui.pipeline_h = std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
+  ui.layout.pipeline_h =
+      std::ceil(ImGui::GetCursorPosY() - style.ItemSpacing.y + style.WindowPadding.y);
   ImGui::End();
 }
 

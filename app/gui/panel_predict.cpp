@@ -39,28 +39,28 @@ void draw_predict_toolbar(Ui& ui) {
   ImGui::TextDisabled("Predict first:");
   flow(ImGui::CalcTextSize("a number").x + ImGui::GetStyle().FramePadding.x * 2);
   if (ImGui::SmallButton("a number")) {
-    ui.predict_kind = PredictKind::kValue;
+    ui.predict_form.kind = PredictKind::kValue;
     start_prediction(ui);
   }
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Hide %s and ask for a number before showing it (P)",
-                      scope_name(ui.predict_scope));
+                      scope_name(ui.predict_form.scope));
   if (stage_supports(target, PredictKind::kPick)) {
     flow(ImGui::CalcTextSize("the top key").x + ImGui::GetStyle().FramePadding.x * 2);
     if (ImGui::SmallButton("the top key")) {
-      ui.predict_kind = PredictKind::kPick;
+      ui.predict_form.kind = PredictKind::kPick;
       start_prediction(ui);
     }
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Hide the row and ask which key gets the most weight");
   }
   const char* scopes[] = {"hide the cell", "hide the row", "hide the stage"};
-  int scope = static_cast<int>(ui.predict_scope);
+  int scope = static_cast<int>(ui.predict_form.scope);
   const float combo_w = ImGui::CalcTextSize("hide the stage").x + ImGui::GetFrameHeight() * 1.6f;
   flow(combo_w);
   ImGui::SetNextItemWidth(combo_w);
   if (ImGui::Combo("##scope", &scope, scopes, 3))
-    ui.predict_scope = static_cast<PredictScope>(scope);
+    ui.predict_form.scope = static_cast<PredictScope>(scope);
 }
 
 void draw_predict_contents(Ui& ui) {
@@ -68,10 +68,10 @@ void draw_predict_contents(Ui& ui) {
   Prediction& p = ui.predict;
   const bool light = ui.settings.light_theme;
   const PredictQuestion& q = p.question();
-  ImGui::PushFont(ui.font_title);
+  ImGui::PushFont(ui.fonts.title);
   ImGui::TextWrapped("%s", p.revealed() ? "Revealed" : "Predict");
   ImGui::PopFont();
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   text_wrapped_at_spaces(p.prompt(st.trace()));
   ImGui::PopFont();
   const float bw = ImGui::GetFontSize() * 6;
@@ -80,13 +80,14 @@ void draw_predict_contents(Ui& ui) {
       ImGui::SetNextItemWidth(
           std::min(ImGui::GetContentRegionAvail().x, ImGui::GetFontSize() * 12));
       if (ImGui::IsWindowAppearing()) ImGui::SetKeyboardFocusHere();
-      const bool enter = ImGui::InputTextWithHint("##guess", "your answer", &ui.predict_buffer,
+      const bool enter = ImGui::InputTextWithHint("##guess", "your answer", &ui.predict_form.buffer,
                                                   ImGuiInputTextFlags_EnterReturnsTrue);
       const bool go = ImGui::Button("Reveal", {bw, 0}) || enter;
       if (go) {
-        ui.predict_error.clear();
-        if (!ui.predict_buffer.empty() && !p.guess_text(ui.predict_buffer, ui.predict_error)) {
-          ui.predict_error = "Not a number: " + ui.predict_error;
+        ui.predict_form.error.clear();
+        if (!ui.predict_form.buffer.empty() &&
+            !p.guess_text(ui.predict_form.buffer, ui.predict_form.error)) {
+          ui.predict_form.error = "Not a number: " + ui.predict_form.error;
         } else {
           reveal_prediction(ui);
         }
@@ -108,9 +109,9 @@ void draw_predict_contents(Ui& ui) {
         ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
       ImGui::SameLine();
     if (ImGui::Button("Cancel", {bw, 0})) p.cancel();
-    if (!ui.predict_error.empty()) {
+    if (!ui.predict_form.error.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, grade_colour(Verdict::Grade::kOff, light));
-      ImGui::TextWrapped("%s", ui.predict_error.c_str());
+      ImGui::TextWrapped("%s", ui.predict_form.error.c_str());
       ImGui::PopStyleColor();
     }
     ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
@@ -122,7 +123,7 @@ void draw_predict_contents(Ui& ui) {
     return;
   }
   const Verdict& v = p.verdict();
-  ImGui::PushFont(ui.font_title);
+  ImGui::PushFont(ui.fonts.title);
   ImGui::PushStyleColor(ImGuiCol_Text, grade_colour(v.grade, light));
   text_wrapped_at_spaces(v.headline);
   ImGui::PopStyleColor();

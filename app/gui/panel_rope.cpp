@@ -101,7 +101,7 @@ void draw_turned(Ui& ui, int h, int g) {
         "Pair i is dimensions (i, i + %d); at position p it turns by the angle a = p·θᵢ. q "
         "stands at %d, k at %d.",
         half, pq, pk);
-  ImGui::PushFont(ui.font_mono);
+  ImGui::PushFont(ui.fonts.mono);
   const char* xs = "x' = x cos a − y sin a";
   const char* ys = "y' = y cos a + x sin a";
   ImGui::TextUnformatted(xs);  // the two on one line when they fit, never broken inside
@@ -193,7 +193,7 @@ void draw_distance_text(Ui& ui, const Matrix& m, int i, int j, int h, int g, boo
     const char* head = axes_h + line * 5 <= left ? axes : brief;
     ImGui::TextWrapped("%s", head);
     left -= ImGui::GetItemRectSize().y + ImGui::GetStyle().ItemSpacing.y;
-    ImGui::PushFont(ui.font_mono);
+    ImGui::PushFont(ui.fonts.mono);
     // One entry a line, never wrapped (a wrap would break a number at its decimal point and
     // push the last line out of the panel): without the spaces when the column is narrow.
     ImGui::PushTextWrapPos(-1.0f);
@@ -230,7 +230,7 @@ void draw_distance_text(Ui& ui, const Matrix& m, int i, int j, int h, int g, boo
   std::vector<int> at = {base, base + 1, pk, pk + 50};
   std::sort(at.begin(), at.end());
   at.erase(std::unique(at.begin(), at.end()), at.end());
-  ImGui::PushFont(ui.font_mono);
+  ImGui::PushFont(ui.fonts.mono);
   ImGui::Text("a − b = %d:", d);
   for (int p : at) ImGui::TextUnformatted(entry(p).c_str());
   ImGui::PopFont();
@@ -240,7 +240,7 @@ void draw_distance_text(Ui& ui, const Matrix& m, int i, int j, int h, int g, boo
   if (spread > 0) ImGui::TextWrapped("Along a diagonal: within %.0e (float).", spread);
   // The number on a line of its own: a wrap never breaks it at its decimal point.
   ImGui::TextWrapped("Without RoPE, wherever the two stand:");
-  ImGui::PushFont(ui.font_mono);
+  ImGui::PushFont(ui.fonts.mono);
   ImGui::Text("q · k = %s", plain.c_str());
   ImGui::PopFont();
   ImGui::PopTextWrapPos();
@@ -323,18 +323,18 @@ int draw_rope_tabs(Ui& ui) {
   const char* const* names = wide <= ImGui::GetContentRegionAvail().x ? kViewNames : kShortNames;
   if (ImGui::BeginTabBar("rope-views")) {
     for (int v = 0; v < kRopeViewCount; ++v) {
-      const ImGuiTabItemFlags f = ui.rope_view_request == v ? ImGuiTabItemFlags_SetSelected : 0;
+      const ImGuiTabItemFlags f = ui.rope.request == v ? ImGuiTabItemFlags_SetSelected : 0;
       // The id stays the same whichever name shows, so the tab stays selected.
       const std::string label = std::string(names[v]) + "###rope-view-" + std::to_string(v);
       if (ImGui::BeginTabItem(label.c_str(), nullptr, f)) {
-        ui.rope_view = v;
+        ui.rope.view = v;
         ImGui::EndTabItem();
       }
     }
-    ui.rope_view_request = -1;
+    ui.rope.request = -1;
     ImGui::EndTabBar();
   }
-  return ui.rope_view;
+  return ui.rope.view;
 }
 
 void draw_rope_view(Ui& ui, int view, int h, int g, bool room) {

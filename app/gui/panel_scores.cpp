@@ -92,7 +92,7 @@ void draw_scores_panel(Ui& ui) {
   ui.scores.busy = p.running();  // keep drawing while it measures
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
-  const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
+  const ImGuiCond cond = ui.layout.reset ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.1f, vp->Pos.y + top + vp->Size.y * 0.05f},
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.8f, vp->Size.y * 0.86f - top}, cond);

@@ -170,11 +170,11 @@ void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
     ImGui::TextColored({0.85f, 0.1f, 0.1f, 1}, "input: %s", t.error.c_str());
     return;
   }
-  if (ui.font_bold) ImGui::PushFont(ui.font_bold);
+  if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
   // On a slide the input is in its field just above: the model and what it wrote.
-  text_wrapped_at_spaces(ui.slide.on ? s.name(index) + "  →  " + t.output
-                                     : s.input + "  →  " + t.output);
-  if (ui.font_bold) ImGui::PopFont();
+  text_wrapped_at_spaces(ui.lesson_view.slide.on ? s.name(index) + "  →  " + t.output
+                                                 : s.input + "  →  " + t.output);
+  if (ui.fonts.bold) ImGui::PopFont();
   const int rows = t.steps();
   if (stepping) s.clamp_step(rows);
   const bool scored = m.config.score != Score::kNone;
@@ -213,7 +213,7 @@ void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
       ImGui::SetTooltip("Hide this step's weights and ask which input character it will look at");
   }
   if (asking) {
-    ImGui::PushFont(ui.font_bold);
+    ImGui::PushFont(ui.fonts.bold);
     ImGui::TextWrapped(
         "Step %d will write '%s'. Which input character will it look at most? "
         "Click it in the hidden row.",
@@ -236,7 +236,7 @@ void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
         : v.grade == Verdict::Grade::kClose
             ? (light ? ImVec4(0.7f, 0.42f, 0, 1) : ImVec4(0.98f, 0.7f, 0.25f, 1))
             : (light ? ImVec4(0.75f, 0.12f, 0.1f, 1) : ImVec4(1, 0.45f, 0.4f, 1));
-    ImGui::PushFont(ui.font_bold);
+    ImGui::PushFont(ui.fonts.bold);
     ImGui::TextColored(colour, "%s", v.headline.c_str());
     ImGui::PopFont();
     text_wrapped_at_spaces(v.detail);
@@ -275,10 +275,10 @@ void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
     }
     ImGui::EndTable();
   }
-  if (ui.font_narration) ImGui::PushFont(ui.font_narration);
+  if (ui.fonts.narration) ImGui::PushFont(ui.fonts.narration);
   for (const auto& line : explain_attention_step(m, t.fc, s.step, std::max(0, sel_col), 4, 3))
     text_wrapped_at_spaces(line);
-  if (ui.font_narration) ImGui::PopFont();
+  if (ui.fonts.narration) ImGui::PopFont();
 }
 
 void draw_translate_tab(Ui& ui, Seq2seqSession& s) {
@@ -289,7 +289,7 @@ void draw_translate_tab(Ui& ui, Seq2seqSession& s) {
       std::min(ImGui::GetFontSize() * 14, ImGui::GetContentRegionAvail().x - label_w);
   // On a slide the lesson chose the model (its name heads the plot): the pickers give their
   // lines to the plot, unless two models stand side by side.
-  if (!ui.slide.on || s.model(s.model_b)) {
+  if (!ui.lesson_view.slide.on || s.model(s.model_b)) {
     ImGui::SetNextItemWidth(combo_w);
     model_combo("model", s, s.model_a, false);
     same_line_if_fits(combo_w + label_w);
@@ -489,7 +489,7 @@ void draw_seq2seq_panel(Ui& ui) {
   // Ctrl+=, a resize) or View → Reset layout, so it never hangs off the screen.
   const ImVec4 placed{vp->Size.x, vp->Size.y, ImGui::GetFontSize(), 0};
   const bool resized = p.placed_for.x != placed.x || p.placed_for.y != placed.y ||
-                       p.placed_for.z != placed.z || ui.reset_layout;
+                       p.placed_for.z != placed.z || ui.layout.reset;
   p.placed_for = placed;
   const ImGuiCond cond = resized ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.08f, vp->Pos.y + vp->Size.y * 0.08f}, cond);

@@ -79,7 +79,7 @@ void draw_sqrt_dk_panel(Ui& ui) {
   SqrtDkPanel& p = ui.sqrt_dk.get();
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
-  const ImGuiCond cond = ui.reset_layout ? ImGuiCond_Always : ImGuiCond_Appearing;
+  const ImGuiCond cond = ui.layout.reset ? ImGuiCond_Always : ImGuiCond_Appearing;
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.06f, vp->Pos.y + top + vp->Size.y * 0.04f},
                           cond);
   ImGui::SetNextWindowSize({vp->Size.x * 0.88f, vp->Size.y * 0.9f - top}, cond);

@@ -60,7 +60,7 @@ VariantViewsState& views_state(Ui& ui) { return ui.variant_views.get(); }
 
 void title(Ui& ui, const char* text) {
   ImGui::Spacing();
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   ImGui::TextUnformatted(text);
   ImGui::PopFont();
 }
@@ -200,7 +200,7 @@ void key_labels(Ui& ui, const std::vector<std::string>& tokens, int cols, float 
     vs.keys_w = 0;
     for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j)
       vs.keys_w =
-          std::max(vs.keys_w, text_width(ui.font_regular, size, tokens[static_cast<size_t>(j)]));
+          std::max(vs.keys_w, text_width(ui.fonts.regular, size, tokens[static_cast<size_t>(j)]));
   }
   const float tall = std::min(vs.keys_w, fs * 5);
   const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -208,20 +208,20 @@ void key_labels(Ui& ui, const std::vector<std::string>& tokens, int cols, float 
   if (tall <= cell) {  // every label fits its cell's width: written across, centred
     for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j) {
       const std::string& tok = tokens[static_cast<size_t>(j)];
-      draw_text(
-          ui, dl, ui.font_regular, size,
-          {o.x + cell * static_cast<float>(j) + (cell - text_width(ui.font_regular, size, tok)) / 2,
-           o.y},
-          ImGui::GetColorU32(ImGuiCol_Text), tok);
+      draw_text(ui, dl, ui.fonts.regular, size,
+                {o.x + cell * static_cast<float>(j) +
+                     (cell - text_width(ui.fonts.regular, size, tok)) / 2,
+                 o.y},
+                ImGui::GetColorU32(ImGuiCol_Text), tok);
     }
     ImGui::Dummy({cell * static_cast<float>(cols), size + fs * 0.2f});
     return;
   }
   for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j)
-    draw_text(ui, dl, ui.font_regular, size,
+    draw_text(ui, dl, ui.fonts.regular, size,
               {o.x + cell * static_cast<float>(j) + (cell - size) / 2, o.y + tall},
               ImGui::GetColorU32(ImGuiCol_Text),
-              abbreviate(ui.font_regular, size, tokens[static_cast<size_t>(j)], tall), true);
+              abbreviate(ui.fonts.regular, size, tokens[static_cast<size_t>(j)], tall), true);
   ImGui::Dummy({cell * static_cast<float>(cols), tall + fs * 0.2f});
 }
 

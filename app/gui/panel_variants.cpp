@@ -17,7 +17,7 @@ namespace {
 
 void heading(Ui& ui, const char* text) {
   ImGui::Spacing();
-  ImGui::PushFont(ui.font_bold);
+  ImGui::PushFont(ui.fonts.bold);
   ImGui::TextUnformatted(text);
   ImGui::PopFont();
   ImGui::Separator();
@@ -99,7 +99,7 @@ void draw_variants_panel(Ui& ui) {
       ImGui::PopID();
     }
   } else {
-    std::string& text = ui.global_positions_text;
+    std::string& text = ui.editor.positions_text;
     if (!ImGui::IsAnyItemActive()) {
       std::ostringstream os;
       for (size_t i = 0; i < m.global.size(); ++i) os << (i ? ", " : "") << m.global[i];
@@ -133,7 +133,7 @@ void draw_variants_panel(Ui& ui) {
       edit_label = label;
       break;
     }
-  ImGui::Checkbox((std::string(edit_label) + "##custom-mask").c_str(), &ui.custom_mask_edit);
+  ImGui::Checkbox((std::string(edit_label) + "##custom-mask").c_str(), &ui.editor.custom_mask);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("Click cells of the heatmap to hide or show them (a mask of your own)");
   if (!m.custom.empty()) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -151,28 +152,170 @@ enum class PathDialog {
   kCount
 };
 
+// The fonts, built for one size (ui_style.cpp).
+struct UiFonts {
+  ImFont* regular = nullptr;
+  ImFont* bold = nullptr;
+  ImFont* mono = nullptr;
+  ImFont* title = nullptr;
+  ImFont* narration = nullptr;  // monospace, a little smaller: long arithmetic lines
+  ImFont* cells = nullptr;      // large digits for cell numbers, drawn scaled to the cells
+  float built_px = 0;           // the size the fonts were last built at
+};
+
+// The Q/K/V editor and the Variants tab (panel_editor.cpp, panel_variants.cpp).
+struct EditorView {
+  bool custom_mask = false;  // clicking a cell toggles the custom mask
+  bool drag = false;         // editor tables: drag values instead of typing
+  int tensor_head = 0;
+  unsigned random_seed = 42;
+  std::string positions_text;  // the variants panel's field for many positions
+  // Per-cell text editing (the buffer of the cell being typed into), and where each visible text
+  // cell was drawn last frame (tests click into them).
+  std::string editing_key, buffer;
+  std::map<std::string, ImVec4> cell_rects;
+};
+
+// The rope stage's view (panel_rope.cpp): kRopeAngles, kRopeTurned or kRopeDistance; a request
+// (gui --tab rope-…, tests) brings that tab forward once.
+struct RopeViewState {
+  int view = 0, request = -1;
+};
+
+// Where draw_app placed the panels (model/layout.h), and what the panels measured for it.
+struct LayoutState {
+  float pipeline_h = 0, heads_h = 0;  // the stage strip's and heads' heights, measured
+  std::string applied;                // the layout last placed; another one re-places the panels
+  bool reset = true;                  // place every panel afresh next frame
+  // The model window showing as the main window's stage instead of the stepper (none: the
+  // stepper), and the room it takes: the strip's, the scenario's and the heatmap's, beside the
+  // narration or lesson column.
+  std::optional<WindowId> model_stage;
+  ImVec4 stage_rect{0, 0, 0, 0};  // x, y, w, h
+  bool status_shown = true;       // the status bar this frame (a slide shows it only with news)
+};
+
+// Predict, then reveal: the form's choices and typed guess (panel_predict.cpp).
+struct PredictForm {
+  PredictKind kind = PredictKind::kValue;
+  PredictScope scope = PredictScope::kCell;
+  std::string buffer, error;
+};
+
+// Stage changes and edits that move (stage_motion.h).
+struct MotionView {
+  StageTransition transition;
+  std::optional<StageId> shown_stage;  // the stage drawn last frame (a change starts a transition)
+  std::string caption;                 // what the stage change on screen is doing, in words
+  ChangeTracker changes;
+  uint64_t loads_seen = 0;  // AppState::load_serial() when the tracker last saw a trace
+};
+
+// What tests and --screenshot read about the last frame.
+struct UiProbes {
+  std::vector<PlacedText>* text_log = nullptr;  // tests: record text drawn into draw lists
+  ColorScale main_scale;                        // the main heatmap's colour scale
+  StageId main_step = StageId::kInputs;
+};
+
+// Presentation with a lesson open is a slide (model/layout.h): the step's words, question and
+// buttons in one column beside the figure, sized so that nothing scrolls. What the last frame
+// laid out and drew, for the projector audit (tests/gui_lesson_steps.cpp).
+struct SlideRecord {
+  bool on = false;             // this frame is a slide
+  bool fits = false;           // the layout found a column width that holds the step whole
+  float needed = 0;            // the height the step needs at the column's width (measured)
+  float room = 0;              // the column's height
+  float body = 0;              // the height the step's body (under the bar, over the buttons) needs
+  float drawn = 0;             // and as drawn
+  float scroll_max = 0;        // the column's scroll range as drawn (0: nothing scrolls)
+  float scroll_max_x = 0;      // and sideways
+  bool choices_whole = false;  // every choice's last line inside the column
+};
+
+// The lesson window (panel_lesson.cpp): the course the Lessons menu lists, and what the window
+// measured and drew last frame (the layout keeps the question in view; tests check it).
+struct LessonView {
+  bool select_tab = false;  // bring the Lesson tab forward once
+  // The Lessons menu's built-in course, listed the first time the menu opens.
+  std::vector<LessonInfo> course;
+  std::string course_error;
+  bool course_listed = false;
+  bool opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
+  // A step's own cell decimals on screen (-1: none), and the user's setting they replace.
+  int decimals_shown = -1, decimals_user = -1;
+  ImVec4 rect{0, 0, 0, 0};          // where the lesson window was drawn (x, y, w, h)
+  float question_h = 0;             // the question's height last frame (it stays in view)
+  float text_h = 0;                 // the step text's height last frame
+  std::vector<float> line_bottoms;  // where its lines ended last frame (content y)
+  float question_room = 0;          // the height the step's text and question share (tests)
+  bool titled = false;              // the lesson window's title names the lesson this frame
+  // Where the question's area and its Check button were drawn last frame (x0, y0, x1, y1): tests
+  // check the button is in view.
+  ImVec4 question_rect{0, 0, 0, 0}, answer_box{0, 0, 0, 0};
+  bool prompt_shown = false;   // the question's prompt was whole in view (tests)
+  bool choices_shown = false;  // and its choices, whole (tests)
+  float nav_bottom = 0;        // the bottom of Previous / Next (tests: not cut off)
+  SlideRecord slide;
+};
+
+// The path dialog and the others (panel_dialogs.cpp).
+struct DialogState {
+  PathDialog path = PathDialog::kNone;       // the path dialog to open (kNone: none)
+  PathDialog open_kind = PathDialog::kNone;  // the one open
+  std::string buffer, error;                 // its field and last error
+  // The export dialog's size (export-png|svg|pdf, export-all-*): a slide deck's pages default
+  // to a 16:9 slide, pictures to their natural size.
+  ExportSizeChoice export_size = ExportSizeChoice::kNatural;
+  ExportSizeChoice deck_size = ExportSizeChoice::kWide;
+  int export_w = 1920, export_h = 1080;  // the custom size
+  // The worksheet dialog's choices.
+  bool worksheet_letter = false;  // US Letter instead of A4
+  bool worksheet_answers = true;  // also write FILE-answers.pdf
+  bool worksheet_fresh = false;   // fresh numbers from worksheet_seed
+  int worksheet_seed = 1;
+  // With a lesson open: print the lesson's questions (else the current scenario's worksheet).
+  bool worksheet_lesson = true;
+  std::function<void()> after_discard;  // what to do once the user agrees to lose edits
+  bool ask_discard = false;
+  bool ask_recovery = false;
+};
+
+// A running export (on a worker thread): "" when it succeeded, else the error (returned or
+// thrown); what it writes, and the full path of the last file or folder an export wrote ("" before
+// any): the status bar says it, and tests read it.
+struct ExportRun {
+  BackgroundJob<std::string> job;
+  std::string what, where, written;
+};
+
+// The narration (panel_narration.cpp): the text for the current request, and wrapped to the panel
+// (explain() is not free for a 1024-key row); in presentation mode the font scale that shows it
+// whole, per text and room.
+struct NarrationView {
+  std::string key, text, error, wrapped_key, wrapped_text;
+  std::string fit_key;
+  float fit_scale = 1;
+  float px = 0;          // the working's font size last frame (tests)
+  bool scrolls = false;  // and whether it had to scroll
+};
+
+// Help → Getting started, on page `page` (panel_help.cpp).
+struct TourWindow : WindowFlags {
+  int page = 0;
+};
+
 struct Ui {
   explicit Ui(AppState& s) : state(s) {}
   AppState& state;
   UiSettings settings;
   HeatmapRenderer* renderer = nullptr;  // null when headless: cells are drawn as rectangles
-  ImFont* font_regular = nullptr;
-  ImFont* font_bold = nullptr;
-  ImFont* font_mono = nullptr;
-  ImFont* font_title = nullptr;
-  ImFont* font_narration = nullptr;  // monospace, a little smaller: long arithmetic lines
-  ImFont* font_cells = nullptr;      // large digits for cell numbers, drawn scaled to the cells
-  float font_built_px = 0;           // the size the fonts were last built at
+  UiFonts fonts;
 
   std::map<std::string, HeatmapViewport> views;  // by heatmap id ("main", "q", "head-2", ...)
-  bool custom_mask_edit = false;                 // clicking a cell toggles the custom mask
-  bool drag_edit = false;                        // editor tables: drag values instead of typing
-  int editor_tensor_head = 0;
   std::string select_tab;  // "inputs" or "variants": bring that tab of the left panel forward once
-  // The rope stage's view (panel_rope.cpp): kRopeAngles, kRopeTurned or kRopeDistance; a
-  // request (gui --tab rope-…, tests) brings that tab forward once.
-  int rope_view = 0, rope_view_request = -1;
-  unsigned random_seed = 42;
+  EditorView editor;
+  RopeViewState rope;
 
   // color_scale_cached's scales, by heatmap key: scanning a 4096-token stage is 16 million cells.
   std::map<std::string, CachedColorScale> color_scales;
@@ -180,28 +323,20 @@ struct Ui {
 
   // Window requests handled by app_window.cpp (the only file that knows GLFW).
   bool presentation = false;
-  bool panels_shown = false;  // presentation mode with the side panels brought back (Tab)
-  bool debug_menu = false;    // the Debug menu (ImGui demo, metrics): gui --debug or ATTN_DEBUG=1
-  // Measured by the panels for the layout (app_ui.cpp): the stage strip's and heads' heights.
-  float pipeline_h = 0, heads_h = 0;
-  std::string layout_applied;  // the layout last placed; another one re-places the panels
-  double now = 0;              // seconds, one clock for the whole frame
-  int frames_wanted = 0;       // frames still to draw before the window may sleep
+  bool panels_shown = false;    // presentation mode with the side panels brought back (Tab)
+  bool debug_menu = false;      // the Debug menu (ImGui demo, metrics): gui --debug or ATTN_DEBUG=1
+  bool quit_requested = false;  // the user confirmed quitting
+  bool close_requested = false;  // the window's close button: ask first when dirty
+  LayoutState layout;
+  double now = 0;         // seconds, one clock for the whole frame
+  int frames_wanted = 0;  // frames still to draw before the window may sleep
 
-  // Teaching: predict, then reveal (predict.h); stage changes and edits that move (stage_motion.h).
+  // Teaching: predict, then reveal (predict.h); stage changes and edits that move.
   Prediction predict;
-  PredictKind predict_kind = PredictKind::kValue;
-  PredictScope predict_scope = PredictScope::kCell;
-  std::string predict_buffer, predict_error;
-  StageTransition transition;
-  std::optional<StageId> shown_stage;  // the stage drawn last frame (a change starts a transition)
-  std::string motion_caption;          // what the stage change on screen is doing, in words
-  ChangeTracker changes;
-  uint64_t loads_seen = 0;  // AppState::load_serial() when the tracker last saw a trace
-  std::vector<PlacedText>* text_log = nullptr;  // tests: record text drawn into draw lists
-  bool quit_requested = false;                  // the user confirmed quitting
-  bool close_requested = false;                 // the window's close button: ask first when dirty
-  bool reset_layout = true;
+  PredictForm predict_form;
+  MotionView motion;
+  UiProbes probes;
+
   // The windows over the stepper, each a row of the registry (window_registry.h).
   // The seq2seq window (View menu, or gui --tab seq2seq; panel_seq2seq.cpp).
   Window<struct Seq2seqPanel> seq2seq;
@@ -220,118 +355,33 @@ struct Ui {
   Window<struct ScoreComparePanel> scores;
   // The "Why √d_k" experiment window (View menu, gui --tab sqrt-dk; panel_sqrt_dk.cpp).
   Window<struct SqrtDkPanel> sqrt_dk;
-  Window<NoState> ghost;      // Help → Ghost Attention (panel_help_ghost.cpp)
+  TourWindow tour;            // Help → Getting started (panel_help.cpp)
   Window<NoState> shortcuts;  // Help → Keyboard shortcuts (panel_help.cpp)
-  Window<NoState> tour;       // Help → Getting started, page `tour_page` (panel_help.cpp)
-  int tour_page = 0;
-  Window<NoState> about;  // Help → About Attention Lab (panel_help.cpp)
+  Window<NoState> ghost;      // Help → Ghost Attention (panel_help_ghost.cpp)
+  Window<NoState> about;      // Help → About Attention Lab (panel_help.cpp)
   // Class mode (View → Class mode, gui --class-mode; panel_class.h): `open` is its join screen,
   // shown over the stage; the server runs while state->running(), open or not.
   Window<struct ClassModePanel> class_mode;
   // The Debug menu's windows (gui --debug): Dear ImGui's demo and metrics.
   Window<NoState> imgui_demo, imgui_metrics;
-  // The model window showing as the main window's stage instead of the stepper (none: the
-  // stepper), and the room it takes: the strip's, the scenario's and the heatmap's, beside the
-  // narration or lesson column (set by draw_app each frame).
-  std::optional<WindowId> model_stage;
-  ImVec4 stage_rect{0, 0, 0, 0};  // x, y, w, h
   // Whether a window's background work wants frames: every frame until it lands, or a few a
   // second for new training figures (app_window.cpp), so the UI does not take the training
   // threads' cores. Any window's flags (window_registry.cpp).
   bool busy() const;
   bool training() const;
+
   // The open lesson (Lessons menu, File → Open lesson…, gui --lesson), drawn in the narration's
   // place by panel_lesson.cpp; null when none is open.
   std::shared_ptr<LessonPlayer> lesson;
-  bool select_lesson_tab = false;  // bring the Lesson tab forward once
   // What the open lesson's question hides this frame, until it is answered or its answer shown
   // (set by draw_app): cells and rows of its stage, labels that write its numbers, the working,
   // the head counts. Every panel that could tell the answer asks it.
   QuestionSecret secret;
-  // The Lessons menu's built-in course, listed the first time the menu opens.
-  std::vector<LessonInfo> course;
-  std::string course_error;
-  bool course_listed = false;
-  bool lesson_opened_seq2seq = false;  // the seq2seq window is open because a step asked for it
-  // A step's own cell decimals on screen (-1: none), and the user's setting they replace.
-  int lesson_decimals_shown = -1, lesson_decimals_user = -1;
-  ImVec4 lesson_rect{0, 0, 0, 0};          // where the lesson window was drawn (x, y, w, h)
-  float lesson_question_h = 0;             // the question's height last frame (it stays in view)
-  float lesson_text_h = 0;                 // the step text's height last frame
-  std::vector<float> lesson_line_bottoms;  // where its lines ended last frame (content y)
-  float lesson_question_room = 0;          // the height the step's text and question share (tests)
-  bool lesson_titled = false;              // the lesson window's title names the lesson this frame
-  // Where the question's area and its Check button were drawn last frame (x0, y0, x1, y1): tests
-  // check the button is in view.
-  ImVec4 lesson_question_rect{0, 0, 0, 0}, lesson_answer_box{0, 0, 0, 0};
-  bool lesson_prompt_shown = false;   // the question's prompt was whole in view (tests)
-  bool lesson_choices_shown = false;  // and its choices, whole (tests)
-  float lesson_nav_bottom = 0;        // the bottom of Previous / Next (tests: not cut off)
-  // Presentation with a lesson open is a slide (model/layout.h): the step's words, question and
-  // buttons in one column beside the figure, sized so that nothing scrolls. What the last frame
-  // laid out and drew, for the projector audit (tests/gui_lesson_steps.cpp).
-  struct SlideRecord {
-    bool on = false;         // this frame is a slide
-    bool fits = false;       // the layout found a column width that holds the step whole
-    float needed = 0;        // the height the step needs at the column's width (measured)
-    float room = 0;          // the column's height
-    float body = 0;          // the height the step's body (under the bar, over the buttons) needs
-    float drawn = 0;         // and as drawn
-    float scroll_max = 0;    // the column's scroll range as drawn (0: nothing scrolls)
-    float scroll_max_x = 0;  // and sideways
-    bool choices_whole = false;  // every choice's last line inside the column
-  } slide;
-  bool status_shown = true;  // the status bar this frame (a slide shows it only with news)
+  LessonView lesson_view;
 
-  // Dialogs: the path dialog to open (kNone: none).
-  PathDialog path_dialog = PathDialog::kNone;
-  std::string path_buffer;
-  // The export dialog's size (export-png|svg|pdf, export-all-*): a slide deck's pages default
-  // to a 16:9 slide, pictures to their natural size.
-  ExportSizeChoice export_size = ExportSizeChoice::kNatural;
-  ExportSizeChoice deck_size = ExportSizeChoice::kWide;
-  int export_w = 1920, export_h = 1080;  // the custom size
-  // The full path of the last file or folder an export wrote ("" before any): the status bar
-  // says it, and tests read it.
-  std::string exported_path;
-  std::string export_where;  // the running export's full path
-  // The worksheet dialog's choices.
-  bool worksheet_letter = false;  // US Letter instead of A4
-  bool worksheet_answers = true;  // also write FILE-answers.pdf
-  bool worksheet_fresh = false;   // fresh numbers from worksheet_seed
-  int worksheet_seed = 1;
-  // With a lesson open: print the lesson's questions (else the current scenario's worksheet).
-  bool worksheet_lesson = true;
-  std::function<void()> after_discard;  // what to do once the user agrees to lose edits
-  bool ask_discard = false;
-  bool ask_recovery = false;
-
-  // A running export (on a worker thread): "" when it succeeded, else the error (returned or
-  // thrown).
-  BackgroundJob<std::string> export_job;
-  std::string export_what;
-
-  // The open path dialog and its last error.
-  PathDialog dialog_kind = PathDialog::kNone;
-  std::string dialog_error;
-  // The narration text for the current request, and wrapped to the panel (explain() is not free
-  // for a 1024-key row).
-  std::string narration_key, narration_text, narration_error, wrapped_key, wrapped_text;
-  // Presentation mode: the narration's font scale that shows it whole, per text and room.
-  std::string narration_fit_key;
-  float narration_fit_scale = 1;
-  float narration_px = 0;             // the working's font size last frame (tests)
-  bool narration_scrolls = false;     // and whether it had to scroll
-  std::string global_positions_text;  // the variants panel's field for many positions
-
-  // Per-cell text editing (the buffer of the cell being typed into), and where each visible text
-  // cell was drawn last frame (tests click into them).
-  std::string editing_key, edit_buffer;
-  std::map<std::string, ImVec4> text_cell_rects;
-
-  // What --screenshot reports about the main heatmap.
-  ColorScale main_scale;
-  StageId main_step = StageId::kInputs;
+  DialogState dialogs;
+  ExportRun exports;
+  NarrationView narration;
 
   void request_discard_check(std::function<void()> action);
   // Something moves or runs in the background: keep drawing frames instead of sleeping.

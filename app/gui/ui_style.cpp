@@ -95,16 +95,16 @@ ImFont* add(Ui& ui, const char* file, float px, const ImWchar* ranges = kRanges)
 void load_fonts(Ui& ui, float px) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  ui.font_regular = add(ui, "DejaVuSans.ttf", px);
-  ui.font_bold = add(ui, "DejaVuSans-Bold.ttf", px);
-  ui.font_mono = add(ui, "DejaVuSansMono.ttf", px * 0.95f);
-  ui.font_title = add(ui, "DejaVuSans-Bold.ttf", px * 1.35f);
-  ui.font_narration = add(ui, "DejaVuSansMono.ttf", std::round(px * 0.85f));
+  ui.fonts.regular = add(ui, "DejaVuSans.ttf", px);
+  ui.fonts.bold = add(ui, "DejaVuSans-Bold.ttf", px);
+  ui.fonts.mono = add(ui, "DejaVuSansMono.ttf", px * 0.95f);
+  ui.fonts.title = add(ui, "DejaVuSans-Bold.ttf", px * 1.35f);
+  ui.fonts.narration = add(ui, "DejaVuSansMono.ttf", std::round(px * 0.85f));
   // Drawn scaled down to the cells; baked at the largest size a cell number takes.
-  ui.font_cells =
+  ui.fonts.cells =
       add(ui, "DejaVuSans.ttf", std::clamp(std::round(px * 2.2f), 24.0f, 128.0f), kNumberRanges);
-  ui.font_built_px = px;
-  io.FontDefault = ui.font_regular;
+  ui.fonts.built_px = px;
+  io.FontDefault = ui.fonts.regular;
   io.Fonts->Build();
 }
 
