@@ -330,16 +330,9 @@ struct StepContext {
   const LessonStep* previous = nullptr;
 };
 
-LessonStep read_step(const json& j, const StepContext& c) {
-  if (!j.is_object()) fail("", "expected an object, got " + json_type_name(j));
-  check_json_keys(j, "",
-                  {"title", "text", "formula", "example", "scenario", "variants", "seq2seq", "lm",
-                   "stage", "head", "select", "highlight", "decimals", "question"});
-  LessonStep s;
-  if (!j.contains("title")) fail("title", "missing field");
-  s.title = read_text(j["title"], "title", kMaxLessonTitleBytes);
-  if (j.contains("text")) s.text = read_paragraphs(j["text"], "text");
-  if (j.contains("formula")) s.formula = read_text(j["formula"], "formula", kMaxLessonLineBytes);
+// The step's scenario: a built-in example, a scenario file or inline object, or the previous
+// step's (without its variants).
+void read_step_source(const json& j, const StepContext& c, LessonStep& s) {
   if (j.contains("example") && j.contains("scenario"))
     fail("scenario", "give either example or scenario, not both");
   if (j.contains("example")) {
@@ -378,73 +371,68 @@ LessonStep read_step(const json& j, const StepContext& c) {
   } else {
     fail("example", "the first step must name an example or a scenario");
   }
-  s.base = s.scenario;
-  if (j.contains("variants")) {
-    s.variants_json = j["variants"].dump();
-    s.scenario = with_variants(s.scenario, j["variants"], "variants");
-  }
-  if (j.contains("seq2seq")) {
-    const json& m = j["seq2seq"];
-    if (!m.is_object()) fail("seq2seq", "expected an object {\"model\", \"tab\"}");
-    check_json_keys(m, "seq2seq", {"model", "tab"});
-    if (m.contains("model")) {
-      s.seq2seq_model = read_name(m["model"], "seq2seq.model");
-      std::string error;
-      if (!resolve_shipped(kSeq2seqModels, s.seq2seq_model, error)) fail("seq2seq.model", error);
-    }
-    s.seq2seq_tab = m.contains("tab") ? read_name(m["tab"], "seq2seq.tab") : "translate";
-    if (s.seq2seq_tab != "translate" && s.seq2seq_tab != "live" && s.seq2seq_tab != "bottleneck")
-      fail("seq2seq.tab", "expected translate, live or bottleneck, got \"" + s.seq2seq_tab + "\"");
-  }
-  if (j.contains("lm")) {
-    const json& m = j["lm"];
-    if (!m.is_object()) fail("lm", "expected an object {\"model\", \"text\", \"tab\"}");
-    check_json_keys(m, "lm", {"model", "text", "tab", "layer", "head", "position", "stepper"});
-    if (m.contains("text")) s.lm_text = read_name(m["text"], "lm.text");
-    if (m.contains("layer")) s.lm_layer = read_json_int(m["layer"], "lm.layer", 0);
-    if (m.contains("head")) s.lm_head = read_json_int(m["head"], "lm.head", 0);
-    if (m.contains("position")) s.lm_position = read_json_int(m["position"], "lm.position", 0);
-    if ((s.lm_layer < 0) != (s.lm_head < 0))
-      fail(s.lm_layer < 0 ? "lm.layer" : "lm.head", "give layer and head together");
-    if (m.contains("stepper")) {
-      const std::string name = read_name(m["stepper"], "lm.stepper");
-      s.lm_stepper = stage_from_name(name);
-      if (!s.lm_stepper) fail("lm.stepper", "no stage is called \"" + name + "\"");
-      if (s.lm_layer < 0) fail("lm.layer", "the head to open in the stepper: give layer and head");
-    }
-    if (s.lm_stepper) {
-      // The stage's own view: the rope stage's angles, q and k turned, or same distance.
-      s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "";
-      if (!s.lm_tab.empty() &&
-          (*s.lm_stepper != StageId::kRope ||
-           (s.lm_tab != "angles" && s.lm_tab != "turned" && s.lm_tab != "distance")))
-        fail("lm.tab",
-             "with \"stepper\": \"rope\", expected angles, turned or distance (other "
-             "stages have one view), got \"" +
-                 s.lm_tab + "\"");
-    } else {
-      s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "model";
-      // "sinks" is the roles tab on the first-token score, with its attention-sink box;
-      // "circuit-why" the circuit tab at its third step, the winning key's score split.
-      const std::set<std::string> tabs = {"model", "heads",   "block",       "next", "roles",
-                                          "sinks", "circuit", "circuit-why", "kv"};
-      if (!tabs.count(s.lm_tab))
-        fail(
-            "lm.tab",
-            "expected model, heads, block, next, roles, sinks, circuit, circuit-why or kv, got \"" +
-                s.lm_tab + "\"");
-    }
-    if (!m.contains("model")) fail("lm.model", "missing field");
-    s.lm_model = read_name(m["model"], "lm.model");
+}
+
+// "seq2seq": {"model", "tab"}: the seq2seq window the step opens.
+void read_step_seq2seq(const json& m, LessonStep& s) {
+  if (!m.is_object()) fail("seq2seq", "expected an object {\"model\", \"tab\"}");
+  check_json_keys(m, "seq2seq", {"model", "tab"});
+  if (m.contains("model")) {
+    s.seq2seq_model = read_name(m["model"], "seq2seq.model");
     std::string error;
-    if (!resolve_shipped(kLmModels, s.lm_model, error)) fail("lm.model", error);
+    if (!resolve_shipped(kSeq2seqModels, s.seq2seq_model, error)) fail("seq2seq.model", error);
   }
-  if (j.contains("head")) s.head = read_json_int(j["head"], "head", 0);
-  if (j.contains("decimals")) {
-    s.decimals = read_json_int(j["decimals"], "decimals", 1);
-    if (s.decimals > 4)
-      fail("decimals", "the heatmap shows 1 to 4 decimals, got " + std::to_string(s.decimals));
+  s.seq2seq_tab = m.contains("tab") ? read_name(m["tab"], "seq2seq.tab") : "translate";
+  if (s.seq2seq_tab != "translate" && s.seq2seq_tab != "live" && s.seq2seq_tab != "bottleneck")
+    fail("seq2seq.tab", "expected translate, live or bottleneck, got \"" + s.seq2seq_tab + "\"");
+}
+
+// "lm": {"model", "text", "tab", "layer", "head", "position", "stepper"}: the language model
+// the step opens, on which view.
+void read_step_lm(const json& m, LessonStep& s) {
+  if (!m.is_object()) fail("lm", "expected an object {\"model\", \"text\", \"tab\"}");
+  check_json_keys(m, "lm", {"model", "text", "tab", "layer", "head", "position", "stepper"});
+  if (m.contains("text")) s.lm_text = read_name(m["text"], "lm.text");
+  if (m.contains("layer")) s.lm_layer = read_json_int(m["layer"], "lm.layer", 0);
+  if (m.contains("head")) s.lm_head = read_json_int(m["head"], "lm.head", 0);
+  if (m.contains("position")) s.lm_position = read_json_int(m["position"], "lm.position", 0);
+  if ((s.lm_layer < 0) != (s.lm_head < 0))
+    fail(s.lm_layer < 0 ? "lm.layer" : "lm.head", "give layer and head together");
+  if (m.contains("stepper")) {
+    const std::string name = read_name(m["stepper"], "lm.stepper");
+    s.lm_stepper = stage_from_name(name);
+    if (!s.lm_stepper) fail("lm.stepper", "no stage is called \"" + name + "\"");
+    if (s.lm_layer < 0) fail("lm.layer", "the head to open in the stepper: give layer and head");
   }
+  if (s.lm_stepper) {
+    // The stage's own view: the rope stage's angles, q and k turned, or same distance.
+    s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "";
+    if (!s.lm_tab.empty() &&
+        (*s.lm_stepper != StageId::kRope ||
+         (s.lm_tab != "angles" && s.lm_tab != "turned" && s.lm_tab != "distance")))
+      fail("lm.tab",
+           "with \"stepper\": \"rope\", expected angles, turned or distance (other "
+           "stages have one view), got \"" +
+               s.lm_tab + "\"");
+  } else {
+    s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "model";
+    // "sinks" is the roles tab on the first-token score, with its attention-sink box;
+    // "circuit-why" the circuit tab at its third step, the winning key's score split.
+    const std::set<std::string> tabs = {"model", "heads",   "block",       "next", "roles",
+                                        "sinks", "circuit", "circuit-why", "kv"};
+    if (!tabs.count(s.lm_tab))
+      fail("lm.tab",
+           "expected model, heads, block, next, roles, sinks, circuit, circuit-why or kv, got \"" +
+               s.lm_tab + "\"");
+  }
+  if (!m.contains("model")) fail("lm.model", "missing field");
+  s.lm_model = read_name(m["model"], "lm.model");
+  std::string error;
+  if (!resolve_shipped(kLmModels, s.lm_model, error)) fail("lm.model", error);
+}
+
+// "select" and "highlight": the cells the step points at.
+void read_step_cells(const json& j, LessonStep& s) {
   if (j.contains("select")) {
     const json& sel = j["select"];
     if (!sel.is_array() || sel.empty() || sel.size() > 2)
@@ -468,6 +456,33 @@ LessonStep read_step(const json& j, const StepContext& c) {
       s.highlights.push_back(hl);
     }
   }
+}
+
+LessonStep read_step(const json& j, const StepContext& c) {
+  if (!j.is_object()) fail("", "expected an object, got " + json_type_name(j));
+  check_json_keys(j, "",
+                  {"title", "text", "formula", "example", "scenario", "variants", "seq2seq", "lm",
+                   "stage", "head", "select", "highlight", "decimals", "question"});
+  LessonStep s;
+  if (!j.contains("title")) fail("title", "missing field");
+  s.title = read_text(j["title"], "title", kMaxLessonTitleBytes);
+  if (j.contains("text")) s.text = read_paragraphs(j["text"], "text");
+  if (j.contains("formula")) s.formula = read_text(j["formula"], "formula", kMaxLessonLineBytes);
+  read_step_source(j, c, s);
+  s.base = s.scenario;
+  if (j.contains("variants")) {
+    s.variants_json = j["variants"].dump();
+    s.scenario = with_variants(s.scenario, j["variants"], "variants");
+  }
+  if (j.contains("seq2seq")) read_step_seq2seq(j["seq2seq"], s);
+  if (j.contains("lm")) read_step_lm(j["lm"], s);
+  if (j.contains("head")) s.head = read_json_int(j["head"], "head", 0);
+  if (j.contains("decimals")) {
+    s.decimals = read_json_int(j["decimals"], "decimals", 1);
+    if (s.decimals > 4)
+      fail("decimals", "the heatmap shows 1 to 4 decimals, got " + std::to_string(s.decimals));
+  }
+  read_step_cells(j, s);
   try {
     if (j.contains("stage")) s.stage = read_stage(j["stage"], "stage");
     if (j.contains("question")) s.question = read_question(j["question"]);
