@@ -301,7 +301,10 @@ std::string shape_text(const std::vector<uint64_t>& dims) {
   return s.str();
 }
 
-bool parse_impl(const std::string& bytes, NpyContent content, NpyTensor& out, std::string& error) {
+// The magic string, the format version and the header's length: the header's bytes, and where
+// the data starts.
+bool read_preamble(const std::string& bytes, std::string& header, uint64_t& data_start,
+                   std::string& error) {
   const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
   if (bytes.size() < kMagicLen || bytes.compare(0, kMagicLen, kMagic, kMagicLen) != 0) {
     error = bytes.size() < kMagicLen
@@ -331,13 +334,18 @@ bool parse_impl(const std::string& bytes, NpyContent content, NpyTensor& out, st
             std::to_string(bytes.size() - prefix) + " bytes follow";
     return false;
   }
-  const std::string header = bytes.substr(prefix, static_cast<size_t>(header_len));
+  header = bytes.substr(prefix, static_cast<size_t>(header_len));
   if (header.find('\0') != std::string::npos) {
     error = "header is not a valid Python dict literal: it contains a NUL byte";
     return false;
   }
+  data_start = prefix + header_len;
+  return true;
+}
 
-  std::map<std::string, PyValue> dict;
+// The header's dict: exactly 'descr' (a plain dtype string), 'fortran_order' (False) and 'shape'.
+bool read_header_dict(const std::string& header, std::string& descr_out, const PyValue*& shape_out,
+                      std::map<std::string, PyValue>& dict, std::string& error) {
   if (!HeaderParser(header).parse(dict, error)) return false;
   for (const char* key : {"descr", "fortran_order", "shape"})
     if (!dict.count(key)) {
@@ -374,7 +382,13 @@ bool parse_impl(const std::string& bytes, NpyContent content, NpyTensor& out, st
     error = std::string("'shape' is ") + kind_name(shape.kind) + "; expected a tuple of integers";
     return false;
   }
-  std::vector<uint64_t> dims;
+  descr_out = descr.text;
+  shape_out = &shape;
+  return true;
+}
+
+// The shape's entries: non-negative integers that fit an int.
+bool read_dims(const PyValue& shape, std::vector<uint64_t>& dims, std::string& error) {
   for (size_t i = 0; i < shape.items.size(); ++i) {
     const PyValue& d = shape.items[i];
     if (d.kind != PyValue::Kind::kInt) {
@@ -394,8 +408,13 @@ bool parse_impl(const std::string& bytes, NpyContent content, NpyTensor& out, st
     }
     dims.push_back(d.magnitude);
   }
-  Dtype dtype;
-  if (!parse_dtype(descr.text, content, dtype, error)) return false;
+  return true;
+}
+
+// The shape against what this program reads (rank 2 or 3, no zero dimension, a bounded number of
+// heads) and the data's size against the bytes after the header, before anything is allocated.
+bool check_size(const std::vector<uint64_t>& dims, const Dtype& dtype, const std::string& descr,
+                uint64_t found, std::string& error) {
   if (dims.size() != 2 && dims.size() != 3) {
     error = "has rank " + std::to_string(dims.size()) + ", shape " + shape_text(dims) +
             "; expected rank 2 (n, d) or 3 (H, n, d)";
@@ -408,8 +427,6 @@ bool parse_impl(const std::string& bytes, NpyContent content, NpyTensor& out, st
     }
   // The size is compared with the bytes present before anything is allocated; three dimensions
   // below 2^31 can overflow 64 bits, so the product saturates.
-  const uint64_t data_start = prefix + header_len;
-  const uint64_t found = bytes.size() - data_start;
   uint64_t expected = dtype.size;
   bool overflow = false;
   for (uint64_t d : dims) {
@@ -419,14 +436,14 @@ bool parse_impl(const std::string& bytes, NpyContent content, NpyTensor& out, st
       expected *= d;
   }
   if (overflow || found < expected) {
-    error = "truncated data: shape " + shape_text(dims) + " of '" + descr.text + "' needs " +
+    error = "truncated data: shape " + shape_text(dims) + " of '" + descr + "' needs " +
             (overflow ? "more than " + std::to_string(UINT64_MAX) : std::to_string(expected)) +
             " bytes after the header, found " + std::to_string(found);
     return false;
   }
   if (found > expected) {
     error = "trailing garbage: " + std::to_string(found - expected) +
-            " bytes after the data (shape " + shape_text(dims) + " of '" + descr.text + "' needs " +
+            " bytes after the data (shape " + shape_text(dims) + " of '" + descr + "' needs " +
             std::to_string(expected) + ")";
     return false;
   }
@@ -437,6 +454,22 @@ bool parse_impl(const std::string& bytes, NpyContent content, NpyTensor& out, st
     return false;
   }
 
+  return true;
+}
+
+bool parse_impl(const std::string& bytes, NpyContent content, NpyTensor& out, std::string& error) {
+  std::string header, descr;
+  uint64_t data_start = 0;
+  if (!read_preamble(bytes, header, data_start, error)) return false;
+  std::map<std::string, PyValue> dict;
+  const PyValue* shape = nullptr;
+  if (!read_header_dict(header, descr, shape, dict, error)) return false;
+  std::vector<uint64_t> dims;
+  if (!read_dims(*shape, dims, error)) return false;
+  Dtype dtype;
+  if (!parse_dtype(descr, content, dtype, error)) return false;
+  if (!check_size(dims, dtype, descr, bytes.size() - data_start, error)) return false;
+  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
   const size_t heads = dims.size() == 3 ? static_cast<size_t>(dims[0]) : 1;
   const Eigen::Index rows = static_cast<Eigen::Index>(dims[dims.size() - 2]);
   const Eigen::Index cols = static_cast<Eigen::Index>(dims[dims.size() - 1]);
