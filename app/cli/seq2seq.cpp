@@ -101,16 +101,142 @@ AlignmentPlot make_plot(const Model& m, const std::string& input) {
   return p;
 }
 
+// seq2seq train's options.
+struct Seq2seqTrainArgs {
+  std::string score, out;
+  int hidden = 64, embed = 16, window = 8;
+  TrainOptions train;
+  std::string watch, watch_dir;
+  int watch_every = 50;
+};
+
+// Checks the options that CLI11's ranges cannot (the score's name, an even --hidden, a writable
+// --out, --watch and --watch-dir) and makes the untrained model.
+void check_train_args(const Seq2seqTrainArgs& a, Score& score, Model& model) {
+  if (!parse_score(a.score, score))
+    throw CliError{kExitUsage, "--score: unknown score '" + a.score +
+                                   "'; expected bahdanau, dot, general, concat, local-p, "
+                                   "local-m or none"};
+  if (a.hidden % 2 != 0)
+    throw CliError{kExitUsage, "--hidden: must be even (each encoder direction has H/2), got " +
+                                   std::to_string(a.hidden)};
+  {  // Fail now, not after the first epoch, when the output cannot be written: the check
+     // (and temporary file) every command's outputs get, discarded again here.
+    OutputFiles probe;
+    probe.add("--out", a.out);
+  }
+  model = new_date_model(score, a.hidden, a.embed, a.window, a.train.seed);
+  if (!a.watch_dir.empty() && a.watch.empty())
+    throw CliError{kExitUsage, "--watch-dir: needs --watch TEXT"};
+  if (!a.watch.empty()) {
+    std::vector<int> ids;
+    std::string error;
+    if (!encode(model.in_vocab, a.watch, ids, error))
+      throw CliError{kExitUsage, "--watch: " + error};
+  }
+  if (!a.watch_dir.empty()) {
+    struct stat st {};
+    if (::stat(a.watch_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+      throw CliError{kExitUsage, "--watch-dir: '" + a.watch_dir + "' is not a folder"};
+  }
+}
+
+// The command that made the model, kept in each checkpoint.
+std::string train_command_line(const Seq2seqTrainArgs& a, Score score) {
+  std::ostringstream cmdline;
+  cmdline << "attention-lab seq2seq train --score " << a.score << " --epochs " << a.train.epochs
+          << " --hidden " << a.hidden << " --embed " << a.embed;
+  if (uses_window(score)) cmdline << " --window " << a.window;
+  cmdline << " --batch " << a.train.batch << " --train-size " << a.train.train_size << " --lr "
+          << a.train.lr << " --seed " << a.train.seed << " --threads " << a.train.threads;
+  if (a.train.min_length != 1) cmdline << " --min-length " << a.train.min_length;
+  if (a.train.max_length != 200) cmdline << " --max-length " << a.train.max_length;
+  return cmdline.str();
+}
+
+// Trains with a progress bar, a checkpoint after every epoch and the watched input's alignment;
+// Ctrl+C stops after the current batch.
+int run_train(const std::shared_ptr<Seq2seqTrainArgs>& o) {
+  Score score;
+  Model model;
+  check_train_args(*o, score, model);
+  // The watched input's alignment as an image named by the number of batches seen.
+  auto draw_watch = [&o](const Model& m, long batches) {
+    char name[32];
+    std::snprintf(name, sizeof name, "/align-%06ld.png", batches);
+    AlignmentPlot p = make_plot(m, o->watch);
+    p.subtitle = "after " + std::to_string(batches) + " batches";
+    std::string bytes, error;
+    if (!render_alignment_plots({p}, ImageFormat::kPng, bytes, error) ||
+        !write_file_atomically(o->watch_dir + name, bytes, error))
+      throw CliError{kExitRuntime, "--watch-dir: " + error};
+  };
+  if (!o->watch_dir.empty()) draw_watch(model, 0);
+  const std::string cmdline = train_command_line(*o, score);
+  const bool tty = ::isatty(STDERR_FILENO) != 0;
+  std::cout << "training " << describe(model) << " on " << o->train.train_size << " dates, "
+            << o->train.epochs << (o->train.epochs == 1 ? " epoch, " : " epochs, ")
+            << o->train.threads << (o->train.threads == 1 ? " thread\n" : " threads\n")
+            << std::flush;
+  // Ctrl+C stops after the current batch; the previous SIGINT action comes back however
+  // training ends (errors included).
+  const InterruptGuard interrupt;
+  TrainCallbacks cb;
+  cb.stop = interrupt.flag();
+  const auto start = std::chrono::steady_clock::now();
+  cb.on_batch = [tty, &o, &draw_watch](int epoch, int k, int n, double loss, const Model& m) {
+    const long seen = static_cast<long>(epoch - 1) * n + k + 1;
+    if (!o->watch_dir.empty() && seen % o->watch_every == 0) draw_watch(m, seen);
+    if (!tty || (k % 10 != 0 && k + 1 != n)) return;
+    const int width = 30, done = (k + 1) * width / n;
+    std::cerr << "\repoch " << epoch << "/" << o->train.epochs << " ["
+              << std::string(static_cast<size_t>(done), '#')
+              << std::string(static_cast<size_t>(width - done), '.') << "] " << (k + 1) << "/" << n
+              << " loss " << std::fixed << std::setprecision(4) << loss << std::defaultfloat
+              << std::flush;
+  };
+  std::string save_error;
+  cb.on_epoch = [&](const EpochStats& st, const Model& m) {
+    if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r";
+    const double total =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "epoch " << st.epoch << "/" << o->train.epochs << "  loss " << std::fixed
+              << std::setprecision(4) << st.loss << "  held-out exact "
+              << percent(st.heldout_accuracy) << "  (" << std::setprecision(1) << st.seconds
+              << " s, total " << total << " s)" << std::defaultfloat << std::endl;
+    if (!o->watch.empty()) {
+      std::string text;
+      run_translate(m, o->watch, text);
+      std::cout << "  watch: " << o->watch << " -> " << text << std::endl;
+    }
+    Model ck = m;
+    std::ostringstream info;
+    info << cmdline << "\nepoch " << st.epoch << " of " << o->train.epochs << ", held-out exact "
+         << percent(st.heldout_accuracy);
+    ck.info = info.str();
+    std::string error;
+    if (!save_model(ck, o->out, error) && save_error.empty()) save_error = error;
+  };
+  std::string error;
+  const int done = train_model(model, o->train, cb, error);
+  if (done < 0) throw CliError{kExitUsage, "--min-length/--max-length: " + error};
+  if (!save_error.empty()) throw CliError{kExitRuntime, "--out: " + save_error};
+  if (done < o->train.epochs) {
+    if (tty) std::cerr << "\n";
+    std::cerr << "interrupted: " << o->out
+              << (done > 0
+                      ? " holds the last complete checkpoint (epoch " + std::to_string(done) + ")"
+                      : " was not written (no epoch completed)")
+              << "\n";
+    return 130;
+  }
+  std::cout << "wrote " << printable_text(o->out) << "\n";
+  return kExitOk;
+}
+
 void register_train(CLI::App& parent, Action& action) {
   auto* cmd = parent.add_subcommand("train", "Train a date-translation model");
-  struct Opts {
-    std::string score, out;
-    int hidden = 64, embed = 16, window = 8;
-    TrainOptions train;
-    std::string watch, watch_dir;
-    int watch_every = 50;
-  };
-  auto o = std::make_shared<Opts>();
+  auto o = std::make_shared<Seq2seqTrainArgs>();
   cmd->add_option("--score", o->score, "bahdanau|dot|general|concat|local-p|local-m|none")
       ->required();
   cmd->add_option("--out", o->out, "model file to write (a checkpoint after every epoch)")
@@ -142,117 +268,7 @@ void register_train(CLI::App& parent, Action& action) {
                   "with --watch: write its alignment as DIR/align-BATCH.png as training goes");
   cmd->add_option("--watch-every", o->watch_every, "batches between --watch-dir images")
       ->check(CLI::Range(1, 1000000));
-  cmd->callback([&action, o] {
-    action = [o] {
-      Score score;
-      if (!parse_score(o->score, score))
-        throw CliError{kExitUsage, "--score: unknown score '" + o->score +
-                                       "'; expected bahdanau, dot, general, concat, local-p, "
-                                       "local-m or none"};
-      if (o->hidden % 2 != 0)
-        throw CliError{kExitUsage, "--hidden: must be even (each encoder direction has H/2), got " +
-                                       std::to_string(o->hidden)};
-      {  // Fail now, not after the first epoch, when the output cannot be written: the check
-         // (and temporary file) every command's outputs get, discarded again here.
-        OutputFiles probe;
-        probe.add("--out", o->out);
-      }
-      Model model = new_date_model(score, o->hidden, o->embed, o->window, o->train.seed);
-      if (!o->watch_dir.empty() && o->watch.empty())
-        throw CliError{kExitUsage, "--watch-dir: needs --watch TEXT"};
-      if (!o->watch.empty()) {
-        std::vector<int> ids;
-        std::string error;
-        if (!encode(model.in_vocab, o->watch, ids, error))
-          throw CliError{kExitUsage, "--watch: " + error};
-      }
-      if (!o->watch_dir.empty()) {
-        struct stat st {};
-        if (::stat(o->watch_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-          throw CliError{kExitUsage, "--watch-dir: '" + o->watch_dir + "' is not a folder"};
-      }
-      // The watched input's alignment as an image named by the number of batches seen.
-      auto draw_watch = [&o](const Model& m, long batches) {
-        char name[32];
-        std::snprintf(name, sizeof name, "/align-%06ld.png", batches);
-        AlignmentPlot p = make_plot(m, o->watch);
-        p.subtitle = "after " + std::to_string(batches) + " batches";
-        std::string bytes, error;
-        if (!render_alignment_plots({p}, ImageFormat::kPng, bytes, error) ||
-            !write_file_atomically(o->watch_dir + name, bytes, error))
-          throw CliError{kExitRuntime, "--watch-dir: " + error};
-      };
-      if (!o->watch_dir.empty()) draw_watch(model, 0);
-      std::ostringstream cmdline;
-      cmdline << "attention-lab seq2seq train --score " << o->score << " --epochs "
-              << o->train.epochs << " --hidden " << o->hidden << " --embed " << o->embed;
-      if (uses_window(score)) cmdline << " --window " << o->window;
-      cmdline << " --batch " << o->train.batch << " --train-size " << o->train.train_size
-              << " --lr " << o->train.lr << " --seed " << o->train.seed << " --threads "
-              << o->train.threads;
-      if (o->train.min_length != 1) cmdline << " --min-length " << o->train.min_length;
-      if (o->train.max_length != 200) cmdline << " --max-length " << o->train.max_length;
-      const bool tty = ::isatty(STDERR_FILENO) != 0;
-      std::cout << "training " << describe(model) << " on " << o->train.train_size << " dates, "
-                << o->train.epochs << (o->train.epochs == 1 ? " epoch, " : " epochs, ")
-                << o->train.threads << (o->train.threads == 1 ? " thread\n" : " threads\n")
-                << std::flush;
-      // Ctrl+C stops after the current batch; the previous SIGINT action comes back however
-      // training ends (errors included).
-      const InterruptGuard interrupt;
-      TrainCallbacks cb;
-      cb.stop = interrupt.flag();
-      const auto start = std::chrono::steady_clock::now();
-      cb.on_batch = [tty, &o, &draw_watch](int epoch, int k, int n, double loss, const Model& m) {
-        const long seen = static_cast<long>(epoch - 1) * n + k + 1;
-        if (!o->watch_dir.empty() && seen % o->watch_every == 0) draw_watch(m, seen);
-        if (!tty || (k % 10 != 0 && k + 1 != n)) return;
-        const int width = 30, done = (k + 1) * width / n;
-        std::cerr << "\repoch " << epoch << "/" << o->train.epochs << " ["
-                  << std::string(static_cast<size_t>(done), '#')
-                  << std::string(static_cast<size_t>(width - done), '.') << "] " << (k + 1) << "/"
-                  << n << " loss " << std::fixed << std::setprecision(4) << loss
-                  << std::defaultfloat << std::flush;
-      };
-      std::string save_error;
-      cb.on_epoch = [&](const EpochStats& st, const Model& m) {
-        if (tty) std::cerr << "\r" << std::string(70, ' ') << "\r";
-        const double total =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        std::cout << "epoch " << st.epoch << "/" << o->train.epochs << "  loss " << std::fixed
-                  << std::setprecision(4) << st.loss << "  held-out exact "
-                  << percent(st.heldout_accuracy) << "  (" << std::setprecision(1) << st.seconds
-                  << " s, total " << total << " s)" << std::defaultfloat << std::endl;
-        if (!o->watch.empty()) {
-          std::string text;
-          run_translate(m, o->watch, text);
-          std::cout << "  watch: " << o->watch << " -> " << text << std::endl;
-        }
-        Model ck = m;
-        std::ostringstream info;
-        info << cmdline.str() << "\nepoch " << st.epoch << " of " << o->train.epochs
-             << ", held-out exact " << percent(st.heldout_accuracy);
-        ck.info = info.str();
-        std::string error;
-        if (!save_model(ck, o->out, error) && save_error.empty()) save_error = error;
-      };
-      std::string error;
-      const int done = train_model(model, o->train, cb, error);
-      if (done < 0) throw CliError{kExitUsage, "--min-length/--max-length: " + error};
-      if (!save_error.empty()) throw CliError{kExitRuntime, "--out: " + save_error};
-      if (done < o->train.epochs) {
-        if (tty) std::cerr << "\n";
-        std::cerr << "interrupted: " << o->out
-                  << (done > 0 ? " holds the last complete checkpoint (epoch " +
-                                     std::to_string(done) + ")"
-                               : " was not written (no epoch completed)")
-                  << "\n";
-        return 130;
-      }
-      std::cout << "wrote " << printable_text(o->out) << "\n";
-      return kExitOk;
-    };
-  });
+  cmd->callback([&action, o] { action = [o] { return run_train(o); }; });
 }
 
 // One decoder step written out: the score of every input position, the softmax, the context.
