@@ -443,6 +443,84 @@ float figure_min_width(const Ui& ui, float window_w) {
 
 }  // namespace
 
+namespace {
+
+// The scenario panel left of the heatmap: its Inputs and Variants tabs.
+void draw_scenario_panel(Ui& ui, bool relayout, const LayoutRect& r) {
+  place(relayout, r);
+  if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
+    if (ImGui::BeginTabBar("left-tabs")) {
+      if (tab(ui, "Inputs", "inputs")) {
+        draw_editor_panel(ui);
+        ImGui::EndTabItem();
+      }
+      if (tab(ui, "Variants", "variants")) {
+        draw_variants_panel(ui);
+        ImGui::EndTabItem();
+      }
+      ImGui::EndTabBar();
+      ui.select_tab.clear();
+    }
+  }
+  ImGui::End();
+}
+
+// The column beside the figure: the lesson or the narration, with the heads under it; or, when the
+// window is too narrow for three columns, one column of tabs.
+void draw_side_column(Ui& ui, bool relayout, const PanelLayout& L) {
+  AppState& st = ui.state;
+  if (L.tabbed) {
+    // One column of tabs beside the heatmap: the window is too narrow for three columns.
+    place(relayout, L.narration);
+    // Its scrollbar always shows: tabs whose content height depends on the width (wrapped text,
+    // thumbnails) would otherwise make it come and go every other frame.
+    if (ImGui::Begin("Panels###side", nullptr,
+                     ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
+      if (ImGui::BeginTabBar("side-tabs")) {
+        if (ui.lesson &&
+            ImGui::BeginTabItem(lesson_tab_label(ui).c_str(), nullptr,
+                                ui.lesson_view.select_tab ? ImGuiTabItemFlags_SetSelected
+                                                          : ImGuiTabItemFlags_None)) {
+          draw_lesson_contents(ui);
+          ImGui::EndTabItem();
+        }
+        ui.lesson_view.select_tab = false;
+        if (tab(ui, ui.predict.active() ? "Predict" : "Narration", "narration")) {
+          draw_narration_contents(ui);
+          ImGui::EndTabItem();
+        }
+        if (st.has_trace() && st.trace().num_heads > 1 && tab(ui, "Heads", "heads")) {
+          draw_heads_contents(ui);
+          ImGui::EndTabItem();
+        }
+        if (tab(ui, "Inputs", "inputs")) {
+          draw_editor_panel(ui);
+          ImGui::EndTabItem();
+        }
+        if (tab(ui, "Variants", "variants")) {
+          draw_variants_panel(ui);
+          ImGui::EndTabItem();
+        }
+        ImGui::EndTabBar();
+        ui.select_tab.clear();
+      }
+    }
+    ImGui::End();
+  } else if (L.narration.shown) {
+    place(relayout, L.narration);
+    if (ui.lesson)
+      draw_lesson_window(ui);
+    else
+      draw_narration_panel(ui);
+    if (L.heads.shown) {
+      place(relayout, L.heads);
+      draw_heads_panel(ui);
+    }
+  }
+}
+
+}  // namespace
+
 bool status_has_news(const Ui& ui) {
   const AppState& st = ui.state;
   return (!st.message().empty() && st.message_is_error()) || st.computing() ||
@@ -535,79 +613,13 @@ void draw_app(Ui& ui) {
     draw_pipeline_panel(ui);
   }
 
-  if (L.scenario.shown && stepper) {
-    place(relayout, L.scenario);
-    if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
-      if (ImGui::BeginTabBar("left-tabs")) {
-        if (tab(ui, "Inputs", "inputs")) {
-          draw_editor_panel(ui);
-          ImGui::EndTabItem();
-        }
-        if (tab(ui, "Variants", "variants")) {
-          draw_variants_panel(ui);
-          ImGui::EndTabItem();
-        }
-        ImGui::EndTabBar();
-        ui.select_tab.clear();
-      }
-    }
-    ImGui::End();
-  }
-
+  if (L.scenario.shown && stepper) draw_scenario_panel(ui, relayout, L.scenario);
   if (stepper) {
     place(relayout, L.heatmap);
     draw_heatmap_panel(ui);
   }
 
-  if (L.tabbed) {
-    // One column of tabs beside the heatmap: the window is too narrow for three columns.
-    place(relayout, L.narration);
-    // Its scrollbar always shows: tabs whose content height depends on the width (wrapped text,
-    // thumbnails) would otherwise make it come and go every other frame.
-    if (ImGui::Begin("Panels###side", nullptr,
-                     ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysVerticalScrollbar)) {
-      if (ImGui::BeginTabBar("side-tabs")) {
-        if (ui.lesson &&
-            ImGui::BeginTabItem(lesson_tab_label(ui).c_str(), nullptr,
-                                ui.lesson_view.select_tab ? ImGuiTabItemFlags_SetSelected
-                                                          : ImGuiTabItemFlags_None)) {
-          draw_lesson_contents(ui);
-          ImGui::EndTabItem();
-        }
-        ui.lesson_view.select_tab = false;
-        if (tab(ui, ui.predict.active() ? "Predict" : "Narration", "narration")) {
-          draw_narration_contents(ui);
-          ImGui::EndTabItem();
-        }
-        if (st.has_trace() && st.trace().num_heads > 1 && tab(ui, "Heads", "heads")) {
-          draw_heads_contents(ui);
-          ImGui::EndTabItem();
-        }
-        if (tab(ui, "Inputs", "inputs")) {
-          draw_editor_panel(ui);
-          ImGui::EndTabItem();
-        }
-        if (tab(ui, "Variants", "variants")) {
-          draw_variants_panel(ui);
-          ImGui::EndTabItem();
-        }
-        ImGui::EndTabBar();
-        ui.select_tab.clear();
-      }
-    }
-    ImGui::End();
-  } else if (L.narration.shown) {
-    place(relayout, L.narration);
-    if (ui.lesson)
-      draw_lesson_window(ui);
-    else
-      draw_narration_panel(ui);
-    if (L.heads.shown) {
-      place(relayout, L.heads);
-      draw_heads_panel(ui);
-    }
-  }
-
+  draw_side_column(ui, relayout, L);
   if (ui.layout.status_shown) draw_status_bar(ui);
   draw_windows(ui);
   draw_dialogs(ui);

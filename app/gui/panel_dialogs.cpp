@@ -178,7 +178,9 @@ constexpr DialogRow kDialogs[] = {
      false, kPng, false},
     {D::kClassResults, "Save the class's answers (CSV: step, question, answers, share right)",
      FileList::kNone, false, kPng, false},
-    {D::kOpenModel, "Open model folder (config.json, model.safetensors, vocab.json, merges.txt)",
+    {D::kOpenModel,
+     "Open model folder (GPT-2, Llama, Mistral or Qwen2: config.json, model.safetensors, its "
+     "tokenizer)",
      FileList::kFolders, false, kPng, false},
     {D::kExportPng, "Export this heatmap as a PNG image", FileList::kNone, true, kPng, false},
     {D::kExportSvg, "Export this heatmap as an SVG image", FileList::kNone, true, kSvg, false},

@@ -303,6 +303,86 @@ void draw_step_prediction(const LmRun& r, const LmPanel::CircuitCache& k) {
 
 }  // namespace
 
+// The two heads' weights, the query row and its winning key marked, filling the column's height.
+void draw_circuit_maps(Ui& ui, LmPanel& p, const LmRun& r, int prev, int ind, float width) {
+  const lm::Config& c = r.model->config;
+  const LmPanel::CircuitCache& k = p.circuit;
+  ImGui::BeginChild("circuit-maps", {width, 0}, false);
+  // Two headings and two maps, each followed by the item spacing, fill the column's height.
+  const float map_h =
+      (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2 -
+       ImGui::GetStyle().ItemSpacing.y * 2) /
+      2;
+  for (int which = 0; which < 2; ++which) {
+    const int head = which == 0 ? prev : ind;
+    text_wrapped_at_spaces(std::string(which == 0 ? "Previous-token head" : "Induction head") +
+                           ": layer " + std::to_string(head / c.n_head) + ", head " +
+                           std::to_string(head % c.n_head));
+    HeatmapSpec sp;
+    sp.id = which == 0 ? "lm-circuit-prev" : "lm-circuit-ind";
+    sp.serial = p.session.serial() * 64 + static_cast<uint64_t>(head) + 1;
+    sp.m = &p.head_weights(head / c.n_head, head % c.n_head);
+    sp.matrix_name = stage_name(StageId::kWeights);
+    sp.hidden_are_zero = true;
+    sp.row_labels = r.tokens;
+    sp.col_labels = r.tokens;
+    sp.scale = {ui.settings.colormap, 0.0f, 1.0f};
+    sp.color_bar = false;
+    sp.selected_row = which == 0 ? k.winner : k.query;
+    sp.selected_col = which == 0 ? std::max(0, k.winner - 1) : k.winner;
+    sp.size = {0, map_h};
+    draw_heatmap(ui, sp);
+  }
+  ImGui::EndChild();
+}
+
+// The guide: four steps by radio button, the one shown, and Back / Next.
+void draw_circuit_guide(Ui& ui, LmPanel& p, const LmRun& r, const std::pair<int, int>& target,
+                        bool slide) {
+  const LmPanel::CircuitCache& k = p.circuit;
+  const char* steps[] = {"1  Previous-token head", "2  Induction head", "3  Why this key wins",
+                         "4  The prediction"};
+  // The steps by name, or by number where a name does not fit the column (the heading under
+  // them names the one shown).
+  // On a slide the steps share one line: their numbers, the heading naming the one shown.
+  bool names = true;
+  float line_w = 0;
+  for (const char* step : steps) {
+    names = names && radio_width(step) <= ImGui::GetContentRegionAvail().x;
+    line_w += radio_width(step) + ImGui::GetStyle().ItemSpacing.x;
+  }
+  if (slide && line_w > ImGui::GetContentRegionAvail().x) names = false;
+  for (int i = 0; i < 4; ++i) {
+    const std::string label = names ? steps[i] : std::string(steps[i], 1);
+    if (i) same_line_if_fits(radio_width(label.c_str()));
+    if (ImGui::RadioButton((label + "##circuit-step").c_str(), p.circuit_step == i))
+      p.circuit_step = i;
+    if (!names && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", steps[i] + 3);
+  }
+  ImGui::Separator();
+  ImGui::Spacing();
+  if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
+  text_wrapped_at_spaces(steps[p.circuit_step] + 3);
+  if (ui.fonts.bold) ImGui::PopFont();
+  switch (p.circuit_step) {
+    case 0:
+      draw_step_previous(ui, r, k);
+      break;
+    case 1:
+      draw_step_induction(ui, r, k, target);
+      break;
+    case 2:
+      draw_step_why(r, k);
+      break;
+    default:
+      draw_step_prediction(r, k);
+  }
+  ImGui::Spacing();
+  if (p.circuit_step > 0 && ImGui::Button("Back")) --p.circuit_step;
+  if (p.circuit_step > 0 && p.circuit_step < 3) ImGui::SameLine();
+  if (p.circuit_step < 3 && ImGui::Button("Next")) ++p.circuit_step;
+}
+
 void draw_lm_circuit(Ui& ui, LmPanel& p) {
   LmSession& s = p.session;
   const LmRun* r = s.run();
@@ -374,85 +454,18 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   }
   const auto target = targets[static_cast<size_t>(qi)];
   update_cache(p, *r, target.first, prev, ind);
-  const LmPanel::CircuitCache& k = p.circuit;
 
   // Left: the two heads' weights, the query row and its winning key marked.
   const float left_w = std::round(ImGui::GetContentRegionAvail().x * 0.42f);
   if (!slide) {
-    ImGui::BeginChild("circuit-maps", {left_w, 0}, false);
-    // Two headings and two maps, each followed by the item spacing, fill the column's height.
-    const float map_h =
-        (ImGui::GetContentRegionAvail().y - ImGui::GetTextLineHeightWithSpacing() * 2 -
-         ImGui::GetStyle().ItemSpacing.y * 2) /
-        2;
-    for (int which = 0; which < 2; ++which) {
-      const int head = which == 0 ? prev : ind;
-      text_wrapped_at_spaces(std::string(which == 0 ? "Previous-token head" : "Induction head") +
-                             ": layer " + std::to_string(head / c.n_head) + ", head " +
-                             std::to_string(head % c.n_head));
-      HeatmapSpec sp;
-      sp.id = which == 0 ? "lm-circuit-prev" : "lm-circuit-ind";
-      sp.serial = s.serial() * 64 + static_cast<uint64_t>(head) + 1;
-      sp.m = &p.head_weights(head / c.n_head, head % c.n_head);
-      sp.matrix_name = stage_name(StageId::kWeights);
-      sp.hidden_are_zero = true;
-      sp.row_labels = r->tokens;
-      sp.col_labels = r->tokens;
-      sp.scale = {ui.settings.colormap, 0.0f, 1.0f};
-      sp.color_bar = false;
-      sp.selected_row = which == 0 ? k.winner : k.query;
-      sp.selected_col = which == 0 ? std::max(0, k.winner - 1) : k.winner;
-      sp.size = {0, map_h};
-      draw_heatmap(ui, sp);
-    }
-    ImGui::EndChild();
+    draw_circuit_maps(ui, p, *r, prev, ind, left_w);
     ImGui::SameLine();
   }
 
   // Right: the guide.
   // On a slide the guide is drawn in the tab itself, which scrolls when it must.
   if (!slide) ImGui::BeginChild("circuit-guide", {0, 0}, false);
-  const char* steps[] = {"1  Previous-token head", "2  Induction head", "3  Why this key wins",
-                         "4  The prediction"};
-  // The steps by name, or by number where a name does not fit the column (the heading under
-  // them names the one shown).
-  // On a slide the steps share one line: their numbers, the heading naming the one shown.
-  bool names = true;
-  float line_w = 0;
-  for (const char* step : steps) {
-    names = names && radio_width(step) <= ImGui::GetContentRegionAvail().x;
-    line_w += radio_width(step) + ImGui::GetStyle().ItemSpacing.x;
-  }
-  if (slide && line_w > ImGui::GetContentRegionAvail().x) names = false;
-  for (int i = 0; i < 4; ++i) {
-    const std::string label = names ? steps[i] : std::string(steps[i], 1);
-    if (i) same_line_if_fits(radio_width(label.c_str()));
-    if (ImGui::RadioButton((label + "##circuit-step").c_str(), p.circuit_step == i))
-      p.circuit_step = i;
-    if (!names && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", steps[i] + 3);
-  }
-  ImGui::Separator();
-  ImGui::Spacing();
-  if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
-  text_wrapped_at_spaces(steps[p.circuit_step] + 3);
-  if (ui.fonts.bold) ImGui::PopFont();
-  switch (p.circuit_step) {
-    case 0:
-      draw_step_previous(ui, *r, k);
-      break;
-    case 1:
-      draw_step_induction(ui, *r, k, target);
-      break;
-    case 2:
-      draw_step_why(*r, k);
-      break;
-    default:
-      draw_step_prediction(*r, k);
-  }
-  ImGui::Spacing();
-  if (p.circuit_step > 0 && ImGui::Button("Back")) --p.circuit_step;
-  if (p.circuit_step > 0 && p.circuit_step < 3) ImGui::SameLine();
-  if (p.circuit_step < 3 && ImGui::Button("Next")) ++p.circuit_step;
+  draw_circuit_guide(ui, p, *r, target, slide);
   if (!slide) ImGui::EndChild();
 }
 

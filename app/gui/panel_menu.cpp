@@ -105,159 +105,154 @@ void draw_lessons_menu(Ui& ui) {
 
 }  // namespace
 
-void draw_menu_bar(Ui& ui) {
+namespace {
+
+// File: open, save, export, the worksheet, quit.
+void draw_file_menu(Ui& ui) {
   AppState& st = ui.state;
-  if (!ImGui::BeginMainMenuBar()) return;
-  if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Open scenario…", "Ctrl+O"))
-      ui.request_discard_check([&ui] {
-        ui.dialogs.path = PathDialog::kOpen;
-        ui.dialogs.buffer = ui.state.file_path();
-      });
-    if (ImGui::BeginMenu("Open example")) {
-      for (const ExampleInfo& e : list_examples()) {
-        if (ImGui::MenuItem(e.name.c_str(), nullptr, st.origin() == e.name))
-          ui.request_discard_check([&ui, name = e.name] { ui.state.load_example(name); });
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", e.description.c_str());
-      }
-      ImGui::EndMenu();
+  if (!ImGui::BeginMenu("File")) return;
+  if (ImGui::MenuItem("Open scenario…", "Ctrl+O"))
+    ui.request_discard_check([&ui] {
+      ui.dialogs.path = PathDialog::kOpen;
+      ui.dialogs.buffer = ui.state.file_path();
+    });
+  if (ImGui::BeginMenu("Open example")) {
+    for (const ExampleInfo& e : list_examples()) {
+      if (ImGui::MenuItem(e.name.c_str(), nullptr, st.origin() == e.name))
+        ui.request_discard_check([&ui, name = e.name] { ui.state.load_example(name); });
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", e.description.c_str());
     }
-    if (ImGui::MenuItem("Open lesson…"))
-      ui.request_discard_check([&ui] {
-        ui.dialogs.path = PathDialog::kOpenLesson;
-        ui.dialogs.buffer = ui.lesson ? ui.lesson->lesson().path : "";
-      });
-    if (ImGui::MenuItem("Open model folder…")) {
-      ui.dialogs.path = PathDialog::kOpenModel;
-      ui.dialogs.buffer = ui.lm.state && ui.lm.state->session.model()
-                              ? ui.lm.state->session.model()->folder
-                              : std::string();
-    }
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(
-          "A GPT-2-format model: config.json, model.safetensors, vocab.json and "
-          "merges.txt in one folder");
-    ImGui::Separator();
-    if (ImGui::MenuItem("Save", "Ctrl+S", false, true)) {
-      if (st.file_path().empty()) {
-        ui.dialogs.path = PathDialog::kSave;
-        ui.dialogs.buffer = st.scenario().name + ".json";
-      } else {
-        st.save_file(st.file_path());
-      }
-    }
-    if (ImGui::MenuItem("Save as…")) {
+    ImGui::EndMenu();
+  }
+  if (ImGui::MenuItem("Open lesson…"))
+    ui.request_discard_check([&ui] {
+      ui.dialogs.path = PathDialog::kOpenLesson;
+      ui.dialogs.buffer = ui.lesson ? ui.lesson->lesson().path : "";
+    });
+  if (ImGui::MenuItem("Open model folder…")) {
+    ui.dialogs.path = PathDialog::kOpenModel;
+    ui.dialogs.buffer = ui.lm.state && ui.lm.state->session.model()
+                            ? ui.lm.state->session.model()->folder
+                            : std::string();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "A GPT-2-format model: config.json, model.safetensors, vocab.json and "
+        "merges.txt in one folder");
+  ImGui::Separator();
+  if (ImGui::MenuItem("Save", "Ctrl+S", false, true)) {
+    if (st.file_path().empty()) {
       ui.dialogs.path = PathDialog::kSave;
-      ui.dialogs.buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
+      ui.dialogs.buffer = st.scenario().name + ".json";
+    } else {
+      st.save_file(st.file_path());
     }
-    ImGui::Separator();
-    // Full paths whose names say what they hold: ".../fear-is-the-weights.png", not a bare
-    // "weights.png".
-    if (ImGui::BeginMenu("Export this heatmap")) {
-      const struct {
-        PathDialog dialog;
-        const char *ext, *item;
-      } formats[] = {{PathDialog::kExportPng, "png", "PNG image…"},
-                     {PathDialog::kExportSvg, "svg", "SVG image…"},
-                     {PathDialog::kExportPdf, "pdf", "PDF document…"}};
-      for (const auto& f : formats)
-        if (ImGui::MenuItem(f.item)) {
-          ui.dialogs.path = f.dialog;
-          ui.dialogs.buffer = suggested_export_path(st, f.ext);
-        }
-      ImGui::EndMenu();
-    }
-    if (ImGui::BeginMenu("Export every stage")) {
-      if (ImGui::MenuItem("PDF, one slide per stage…")) {
-        ui.dialogs.path = PathDialog::kExportAllPdf;
-        ui.dialogs.buffer = suggested_export_path(st, "") + ".pdf";
+  }
+  if (ImGui::MenuItem("Save as…")) {
+    ui.dialogs.path = PathDialog::kSave;
+    ui.dialogs.buffer = st.file_path().empty() ? st.scenario().name + ".json" : st.file_path();
+  }
+  ImGui::Separator();
+  // Full paths whose names say what they hold: ".../fear-is-the-weights.png", not a bare
+  // "weights.png".
+  if (ImGui::BeginMenu("Export this heatmap")) {
+    const struct {
+      PathDialog dialog;
+      const char *ext, *item;
+    } formats[] = {{PathDialog::kExportPng, "png", "PNG image…"},
+                   {PathDialog::kExportSvg, "svg", "SVG image…"},
+                   {PathDialog::kExportPdf, "pdf", "PDF document…"}};
+    for (const auto& f : formats)
+      if (ImGui::MenuItem(f.item)) {
+        ui.dialogs.path = f.dialog;
+        ui.dialogs.buffer = suggested_export_path(st, f.ext);
       }
-      if (ImGui::MenuItem("PNG images into a folder…")) {
-        ui.dialogs.path = PathDialog::kExportAllPng;
-        ui.dialogs.buffer = suggested_export_path(st, "");
-      }
-      if (ImGui::MenuItem("SVG images into a folder…")) {
-        ui.dialogs.path = PathDialog::kExportAllSvg;
-        ui.dialogs.buffer = suggested_export_path(st, "");
-      }
-      ImGui::EndMenu();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Export every stage")) {
+    if (ImGui::MenuItem("PDF, one slide per stage…")) {
+      ui.dialogs.path = PathDialog::kExportAllPdf;
+      ui.dialogs.buffer = suggested_export_path(st, "") + ".pdf";
     }
-    if (ImGui::MenuItem("Worksheet to print (PDF)…")) {
-      ui.dialogs.path = PathDialog::kWorksheet;
-      ui.dialogs.buffer = suggested_worksheet_path(ui);
+    if (ImGui::MenuItem("PNG images into a folder…")) {
+      ui.dialogs.path = PathDialog::kExportAllPng;
+      ui.dialogs.buffer = suggested_export_path(st, "");
     }
-    ImGui::Separator();
-    if (ImGui::MenuItem("Quit")) ui.close_requested = true;
-    ImGui::EndMenu();
-  }
-  draw_lessons_menu(ui);
-  if (ImGui::BeginMenu("Edit")) {
-    if (ImGui::MenuItem("Undo", "Ctrl+Z", false, st.can_undo())) st.undo();
-    if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, st.can_redo())) st.redo();
-    ImGui::Separator();
-    if (ImGui::MenuItem("Randomise inputs")) st.randomise(ui.editor.random_seed);
-    if (ImGui::MenuItem(("Reset to " + st.origin()).c_str())) st.reset_to_origin();
-    ImGui::EndMenu();
-  }
-  if (ImGui::BeginMenu("View")) {
-    if (ImGui::MenuItem("Light theme (projectors)", nullptr, ui.settings.light_theme))
-      ui.settings.light_theme = true;
-    if (ImGui::MenuItem("Dark theme", nullptr, !ui.settings.light_theme))
-      ui.settings.light_theme = false;
-    ImGui::Separator();
-    if (ImGui::BeginMenu("Colour map")) {
-      for (const std::string& n : colormap_names())
-        if (!is_diverging(n) && ImGui::MenuItem(n.c_str(), nullptr, ui.settings.colormap == n))
-          ui.settings.colormap = n;
-      ImGui::EndMenu();
+    if (ImGui::MenuItem("SVG images into a folder…")) {
+      ui.dialogs.path = PathDialog::kExportAllSvg;
+      ui.dialogs.buffer = suggested_export_path(st, "");
     }
-    if (ImGui::BeginMenu("Colour map for signed values")) {
-      for (const std::string& n : colormap_names())
-        if (ImGui::MenuItem(n.c_str(), nullptr, ui.settings.signed_colormap == n))
-          ui.settings.signed_colormap = n;
-      ImGui::EndMenu();
-    }
-    if (ImGui::BeginMenu("Decimals in cells")) {
-      for (int d = 1; d <= 4; ++d)
-        if (ImGui::MenuItem(std::to_string(d).c_str(), nullptr, ui.settings.decimals == d))
-          ui.settings.decimals = d;
-      ImGui::EndMenu();
-    }
-    ImGui::Separator();
-    if (ImGui::MenuItem("Larger text", "Ctrl+="))
-      ui.settings.font_px = std::min(ui.settings.font_px + 2.0f, 48.0f);
-    if (ImGui::MenuItem("Smaller text", "Ctrl+-"))
-      ui.settings.font_px = std::max(ui.settings.font_px - 2.0f, 12.0f);
-    if (ImGui::MenuItem("Presentation mode", "F11", ui.presentation))
-      ui.presentation = !ui.presentation;
-    if (ImGui::MenuItem("Side panels in presentation", "Tab", ui.panels_shown, ui.presentation))
-      ui.panels_shown = !ui.panels_shown;
-    ImGui::MenuItem("Animate changes", nullptr, &ui.settings.animate);
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(
-          "Stage changes show what the stage does; an edit lights up what it changed");
-    if (ImGui::MenuItem("Reset layout")) ui.layout.reset = true;
-    draw_window_menu_items(ui, WindowMenu::kView);
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("Compute")) {
-    for (const std::string& b : available_backends())
-      if (ImGui::MenuItem(b.c_str(), nullptr, st.backend_name().rfind(b, 0) == 0))
-        st.set_backend(b);
+  if (ImGui::MenuItem("Worksheet to print (PDF)…")) {
+    ui.dialogs.path = PathDialog::kWorksheet;
+    ui.dialogs.buffer = suggested_worksheet_path(ui);
+  }
+  ImGui::Separator();
+  if (ImGui::MenuItem("Quit")) ui.close_requested = true;
+  ImGui::EndMenu();
+}
+
+// Edit: undo, redo, fresh or original inputs.
+void draw_edit_menu(Ui& ui) {
+  AppState& st = ui.state;
+  if (!ImGui::BeginMenu("Edit")) return;
+  if (ImGui::MenuItem("Undo", "Ctrl+Z", false, st.can_undo())) st.undo();
+  if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, st.can_redo())) st.redo();
+  ImGui::Separator();
+  if (ImGui::MenuItem("Randomise inputs")) st.randomise(ui.editor.random_seed);
+  if (ImGui::MenuItem(("Reset to " + st.origin()).c_str())) st.reset_to_origin();
+  ImGui::EndMenu();
+}
+
+// View: theme, colour maps, decimals, text size, presentation, and the windows over the stepper.
+void draw_view_menu(Ui& ui) {
+  if (!ImGui::BeginMenu("View")) return;
+  if (ImGui::MenuItem("Light theme (projectors)", nullptr, ui.settings.light_theme))
+    ui.settings.light_theme = true;
+  if (ImGui::MenuItem("Dark theme", nullptr, !ui.settings.light_theme))
+    ui.settings.light_theme = false;
+  ImGui::Separator();
+  if (ImGui::BeginMenu("Colour map")) {
+    for (const std::string& n : colormap_names())
+      if (!is_diverging(n) && ImGui::MenuItem(n.c_str(), nullptr, ui.settings.colormap == n))
+        ui.settings.colormap = n;
     ImGui::EndMenu();
   }
-  if (ImGui::BeginMenu("Help")) {
-    draw_window_menu_items(ui, WindowMenu::kHelp);
+  if (ImGui::BeginMenu("Colour map for signed values")) {
+    for (const std::string& n : colormap_names())
+      if (ImGui::MenuItem(n.c_str(), nullptr, ui.settings.signed_colormap == n))
+        ui.settings.signed_colormap = n;
     ImGui::EndMenu();
   }
-  // Developers only (gui --debug or ATTN_DEBUG=1): not in a student's menu bar.
-  if (ui.debug_menu && ImGui::BeginMenu("Debug")) {
-    draw_window_menu_items(ui, WindowMenu::kDebug);
+  if (ImGui::BeginMenu("Decimals in cells")) {
+    for (int d = 1; d <= 4; ++d)
+      if (ImGui::MenuItem(std::to_string(d).c_str(), nullptr, ui.settings.decimals == d))
+        ui.settings.decimals = d;
     ImGui::EndMenu();
   }
-  // The scenario's name and the unsaved marker on the right of the menu bar; in presentation
-  // mode the lesson's title first (its window has no title bar there), as much as fits.
-  // A model's stage names its model, not the example behind it.
+  ImGui::Separator();
+  if (ImGui::MenuItem("Larger text", "Ctrl+="))
+    ui.settings.font_px = std::min(ui.settings.font_px + 2.0f, 48.0f);
+  if (ImGui::MenuItem("Smaller text", "Ctrl+-"))
+    ui.settings.font_px = std::max(ui.settings.font_px - 2.0f, 12.0f);
+  if (ImGui::MenuItem("Presentation mode", "F11", ui.presentation))
+    ui.presentation = !ui.presentation;
+  if (ImGui::MenuItem("Side panels in presentation", "Tab", ui.panels_shown, ui.presentation))
+    ui.panels_shown = !ui.panels_shown;
+  ImGui::MenuItem("Animate changes", nullptr, &ui.settings.animate);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("Stage changes show what the stage does; an edit lights up what it changed");
+  if (ImGui::MenuItem("Reset layout")) ui.layout.reset = true;
+  draw_window_menu_items(ui, WindowMenu::kView);
+  ImGui::EndMenu();
+}
+
+// Right of the menu bar: the scenario's name and the unsaved marker; in presentation mode the
+// lesson's title first (its window has no title bar there), as much as fits. A model's stage names
+// its model, not the example behind it.
+void draw_menu_title(Ui& ui) {
+  AppState& st = ui.state;
   std::string on_stage = st.scenario().name;
   if (ui.layout.model_stage == WindowId::kLm && ui.lm.state && ui.lm.state->session.model())
     on_stage = "language model " + ui.lm.state->session.model()->name;
@@ -287,6 +282,32 @@ void draw_menu_bar(Ui& ui) {
     ImGui::TextDisabled("%s", shown.c_str());
     break;
   }
+}
+
+}  // namespace
+
+void draw_menu_bar(Ui& ui) {
+  if (!ImGui::BeginMainMenuBar()) return;
+  draw_file_menu(ui);
+  draw_lessons_menu(ui);
+  draw_edit_menu(ui);
+  draw_view_menu(ui);
+  if (ImGui::BeginMenu("Compute")) {
+    for (const std::string& b : available_backends())
+      if (ImGui::MenuItem(b.c_str(), nullptr, ui.state.backend_name().rfind(b, 0) == 0))
+        ui.state.set_backend(b);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    draw_window_menu_items(ui, WindowMenu::kHelp);
+    ImGui::EndMenu();
+  }
+  // Developers only (gui --debug or ATTN_DEBUG=1): not in a student's menu bar.
+  if (ui.debug_menu && ImGui::BeginMenu("Debug")) {
+    draw_window_menu_items(ui, WindowMenu::kDebug);
+    ImGui::EndMenu();
+  }
+  draw_menu_title(ui);
   ImGui::EndMainMenuBar();
 }
 
