@@ -65,102 +65,44 @@ void draw_narration_panel(Ui& ui) {
   ImGui::End();
 }
 
-void draw_narration_contents(Ui& ui) {
-  AppState& st = ui.state;
-  const bool room = ui.presentation && !ui.panels_shown;
-  if (room) {
-    // Presentation mode keeps the heatmap's height for its cells: what moves, and the buttons
-    // that ask the class, are said here.
-    if (!ui.motion.caption.empty()) {
-      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.85f, 0.35f, 0.05f, 1));
-      text_wrapped_at_spaces("▶ " + ui.motion.caption);
-      ImGui::PopStyleColor();
-    } else
-      draw_predict_toolbar(ui);
-    ImGui::Separator();
-  }
-  if (ui.predict.active()) {
-    draw_predict_contents(ui);
-    if (!ui.predict.revealed()) return;
-    ImGui::Separator();
-  }
-  if (ui.secret.hides_working(st.head(), st.selection().query)) {
-    // The working would give the lesson's answer away (this step's, or a later step's about the
-    // selected row): it comes back once the question is answered (the feedback then carries it).
-    text_disabled_wrapped(
-        ui.secret.active && ui.secret.narration
-            ? "The working is hidden until the lesson's question is answered or its answer shown."
-            : "The working of this row is hidden: a later step of the lesson asks for it.");
-    return;
-  }
-  const AttentionTrace& t = st.trace();
-  const Selection sel = st.selection();
-  if (!sel.active() || !st.has_trace()) {
-    draw_first_start_hint(ui);
-    // No cell chosen: the stage itself in words, large enough for the room.
-    if (st.has_trace()) {
-      const StageInfo stage = st.current_stage();
-      ImGui::PushFont(ui.fonts.bold);
-      ImGui::TextWrapped("%s", stage.title);
-      ImGui::PopFont();
-      ImGui::TextWrapped("%s", stage.why);
-      ImGui::Spacing();
-    }
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped(
-        "Click a cell of the heatmap to see its arithmetic with the actual numbers, or click a "
-        "query token (left of the heatmap) for its whole row. P asks the class to predict a "
-        "number first.");
-    ImGui::PopStyleColor();
-    return;
-  }
-  auto token = [](const std::vector<std::string>& v, int i) {
-    return i >= 0 && i < static_cast<int>(v.size()) ? v[i] : std::to_string(i);
-  };
-  ImGui::PushFont(ui.fonts.bold);
-  if (sel.key >= 0)
-    ImGui::TextWrapped("query %d \"%s\"  ·  key %d \"%s\"", sel.query,
-                       token(t.query_tokens, sel.query).c_str(), sel.key,
-                       token(t.key_tokens, sel.key).c_str());
-  else
-    ImGui::TextWrapped("query %d \"%s\"  ·  whole row", sel.query,
-                       token(t.query_tokens, sel.query).c_str());
-  ImGui::PopFont();
-  // (In presentation mode the heatmap's heading names the stage, and the working needs the
-  // lines.)
-  if (!room) {
-    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
-    ImGui::TextWrapped("%s%s", st.current_stage().title,
-                       t.num_heads > 1 ? (", head " + std::to_string(st.head())).c_str() : "");
-    ImGui::PopStyleColor();
-  }
+namespace {
 
-  // explain() is cheap for teaching sizes but not for a 1024-key row: cache it per request.
-  std::string& cached_key = ui.narration.key;
-  std::string& cached_text = ui.narration.text;
-  std::string& cached_error = ui.narration.error;
-  std::optional<ExplainRequest> req = st.narration_request();
-  std::string key = std::to_string(st.trace_serial()) + "/" + std::to_string(req->query) + "/" +
-                    std::to_string(req->head) + "/" + std::to_string(req->key.value_or(-1)) + "/" +
-                    (req->step ? stage_name(*req->step) : "") + "/" +
-                    std::to_string(req->precision);
-  if (key != cached_key) {
-    cached_error.clear();
-    cached_text = st.narration(cached_error);
-    cached_key = key;
+// No cell chosen: the stage itself in words, large enough for the room, and how to choose one.
+void draw_narration_idle(Ui& ui) {
+  AppState& st = ui.state;
+  draw_first_start_hint(ui);
+  // No cell chosen: the stage itself in words, large enough for the room.
+  if (st.has_trace()) {
+    const StageInfo stage = st.current_stage();
+    ImGui::PushFont(ui.fonts.bold);
+    ImGui::TextWrapped("%s", stage.title);
+    ImGui::PopFont();
+    ImGui::TextWrapped("%s", stage.why);
+    ImGui::Spacing();
   }
-  // Buttons flow onto the next line when the panel is narrow.
+  ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+  ImGui::TextWrapped(
+      "Click a cell of the heatmap to see its arithmetic with the actual numbers, or click a "
+      "query token (left of the heatmap) for its whole row. P asks the class to predict a "
+      "number first.");
+  ImGui::PopStyleColor();
+}
+
+// The row of buttons under the heading (whole row, copy, clear, the online softmax, decimals);
+// they flow onto the next line when the panel is narrow. In presentation mode one row of what a
+// teacher uses in front of the class.
+void draw_narration_buttons(Ui& ui, const Selection& sel, bool room) {
+  AppState& st = ui.state;
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   auto flow = [&](const char* label) {
     const float w = ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
     if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + w <= right) ImGui::SameLine();
   };
-  // In presentation mode one row of what a teacher uses in front of the class; copying and the
-  // online softmax are in the normal layout (and with Tab).
+  // Copying and the online softmax are in the normal layout (and with Tab).
   if (ImGui::SmallButton("whole row")) st.select_row(sel.query);
   if (!room) {
     flow("copy");
-    if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(cached_text.c_str());
+    if (ImGui::SmallButton("copy")) ImGui::SetClipboardText(ui.narration.text.c_str());
   }
   flow("clear");
   if (ImGui::SmallButton("clear")) st.clear_selection();
@@ -190,7 +132,14 @@ void draw_narration_contents(Ui& ui) {
   if (ImGui::SmallButton("+") && st.precision < 8) ++st.precision;
   ImGui::SameLine();
   ImGui::TextDisabled("%s", decimals);
-  ImGui::Separator();
+}
+
+// The working, wrapped to the column; in presentation mode its type shrinks (to 14 px at the
+// least) until it fits, rather than leaving most of it to scroll.
+void draw_working(Ui& ui, bool room) {
+  const std::string& cached_key = ui.narration.key;
+  const std::string& cached_text = ui.narration.text;
+  const std::string& cached_error = ui.narration.error;
   ImGui::BeginChild("narration-text", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
   if (!cached_error.empty()) {
     ImGui::PushTextWrapPos(0);
@@ -247,6 +196,82 @@ void draw_narration_contents(Ui& ui) {
     ImGui::PopFont();
   }
   ImGui::EndChild();
+}
+
+}  // namespace
+
+void draw_narration_contents(Ui& ui) {
+  AppState& st = ui.state;
+  const bool room = ui.presentation && !ui.panels_shown;
+  if (room) {
+    // Presentation mode keeps the heatmap's height for its cells: what moves, and the buttons
+    // that ask the class, are said here.
+    if (!ui.motion.caption.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(0.85f, 0.35f, 0.05f, 1));
+      text_wrapped_at_spaces("▶ " + ui.motion.caption);
+      ImGui::PopStyleColor();
+    } else
+      draw_predict_toolbar(ui);
+    ImGui::Separator();
+  }
+  if (ui.predict.active()) {
+    draw_predict_contents(ui);
+    if (!ui.predict.revealed()) return;
+    ImGui::Separator();
+  }
+  if (ui.secret.hides_working(st.head(), st.selection().query)) {
+    // The working would give the lesson's answer away (this step's, or a later step's about the
+    // selected row): it comes back once the question is answered (the feedback then carries it).
+    text_disabled_wrapped(
+        ui.secret.active && ui.secret.narration
+            ? "The working is hidden until the lesson's question is answered or its answer shown."
+            : "The working of this row is hidden: a later step of the lesson asks for it.");
+    return;
+  }
+  const AttentionTrace& t = st.trace();
+  const Selection sel = st.selection();
+  if (!sel.active() || !st.has_trace()) {
+    draw_narration_idle(ui);
+    return;
+  }
+  auto token = [](const std::vector<std::string>& v, int i) {
+    return i >= 0 && i < static_cast<int>(v.size()) ? v[i] : std::to_string(i);
+  };
+  ImGui::PushFont(ui.fonts.bold);
+  if (sel.key >= 0)
+    ImGui::TextWrapped("query %d \"%s\"  ·  key %d \"%s\"", sel.query,
+                       token(t.query_tokens, sel.query).c_str(), sel.key,
+                       token(t.key_tokens, sel.key).c_str());
+  else
+    ImGui::TextWrapped("query %d \"%s\"  ·  whole row", sel.query,
+                       token(t.query_tokens, sel.query).c_str());
+  ImGui::PopFont();
+  // (In presentation mode the heatmap's heading names the stage, and the working needs the
+  // lines.)
+  if (!room) {
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
+    ImGui::TextWrapped("%s%s", st.current_stage().title,
+                       t.num_heads > 1 ? (", head " + std::to_string(st.head())).c_str() : "");
+    ImGui::PopStyleColor();
+  }
+
+  // explain() is cheap for teaching sizes but not for a 1024-key row: cache it per request.
+  std::string& cached_key = ui.narration.key;
+  std::string& cached_text = ui.narration.text;
+  std::string& cached_error = ui.narration.error;
+  std::optional<ExplainRequest> req = st.narration_request();
+  std::string key = std::to_string(st.trace_serial()) + "/" + std::to_string(req->query) + "/" +
+                    std::to_string(req->head) + "/" + std::to_string(req->key.value_or(-1)) + "/" +
+                    (req->step ? stage_name(*req->step) : "") + "/" +
+                    std::to_string(req->precision);
+  if (key != cached_key) {
+    cached_error.clear();
+    cached_text = st.narration(cached_error);
+    cached_key = key;
+  }
+  draw_narration_buttons(ui, sel, room);
+  ImGui::Separator();
+  draw_working(ui, room);
 }
 
 }  // namespace attn

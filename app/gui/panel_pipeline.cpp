@@ -21,6 +21,80 @@ void flow(float width, float right, bool first) {
 
 }  // namespace
 
+namespace {
+
+// Presentation mode keeps the strip to one row: at a size that does not fit (large text on a
+// 720p projector), the strip is drawn smaller rather than wrapping into a second row that the
+// heatmap needs. The font scale for that, measured at the font's own size.
+float strip_scale(const Ui& ui, const std::vector<StageInfo>& stages) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float scale = 1;
+  // The row's width at the bold chips is `grows` (text, padding, buttons: all scale with the
+  // font) plus `fixed` (the spacing between items, which does not).
+  const float fs1 = ImGui::GetFontSize(), b = fs1 * 2.6f;
+  ImFont* f = ui.fonts.bold;
+  const float arrow = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, "→").x;
+  // A slide leaves the controls to the keyboard and the lesson's Next: the chips take the row.
+  float grows = ui.lesson_view.slide.on ? 0 : b * 2 + b * 1.9f;  // ◀ Play ▶
+  for (size_t i = 0; i < stages.size(); ++i)
+    grows +=
+        f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, stages[i].label).x + fs1 * 1.4f + (i ? arrow : 0);
+  const float fixed = style.ItemSpacing.x * (2.0f * stages.size() + 3);
+  const float avail1 = ImGui::GetContentRegionAvail().x;
+  // Never under 16 px, a slide's smallest readable text: a second row rather than smaller.
+  const float least = ui.lesson_view.slide.on ? std::min(1.0f, 16.0f / fs1) : 0.5f;
+  if (grows + fixed > avail1) scale = std::max(least, (avail1 - fixed) / grows * 0.99f);
+  return scale;
+}
+
+// The stage chips joined by arrows, the current one in the accent colour and those before it
+// shaded; a click goes to that stage.
+void draw_stage_chips(Ui& ui, const std::vector<StageInfo>& stages, ImVec2 chip_pad, float right) {
+  AppState& st = ui.state;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float fs = ImGui::GetFontSize();
+  const int current = st.stage_index();
+  const bool light = ui.settings.light_theme;
+  const ImVec4 accent = light ? ImVec4(0.16f, 0.38f, 0.78f, 1) : ImVec4(0.26f, 0.52f, 0.96f, 1);
+  const ImVec4 done = light ? ImVec4(0.80f, 0.86f, 0.95f, 1) : ImVec4(0.20f, 0.27f, 0.38f, 1);
+  const float arrow_w = ImGui::CalcTextSize("→").x;
+  for (int i = 0; i < static_cast<int>(stages.size()); ++i) {
+    const float chip_w = ImGui::CalcTextSize(stages[i].label).x + chip_pad.x * 2;
+    if (i > 0) {
+      flow(arrow_w + style.ItemSpacing.x + chip_w, right, false);
+      ImGui::TextDisabled("→");
+      ImGui::SameLine();
+    }
+    const bool is_current = i == current;
+    if (is_current) {
+      ImGui::PushStyleColor(ImGuiCol_Button, accent);
+      ImGui::PushStyleColor(ImGuiCol_ButtonHovered, accent);
+      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
+    } else if (i < current) {
+      ImGui::PushStyleColor(ImGuiCol_Button, done);
+    }
+    ImGui::PushID(i);
+    if (ImGui::Button(stages[i].label)) {
+      st.set_stage(stages[i].id);
+      st.playing = false;
+    }
+    ImGui::PopID();
+    if (ImGui::IsItemHovered()) {
+      ImGui::PushFont(ui.fonts.regular);
+      ImGui::BeginTooltip();
+      ImGui::TextUnformatted(stages[i].title);
+      ImGui::PushTextWrapPos(fs * 26);
+      ImGui::TextDisabled("%s", stages[i].why);
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+      ImGui::PopFont();
+    }
+    ImGui::PopStyleColor(is_current ? 3 : i < current ? 1 : 0);
+  }
+}
+
+}  // namespace
+
 void draw_pipeline_panel(Ui& ui) {
   AppState& st = ui.state;
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollbar |
@@ -32,34 +106,11 @@ void draw_pipeline_panel(Ui& ui) {
   const ImGuiStyle& style = ImGui::GetStyle();
   const std::vector<StageInfo> stages = st.stages();
   const bool room = ui.presentation && !ui.panels_shown;
-  // Presentation mode keeps the strip to one row: at a size that does not fit (large text on a
-  // 720p projector), the strip is drawn smaller rather than wrapping into a second row that the
-  // heatmap needs.
-  float scale = 1;
   ImGui::SetWindowFontScale(1);  // measured at the font's own size (the scale stays per window)
-  if (room) {
-    // The row's width at the bold chips is `grows` (text, padding, buttons: all scale with the
-    // font) plus `fixed` (the spacing between items, which does not).
-    const float fs1 = ImGui::GetFontSize(), b = fs1 * 2.6f;
-    ImFont* f = ui.fonts.bold;
-    const float arrow = f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, "→").x;
-    // A slide leaves the controls to the keyboard and the lesson's Next: the chips take the row.
-    float grows = ui.lesson_view.slide.on ? 0 : b * 2 + b * 1.9f;  // ◀ Play ▶
-    for (size_t i = 0; i < stages.size(); ++i)
-      grows += f->CalcTextSizeA(f->FontSize, FLT_MAX, 0, stages[i].label).x + fs1 * 1.4f +
-               (i ? arrow : 0);
-    const float fixed = style.ItemSpacing.x * (2.0f * stages.size() + 3);
-    const float avail1 = ImGui::GetContentRegionAvail().x;
-    // Never under 16 px, a slide's smallest readable text: a second row rather than smaller.
-    const float least = ui.lesson_view.slide.on ? std::min(1.0f, 16.0f / fs1) : 0.5f;
-    if (grows + fixed > avail1) scale = std::max(least, (avail1 - fixed) / grows * 0.99f);
-  }
+  const float scale = room ? strip_scale(ui, stages) : 1.0f;
   ImGui::SetWindowFontScale(scale);
   const float fs = ImGui::GetFontSize();
   const int current = st.stage_index();
-  const bool light = ui.settings.light_theme;
-  const ImVec4 accent = light ? ImVec4(0.16f, 0.38f, 0.78f, 1) : ImVec4(0.26f, 0.52f, 0.96f, 1);
-  const ImVec4 done = light ? ImVec4(0.80f, 0.86f, 0.95f, 1) : ImVec4(0.20f, 0.27f, 0.38f, 1);
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   const float avail = ImGui::GetContentRegionAvail().x;
 
@@ -106,40 +157,7 @@ void draw_pipeline_panel(Ui& ui) {
   ImGui::PushFont(chip_font);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, chip_pad);
   ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, fs * 0.6f);
-  const float arrow_w = ImGui::CalcTextSize("→").x;
-  for (int i = 0; i < static_cast<int>(stages.size()); ++i) {
-    const float chip_w = ImGui::CalcTextSize(stages[i].label).x + chip_pad.x * 2;
-    if (i > 0) {
-      flow(arrow_w + style.ItemSpacing.x + chip_w, right, false);
-      ImGui::TextDisabled("→");
-      ImGui::SameLine();
-    }
-    const bool is_current = i == current;
-    if (is_current) {
-      ImGui::PushStyleColor(ImGuiCol_Button, accent);
-      ImGui::PushStyleColor(ImGuiCol_ButtonHovered, accent);
-      ImGui::PushStyleColor(ImGuiCol_Text, ImVec4(1, 1, 1, 1));
-    } else if (i < current) {
-      ImGui::PushStyleColor(ImGuiCol_Button, done);
-    }
-    ImGui::PushID(i);
-    if (ImGui::Button(stages[i].label)) {
-      st.set_stage(stages[i].id);
-      st.playing = false;
-    }
-    ImGui::PopID();
-    if (ImGui::IsItemHovered()) {
-      ImGui::PushFont(ui.fonts.regular);
-      ImGui::BeginTooltip();
-      ImGui::TextUnformatted(stages[i].title);
-      ImGui::PushTextWrapPos(fs * 26);
-      ImGui::TextDisabled("%s", stages[i].why);
-      ImGui::PopTextWrapPos();
-      ImGui::EndTooltip();
-      ImGui::PopFont();
-    }
-    ImGui::PopStyleColor(is_current ? 3 : i < current ? 1 : 0);
-  }
+  draw_stage_chips(ui, stages, chip_pad, right);
   ImGui::PopStyleVar(2);
   ImGui::PopFont();
 
