@@ -124,8 +124,12 @@ bool apply_tab(Ui& ui, const std::string& tab, std::optional<WindowId>& opened,
 
 }  // namespace
 
-bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* exit_code) {
-  if (exit_code) *exit_code = 2;
+namespace {
+
+// --model (the language model, and the example behind it), or --example / a scenario file; then
+// --backend. The model and scenario errors name their flag; a backend the machine lacks sets
+// exit code 1.
+bool load_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* exit_code) {
   AppState& st = ui.state;
   bool ok = false;
   if (!o.model.empty()) {
@@ -158,7 +162,12 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       return false;
     }
   }
-  st.wait_for_trace();
+  return true;
+}
+
+// --edit q:H:I:J=VALUE, each through the same validation and undo as typing into a cell.
+bool apply_edits(Ui& ui, const GuiOptions& o, std::string& error) {
+  AppState& st = ui.state;
   for (const std::string& e : o.edits) {
     // q:H:I:J=VALUE
     const size_t eq = e.find('=');
@@ -176,7 +185,13 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
       return false;
     }
   }
-  st.wait_for_trace();
+  return true;
+}
+
+// --step, --head, --select, --theme, --colormap, --font-size, --presentation, --no-animation and
+// --transition: what is on screen.
+bool apply_view_options(Ui& ui, const GuiOptions& o, std::string& error) {
+  AppState& st = ui.state;
   if (!o.step.empty()) {
     const std::optional<StageId> id = stage_from_name(o.step);
     if (!id || !st.set_stage(*id)) {
@@ -246,43 +261,94 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     ui.motion.transition = {*from, st.current_stage().id, 0, 1, p};
     ui.motion.shown_stage = st.current_stage().id;
   }
-  if (!o.predict.empty() || !o.predict_scope.empty() || !o.guess.empty()) {
-    if (o.predict != "value" && o.predict != "pick") {
-      error = "--predict: expected value or pick, got '" + o.predict + "'";
-      return false;
-    }
-    ui.predict_form.kind = o.predict == "pick" ? PredictKind::kPick : PredictKind::kValue;
-    const std::string& sc = o.predict_scope.empty() ? std::string("cell") : o.predict_scope;
-    if (sc != "cell" && sc != "row" && sc != "stage") {
-      error = "--predict-scope: expected cell, row or stage, got '" + sc + "'";
-      return false;
-    }
-    ui.predict_form.scope = sc == "cell"  ? PredictScope::kCell
-                            : sc == "row" ? PredictScope::kRow
-                                          : PredictScope::kStage;
-    start_prediction(ui);
-    if (!ui.predict.active()) {
-      error = "--predict: " + st.message();
-      return false;
-    }
-    ui.motion.shown_stage = st.current_stage().id;
-    if (!o.guess.empty()) {
-      if (ui.predict_form.kind == PredictKind::kPick) {
-        int j = -1;
-        char extra = 0;
-        if (std::sscanf(o.guess.c_str(), "%d%c", &j, &extra) != 1 || j < 0 || j >= st.trace().n_k) {
-          error = "--guess: expected a key index 0.." + std::to_string(st.trace().n_k - 1) +
-                  ", got '" + o.guess + "'";
-          return false;
-        }
-        ui.predict.guess_pick(j);
-      } else if (!ui.predict.guess_text(o.guess, error)) {
-        error = "--guess: " + error;
+  return true;
+}
+
+// --predict, --predict-scope and --guess: a question to the class, and its answer revealed.
+bool apply_predict_options(Ui& ui, const GuiOptions& o, std::string& error) {
+  AppState& st = ui.state;
+  if (o.predict != "value" && o.predict != "pick") {
+    error = "--predict: expected value or pick, got '" + o.predict + "'";
+    return false;
+  }
+  ui.predict_form.kind = o.predict == "pick" ? PredictKind::kPick : PredictKind::kValue;
+  const std::string& sc = o.predict_scope.empty() ? std::string("cell") : o.predict_scope;
+  if (sc != "cell" && sc != "row" && sc != "stage") {
+    error = "--predict-scope: expected cell, row or stage, got '" + sc + "'";
+    return false;
+  }
+  ui.predict_form.scope = sc == "cell"  ? PredictScope::kCell
+                          : sc == "row" ? PredictScope::kRow
+                                        : PredictScope::kStage;
+  start_prediction(ui);
+  if (!ui.predict.active()) {
+    error = "--predict: " + st.message();
+    return false;
+  }
+  ui.motion.shown_stage = st.current_stage().id;
+  if (!o.guess.empty()) {
+    if (ui.predict_form.kind == PredictKind::kPick) {
+      int j = -1;
+      char extra = 0;
+      if (std::sscanf(o.guess.c_str(), "%d%c", &j, &extra) != 1 || j < 0 || j >= st.trace().n_k) {
+        error = "--guess: expected a key index 0.." + std::to_string(st.trace().n_k - 1) +
+                ", got '" + o.guess + "'";
         return false;
       }
-      reveal_prediction(ui);
+      ui.predict.guess_pick(j);
+    } else if (!ui.predict.guess_text(o.guess, error)) {
+      error = "--guess: " + error;
+      return false;
     }
+    reveal_prediction(ui);
   }
+  return true;
+}
+
+// --seq2seq-model: checked like every other flag (a bad name or file is exit 2) and selected.
+bool open_seq2seq_model(Ui& ui, const GuiOptions& o, std::string& error) {
+  const std::optional<std::string> path = resolve_shipped(kSeq2seqModels, o.seq2seq_model, error);
+  s2s::Model m;
+  if (!path || !s2s::load_model(*path, m, error)) {
+    error = "--seq2seq-model: " + error;
+    return false;
+  }
+  ui.seq2seq.state->session.add_loaded(*path, std::move(m));
+  ui.seq2seq.state->session.open_model = *path;
+  return true;
+}
+
+// --class-mode: the server starts before the first frame and its address is printed.
+bool start_class_from_options(Ui& ui, const GuiOptions& o, std::string& error) {
+  std::string why;
+  if (!start_class_mode(ui, o.class_bind, o.class_port, o.class_code, why)) {
+    // A bad code is the flag's fault; a port in use or an address that is not this computer's
+    // is named with the flag that chose it.
+    error = why.rfind("--class-code", 0) == 0 ? why
+                                              : "--class-port " + std::to_string(o.class_port) +
+                                                    " / --class-bind " + o.class_bind + ": " + why;
+    return false;
+  }
+  poll_class_mode(ui);  // the step is served from the start, before the first frame
+  // Where students go, for a teacher who started the app from a terminal (and for tests that
+  // ask for any free port).
+  const ClassModePanel& c = *ui.class_mode.state;
+  std::printf("class mode: %s\n", c.url.c_str());
+  std::fflush(stdout);
+  return true;
+}
+
+}  // namespace
+
+bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* exit_code) {
+  if (exit_code) *exit_code = 2;
+  if (!load_from_options(ui, o, error, exit_code)) return false;
+  ui.state.wait_for_trace();
+  if (!apply_edits(ui, o, error)) return false;
+  ui.state.wait_for_trace();
+  if (!apply_view_options(ui, o, error)) return false;
+  const bool asks = !o.predict.empty() || !o.predict_scope.empty() || !o.guess.empty();
+  if (asks && !apply_predict_options(ui, o, error)) return false;
   // A seq2seq model opens its window afresh (unless --tab just did).
   std::optional<WindowId> tab_window;
   if (!o.tab.empty() && !apply_tab(ui, o.tab, tab_window, error)) return false;
@@ -301,36 +367,8 @@ bool setup_from_options(Ui& ui, const GuiOptions& o, std::string& error, int* ex
     }
     apply_lesson_step(ui);
   }
-  if (!o.seq2seq_model.empty()) {
-    // Checked before the window opens, like every other flag: a bad name or file is exit 2.
-    const std::optional<std::string> path = resolve_shipped(kSeq2seqModels, o.seq2seq_model, error);
-    s2s::Model m;
-    if (!path || !s2s::load_model(*path, m, error)) {
-      error = "--seq2seq-model: " + error;
-      return false;
-    }
-    ui.seq2seq.state->session.add_loaded(*path, std::move(m));
-    ui.seq2seq.state->session.open_model = *path;
-  }
-  if (o.class_mode) {
-    std::string why;
-    if (!start_class_mode(ui, o.class_bind, o.class_port, o.class_code, why)) {
-      // A bad code is the flag's fault; a port in use or an address that is not this computer's
-      // is named with the flag that chose it.
-      error = why.rfind("--class-code", 0) == 0
-                  ? why
-                  : "--class-port " + std::to_string(o.class_port) + " / --class-bind " +
-                        o.class_bind + ": " + why;
-      return false;
-    }
-    poll_class_mode(ui);  // the step is served from the start, before the first frame
-    // Where students go, for a teacher who started the app from a terminal (and for tests that
-    // ask for any free port).
-    const ClassModePanel& c = *ui.class_mode.state;
-    std::printf("class mode: %s\n", c.url.c_str());
-    std::fflush(stdout);
-  }
-  return true;
+  if (!o.seq2seq_model.empty() && !open_seq2seq_model(ui, o, error)) return false;
+  return !o.class_mode || start_class_from_options(ui, o, error);
 }
 
 }  // namespace attn

@@ -22,14 +22,12 @@ std::string shown(const std::string& t) {
 
 }  // namespace
 
-void draw_lm_head_view(Ui& ui, LmPanel& p) {
-  LmSession& s = p.session;
-  const LmRun* r = s.run();
-  const lm::Config& c = r->model->config;
-  const int T = r->acts.T;
-  const float fs = ImGui::GetFontSize();
+namespace {
 
-  // Layer and head pickers: one coloured button per head (the colour of its lines).
+// The layer slider, "All heads" and one coloured button per head (the colour of its lines).
+void draw_head_pickers(LmPanel& p, const lm::Config& c) {
+  LmSession& s = p.session;
+  const float fs = ImGui::GetFontSize();
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Layer");
   ImGui::SameLine();
@@ -66,20 +64,17 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
     ImGui::PopStyleColor(3);
     if (ImGui::GetContentRegionAvail().x < fs * 2 && h + 1 < c.n_head) ImGui::NewLine();
   }
+}
 
-  // The two columns of tokens, scrolling when the sentence is long.
-  ImGui::BeginChild("head-view", {0, 0}, false,
-                    ui.presentation ? ImGuiWindowFlags_NoScrollWithMouse : 0);
-  ImDrawList* dl = ImGui::GetWindowDrawList();
+// The rows' height and label size, and which rows are in view: in presentation every token at
+// the presentation font, in a window around the one in focus when they are more than the room
+// holds (▲/▼ and the wheel move it); elsewhere rows spread over the height, or close up (down to
+// 6 px, labels no smaller than 14 px) so the whole sentence stays in view.
+void head_view_rows(const Ui& ui, LmPanel& p, int T, float room_h, float& row_h, float& label_px,
+                    int& first, int& rows) {
+  const float fs = ImGui::GetFontSize();
   const float line = ImGui::GetFrameHeightWithSpacing();
-  // Presentation labels every token at the presentation font, in a window of the tokens around
-  // the one in focus when they are more than the room holds (▲/▼ and the wheel move it).
-  // Elsewhere rows spread over the panel's height when there is room; when there is not, they
-  // close up (down to 6 px) so the whole sentence stays in view, the tokens written no smaller
-  // than 14 px and then every so many rows; only longer sentences scroll.
-  const float room_h = ImGui::GetContentRegionAvail().y - fs * 0.5f;
-  float row_h = 0, label_px = 0;
-  int first = 0, rows = T;
+  const LmSession& s = p.session;
   if (ui.presentation) {
     row_h = std::clamp(room_h / static_cast<float>(T), fs * 1.1f, fs * 2.0f);
     label_px = fs;
@@ -99,6 +94,114 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
     row_h = std::clamp(room_h / static_cast<float>(T), 6.0f, ImGui::GetTextLineHeight() * 2.0f);
     label_px = std::clamp(row_h * 0.85f, std::min(14.0f, fs), fs);
   }
+}
+
+// The token under the pointer (a query on the left, a key on the right), and a click pins it or
+// lets it go; a pinned query is the token the other tabs point at too (the next-token chart).
+void update_head_view_focus(LmPanel& p, ImVec2 o, float row_h, int first, int rows, float bottom,
+                            float xl1, float xr0, float text_w) {
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  p.hover_token = -1;
+  if (ImGui::IsWindowHovered()) {
+    const int row = static_cast<int>(std::floor((mouse.y - o.y) / row_h));
+    if (row >= first && row < first + rows && mouse.y < bottom) {
+      if (mouse.x >= o.x && mouse.x < xl1) p.hover_token = row, p.hover_is_key = false;
+      if (mouse.x >= xr0 && mouse.x < xr0 + text_w) p.hover_token = row, p.hover_is_key = true;
+    }
+  }
+  if (p.hover_token >= 0 && ImGui::IsMouseClicked(0)) {
+    const bool same = p.pinned_token == p.hover_token && p.pinned_is_key == p.hover_is_key;
+    p.pinned_token = same ? -1 : p.hover_token;
+    p.pinned_is_key = p.hover_is_key;
+    if (!p.pinned_is_key) p.session.position = p.pinned_token;
+  }
+  if (p.pinned_token >= p.session.run()->acts.T) p.pinned_token = -1;
+}
+
+// Per query in view, its strongest weights of at least 2% (at most 12), so the picture stays
+// readable and the work per frame grows with the tokens, not their square. With a token
+// isolated, only its lines (as BertViz does).
+void head_view_lines(const LmPanel& p, const LmRun& r, const std::vector<int>& heads, int first,
+                     int rows, int focus, bool focus_key, std::vector<std::array<int, 3>>& lines,
+                     std::vector<float>& strength) {
+  const lm::Config& c = r.model->config;
+  const int T = r.acts.T;
+  const LmSession& s = p.session;
+  constexpr int kLinesPerRow = 12;
+  constexpr float kMinWeight = 0.02f;
+  std::vector<std::pair<float, int>> row;
+  for (int h : heads) {
+    const float* w = r.acts.att_at(c, s.layer, 0, h);
+    for (int t = first; t < first + rows; ++t) {  // the queries in view, their keys anywhere
+      if (focus >= 0 && !focus_key && t != focus) continue;
+      row.clear();
+      for (int u = 0; u <= t; ++u) {
+        if (focus >= 0 && focus_key && u != focus) continue;
+        const float a = w[static_cast<size_t>(t) * T + u];
+        if (a >= kMinWeight) row.push_back({a, u});
+      }
+      if (static_cast<int>(row.size()) > kLinesPerRow) {
+        std::nth_element(row.begin(), row.begin() + kLinesPerRow, row.end(),
+                         [](const auto& x, const auto& y) { return x.first > y.first; });
+        row.resize(kLinesPerRow);
+      }
+      for (auto [a, u] : row) {
+        lines.push_back({h, t, u});
+        strength.push_back(a);
+      }
+    }
+  }
+}
+
+// A line from each query to each key it reads, in its head's colour, as strong as the weight
+// (a little fainter when several heads overlap).
+void draw_head_lines(ImDrawList* dl, const std::vector<std::array<int, 3>>& lines,
+                     const std::vector<float>& strength, bool several_heads, ImVec2 o, float row_h,
+                     float xl1, float xr0) {
+  const float fs = ImGui::GetFontSize();
+  const float thick = std::max(1.5f, fs * 0.12f);
+  const float fade = several_heads ? 0.8f : 1.0f;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const auto [h, t, u] = lines[i];
+    dl->AddLine({xl1 + fs * 0.2f, o.y + (t + 0.5f) * row_h},
+                {xr0 - fs * 0.2f, o.y + (u + 0.5f) * row_h}, lm_head_color(h, strength[i] * fade),
+                thick);
+  }
+}
+
+// The isolated query's top three weights, in words, right of its key column.
+void draw_top_weights(const LmRun& r, const float* w0, int focus, ImVec2 at) {
+  const int T = r.acts.T;
+  ImGui::SetCursorScreenPos(at);
+  ImGui::BeginGroup();
+  std::vector<std::pair<float, int>> top;
+  for (int u = 0; u <= focus; ++u) top.push_back({w0[static_cast<size_t>(focus) * T + u], u});
+  std::sort(top.rbegin(), top.rend());
+  for (size_t i = 0; i < std::min<size_t>(3, top.size()); ++i)
+    ImGui::Text("%.0f%% → “%s”", 100 * top[i].first,
+                r.tokens[static_cast<size_t>(top[i].second)].c_str());
+  ImGui::EndGroup();
+}
+
+}  // namespace
+
+void draw_lm_head_view(Ui& ui, LmPanel& p) {
+  LmSession& s = p.session;
+  const LmRun* r = s.run();
+  const lm::Config& c = r->model->config;
+  const int T = r->acts.T;
+  const float fs = ImGui::GetFontSize();
+
+  draw_head_pickers(p, c);
+
+  // The two columns of tokens, scrolling when the sentence is long.
+  ImGui::BeginChild("head-view", {0, 0}, false,
+                    ui.presentation ? ImGuiWindowFlags_NoScrollWithMouse : 0);
+  ImDrawList* dl = ImGui::GetWindowDrawList();
+  const float room_h = ImGui::GetContentRegionAvail().y - fs * 0.5f;
+  float row_h = 0, label_px = 0;
+  int first = 0, rows = T;
+  head_view_rows(ui, p, T, room_h, row_h, label_px, first, rows);
   const int label_every = std::max(1, static_cast<int>(std::ceil(label_px * 1.05f / row_h)));
   if (rows < T) {  // the tokens before the window
     ImGui::BeginDisabled(first == 0);
@@ -123,60 +226,16 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   const float bottom = top.y + row_h * static_cast<float>(rows);
   dl->PushClipRect({top.x, top.y}, {top.x + avail_w, bottom + fs * 0.5f}, true);
 
-  // Which token is isolated: the pinned one, else the hovered one.
-  const ImVec2 mouse = ImGui::GetIO().MousePos;
-  p.hover_token = -1;
-  if (ImGui::IsWindowHovered()) {
-    const int row = static_cast<int>(std::floor((mouse.y - o.y) / row_h));
-    if (row >= first && row < first + rows && mouse.y < bottom) {
-      if (mouse.x >= o.x && mouse.x < xl1) p.hover_token = row, p.hover_is_key = false;
-      if (mouse.x >= xr0 && mouse.x < xr0 + text_w) p.hover_token = row, p.hover_is_key = true;
-    }
-  }
-  if (p.hover_token >= 0 && ImGui::IsMouseClicked(0)) {
-    const bool same = p.pinned_token == p.hover_token && p.pinned_is_key == p.hover_is_key;
-    p.pinned_token = same ? -1 : p.hover_token;
-    p.pinned_is_key = p.hover_is_key;
-    // A pinned query is the token the other tabs point at too (the next-token chart).
-    if (!p.pinned_is_key) s.position = p.pinned_token;
-  }
-  if (p.pinned_token >= T) p.pinned_token = -1;
+  update_head_view_focus(p, o, row_h, first, rows, bottom, xl1, xr0, text_w);
   const int focus = p.pinned_token >= 0 ? p.pinned_token : p.hover_token;
   const bool focus_key = p.pinned_token >= 0 ? p.pinned_is_key : p.hover_is_key;
 
   std::vector<int> heads;
   for (int h = 0; h < c.n_head; ++h)
     if (p.all_heads || h == s.head) heads.push_back(h);
-  // Lines: per query, its strongest weights of at least 2% (at most kLinesPerRow), so the
-  // picture stays readable and the work per frame grows with the tokens, not their square. With
-  // a token isolated, only its lines are drawn, and the tokens they do not reach are faded (as
-  // BertViz does).
-  constexpr int kLinesPerRow = 12;
-  constexpr float kMinWeight = 0.02f;
   std::vector<std::array<int, 3>> lines;  // head, query, key
-  std::vector<std::pair<float, int>> row;
-  std::vector<float> strength;  // of each line in `lines`
-  for (int h : heads) {
-    const float* w = r->acts.att_at(c, s.layer, 0, h);
-    for (int t = first; t < first + rows; ++t) {  // the queries in view, their keys anywhere
-      if (focus >= 0 && !focus_key && t != focus) continue;
-      row.clear();
-      for (int u = 0; u <= t; ++u) {
-        if (focus >= 0 && focus_key && u != focus) continue;
-        const float a = w[static_cast<size_t>(t) * T + u];
-        if (a >= kMinWeight) row.push_back({a, u});
-      }
-      if (static_cast<int>(row.size()) > kLinesPerRow) {
-        std::nth_element(row.begin(), row.begin() + kLinesPerRow, row.end(),
-                         [](const auto& x, const auto& y) { return x.first > y.first; });
-        row.resize(kLinesPerRow);
-      }
-      for (auto [a, u] : row) {
-        lines.push_back({h, t, u});
-        strength.push_back(a);
-      }
-    }
-  }
+  std::vector<float> strength;            // of each line in `lines`
+  head_view_lines(p, *r, heads, first, rows, focus, focus_key, lines, strength);
   std::vector<char> linked_q(static_cast<size_t>(T), focus < 0),
       linked_k(static_cast<size_t>(T), focus < 0);
   if (focus >= 0) {
@@ -235,14 +294,7 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
                 linked_k[static_cast<size_t>(t)] ? text : faded, label.c_str(), nullptr, 0,
                 &clip_r);
   }
-  const float thick = std::max(1.5f, fs * 0.12f);
-  const float fade = heads.size() > 1 ? 0.8f : 1.0f;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const auto [h, t, u] = lines[i];
-    dl->AddLine({xl1 + fs * 0.2f, o.y + (t + 0.5f) * row_h},
-                {xr0 - fs * 0.2f, o.y + (u + 0.5f) * row_h}, lm_head_color(h, strength[i] * fade),
-                thick);
-  }
+  draw_head_lines(dl, lines, strength, heads.size() > 1, o, row_h, xl1, xr0);
   dl->PopClipRect();
   p.head_view.lines = std::move(lines);
   if (rows < T) {  // the tokens after the window
@@ -257,16 +309,7 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   const bool words_fit = o.x + 2 * text_w + gap + words_w <= o.x + avail_w + 1;
   if (focus >= 0 && !focus_key && heads.size() == 1 && words_fit && focus >= first &&
       focus < first + rows) {
-    // The isolated query's top weights, in words.
-    ImGui::SetCursorScreenPos({xr0 + text_w + fs, o.y + focus * row_h});
-    ImGui::BeginGroup();
-    std::vector<std::pair<float, int>> top;
-    for (int u = 0; u <= focus; ++u) top.push_back({w0[static_cast<size_t>(focus) * T + u], u});
-    std::sort(top.rbegin(), top.rend());
-    for (size_t i = 0; i < std::min<size_t>(3, top.size()); ++i)
-      ImGui::Text("%.0f%% → “%s”", 100 * top[i].first,
-                  r->tokens[static_cast<size_t>(top[i].second)].c_str());
-    ImGui::EndGroup();
+    draw_top_weights(*r, w0, focus, {xr0 + text_w + fs, o.y + focus * row_h});
   }
   ImGui::EndChild();
 }
