@@ -179,6 +179,275 @@ void release_held_keys(GLFWwindow* window) {
 
 }  // namespace
 
+namespace {
+
+// --edit-stats: the edit waiting to be drawn, and how long each took.
+struct EditProbe {
+  int made = 0;
+  bool waiting = false, shown_this_frame = false;
+  uint64_t serial = 0;
+  std::chrono::steady_clock::time_point at;
+  std::vector<double> ms;
+};
+
+// Opens the main window (OpenGL 3.3) where `at` says, or reports why not; null on failure.
+GLFWwindow* open_main_window(const GuiOptions& o, bool scripted, WindowPlacement& at) {
+  const char* display = std::getenv("DISPLAY");
+  const char* wayland = std::getenv("WAYLAND_DISPLAY");
+  if ((!display || !*display) && (!wayland || !*wayland)) {
+    std::cerr << "error: cannot open a window: no display (set DISPLAY or run under xvfb-run)\n";
+    return nullptr;
+  }
+  glfwSetErrorCallback(on_glfw_error);
+  if (!glfwInit()) {
+    std::cerr << "error: cannot open a window: " << glfw_error_text << "\n";
+    return nullptr;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
+  if (scripted) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
+  // WM_CLASS matches the desktop entry's StartupWMClass, so docks show the app's icon and name.
+  glfwWindowHintString(GLFW_X11_CLASS_NAME, "attention-lab");
+  glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "attention-lab");
+  // Without --size the window fills the monitor's work area: a default larger than a 1280 × 720
+  // projector would put the narration and the status bar off screen.
+  int area_x = 0, area_y = 0, area_w = 0, area_h = 0;
+  if (GLFWmonitor* mon = glfwGetPrimaryMonitor())
+    glfwGetMonitorWorkarea(mon, &area_x, &area_y, &area_w, &area_h);
+  at = first_window_placement(o, area_x, area_y, area_w, area_h);
+  if (at.place) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);  // shown once it is in place
+  GLFWwindow* window = glfwCreateWindow(at.w, at.h, "Attention Lab", nullptr, nullptr);
+  if (!window) {
+    std::cerr << "error: cannot open a window: " << glfw_error_text
+              << " (OpenGL 3.3 is required)\n";
+    glfwTerminate();
+    return nullptr;
+  }
+  if (at.place) {
+    // The window manager's title bar and borders come out of the work area too.
+    int left = 0, top = 0, right = 0, bottom = 0;
+    glfwGetWindowFrameSize(window, &left, &top, &right, &bottom);
+    if (left + right + top + bottom > 0 && at.w - left - right >= 320 && at.h - top - bottom >= 240)
+      glfwSetWindowSize(window, at.w - left - right, at.h - top - bottom);
+    glfwSetWindowPos(window, at.x + left, at.y + top);
+    glfwShowWindow(window);
+  }
+  set_window_icon(window);
+  glfwMakeContextCurrent(window);
+  glfwSwapInterval(scripted ? 0 : 1);
+
+  return window;
+}
+
+// Waits for the next frame: at once when scripted, about 60 a second while something moves,
+// else asleep until an event or the next thing due (the recovery file, a cursor's blink, new
+// training figures); a few frames follow every wake-up because ImGui settles hover and clicks
+// over two or three frames.
+void wait_for_frame(Ui& ui, bool poll_now, std::chrono::steady_clock::time_point t0,
+                    std::chrono::steady_clock::time_point frame_start) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const AppState& state = ui.state;
+  if (poll_now) {
+    glfwPollEvents();
+  } else if (ui.wants_frames()) {
+    // Moving: about 60 frames a second, whatever the display's vsync does (Xvfb has none).
+    const double since = std::chrono::duration<double>(t0 - frame_start).count();
+    if (since < 1.0 / 60)
+      glfwWaitEventsTimeout(1.0 / 60 - since);
+    else
+      glfwPollEvents();
+  } else {
+    double timeout = 30.0;
+    if (io.WantTextInput) timeout = 0.5;                   // the cursor blinks
+    if (state.dirty()) timeout = std::min(timeout, 1.0);   // the recovery file is due
+    if (ui.training()) timeout = std::min(timeout, 0.25);  // new training figures
+    glfwWaitEventsTimeout(timeout);
+    ui.frames_wanted = std::max(ui.frames_wanted, 3);
+  }
+}
+
+// An edit once the trace is up (and the last edit's result has been drawn), as a user's
+// keystroke would: its recompute runs as the app runs it, on a worker for a long sequence.
+void drive_edit_probe(EditProbe& probe, AppState& state, int edit_stats, int frame) {
+  // An edit once the trace is up (and the last edit's result has been drawn), as a user's
+  // keystroke would: its recompute runs as the app runs it, on a worker for a long sequence.
+  probe.shown_this_frame = false;
+  if (!probe.waiting && probe.made < edit_stats && frame >= 2 && !state.computing()) {
+    const Scenario& sc = state.scenario();
+    if (!sc.use_projection && !sc.qkv.q.empty() && sc.qkv.q[0].size() > 0) {
+      probe.serial = state.trace_serial();
+      probe.at = std::chrono::steady_clock::now();
+      const float x = sc.qkv.q[0](0, 0) + (probe.made % 2 ? -0.25f : 0.25f);
+      state.set_value(Tensor::kQ, 0, 0, 0, x);
+      probe.waiting = true;
+      ++probe.made;
+    }
+  }
+  if (probe.waiting && state.trace_serial() != probe.serial) probe.shown_this_frame = true;
+}
+
+// --frame-stats and --edit-stats: what the run measured.
+void print_stats(const std::vector<double>& frame_ms, const EditProbe& probe,
+                 const WindowPlacement& at, bool shader, const AppState& state) {
+  if (frame_ms.size() > 1) {
+    // The first frame builds fonts and uploads textures; it is reported apart.
+    double sum = 0, mx = 0;
+    size_t at_frame = 1;
+    for (size_t i = 1; i < frame_ms.size(); ++i) {
+      sum += frame_ms[i];
+      if (frame_ms[i] > mx) mx = frame_ms[i], at_frame = i;
+    }
+    std::vector<double> sorted(frame_ms.begin() + 1, frame_ms.end());
+    std::sort(sorted.begin(), sorted.end());
+    std::printf(
+        "frames %zu  first %.2f ms  mean %.2f ms  median %.2f ms  max %.2f ms (frame %zu)  "
+        "(%dx%d, %s heatmap %dx%d)\n",
+        frame_ms.size(), frame_ms[0], sum / (frame_ms.size() - 1), sorted[sorted.size() / 2], mx,
+        at_frame, at.w, at.h, shader ? "shader" : "rectangle", state.trace().n_q,
+        state.trace().n_k);
+  }
+  if (!probe.ms.empty()) {
+    std::vector<double> sorted = probe.ms;
+    std::sort(sorted.begin(), sorted.end());
+    double sum = 0;
+    for (double x : sorted) sum += x;
+    std::printf(
+        "edits %zu  shown after: mean %.1f ms  median %.1f ms  min %.1f ms  max %.1f ms  (edit "
+        "to the end of the first frame that draws the recomputed stages; %d heads, %dx%d)\n",
+        sorted.size(), sum / sorted.size(), sorted[sorted.size() / 2], sorted.front(),
+        sorted.back(), state.trace().num_heads, state.trace().n_q, state.trace().n_k);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// --screenshot: the PNG and its companion .json are written together or not at all; both paths
+// are checked (and their temporary files created) before the window opens. False with the error
+// printed.
+bool prepare_screenshot(const std::string& p, AtomicOutputs& shots, int& png_index,
+                        int& json_index) {
+  if (p.empty()) return true;
+  std::string error;
+  if (p.size() < 5 || p.compare(p.size() - 4, 4, ".png") != 0) {
+    std::cerr << "error: --screenshot: expected a .png file name, got '" << printable_text(p)
+              << "'\n";
+    return false;
+  }
+  if ((png_index = shots.add(p, error)) < 0 || (json_index = shots.add(p + ".json", error)) < 0) {
+    std::cerr << "error: --screenshot: " << printable_text(error) << "\n";
+    return false;
+  }
+  return true;
+}
+
+// Fonts are rebuilt at the window's size (not scaled) so text stays crisp on a projector;
+// presentation mode's size grows with the screen. The theme follows the size and the choice.
+struct BuiltStyle {
+  float theme_px = 0;
+  bool light = false;
+  GLuint font_texture = 0;
+};
+void rebuild_fonts_and_theme(Ui& ui, GLFWwindow* window, BuiltStyle& built) {
+  int win_w = 0, win_h = 0;
+  glfwGetWindowSize(window, &win_w, &win_h);
+  const float want_px = ui.font_px(static_cast<float>(win_w), static_cast<float>(win_h));
+  if (ui.fonts.built_px != want_px) {
+    ImGui_ImplOpenGL3_DestroyFontsTexture();  // the backend's, made with its device objects
+    load_fonts(ui, want_px);
+    built.font_texture = upload_font_atlas(built.font_texture);
+  }
+  if (built.theme_px != want_px || built.light != ui.settings.light_theme) {
+    apply_theme(ui.settings.light_theme, want_px / 20.0f);
+    built.theme_px = want_px;
+    built.light = ui.settings.light_theme;
+  }
+}
+
+// Dear ImGui on the window with its GLFW and OpenGL 3 backends, and the layout read from `ini`
+// ("" for the default layout).
+void init_imgui(GLFWwindow* window, const std::string& ini, Ui& ui) {
+  std::string error;
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  // ImGui never opens the file itself: it is read here through the project's bounded reader and
+  // saved below when ImGui asks (gui/files/imgui_ini.h).
+  io.IniFilename = nullptr;
+  if (!ini.empty() && !load_imgui_ini(ini, error)) {
+    const std::string note = printable_text(error) + "; starting with the default layout";
+    std::cerr << "warning: " << note << "\n";
+    ui.state.set_message(note, true);
+  }
+  ui.layout.reset = ini.empty();
+  ImGui_ImplGlfw_InitForOpenGL(window, true);
+  glfwSetKeyCallback(window, on_key);  // in front of the backend's: see KeyTaps
+  ImGui_ImplOpenGL3_Init("#version 330 core");
+  // Now, not on the first NewFrame: the loop below puts its own fonts texture in place of the
+  // backend's whenever the font size changes, and a texture the backend created later would
+  // replace it (the atlas held twice).
+  ImGui_ImplOpenGL3_CreateDeviceObjects();
+}
+
+// The framebuffer as the screenshot's PNG and what was on screen as its .json, both or neither.
+bool write_screenshot(const Ui& ui, int fb_w, int fb_h, AtomicOutputs& shots, int png_index,
+                      int json_index) {
+  const ImGuiIO& io = ImGui::GetIO();
+  const float sx = io.DisplaySize.x > 0 ? fb_w / io.DisplaySize.x : 1;
+  const float sy = io.DisplaySize.y > 0 ? fb_h / io.DisplaySize.y : 1;
+  std::string png, error;
+  if (!screenshot_png(fb_w, fb_h, png, error) || !shots.write(png_index, png, error) ||
+      !shots.write(json_index, sidecar_json(ui, fb_w, fb_h, sx, sy), error) ||
+      !shots.commit(error)) {
+    std::cerr << "error: --screenshot: " << printable_text(error) << "\n";
+    return false;
+  }
+  return true;
+}
+
+// --animate: a scripted zoom and pan of the main heatmap, to measure frame times while it moves.
+void animate_main_heatmap(Ui& ui, int frame) {
+  HeatmapViewport& v = ui.views["main"];
+  v.zoom = 1.0f + 7.0f * (0.5f - 0.5f * std::cos(frame * 0.07f));
+  v.pan = {-std::fabs(std::sin(frame * 0.03f)) * 400 * v.zoom,
+           -std::fabs(std::sin(frame * 0.05f)) * 300 * v.zoom};
+}
+
+// The title says what is open and whether it has unsaved edits, as any editor does.
+void update_window_title(GLFWwindow* window, const AppState& state, std::string& shown) {
+  const std::string title =
+      "Attention Lab — " + state.scenario().name + (state.dirty() ? " *" : "");
+  if (title == shown) return;
+  shown = title;
+  glfwSetWindowTitle(window, title.c_str());
+}
+
+// The window's close button asks first when there are unsaved edits (then sets quit_requested).
+void handle_close_request(GLFWwindow* window, Ui& ui) {
+  if (glfwWindowShouldClose(window) && !ui.quit_requested) {
+    glfwSetWindowShouldClose(window, GLFW_FALSE);
+    ui.close_requested = true;
+  }
+  if (ui.close_requested) {
+    ui.close_requested = false;
+    ui.request_discard_check([&ui] { ui.quit_requested = true; });
+  }
+}
+
+// At exit: the settings, the layout, and the recovery file gone unless "Recover?" is still asked
+// (closing the window then keeps the file for the next start).
+void save_at_exit(Ui& ui, const std::string& ini) {
+  std::string e;
+  write_file_atomically(settings_path(true), settings_text(user_settings(ui)), e);
+  save_imgui_ini(ini, e);
+  if (ui.state.recovery_removable_at_exit()) ui.state.discard_recovery();
+}
+
+}  // namespace
+
 int run_gui(const GuiOptions& o) {
   // Everything about the input is checked before a window opens, so bad input is exit 2 anywhere.
   AppState state;
@@ -196,92 +465,19 @@ int run_gui(const GuiOptions& o) {
     std::cerr << "error: " << printable_text(error) << "\n";
     return code;
   }
-  // The screenshot and its companion .json are written together or not at all; both paths are
-  // checked (and their temporary files created) before the window opens.
   AtomicOutputs shots;
   int png_index = -1, json_index = -1;
-  if (!o.screenshot.empty()) {
-    const std::string& p = o.screenshot;
-    if (p.size() < 5 || p.compare(p.size() - 4, 4, ".png") != 0) {
-      std::cerr << "error: --screenshot: expected a .png file name, got '" << printable_text(p)
-                << "'\n";
-      return 2;
-    }
-    if ((png_index = shots.add(p, error)) < 0 || (json_index = shots.add(p + ".json", error)) < 0) {
-      std::cerr << "error: --screenshot: " << printable_text(error) << "\n";
-      return 2;
-    }
-  }
+  if (!prepare_screenshot(o.screenshot, shots, png_index, json_index)) return 2;
 
-  const char* display = std::getenv("DISPLAY");
-  const char* wayland = std::getenv("WAYLAND_DISPLAY");
-  if ((!display || !*display) && (!wayland || !*wayland)) {
-    std::cerr << "error: cannot open a window: no display (set DISPLAY or run under xvfb-run)\n";
-    return 1;
-  }
   const std::string cfg = scripted ? "" : config_dir();
-  glfwSetErrorCallback(on_glfw_error);
-  if (!glfwInit()) {
-    std::cerr << "error: cannot open a window: " << glfw_error_text << "\n";
-    return 1;
-  }
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
-  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
-  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
-  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GL_TRUE);
-  if (scripted) glfwWindowHint(GLFW_RESIZABLE, GLFW_FALSE);
-  // WM_CLASS matches the desktop entry's StartupWMClass, so docks show the app's icon and name.
-  glfwWindowHintString(GLFW_X11_CLASS_NAME, "attention-lab");
-  glfwWindowHintString(GLFW_X11_INSTANCE_NAME, "attention-lab");
-  // Without --size the window fills the monitor's work area: a default larger than a 1280 × 720
-  // projector would put the narration and the status bar off screen.
-  int area_x = 0, area_y = 0, area_w = 0, area_h = 0;
-  if (GLFWmonitor* mon = glfwGetPrimaryMonitor())
-    glfwGetMonitorWorkarea(mon, &area_x, &area_y, &area_w, &area_h);
-  const WindowPlacement at = first_window_placement(o, area_x, area_y, area_w, area_h);
-  if (at.place) glfwWindowHint(GLFW_VISIBLE, GLFW_FALSE);  // shown once it is in place
-  GLFWwindow* window = glfwCreateWindow(at.w, at.h, "Attention Lab", nullptr, nullptr);
-  if (!window) {
-    std::cerr << "error: cannot open a window: " << glfw_error_text
-              << " (OpenGL 3.3 is required)\n";
-    glfwTerminate();
-    return 1;
-  }
-  if (at.place) {
-    // The window manager's title bar and borders come out of the work area too.
-    int left = 0, top = 0, right = 0, bottom = 0;
-    glfwGetWindowFrameSize(window, &left, &top, &right, &bottom);
-    if (left + right + top + bottom > 0 && at.w - left - right >= 320 && at.h - top - bottom >= 240)
-      glfwSetWindowSize(window, at.w - left - right, at.h - top - bottom);
-    glfwSetWindowPos(window, at.x + left, at.y + top);
-    glfwShowWindow(window);
-  }
-  set_window_icon(window);
-  glfwMakeContextCurrent(window);
-  glfwSwapInterval(scripted ? 0 : 1);
+  WindowPlacement at;
+  GLFWwindow* window = open_main_window(o, scripted, at);
+  if (!window) return 1;
 
-  IMGUI_CHECKVERSION();
-  ImGui::CreateContext();
-  ImGuiIO& io = ImGui::GetIO();
   // Layout persists per user; scripted runs use the default layout so screenshots are stable.
   const std::string ini = cfg.empty() ? "" : cfg + "/imgui.ini";
-  // ImGui never opens the file itself: it is read here through the project's bounded reader and
-  // saved below when ImGui asks (gui/files/imgui_ini.h).
-  io.IniFilename = nullptr;
-  if (!ini.empty() && !load_imgui_ini(ini, error)) {
-    const std::string note = printable_text(error) + "; starting with the default layout";
-    std::cerr << "warning: " << note << "\n";
-    state.set_message(note, true);
-  }
-  ui.layout.reset = ini.empty();
-  ImGui_ImplGlfw_InitForOpenGL(window, true);
-  glfwSetKeyCallback(window, on_key);  // in front of the backend's: see KeyTaps
-  ImGui_ImplOpenGL3_Init("#version 330 core");
-  // Now, not on the first NewFrame: the loop below puts its own fonts texture in place of the
-  // backend's whenever the font size changes, and a texture the backend created later would
-  // replace it (the atlas held twice).
-  ImGui_ImplOpenGL3_CreateDeviceObjects();
-  GLuint font_texture = 0;
+  init_imgui(window, ini, ui);
+  ImGuiIO& io = ImGui::GetIO();
 
   std::unique_ptr<HeatmapRenderer> renderer = make_gl_heatmap_renderer(error);
   if (!renderer) std::cerr << "warning: " << error << "; drawing heatmaps without the shader\n";
@@ -292,8 +488,8 @@ int run_gui(const GuiOptions& o) {
     ui.dialogs.ask_recovery = state.check_recovery_at_start();
   }
 
-  bool built_light = !ui.settings.light_theme;
-  float built_theme_px = 0;
+  BuiltStyle built;
+  built.light = !ui.settings.light_theme;
   bool fullscreen = false;
   int saved_x = at.x + 100, saved_y = at.y + 100, saved_w = at.w, saved_h = at.h;
   std::vector<double> frame_ms;
@@ -302,14 +498,7 @@ int run_gui(const GuiOptions& o) {
   std::string window_title;
   int exit_code = 0;
   auto frame_start = std::chrono::steady_clock::now();
-  // --edit-stats: the edit waiting to be drawn, and how long each took.
-  struct EditProbe {
-    int made = 0;
-    bool waiting = false, shown_this_frame = false;
-    uint64_t serial = 0;
-    std::chrono::steady_clock::time_point at;
-    std::vector<double> ms;
-  } probe;
+  EditProbe probe;
   const int edit_stats = o.frame_stats ? o.edit_stats : 0;
 
   for (int frame = 0;; ++frame) {
@@ -318,36 +507,10 @@ int run_gui(const GuiOptions& o) {
     // after to see it.
     if (!g_taps.released.empty()) ui.frames_wanted = std::max(ui.frames_wanted, 2);
     release_held_keys(window);
-    // Quiet when idle: with nothing moving the window sleeps until an event (or the next thing
-    // due, such as the recovery file or a text cursor's blink); a few frames follow every wake-up
-    // because ImGui settles hover and clicks over two or three frames.
-    if (scripted || frame == 0) {
-      glfwPollEvents();
-    } else if (ui.wants_frames()) {
-      // Moving: about 60 frames a second, whatever the display's vsync does (Xvfb has none).
-      const double since = std::chrono::duration<double>(t0 - frame_start).count();
-      if (since < 1.0 / 60)
-        glfwWaitEventsTimeout(1.0 / 60 - since);
-      else
-        glfwPollEvents();
-    } else {
-      double timeout = 30.0;
-      if (io.WantTextInput) timeout = 0.5;                   // the cursor blinks
-      if (state.dirty()) timeout = std::min(timeout, 1.0);   // the recovery file is due
-      if (ui.training()) timeout = std::min(timeout, 0.25);  // new training figures
-      glfwWaitEventsTimeout(timeout);
-      ui.frames_wanted = std::max(ui.frames_wanted, 3);
-    }
+    wait_for_frame(ui, scripted || frame == 0, t0, frame_start);
     frame_start = t0;
     if (ui.frames_wanted > 0) --ui.frames_wanted;
-    if (glfwWindowShouldClose(window) && !ui.quit_requested) {
-      glfwSetWindowShouldClose(window, GLFW_FALSE);
-      ui.close_requested = true;
-    }
-    if (ui.close_requested) {
-      ui.close_requested = false;
-      ui.request_discard_check([&ui] { ui.quit_requested = true; });
-    }
+    handle_close_request(window, ui);
     if (ui.quit_requested) break;
 
     // Presentation mode goes full screen (the layout follows the new size at once).
@@ -355,58 +518,17 @@ int run_gui(const GuiOptions& o) {
       fullscreen = ui.presentation;
       set_fullscreen(window, fullscreen, saved_x, saved_y, saved_w, saved_h);
     }
-    // Fonts are rebuilt at the new size (not scaled) so text stays crisp on a projector;
-    // presentation mode's size grows with the screen.
-    int win_w = 0, win_h = 0;
-    glfwGetWindowSize(window, &win_w, &win_h);
-    const float want_px = ui.font_px(static_cast<float>(win_w), static_cast<float>(win_h));
-    if (ui.fonts.built_px != want_px) {
-      ImGui_ImplOpenGL3_DestroyFontsTexture();  // the backend's, made with its device objects
-      load_fonts(ui, want_px);
-      font_texture = upload_font_atlas(font_texture);
-    }
-    if (built_theme_px != want_px || built_light != ui.settings.light_theme) {
-      apply_theme(ui.settings.light_theme, want_px / 20.0f);
-      built_theme_px = want_px;
-      built_light = ui.settings.light_theme;
-    }
+    rebuild_fonts_and_theme(ui, window, built);
 
     const auto now = std::chrono::steady_clock::now();
     const double dt = std::chrono::duration<double>(now - last).count();
     last = now;
     state.poll();
     state.tick(dt);
-    if (edit_stats > 0) {
-      // An edit once the trace is up (and the last edit's result has been drawn), as a user's
-      // keystroke would: its recompute runs as the app runs it, on a worker for a long sequence.
-      probe.shown_this_frame = false;
-      if (!probe.waiting && probe.made < edit_stats && frame >= 2 && !state.computing()) {
-        const Scenario& sc = state.scenario();
-        if (!sc.use_projection && !sc.qkv.q.empty() && sc.qkv.q[0].size() > 0) {
-          probe.serial = state.trace_serial();
-          probe.at = std::chrono::steady_clock::now();
-          const float x = sc.qkv.q[0](0, 0) + (probe.made % 2 ? -0.25f : 0.25f);
-          state.set_value(Tensor::kQ, 0, 0, 0, x);
-          probe.waiting = true;
-          ++probe.made;
-        }
-      }
-      if (probe.waiting && state.trace_serial() != probe.serial) probe.shown_this_frame = true;
-    }
-    if (o.animate) {
-      // A scripted zoom and pan of the main heatmap, to measure frame times while it moves.
-      HeatmapViewport& v = ui.views["main"];
-      v.zoom = 1.0f + 7.0f * (0.5f - 0.5f * std::cos(frame * 0.07f));
-      v.pan = {-std::fabs(std::sin(frame * 0.03f)) * 400 * v.zoom,
-               -std::fabs(std::sin(frame * 0.05f)) * 300 * v.zoom};
-    }
+    if (edit_stats > 0) drive_edit_probe(probe, state, edit_stats, frame);
+    if (o.animate) animate_main_heatmap(ui, frame);
 
-    // The title says what is open and whether it has unsaved edits, as any editor does.
-    std::string title = "Attention Lab — " + state.scenario().name + (state.dirty() ? " *" : "");
-    if (title != window_title) {
-      window_title = title;
-      glfwSetWindowTitle(window, title.c_str());
-    }
+    update_window_title(window, state, window_title);
     if (renderer) renderer->new_frame();
     ImGui_ImplOpenGL3_NewFrame();
     ImGui_ImplGlfw_NewFrame();
@@ -430,15 +552,7 @@ int run_gui(const GuiOptions& o) {
     std::chrono::steady_clock::duration saving{};  // not part of the frame time
     if (last_frame && !o.screenshot.empty()) {
       const auto s0 = std::chrono::steady_clock::now();
-      const float sx = io.DisplaySize.x > 0 ? fb_w / io.DisplaySize.x : 1;
-      const float sy = io.DisplaySize.y > 0 ? fb_h / io.DisplaySize.y : 1;
-      std::string png;
-      if (!screenshot_png(fb_w, fb_h, png, error) || !shots.write(png_index, png, error) ||
-          !shots.write(json_index, sidecar_json(ui, fb_w, fb_h, sx, sy), error) ||
-          !shots.commit(error)) {
-        std::cerr << "error: --screenshot: " << printable_text(error) << "\n";
-        exit_code = 1;
-      }
+      if (!write_screenshot(ui, fb_w, fb_h, shots, png_index, json_index)) exit_code = 1;
       saving = std::chrono::steady_clock::now() - s0;
     }
     glfwSwapBuffers(window);
@@ -464,43 +578,11 @@ int run_gui(const GuiOptions& o) {
     }
   }
 
-  if (o.frame_stats && frame_ms.size() > 1) {
-    // The first frame builds fonts and uploads textures; it is reported apart.
-    double sum = 0, mx = 0;
-    size_t at_frame = 1;
-    for (size_t i = 1; i < frame_ms.size(); ++i) {
-      sum += frame_ms[i];
-      if (frame_ms[i] > mx) mx = frame_ms[i], at_frame = i;
-    }
-    std::vector<double> sorted(frame_ms.begin() + 1, frame_ms.end());
-    std::sort(sorted.begin(), sorted.end());
-    std::printf(
-        "frames %zu  first %.2f ms  mean %.2f ms  median %.2f ms  max %.2f ms (frame %zu)  "
-        "(%dx%d, %s heatmap %dx%d)\n",
-        frame_ms.size(), frame_ms[0], sum / (frame_ms.size() - 1), sorted[sorted.size() / 2], mx,
-        at_frame, at.w, at.h, renderer ? "shader" : "rectangle", state.trace().n_q,
-        state.trace().n_k);
-  }
-  if (!probe.ms.empty()) {
-    std::vector<double> sorted = probe.ms;
-    std::sort(sorted.begin(), sorted.end());
-    double sum = 0;
-    for (double x : sorted) sum += x;
-    std::printf(
-        "edits %zu  shown after: mean %.1f ms  median %.1f ms  min %.1f ms  max %.1f ms  (edit "
-        "to the end of the first frame that draws the recomputed stages; %d heads, %dx%d)\n",
-        sorted.size(), sum / sorted.size(), sorted[sorted.size() / 2], sorted.front(),
-        sorted.back(), state.trace().num_heads, state.trace().n_q, state.trace().n_k);
-  }
-  if (!cfg.empty()) {
-    std::string e;
-    write_file_atomically(settings_path(true), settings_text(user_settings(ui)), e);
-    save_imgui_ini(ini, e);
-    // Closing the window while "Recover?" is still asked keeps the file for the next start.
-    if (state.recovery_removable_at_exit()) state.discard_recovery();
-  }
+  print_stats(o.frame_stats ? frame_ms : std::vector<double>{}, probe, at, renderer != nullptr,
+              state);
+  if (!cfg.empty()) save_at_exit(ui, ini);
   renderer.reset();
-  if (font_texture) glDeleteTextures(1, &font_texture);
+  if (built.font_texture) glDeleteTextures(1, &built.font_texture);
   ImGui_ImplOpenGL3_Shutdown();
   ImGui_ImplGlfw_Shutdown();
   ImGui::DestroyContext();
