@@ -77,26 +77,13 @@ void draw_index_form(Ui& ui, StageId id, int h, int g, bool room) {
 
 }  // namespace
 
-void draw_heatmap_panel(Ui& ui) {
-  AppState& st = ui.state;
-  const bool room = ui.presentation && !ui.panels_shown;  // presentation: the heatmap fills it
-  // The heatmaps fit the panel; only when the panel is too small for readable cells (a small
-  // window with large text) does it scroll instead of shrinking them further.
-  // A slide's figure is laid out to its width and never scrolls sideways (the projector audit
-  // checks that no text is cut).
-  const ImGuiWindowFlags flags =
-      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollWithMouse |
-      (ui.lesson_view.slide.on ? 0 : ImGuiWindowFlags_HorizontalScrollbar) |
-      (room ? ImGuiWindowFlags_NoTitleBar : 0);
-  if (!ImGui::Begin("Heatmap###heatmap", nullptr, flags)) {
-    ImGui::End();
-    return;
-  }
-  const float fs = ImGui::GetFontSize();
+namespace {
+
+// The stage's title, which head it shows (and which K/V head it uses, unless a question asks),
+// and the recompute's progress.
+void draw_heatmap_heading(Ui& ui, const StageInfo& stage, int h, int g, bool room) {
+  const AppState& st = ui.state;
   const AttentionTrace& t = st.trace();
-  const StageInfo stage = st.current_stage();
-  const int h = std::clamp(st.head(), 0, std::max(0, t.num_heads - 1));
-  const int g = t.kv_head_of.empty() ? 0 : t.kv_head_of[h];
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   auto flow = [&](const std::string& text) {  // on this line when it fits, else the next
     if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x +
@@ -104,7 +91,6 @@ void draw_heatmap_panel(Ui& ui) {
         right)
       ImGui::SameLine();
   };
-
   ImGui::PushFont(ui.fonts.title);
   ImGui::TextUnformatted(stage.title);
   ImGui::PopFont();
@@ -135,7 +121,14 @@ void draw_heatmap_panel(Ui& ui) {
     flow(buf);
     ImGui::TextColored(ImVec4(0.85f, 0.45f, 0.05f, 1), "%s", buf);
   }
-  // The formula, large: the one line a student copies down (wrapped, never cut).
+}
+
+// The formula, large: the one line a student copies down (wrapped, never cut); for the inputs
+// Q's, K's and V's. In presentation beside the title when it fits.
+void draw_stage_formula(Ui& ui, const StageInfo& stage, bool room) {
+  const AttentionTrace& t = ui.state.trace();
+  const float fs = ImGui::GetFontSize();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   ImGui::PushFont(ui.fonts.mono);
   ImGui::PushTextWrapPos(0);
   if (stage.id == StageId::kInputs) {
@@ -146,7 +139,6 @@ void draw_heatmap_panel(Ui& ui) {
       // Three formulas, each whole on its line: the next follows on the line when it fits.
       const std::string f[3] = {formula_for_wrapping(q->formula), formula_for_wrapping(k->formula),
                                 formula_for_wrapping(v->formula)};
-      const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
       for (int i = 0; i < 3; ++i) {
         if (i > 0 &&
             ImGui::GetItemRectMax().x + fs * 1.5f + ImGui::CalcTextSize(f[i].c_str()).x <= right)
@@ -180,6 +172,219 @@ void draw_heatmap_panel(Ui& ui) {
   }
   ImGui::PopTextWrapPos();
   ImGui::PopFont();
+}
+
+// The rope stage's angles: what a row, a column and a cell are.
+void draw_rope_intro(const AttentionTrace& t) {
+  const float fs = ImGui::GetFontSize();
+  const std::vector<double>& f = t.rope.inv_freq;
+  const int half = static_cast<int>(f.size());
+  ImGui::PushTextWrapPos(0);
+  if (ImGui::GetContentRegionAvail().x < fs * 34)  // a projector's large type: the short form
+    ImGui::TextWrapped("Cell: p·θᵢ radians, pair i (dimensions i, i + %d) at position p.", half);
+  else
+    ImGui::TextWrapped(
+        "A row per position p, a column per pair i (p%d is dimensions %d and %d): the cell is "
+        "p·θᵢ, the angle in radians that pair turns by. θ_0 = %.4g turns fastest, θ_%d = %.3g "
+        "slowest.",
+        half - 1, half - 1, 2 * half - 1, f.front(), half - 1, f.back());
+  ImGui::PopTextWrapPos();
+}
+
+// Q, K and V side by side (or Q above K and V), with one cell size for all three so K and V,
+// which share their rows (the keys), line up; a click selects a query's row or a key.
+void draw_qkv_inputs(Ui& ui, int h, int g, bool room) {
+  AppState& st = ui.state;
+  const AttentionTrace& t = st.trace();
+  const Selection sel = st.selection();
+  const float fs = ImGui::GetFontSize();
+  const TraceStep& q = t.step(StageId::kQ);
+  const TraceStep& k = t.step(StageId::kK);
+  const TraceStep& v = t.step(StageId::kV);
+  const Matrix* mats[3] = {&q.heads[h], &k.heads[g], &v.heads[g]};
+  const char* names[3] = {"Q", "K", "V"};
+  const StageId ids[3] = {StageId::kQ, StageId::kK, StageId::kV};
+  // A head of a grouped-query model: its K and V are shared; a line says with whom.
+  const std::string kv_text = lm_open_head_kv_text(ui);
+  if (!kv_text.empty()) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextDisabled("K and V: %s.", kv_text.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  // One cell size for all three, so K and V (which share their rows, the keys) line up and
+  // V needs no labels of its own.
+  const ImVec2 avail = ImGui::GetContentRegionAvail();
+  const float pad = fs * 0.5f;
+  // On a slide the tokens alone set the label columns (their axis titles go: the cells
+  // need the width for their numbers).
+  auto widest = [&](const std::vector<std::string>& v, const char* axis) {
+    float w = ui.lesson_view.slide.on ? 0.0f : ImGui::CalcTextSize(axis).x * 0.85f;
+    for (size_t i = 0; i < std::min<size_t>(v.size(), 4096); ++i)
+      w = std::max(w, ImGui::CalcTextSize(v[i].c_str()).x);
+    return std::min(w, avail.x * 0.2f);
+  };
+  const float lq = widest(t.query_tokens, "queries ↓") + pad * 2,
+              lk = widest(t.key_tokens, "keys ↓") + pad * 2;
+  const float gap = fs * 1.5f;
+  const float block = fs * 8.2f;  // name, axis titles, key labels and colour bar of one heatmap
+  // Each heatmap's name over it: its width counts as well as the cells'.
+  std::string titles[3];
+  float title_w[3];
+  ImGui::PushFont(ui.fonts.bold);
+  for (int i = 0; i < 3; ++i) {
+    titles[i] = i == 1 && !kv_text.empty()
+                    ? "K  (shared)"
+                    : std::string(names[i]) +
+                          (i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")
+                                  : (i == 1 && t.num_kv_heads > 1 ? "  (key/value head)" : ""));
+    title_w[i] = ImGui::CalcTextSize(titles[i].c_str()).x;
+  }
+  ImGui::PopFont();
+  const float label_w[3] = {lq, lk, pad};
+  const int dims[3] = {t.d_k, t.d_k, t.d_v};
+  // The width of Q, of K and V together, at a cell size (V's name stands over V's cells).
+  auto q_w = [&](float c) { return std::max(title_w[0], lq + c * dims[0]); };
+  auto kv_w = [&](float c) {
+    return std::max(title_w[1], lk + c * dims[1]) + std::max(title_w[2], pad + c * dims[2]);
+  };
+  // The largest cell at which `w(c)` fits the width (the widths grow with the cell).
+  auto widest_cell = [&](auto w, float room_w, float hi) {
+    float lo = 1, c = hi;
+    for (int k = 0; k < 24; ++k, c = (lo + hi) / 2) (w(c) <= room_w ? lo : hi) = c;
+    return lo;
+  };
+  // Side by side [Q] [K][V], or Q above [K][V]: whichever gives the larger cells.
+  const float big = fs * 8;
+  const float smallest = std::max(t.n_q, t.n_k) <= 64 ? fs * 0.9f : 2.0f;
+  auto side_by_side = [&](float c) { return q_w(c) + gap + kv_w(c); };
+  if (widest_cell(side_by_side, avail.x, big) < smallest * 1.5f) {
+    // Too narrow for the heads' names in the titles: the letters alone ("head 0" is above).
+    ImGui::PushFont(ui.fonts.bold);
+    for (int i = 0; i < 3; ++i) {
+      titles[i] = names[i];
+      title_w[i] = ImGui::CalcTextSize(names[i]).x;
+    }
+    ImGui::PopFont();
+  }
+  // Half a letter to spare: the colour bars' end labels may stand past their cells.
+  const float side_w = widest_cell(side_by_side, avail.x - fs * 0.5f, big);
+  const float side_h = (avail.y - block) / std::max(1, std::max(t.n_q, t.n_k));
+  const float stack_w = std::min(widest_cell(q_w, avail.x, big), widest_cell(kv_w, avail.x, big));
+  const float stack_h = (avail.y - 2 * block) / std::max(1, t.n_q + t.n_k);
+  const bool stacked = std::min(stack_w, stack_h) > std::min(side_w, side_h);
+  const float fit = stacked ? std::min(stack_w, stack_h) : std::min(side_w, side_h);
+  // Never smaller than a line of text for a teaching-sized matrix: the panel scrolls instead.
+  const float cell = std::clamp(fit, smallest, fs * (room ? 8.0f : 4.5f));
+  for (int i = 0; i < 3; ++i) {
+    if (i == 1 && !stacked) ImGui::SameLine(0, gap);
+    if (i == 2) ImGui::SameLine(0, 0);
+    ImGui::BeginGroup();
+    ImGui::PushFont(ui.fonts.bold);
+    ImGui::TextUnformatted(titles[i].c_str());
+    ImGui::PopFont();
+    HeatmapSpec sp;
+    sp.id = std::string("qkv-") + names[i];
+    sp.texture_key = sp.id + "-" + std::to_string(i == 0 ? h : g);
+    sp.m = mats[i];
+    sp.matrix_name = names[i];
+    sp.row_labels = i == 0                       ? t.query_tokens
+                    : t.input_key_tokens.empty() ? t.key_tokens
+                                                 : t.input_key_tokens;
+    sp.row_labels_shown = i != 2;
+    sp.row_axis = ui.lesson_view.slide.on ? "" : i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
+    if (ui.lesson_view.slide.on) sp.min_number_px = 16;  // the slide rule's least, as on the stages
+    // The axis title where it fits over the cells (a 2-dimension head has no room for it).
+    const bool axis_fits =
+        ImGui::CalcTextSize("dims →").x * 0.85f <= cell * static_cast<float>(mats[i]->cols());
+    if (axis_fits) sp.col_axis = "dims →";
+    sp.col_labels = index_labels(static_cast<int>(mats[i]->cols()), "");
+    sp.scale = color_scale_for(ui.settings, ids[i], *mats[i]);
+    sp.selected_row = i == 0 ? sel.query : sel.key;
+    sp.cell = cell;
+    sp.size = {label_w[i] + cell * mats[i]->cols(), cell * mats[i]->rows() + fs * 6.2f};
+    HeatmapEvent ev = draw_heatmap(ui, sp);
+    if (ev.clicked) {
+      if (i == 0)
+        st.select_row(ev.row);
+      else if (sel.active())
+        st.select_cell(sel.query, ev.row);
+    }
+    ImGui::EndGroup();
+  }
+}
+
+// The main heatmap's labels and axis titles: queries or virtual keys down, keys, dimensions,
+// heads · dimensions or RoPE's pairs across.
+void label_main_heatmap(HeatmapSpec& sp, const AttentionTrace& t, StageId id, const Matrix& m) {
+  // Linformer's projected keys and values: one row per virtual key.
+  const bool projected = stage_kind(id) == StageKind::kKeySide;
+  sp.row_labels = projected ? t.key_tokens : t.query_tokens;
+  if (id == StageId::kRope)  // a row per position: its number before its token
+    for (size_t p = 0; p < sp.row_labels.size(); ++p)
+      sp.row_labels[p] =
+          std::to_string(t.rope.q_position0 + static_cast<int>(p)) + " " + sp.row_labels[p];
+  const bool scores = is_query_key(id);
+  const bool concat = id == StageId::kConcat && t.d_v > 0 && m.cols() == t.num_heads * t.d_v;
+  const bool rope = id == StageId::kRope;
+  if (scores)
+    sp.col_labels = t.key_tokens;
+  else if (concat)
+    for (int j = 0; j < m.cols(); ++j)
+      sp.col_labels.push_back("h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v));
+  else  // RoPE's angles have a column per pair of dimensions (i, i + d_k/2)
+    sp.col_labels = index_labels(static_cast<int>(m.cols()), rope ? "p" : "d");
+  sp.row_axis = projected ? "virtual keys ↓" : rope ? "positions ↓" : "queries ↓";
+  sp.col_axis = scores   ? "keys →"
+                : concat ? "heads · dimensions →"
+                : rope   ? "pairs of dimensions →"
+                         : "dimensions →";
+}
+
+// Presentation: the matrix takes exactly the room left under the heading, however large the text
+// (it never scrolls); elsewhere readable cells even in a cramped panel, which scrolls rather than
+// shrink them below a line.
+void size_main_heatmap(HeatmapSpec& sp, const Matrix& m, bool room) {
+  const float fs = ImGui::GetFontSize();
+  if (room) {
+    sp.max_cell = 0;  // cells as large as the room allows
+    sp.cells_first = true;
+  }
+  if (room) {
+    // Presentation: the matrix takes exactly the room left under the heading, however large the
+    // text; the layout sizes the cells and their numbers to it (it never scrolls).
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    sp.size = {std::max(avail.x, fs * 4), std::max(avail.y, fs * 4)};
+  } else if (m.rows() <= 64 && m.cols() <= 64) {
+    // Readable cells even in a cramped panel: it scrolls rather than shrink them below a line.
+    const ImVec2 avail = ImGui::GetContentRegionAvail();
+    sp.size = {std::max(avail.x, fs * (0.9f * m.cols() + 8)),
+               std::max(avail.y, fs * (0.9f * m.rows() + 7))};
+  }
+}
+
+}  // namespace
+
+void draw_heatmap_panel(Ui& ui) {
+  AppState& st = ui.state;
+  const bool room = ui.presentation && !ui.panels_shown;  // presentation: the heatmap fills it
+  // The heatmaps fit the panel; only when the panel is too small for readable cells (a small
+  // window with large text) does it scroll instead of shrinking them further.
+  // A slide's figure is laid out to its width and never scrolls sideways (the projector audit
+  // checks that no text is cut).
+  const ImGuiWindowFlags flags =
+      ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoScrollWithMouse |
+      (ui.lesson_view.slide.on ? 0 : ImGuiWindowFlags_HorizontalScrollbar) |
+      (room ? ImGuiWindowFlags_NoTitleBar : 0);
+  if (!ImGui::Begin("Heatmap###heatmap", nullptr, flags)) {
+    ImGui::End();
+    return;
+  }
+  const AttentionTrace& t = st.trace();
+  const StageInfo stage = st.current_stage();
+  const int h = std::clamp(st.head(), 0, std::max(0, t.num_heads - 1));
+  const int g = t.kv_head_of.empty() ? 0 : t.kv_head_of[h];
+  draw_heatmap_heading(ui, stage, h, g, room);
+  draw_stage_formula(ui, stage, room);
   draw_index_form(ui, stage.id, h, g, room);
   if (ui.editor.custom_mask)
     ImGui::TextColored(ImVec4(0.8f, 0.3f, 0.05f, 1), "%s",
@@ -221,135 +426,10 @@ void draw_heatmap_panel(Ui& ui) {
       ImGui::End();
       return;
     }
-    const std::vector<double>& f = t.rope.inv_freq;
-    const int half = static_cast<int>(f.size());
-    ImGui::PushTextWrapPos(0);
-    if (ImGui::GetContentRegionAvail().x < fs * 34)  // a projector's large type: the short form
-      ImGui::TextWrapped("Cell: p·θᵢ radians, pair i (dimensions i, i + %d) at position p.", half);
-    else
-      ImGui::TextWrapped(
-          "A row per position p, a column per pair i (p%d is dimensions %d and %d): the cell is "
-          "p·θᵢ, the angle in radians that pair turns by. θ_0 = %.4g turns fastest, θ_%d = %.3g "
-          "slowest.",
-          half - 1, half - 1, 2 * half - 1, f.front(), half - 1, f.back());
-    ImGui::PopTextWrapPos();
+    draw_rope_intro(t);
   }
   if (stage.id == StageId::kInputs) {
-    // Q, K, V side by side, with the width each needs.
-    const TraceStep& q = t.step(StageId::kQ);
-    const TraceStep& k = t.step(StageId::kK);
-    const TraceStep& v = t.step(StageId::kV);
-    const Matrix* mats[3] = {&q.heads[h], &k.heads[g], &v.heads[g]};
-    const char* names[3] = {"Q", "K", "V"};
-    const StageId ids[3] = {StageId::kQ, StageId::kK, StageId::kV};
-    // A head of a grouped-query model: its K and V are shared; a line says with whom.
-    const std::string kv_text = lm_open_head_kv_text(ui);
-    if (!kv_text.empty()) {
-      ImGui::PushTextWrapPos(0);
-      ImGui::TextDisabled("K and V: %s.", kv_text.c_str());
-      ImGui::PopTextWrapPos();
-    }
-    // One cell size for all three, so K and V (which share their rows, the keys) line up and
-    // V needs no labels of its own.
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    const float pad = fs * 0.5f;
-    // On a slide the tokens alone set the label columns (their axis titles go: the cells
-    // need the width for their numbers).
-    auto widest = [&](const std::vector<std::string>& v, const char* axis) {
-      float w = ui.lesson_view.slide.on ? 0.0f : ImGui::CalcTextSize(axis).x * 0.85f;
-      for (size_t i = 0; i < std::min<size_t>(v.size(), 4096); ++i)
-        w = std::max(w, ImGui::CalcTextSize(v[i].c_str()).x);
-      return std::min(w, avail.x * 0.2f);
-    };
-    const float lq = widest(t.query_tokens, "queries ↓") + pad * 2,
-                lk = widest(t.key_tokens, "keys ↓") + pad * 2;
-    const float gap = fs * 1.5f;
-    const float block = fs * 8.2f;  // name, axis titles, key labels and colour bar of one heatmap
-    // Each heatmap's name over it: its width counts as well as the cells'.
-    std::string titles[3];
-    float title_w[3];
-    ImGui::PushFont(ui.fonts.bold);
-    for (int i = 0; i < 3; ++i) {
-      titles[i] = i == 1 && !kv_text.empty()
-                      ? "K  (shared)"
-                      : std::string(names[i]) +
-                            (i == 0 ? (t.num_heads > 1 ? "  (query head)" : "")
-                                    : (i == 1 && t.num_kv_heads > 1 ? "  (key/value head)" : ""));
-      title_w[i] = ImGui::CalcTextSize(titles[i].c_str()).x;
-    }
-    ImGui::PopFont();
-    const float label_w[3] = {lq, lk, pad};
-    const int dims[3] = {t.d_k, t.d_k, t.d_v};
-    // The width of Q, of K and V together, at a cell size (V's name stands over V's cells).
-    auto q_w = [&](float c) { return std::max(title_w[0], lq + c * dims[0]); };
-    auto kv_w = [&](float c) {
-      return std::max(title_w[1], lk + c * dims[1]) + std::max(title_w[2], pad + c * dims[2]);
-    };
-    // The largest cell at which `w(c)` fits the width (the widths grow with the cell).
-    auto widest_cell = [&](auto w, float room_w, float hi) {
-      float lo = 1, c = hi;
-      for (int k = 0; k < 24; ++k, c = (lo + hi) / 2) (w(c) <= room_w ? lo : hi) = c;
-      return lo;
-    };
-    // Side by side [Q] [K][V], or Q above [K][V]: whichever gives the larger cells.
-    const float big = fs * 8;
-    const float smallest = std::max(t.n_q, t.n_k) <= 64 ? fs * 0.9f : 2.0f;
-    auto side_by_side = [&](float c) { return q_w(c) + gap + kv_w(c); };
-    if (widest_cell(side_by_side, avail.x, big) < smallest * 1.5f) {
-      // Too narrow for the heads' names in the titles: the letters alone ("head 0" is above).
-      ImGui::PushFont(ui.fonts.bold);
-      for (int i = 0; i < 3; ++i) {
-        titles[i] = names[i];
-        title_w[i] = ImGui::CalcTextSize(names[i]).x;
-      }
-      ImGui::PopFont();
-    }
-    // Half a letter to spare: the colour bars' end labels may stand past their cells.
-    const float side_w = widest_cell(side_by_side, avail.x - fs * 0.5f, big);
-    const float side_h = (avail.y - block) / std::max(1, std::max(t.n_q, t.n_k));
-    const float stack_w = std::min(widest_cell(q_w, avail.x, big), widest_cell(kv_w, avail.x, big));
-    const float stack_h = (avail.y - 2 * block) / std::max(1, t.n_q + t.n_k);
-    const bool stacked = std::min(stack_w, stack_h) > std::min(side_w, side_h);
-    const float fit = stacked ? std::min(stack_w, stack_h) : std::min(side_w, side_h);
-    // Never smaller than a line of text for a teaching-sized matrix: the panel scrolls instead.
-    const float cell = std::clamp(fit, smallest, fs * (room ? 8.0f : 4.5f));
-    for (int i = 0; i < 3; ++i) {
-      if (i == 1 && !stacked) ImGui::SameLine(0, gap);
-      if (i == 2) ImGui::SameLine(0, 0);
-      ImGui::BeginGroup();
-      ImGui::PushFont(ui.fonts.bold);
-      ImGui::TextUnformatted(titles[i].c_str());
-      ImGui::PopFont();
-      HeatmapSpec sp;
-      sp.id = std::string("qkv-") + names[i];
-      sp.texture_key = sp.id + "-" + std::to_string(i == 0 ? h : g);
-      sp.m = mats[i];
-      sp.matrix_name = names[i];
-      sp.row_labels = i == 0                       ? t.query_tokens
-                      : t.input_key_tokens.empty() ? t.key_tokens
-                                                   : t.input_key_tokens;
-      sp.row_labels_shown = i != 2;
-      sp.row_axis = ui.lesson_view.slide.on ? "" : i == 0 ? "queries ↓" : i == 1 ? "keys ↓" : "";
-      if (ui.lesson_view.slide.on)
-        sp.min_number_px = 16;  // the slide rule's least, as on the stages
-      // The axis title where it fits over the cells (a 2-dimension head has no room for it).
-      const bool axis_fits =
-          ImGui::CalcTextSize("dims →").x * 0.85f <= cell * static_cast<float>(mats[i]->cols());
-      if (axis_fits) sp.col_axis = "dims →";
-      sp.col_labels = index_labels(static_cast<int>(mats[i]->cols()), "");
-      sp.scale = color_scale_for(ui.settings, ids[i], *mats[i]);
-      sp.selected_row = i == 0 ? sel.query : sel.key;
-      sp.cell = cell;
-      sp.size = {label_w[i] + cell * mats[i]->cols(), cell * mats[i]->rows() + fs * 6.2f};
-      HeatmapEvent ev = draw_heatmap(ui, sp);
-      if (ev.clicked) {
-        if (i == 0)
-          st.select_row(ev.row);
-        else if (sel.active())
-          st.select_cell(sel.query, ev.row);
-      }
-      ImGui::EndGroup();
-    }
+    draw_qkv_inputs(ui, h, g, room);
     ui.probes.main_step = StageId::kInputs;
     ImGui::End();
     return;
@@ -368,48 +448,13 @@ void draw_heatmap_panel(Ui& ui) {
   sp.m = &m;
   sp.matrix_name = stage.name;
   sp.hidden_are_zero = stage.id == StageId::kWeights || stage.id == StageId::kPreMix;
-  // Linformer's projected keys and values: one row per virtual key.
-  const bool projected = stage_kind(stage.id) == StageKind::kKeySide;
-  sp.row_labels = projected ? t.key_tokens : t.query_tokens;
-  if (stage.id == StageId::kRope)  // a row per position: its number before its token
-    for (size_t p = 0; p < sp.row_labels.size(); ++p)
-      sp.row_labels[p] =
-          std::to_string(t.rope.q_position0 + static_cast<int>(p)) + " " + sp.row_labels[p];
-  const bool scores = is_query_key(stage.id);
-  const bool concat = stage.id == StageId::kConcat && t.d_v > 0 && m.cols() == t.num_heads * t.d_v;
-  const bool rope = stage.id == StageId::kRope;
-  if (scores)
-    sp.col_labels = t.key_tokens;
-  else if (concat)
-    for (int j = 0; j < m.cols(); ++j)
-      sp.col_labels.push_back("h" + std::to_string(j / t.d_v) + " d" + std::to_string(j % t.d_v));
-  else  // RoPE's angles have a column per pair of dimensions (i, i + d_k/2)
-    sp.col_labels = index_labels(static_cast<int>(m.cols()), rope ? "p" : "d");
-  sp.row_axis = projected ? "virtual keys ↓" : rope ? "positions ↓" : "queries ↓";
-  sp.col_axis = scores   ? "keys →"
-                : concat ? "heads · dimensions →"
-                : rope   ? "pairs of dimensions →"
-                         : "dimensions →";
+  label_main_heatmap(sp, t, stage.id, m);
   if (hides_keys(stage.id) && t.has_reasons(h)) sp.hidden = &t.hidden_of(h);
   sp.scale = color_scale_cached(ui, sp.texture_key, stage.id, m);
   sp.selected_row = sel.query;
-  sp.selected_col = scores ? sel.key : -1;
+  sp.selected_col = is_query_key(stage.id) ? sel.key : -1;
   sp.row_stats = stage.id == StageId::kWeights;
-  if (room) {
-    sp.max_cell = 0;  // cells as large as the room allows
-    sp.cells_first = true;
-  }
-  if (room) {
-    // Presentation: the matrix takes exactly the room left under the heading, however large the
-    // text; the layout sizes the cells and their numbers to it (it never scrolls).
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    sp.size = {std::max(avail.x, fs * 4), std::max(avail.y, fs * 4)};
-  } else if (m.rows() <= 64 && m.cols() <= 64) {
-    // Readable cells even in a cramped panel: it scrolls rather than shrink them below a line.
-    const ImVec2 avail = ImGui::GetContentRegionAvail();
-    sp.size = {std::max(avail.x, fs * (0.9f * m.cols() + 8)),
-               std::max(avail.y, fs * (0.9f * m.rows() + 7))};
-  }
+  size_main_heatmap(sp, m, room);
   // The lesson's overlays: hidden cells of a question, cells an edit changed, a stage change.
   Prediction& pred = ui.predict;
   const bool asking = pred.active() && !pred.revealed();
