@@ -44,6 +44,49 @@ struct ActivationsT {
   AlignedVector<S> lnf_rstd;      // (B, T)
   AlignedVector<S> logits;        // (B, logits_T, V)
 
+  // Which buffers a forward pass writes besides those every one does.
+  struct Parts {
+    bool norm_means = false;    // LayerNorm's means (GPT-2); RMSNorm has none
+    bool mlp = true;            // the MLP's buffers (off: attention-only models)
+    bool fc = true;             // c_fc / gate_proj kept apart (the trainer keeps gate | up itself)
+    bool fc_up = false;         // SwiGLU's up_proj
+    bool qk_unrotated = false;  // Q and K before RoPE (the app's views)
+  };
+  // Sizes every buffer for B sequences of the T `tokens` (logits for the last logits_T
+  // positions of each), and drops the parts not written (empty).
+  void size_for(const Config& c, int batch, int T_, int logits_T_, const std::vector<int>& tokens_,
+                const Parts& parts) {
+    const int L = c.n_layer, C = c.n_embd, F = c.mlp_size();
+    const size_t BT = static_cast<size_t>(batch) * T_, LBT = BT * L;
+    const bool mlp = parts.mlp;
+    B = batch;
+    T = T_;
+    logits_T = logits_T_;
+    tokens = tokens_;
+    encoded.resize(BT * C);
+    ln1.resize(LBT * C);
+    ln1_mean.resize(parts.norm_means ? LBT : 0);
+    ln1_rstd.resize(LBT);
+    qkv.resize(LBT * c.qkv_width());
+    qk_unrotated.resize(parts.qk_unrotated ? LBT * (c.q_dim() + c.kv_dim()) : 0);
+    att.resize(LBT * c.n_head * T_);
+    atty.resize(LBT * c.q_dim());
+    attproj.resize(LBT * C);
+    residual2.resize(LBT * C);
+    ln2.resize(mlp ? LBT * C : 0);
+    ln2_mean.resize(mlp && parts.norm_means ? LBT : 0);
+    ln2_rstd.resize(mlp ? LBT : 0);
+    fch.resize(mlp && parts.fc ? LBT * F : 0);
+    fc_up.resize(mlp && parts.fc_up ? LBT * F : 0);
+    fch_gelu.resize(mlp ? LBT * F : 0);
+    fcproj.resize(mlp ? LBT * C : 0);
+    residual3.resize(LBT * C);
+    lnf.resize(BT * C);
+    lnf_mean.resize(parts.norm_means ? BT : 0);
+    lnf_rstd.resize(BT);
+    logits.resize(static_cast<size_t>(batch) * logits_T_ * c.vocab_size);
+  }
+
   // Attention weights of layer l, sequence b, head h: a (T, T) row-major block.
   const S* att_at(const Config& c, int l, int b, int h) const {
     return att.data() + ((static_cast<size_t>(l) * B + b) * c.n_head + h) * T * T;

@@ -156,33 +156,11 @@ void llama_forward(const Model& m, const std::vector<int>& tokens, int B, int T,
   const int L = c.n_layer, C = c.n_embd, NH = c.n_head, F = c.mlp_size(), V = c.vocab_size;
   const int Q = c.q_dim(), KV = c.kv_dim(), W = c.qkv_width(), hs = c.head_size();
   assert(B >= 1 && T >= 1 && T <= c.n_positions && tokens.size() == static_cast<size_t>(B) * T);
-  const size_t BT = static_cast<size_t>(B) * T, LBT = BT * L;
-  a.B = B;
-  a.T = T;
-  a.logits_T = options.all_logits ? T : 1;
-  a.tokens = tokens;
-  a.encoded.resize(BT * C);
-  a.ln1.resize(LBT * C);
-  a.ln1_mean.clear();
-  a.ln1_rstd.resize(LBT);
-  a.qkv.resize(LBT * W);
-  a.qk_unrotated.resize(LBT * (Q + KV));
-  a.att.resize(LBT * NH * T);
-  a.atty.resize(LBT * Q);
-  a.attproj.resize(LBT * C);
-  a.residual2.resize(LBT * C);
-  a.ln2.resize(LBT * C);
-  a.ln2_mean.clear();
-  a.ln2_rstd.resize(LBT);
-  a.fch.resize(LBT * F);
-  a.fc_up.resize(LBT * F);
-  a.fch_gelu.resize(LBT * F);
-  a.fcproj.resize(LBT * C);
-  a.residual3.resize(LBT * C);
-  a.lnf.resize(BT * C);
-  a.lnf_mean.clear();
-  a.lnf_rstd.resize(BT);
-  a.logits.resize(static_cast<size_t>(B) * a.logits_T * V);
+  const size_t BT = static_cast<size_t>(B) * T;
+  Activations::Parts parts;
+  parts.fc_up = true;
+  parts.qk_unrotated = true;
+  a.size_for(c, B, T, options.all_logits ? T : 1, tokens, parts);
 
   const int N = static_cast<int>(BT), th = options.threads;
   for (size_t i = 0; i < BT; ++i)

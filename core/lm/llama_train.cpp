@@ -93,27 +93,11 @@ void llama_train_forward(const ParameterBuffer<S>& p, const std::vector<int>& to
   const int N = B * T;
   const size_t BT = static_cast<size_t>(N), LBT = BT * L;
   const bool mlp = options.mlp;
-  a.B = B;
-  a.T = T;
-  a.logits_T = T;
-  a.tokens = tokens;
-  a.encoded.resize(BT * C);
-  a.ln1.resize(LBT * C);
-  a.ln1_rstd.resize(LBT);
-  a.qkv.resize(LBT * W);
-  a.att.resize(LBT * NH * T);
-  a.atty.resize(LBT * Q);
-  a.attproj.resize(LBT * C);
-  a.residual2.resize(LBT * C);
-  a.ln2.resize(mlp ? LBT * C : 0);
-  a.ln2_rstd.resize(mlp ? LBT : 0);
-  a.fch_gelu.resize(mlp ? LBT * F : 0);
-  a.fcproj.resize(mlp ? LBT * C : 0);
+  typename ActivationsT<S>::Parts parts;
+  parts.mlp = mlp;
+  parts.fc = false;  // gate | up in the scratch (s.gate_up), as the backward pass reads them
+  a.size_for(c, B, T, T, tokens, parts);
   s.gate_up.resize(mlp ? LBT * 2 * F : 0);
-  a.residual3.resize(LBT * C);
-  a.lnf.resize(BT * C);
-  a.lnf_rstd.resize(BT);
-  a.logits.resize(BT * V);
   for (size_t i = 0; i < BT; ++i)
     std::copy_n(p.ptr(kWte) + static_cast<size_t>(tokens[i]) * C, C, a.encoded.data() + i * C);
   const std::vector<double> inv_freq = rope_inv_freq(c);
