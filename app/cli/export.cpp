@@ -23,7 +23,8 @@ struct ExportArgs {
   std::string paper = "slide";
   bool annotate = false, no_annotate = false, all_stages = false;
   ScoreFlags score;
-  std::string step;  // --step or --all-stages is required
+  std::string step;     // --step or --all-stages is required
+  ExportHtmlArgs html;  // --lesson/--course with --html: a lesson as a web page
 };
 
 }  // namespace
@@ -43,7 +44,17 @@ void register_export(CLI::App& app, Action& action) {
   all->excludes(step);
   cmd->add_option("--head", a->options.head,
                   "query head (default 0); with --model, the model's head");
-  cmd->add_option("--out", a->out, "output file: FILE.png, FILE.svg or FILE.pdf")->required();
+  cmd->add_option("--out", a->out, "output file: FILE.png, FILE.svg or FILE.pdf");
+  auto* lesson = cmd->add_option("--lesson", a->html.lesson,
+                                 "a lesson file or built-in lesson name ('lessons'), with --html")
+                     ->check(non_empty());
+  auto* course = cmd->add_flag("--course", a->html.course,
+                               "every built-in lesson, with --html DIR/ (and an index.html)");
+  lesson->excludes(course);
+  course->excludes(lesson);
+  cmd->add_option("--html", a->html.out,
+                  "the lesson as one self-contained web page, OUT.html (with --course: a folder)")
+      ->check(non_empty());
   cmd->add_option("--colormap", a->colormap,
                   "viridis, cividis, magma, grayscale or diverging (default: diverging for signed "
                   "data, viridis otherwise, as in the app)")
@@ -59,6 +70,19 @@ void register_export(CLI::App& app, Action& action) {
                   "page size with --all-stages: slide (16:9), a4 or letter (landscape)");
   cmd->callback([&action, a] {
     action = [a] {
+      if (!a->html.out.empty() || !a->html.lesson.empty() || a->html.course) {
+        const bool scenario_given = !a->src.example.empty() || !a->src.scenario_file.empty() ||
+                                    !a->src.model.empty() || !a->step.empty() || a->all_stages ||
+                                    !a->out.empty();
+        if (scenario_given)
+          throw CliError{kExitUsage,
+                         "--html: a lesson's web page takes --lesson or --course and --html only "
+                         "(not --example, --scenario, --model, --step, --all-stages or --out)"};
+        return export_lesson_html(a->html);
+      }
+      if (a->out.empty())
+        throw CliError{kExitUsage,
+                       "--out: give the file to write (FILE.png, FILE.svg or FILE.pdf)"};
       HeatmapOptions o = a->options;
       if (!a->colormap.empty()) o.maps = ColormapChoice::only(a->colormap);
       if (a->annotate) o.annotate = true;
