@@ -143,6 +143,8 @@ std::string step_html(const Lesson& lesson, size_t i, const LessonWebStep& w) {
                     ">\n<p class=\"kicker\">Step " + std::to_string(i + 1) + " of " +
                     std::to_string(lesson.steps.size()) + "</p>\n<h2>" + html_escape(step.title) +
                     "</h2>\n<p class=\"source\">" + html_escape(w.source) + "</p>\n";
+  if (i == 0 && !lesson.summary.empty())
+    out += "<p class=\"intro\">" + html_escape(lesson.summary) + "</p>\n";
   if (!step.text.empty()) {
     out += "<div class=\"words\">\n";
     for (const std::string& p : step.text) out += "<p>" + html_escape(p) + "</p>\n";
@@ -250,15 +252,13 @@ bool lesson_html(const Lesson& lesson, const LessonHtmlOptions& options, std::st
       "</span><button type=\"button\" id=\"prev\" aria-label=\"Previous step\">←</button>"
       "<button type=\"button\" id=\"next\" aria-label=\"Next step\">→</button></div>\n"
       "<div class=\"track\"><div id=\"track\"></div></div>\n<main>\n";
-  if (!lesson.summary.empty())
-    body += "<p class=\"intro\">" + html_escape(lesson.summary) + "</p>\n";
   std::string data = "{\"id\":\"" + storage_id(lesson) + "\",\"steps\":[";
   for (size_t i = 0; i < steps->size(); ++i) {
     body += step_html(lesson, i, (*steps)[i]);
     data += (i ? "," : "") + (*steps)[i].data;
   }
   data += "]}";
-  body += "</main>\n<footer><span>“" + title + "” · written by " + html_escape(generator(options)) +
+  body += "</main>\n<footer><span>" + title + " · written by " + html_escape(generator(options)) +
           " · for self-study: the answers are in this file (class mode collects a class's "
           "answers) · ←/→, Page Up/Down or a swipe move between steps</span>"
           "<button type=\"button\" id=\"restart\">Start again</button></footer>";

@@ -3,6 +3,7 @@
 // by the lesson player's rules) and the worked arithmetic of each cell.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -50,7 +51,7 @@ std::string source_of(const LessonStep& step, const AttentionTrace& t) {
 // inline <svg> its namespace), ids prefixed so several figures on one page keep their own
 // glyphs, and transparent cells on top that the page's script listens to.
 std::string inline_svg(std::string svg, const std::string& prefix, const ScenePage& page,
-                       const std::string& label) {
+                       const std::string& label, const std::string& box) {
   const size_t start = svg.find("<svg");
   if (start != std::string::npos) svg.erase(0, start);
   for (const char* ns :
@@ -64,6 +65,11 @@ std::string inline_svg(std::string svg, const std::string& prefix, const ScenePa
     for (size_t at = svg.find(from); at != std::string::npos; at = svg.find(from, at + to.size()))
       svg.replace(at, from.size(), to);
   svg.insert(4, " role=\"img\" aria-label=\"" + html_escape(label) + "\"");
+  // The picture's own extent, not the whole page it was centred on: it fills a phone's width.
+  const size_t view = svg.find("viewBox=\"");
+  const size_t view_end = view == std::string::npos ? view : svg.find('"', view + 9);
+  if (view_end != std::string::npos)
+    svg.replace(view, view_end + 1 - view, "viewBox=\"" + box + "\"");
   std::string hits = "<g class=\"hits\">\n";
   for (const SceneItem& it : page.items) {
     if (it.row < 0 || it.col < 0 || it.cls.rfind("cell", 0) != 0) continue;
@@ -75,6 +81,59 @@ std::string inline_svg(std::string svg, const std::string& prefix, const ScenePa
   const size_t end = svg.rfind("</svg>");
   if (end != std::string::npos) svg.insert(end, hits + "</g>\n");
   return page_text(svg);
+}
+
+// "x y w h" around what the page draws (its white background left out), with a small margin.
+std::string content_box(const ScenePage& page, const TextEngine& text) {
+  double x0 = page.width, y0 = page.height, x1 = 0, y1 = 0;
+  auto add = [&](double ax, double ay, double bx, double by) {
+    x0 = std::min(x0, ax);
+    y0 = std::min(y0, ay);
+    x1 = std::max(x1, bx);
+    y1 = std::max(y1, by);
+  };
+  for (const SceneItem& it : page.items) {
+    if (it.cls == "background") continue;
+    switch (it.kind) {
+      case SceneItem::Kind::kText: {
+        const double w = text.width(it.text, it.font);
+        const double left = it.anchor == TextAnchor::kStart    ? it.x
+                            : it.anchor == TextAnchor::kMiddle ? it.x - w / 2
+                                                               : it.x - w;
+        if (it.angle != 0) {  // slanted labels: their whole reach either way
+          add(it.x - w, it.y - w, it.x + w, it.y + text.descent(it.font));
+        } else {
+          add(left, it.y - text.ascent(it.font), left + w, it.y + text.descent(it.font));
+        }
+        break;
+      }
+      case SceneItem::Kind::kParagraph:
+        add(it.x, it.y, it.x + std::min(it.wrap, text.width(it.text, it.font)),
+            it.y + text.paragraph_height(it.text, it.font, it.wrap, it.line_spacing, it.hang));
+        break;
+      case SceneItem::Kind::kLine:
+        add(std::min(it.x, it.x2), std::min(it.y, it.y2), std::max(it.x, it.x2),
+            std::max(it.y, it.y2));
+        break;
+      case SceneItem::Kind::kPolyline:
+        for (size_t k = 0; k + 1 < it.points.size(); k += 2)
+          add(it.points[k], it.points[k + 1], it.points[k], it.points[k + 1]);
+        break;
+      default:
+        add(it.rect.x, it.rect.y, it.rect.right(), it.rect.bottom());
+    }
+  }
+  if (x1 <= x0 || y1 <= y0)
+    return "0 0 " + std::to_string(static_cast<int>(page.width)) + " " +
+           std::to_string(static_cast<int>(page.height));
+  const double m = 12;
+  x0 = std::max(0.0, std::floor(x0 - m));
+  y0 = std::max(0.0, std::floor(y0 - m));
+  x1 = std::min(page.width, std::ceil(x1 + m));
+  y1 = std::min(page.height, std::ceil(y1 + m));
+  char out[96];
+  std::snprintf(out, sizeof out, "%g %g %g %g", x0, y0, x1 - x0, y1 - y0);
+  return out;
 }
 
 // Q, K and V of the step's head as tables (a step on its inputs), with what `hide` conceals as
@@ -203,12 +262,14 @@ std::string figure_svg(const LessonStep& step, const AttentionTrace& t, const Qu
   }
   ScenePage page;
   std::string svg;
-  if (!sheet_figure_page(f, kFigureW, kFigureH, text, page, error) ||
+  // A long sentence's rows (a language model's head) get a square page: legible on a phone.
+  const bool tall = f.model && f.model->values.rows() > 12;
+  if (!sheet_figure_page(f, kFigureW, tall ? kFigureW : kFigureH, text, page, error) ||
       !render_pages({page}, ImageFormat::kSvg, svg, error))
     return "";
   std::string label = "The step's figure";
   if (f.trace) label = std::string(stage_info(f.stage, t).title) + " of " + t.name;
-  return inline_svg(std::move(svg), prefix, page, label);
+  return inline_svg(std::move(svg), prefix, page, label, content_box(page, text));
 }
 
 }  // namespace
