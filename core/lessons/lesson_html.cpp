@@ -288,7 +288,7 @@ std::string course_index_html(const std::vector<CourseLink>& lessons,
     const std::string t = tmpl;
     const size_t a = t.find("<style>"), b = t.find("</style>");
     if (a != std::string::npos && b != std::string::npos)
-      css = fill(t.substr(a, b + 8 - a), {{"SHARED_STYLES", shared_styles()}});
+      css = fill(t.substr(a, b - a), {{"SHARED_STYLES", shared_styles()}});
   }
   std::string list;
   for (const CourseLink& l : lessons) {
