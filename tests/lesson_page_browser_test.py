@@ -99,11 +99,13 @@ def walk_steps(driver, name):
     sections = driver.find_elements(By.CSS_SELECTOR, "section.step")
     n = len(sections)
     check(n > 0, "%s: the page has its steps" % name)
+    on_screen = ("return [Array.from(document.querySelectorAll('section.step'))"
+                 ".flatMap((s, i) => s.offsetParent ? [i] : []),"
+                 " document.getElementById('pos').textContent];")
     for k in range(n):
-        shown = [i for i, s in enumerate(sections) if s.is_displayed()]
-        check(shown == [k], "%s: step %d of %d alone on screen" % (name, k + 1, n))
-        check(driver.find_element(By.ID, "pos").text == "Step %d of %d" % (k + 1, n),
-              "%s: the bar says step %d of %d" % (name, k + 1, n))
+        shown, pos = driver.execute_script(on_screen)
+        check(shown == [k] and pos == "Step %d of %d" % (k + 1, n),
+              "%s: step %d of %d alone on screen, and the bar says so" % (name, k + 1, n))
         body.send_keys(Keys.ARROW_RIGHT if k % 2 == 0 else Keys.PAGE_DOWN)
     body.send_keys(Keys.PAGE_UP)
     check(sections[n - 2].is_displayed() if n > 1 else True, "%s: Page Up goes back" % name)
@@ -126,8 +128,8 @@ def go_to(driver, sections, index):
 
 
 def open_page(driver, path):
-    driver.get("file://" + path)
-    driver.execute_script("localStorage.clear();")
+    # A fresh browser profile, and each lesson keeps its progress under its own key: the page
+    # starts at step 1 with nothing answered.
     driver.get("file://" + path)
 
 
