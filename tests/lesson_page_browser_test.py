@@ -4,7 +4,8 @@ Debian's headless Chromium (through Selenium and chromedriver) opens each from a
 the network closed (a proxy at an address nothing answers on, and every request the page makes
 checked to be a file), walks every step with the keyboard, answers one question right and one
 wrong, checks the feedback, checks that the hidden value is in the page's text and in a
-screenshot (read back by tesseract) only after answering, and leaves a 390 × 844 and a
+screenshot (read back by tesseract) only after answering, opens a lesson whose every text tries
+to end the script or add markup and finds it shown as text, and leaves a 390 × 844 and a
 1280 × 720 screenshot in OUT_DIR to be looked at.
 
 usage: lesson_page_browser_test.py ATTENTION_LAB SOURCE_DIR OUT_DIR
@@ -241,6 +242,36 @@ def main():
         check(step.find_element(By.CSS_SELECTOR, ".feedback").text.startswith("✓ Right"),
               "12: the right choice is told right")
         driver.save_screenshot(os.path.join(out_dir, "lesson-12-390x844.png"))
+
+        # A lesson whose every text tries to end the script or add markup stays text.
+        hostile = {"format": "attention-lab-lesson", "version": 1,
+                   "title": "</script><script>document.title='pwned'</script><!--",
+                   "summary": "<img src=x onerror=alert(1)> \u2028 & more",
+                   "steps": [{"title": "<b>bold</b> \"q\" 'a'", "example": "fear-is",
+                              "stage": "weights", "text": ["</script><!-- <script>", "\u2029 <i>"],
+                              "question": {"kind": "statement",
+                                           "prompt": "</template><script>x=1</script>",
+                                           "choices": [{"text": "<svg onload=alert(1)>",
+                                                        "correct": True}, {"text": "no"}],
+                                           "explanation": "</script> <!-- -->"}}]}
+        source_file = os.path.join(out_dir, "hostile.json")
+        json.dump(hostile, open(source_file, "w"))
+        path = os.path.join(out_dir, "hostile.html")
+        subprocess.run([cli, "export", "--lesson", source_file, "--html", path], check=True,
+                       stdout=subprocess.DEVNULL)
+        pages["hostile"] = path
+        open_page(driver, path)
+        check(driver.title == hostile["title"], "hostile: the title is text")
+        check(len(driver.find_elements(By.TAG_NAME, "script")) == 2 and
+              not driver.find_elements(By.CSS_SELECTOR, "img, b, i, main svg[onload]"),
+              "hostile: no script or element came from the lesson's words")
+        check(driver.find_element(By.CSS_SELECTOR, "section h2").text == hostile["steps"][0]["title"],
+              "hostile: the step's title is shown as written")
+        driver.find_elements(By.CSS_SELECTOR, ".choice")[0].click()
+        driver.find_element(By.CSS_SELECTOR, ".check").click()
+        check(driver.find_element(By.CSS_SELECTOR, ".feedback").text ==
+              "✓ Right: A. <svg onload=alert(1)>. </script> <!-- -->",
+              "hostile: the script runs and shows the explanation as text")
 
         # The browser's own pages (chrome://, its new tab) aside, only the lessons' files.
         urls = requests_made(driver)
