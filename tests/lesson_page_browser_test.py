@@ -73,6 +73,7 @@ def requests_made(driver):
 
 def ocr(png):
     if not shutil.which("tesseract"):
+        print("note: tesseract is not installed (tesseract-ocr): screenshot not read back")
         return None
     r = subprocess.run(["tesseract", png, "-"], capture_output=True, text=True)
     return r.stdout
