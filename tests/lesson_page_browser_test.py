@@ -217,6 +217,18 @@ def main():
         size(driver, 390, 844)
         open_page(driver, pages["08-mqa-gqa-kv-cache"])
         sections = walk_steps(driver, "08")
+        # A swipe to the left is the next step, to the right the previous one.
+        driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True})
+        for x0, x1, expected in [(320, 80, 1), (80, 320, 0)]:
+            touch = lambda kind, x: driver.execute_cdp_cmd(
+                "Input.dispatchTouchEvent",
+                {"type": kind, "touchPoints": [] if kind == "touchEnd" else [{"x": x, "y": 130}]})
+            touch("touchStart", x0)
+            touch("touchMove", (x0 + x1) / 2)
+            touch("touchMove", x1)
+            touch("touchEnd", x1)
+            check(sections[expected].is_displayed(),
+                  "08: a swipe %s shows step %d" % ("left" if x1 < x0 else "right", expected + 1))
         step = go_to(driver, sections, 0)
         step.find_element(By.CSS_SELECTOR, "button.show").click()
         check(step.find_element(By.CSS_SELECTOR, ".feedback").text.startswith("The answer: 1."),
