@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 
 #include "attention/format.h"
 #include "io/atomic_file.h"
@@ -111,6 +112,53 @@ std::string storage_id(const Lesson& lesson) {
   std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(h));
   return text;
 }
+
+// The glyph outlines of every figure, once: cairo's SVG draws each figure's text from <symbol>s of
+// its own, so the same "0" would be in the file once per figure. Each figure's symbols move to one
+// table (the same outline → one symbol) and its <use>s point there; a figure revealed later from
+// its <template> finds them in the document too.
+class GlyphTable {
+ public:
+  std::string take(std::string svg) {
+    std::map<std::string, std::string> renamed;
+    for (size_t at = svg.find("<symbol "); at != std::string::npos; at = svg.find("<symbol ", at)) {
+      const size_t id = svg.find("id=\"", at), head_end = svg.find('>', at);
+      const size_t end = svg.find("</symbol>", at);
+      if (id == std::string::npos || head_end == std::string::npos || end == std::string::npos ||
+          id > head_end)
+        break;
+      const std::string old_id = svg.substr(id + 4, svg.find('"', id + 4) - id - 4);
+      const std::string body = svg.substr(head_end + 1, end - head_end - 1);
+      auto [it, added] = ids_.emplace(body, "g" + std::to_string(ids_.size()));
+      if (added)
+        symbols_ +=
+            "<symbol overflow=\"visible\" id=\"" + it->second + "\">" + body + "</symbol>\n";
+      renamed[old_id] = it->second;
+      svg.erase(at, end + 9 - at);
+    }
+    std::string out;
+    size_t from = 0;
+    for (size_t at = svg.find("href=\"#"); at != std::string::npos; at = svg.find("href=\"#", at)) {
+      const size_t q = svg.find('"', at + 7);
+      if (q == std::string::npos) break;
+      const auto it = renamed.find(svg.substr(at + 7, q - at - 7));
+      out += svg.substr(from, at + 7 - from) +
+             (it == renamed.end() ? svg.substr(at + 7, q - at - 7) : it->second);
+      from = at = q;
+    }
+    return out + svg.substr(from);
+  }
+  std::string defs() const {
+    return symbols_.empty() ? ""
+                            : "<svg class=\"glyphs\" width=\"0\" height=\"0\" aria-hidden=\"true\" "
+                              "style=\"position:absolute\"><defs>\n" +
+                                  symbols_ + "</defs></svg>\n";
+  }
+
+ private:
+  std::map<std::string, std::string> ids_;  // outline → shared id
+  std::string symbols_;
+};
 
 std::string question_html(const LessonQuestion& q, const std::vector<std::string>& options) {
   std::string out =
@@ -253,11 +301,17 @@ bool lesson_html(const Lesson& lesson, const LessonHtmlOptions& options, std::st
       "<button type=\"button\" id=\"next\" aria-label=\"Next step\">→</button></div>\n"
       "<div class=\"track\"><div id=\"track\"></div></div>\n<main>\n";
   std::string data = "{\"id\":\"" + storage_id(lesson) + "\",\"steps\":[";
+  GlyphTable glyphs;
+  std::string pages;
   for (size_t i = 0; i < steps->size(); ++i) {
-    body += step_html(lesson, i, (*steps)[i]);
+    LessonWebStep w = (*steps)[i];
+    w.figure = glyphs.take(std::move(w.figure));
+    w.revealed = glyphs.take(std::move(w.revealed));
+    pages += step_html(lesson, i, w);
     data += (i ? "," : "") + (*steps)[i].data;
   }
   data += "]}";
+  body += glyphs.defs() + pages;
   body += "</main>\n<footer><span>" + title + " · written by " + html_escape(generator(options)) +
           " · for self-study: the answers are in this file (class mode collects a class's "
           "answers) · ←/→, Page Up/Down or a swipe move between steps</span>"
