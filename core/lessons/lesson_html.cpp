@@ -24,11 +24,11 @@ long next_code_point(const std::string& s, size_t& k) {
           : (c & 0xF0) == 0xE0 ? 2
           : (c & 0xF8) == 0xF0 ? 3
                                : -1;
-  if (n < 0 || k + n >= s.size() + (n == 0 ? 1 : 0)) {
+  if (n <= 0 || k + n >= s.size()) {  // ASCII, a stray byte, or a sequence cut short
     ++k;
     return n == 0 ? c : -1;
   }
-  long cp = n == 0 ? c : c & (0x3F >> n);
+  long cp = c & (0x3F >> n);
   for (int i = 1; i <= n; ++i) {
     if ((b(k + i) & 0xC0) != 0x80) {
       ++k;
