@@ -86,7 +86,10 @@ TEST(LessonHtmlCli, BadInputIsExit2NamingTheFlagAndWritesNothing) {
       {"export --lesson 05-fear-is-by-hand --html '" + txt + "'",
        "error: --html: a web page's name ends in .html"},
       {"export --example fear-is --lesson 05-fear-is-by-hand --html '" + out + "'",
-       "error: --html: a lesson's web page takes --lesson or --course and --html only"},
+       "error: --html: a lesson's web page takes --lesson or --course and --html only; --example "
+       "is for a heatmap"},
+      {"export --lesson 05-fear-is-by-hand --width 800 --html '" + out + "'",
+       "only; --width is for a heatmap"},
       {"export --lesson 05-fear-is-by-hand --course --html '" + out + "'", "excludes"},
       {"export --course --html '" + txt + "'", "error: --html: with --course, give a folder"},
       {"export --example fear-is --step weights", "error: --out: give the file to write"},

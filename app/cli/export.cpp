@@ -68,16 +68,17 @@ void register_export(CLI::App& app, Action& action) {
       ->check(CLI::Range(200, 8192));
   cmd->add_option("--paper", a->paper,
                   "page size with --all-stages: slide (16:9), a4 or letter (landscape)");
-  cmd->callback([&action, a] {
-    action = [a] {
+  cmd->callback([&action, a, cmd] {
+    action = [a, cmd] {
       if (!a->html.out.empty() || !a->html.lesson.empty() || a->html.course) {
-        const bool scenario_given = !a->src.example.empty() || !a->src.scenario_file.empty() ||
-                                    !a->src.model.empty() || !a->step.empty() || a->all_stages ||
-                                    !a->out.empty();
-        if (scenario_given)
-          throw CliError{kExitUsage,
-                         "--html: a lesson's web page takes --lesson or --course and --html only "
-                         "(not --example, --scenario, --model, --step, --all-stages or --out)"};
+        // Every other option is a heatmap's: named, rather than silently ignored.
+        for (const CLI::Option* o : cmd->get_options())
+          if (o->count() > 0 && o->get_name() != "--lesson" && o->get_name() != "--course" &&
+              o->get_name() != "--html")
+            throw CliError{kExitUsage,
+                           "--html: a lesson's web page takes --lesson or --course and --html "
+                           "only; " +
+                               o->get_name() + " is for a heatmap"};
         return export_lesson_html(a->html);
       }
       if (a->out.empty())
