@@ -7,7 +7,8 @@
 # serves with libmicrohttpd (its tests' client is cpp-httplib) and draws its QR code with libqrencode; its tests read that code back
 # with zbarimg (zbar-tools), run the student page's script in Node (nodejs), and drive the real
 # page in Debian's Chromium through Selenium (chromium, chromium-driver, python3-selenium) while
-# xdotool presses the teacher's keys.
+# xdotool presses the teacher's keys. A lesson's web page is opened in the same Chromium and its
+# screenshot read back with tesseract (tesseract-ocr, tesseract-ocr-eng).
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config
   libimgui-dev libglfw3-dev libgl-dev libgl1-mesa-dri libglx-mesa0
@@ -15,7 +16,7 @@ pkgs=(build-essential cmake pkg-config
   libstb-dev nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libicu-dev libpcre2-dev
   libcairo2-dev libpango1.0-dev
   libmicrohttpd-dev libcpp-httplib-dev libqrencode-dev zbar-tools nodejs
-  chromium chromium-driver python3-selenium xdotool
+  chromium chromium-driver python3-selenium xdotool tesseract-ocr tesseract-ocr-eng
   fonts-dejavu-core fonts-noto-cjk fonts-noto-color-emoji
   poppler-utils librsvg2-bin
   xvfb xauth clang-format desktop-file-utils

@@ -125,6 +125,15 @@ void render_image_or_throw(OutputFiles& out, int index, const std::string& path,
 // Checks the extension of an image path for `flag` (exit 2 when unknown).
 ImageFormat image_format_or_throw(const std::string& path, const std::string& flag);
 
+// `export --lesson NAME|FILE --html OUT.html` and `export --course --html DIR/`: a lesson (or every
+// built-in lesson and an index.html) as self-contained web pages, written together or not at all
+// (app/cli/export_html.cpp). Returns the exit code or throws CliError.
+struct ExportHtmlArgs {
+  std::string lesson, out;
+  bool course = false;
+};
+int export_lesson_html(const ExportHtmlArgs& args);
+
 // Prints an error the way cli.md asks: one line starting with "error: ", with control characters
 // (newlines included, from file names, tokens, alphabets) escaped so nothing reaches the terminal
 // raw.

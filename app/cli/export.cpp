@@ -23,7 +23,8 @@ struct ExportArgs {
   std::string paper = "slide";
   bool annotate = false, no_annotate = false, all_stages = false;
   ScoreFlags score;
-  std::string step;  // --step or --all-stages is required
+  std::string step;     // --step or --all-stages is required
+  ExportHtmlArgs html;  // --lesson/--course with --html: a lesson as a web page
 };
 
 }  // namespace
@@ -43,7 +44,17 @@ void register_export(CLI::App& app, Action& action) {
   all->excludes(step);
   cmd->add_option("--head", a->options.head,
                   "query head (default 0); with --model, the model's head");
-  cmd->add_option("--out", a->out, "output file: FILE.png, FILE.svg or FILE.pdf")->required();
+  cmd->add_option("--out", a->out, "output file: FILE.png, FILE.svg or FILE.pdf");
+  auto* lesson = cmd->add_option("--lesson", a->html.lesson,
+                                 "a lesson file or built-in lesson name ('lessons'), with --html")
+                     ->check(non_empty());
+  auto* course = cmd->add_flag("--course", a->html.course,
+                               "every built-in lesson, with --html DIR/ (and an index.html)");
+  lesson->excludes(course);
+  course->excludes(lesson);
+  cmd->add_option("--html", a->html.out,
+                  "the lesson as one self-contained web page, OUT.html (with --course: a folder)")
+      ->check(non_empty());
   cmd->add_option("--colormap", a->colormap,
                   "viridis, cividis, magma, grayscale or diverging (default: diverging for signed "
                   "data, viridis otherwise, as in the app)")
@@ -57,8 +68,22 @@ void register_export(CLI::App& app, Action& action) {
       ->check(CLI::Range(200, 8192));
   cmd->add_option("--paper", a->paper,
                   "page size with --all-stages: slide (16:9), a4 or letter (landscape)");
-  cmd->callback([&action, a] {
-    action = [a] {
+  cmd->callback([&action, a, cmd] {
+    action = [a, cmd] {
+      if (!a->html.out.empty() || !a->html.lesson.empty() || a->html.course) {
+        // Every other option is a heatmap's: named, rather than silently ignored.
+        for (const CLI::Option* o : cmd->get_options())
+          if (o->count() > 0 && o->get_name() != "--lesson" && o->get_name() != "--course" &&
+              o->get_name() != "--html")
+            throw CliError{kExitUsage,
+                           "--html: a lesson's web page takes --lesson or --course and --html "
+                           "only; " +
+                               o->get_name() + " is for a heatmap"};
+        return export_lesson_html(a->html);
+      }
+      if (a->out.empty())
+        throw CliError{kExitUsage,
+                       "--out: give the file to write (FILE.png, FILE.svg or FILE.pdf)"};
       HeatmapOptions o = a->options;
       if (!a->colormap.empty()) o.maps = ColormapChoice::only(a->colormap);
       if (a->annotate) o.annotate = true;
