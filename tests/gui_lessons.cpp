@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <filesystem>
+
 #include "attention/format.h"
 #include "documents.h"
 #include "gui/model/lesson_player.h"
@@ -302,6 +304,43 @@ TEST_F(LessonGui, TheWorksheetDialogPrintsTheOpenLessonsQuestions) {
   const std::string scenario = folded_pdf_text(scenario_pdf);
   EXPECT_EQ(scenario.find("Compute q_Fear"), std::string::npos);
   EXPECT_NE(scenario.find("Q (queries)"), std::string::npos) << scenario;
+}
+
+// File → Export lesson as web page…: greyed out with no lesson; with one, OK writes one HTML file
+// (on a worker) that names the lesson, holds its first question and links to nothing outside.
+TEST_F(LessonGui, TheOpenLessonExportsAsOneWebPage) {
+  std::string error;
+  EXPECT_EQ(suggested_lesson_html_path(ui), "");
+  ASSERT_TRUE(open_lesson(ui, "05-fear-is-by-hand", error)) << error;
+  frames(2);
+  EXPECT_NE(suggested_lesson_html_path(ui).find("/05-fear-is-by-hand.html"), std::string::npos)
+      << suggested_lesson_html_path(ui);
+  const std::string page = test::temp_path("lesson-page");  // ".html" is added
+  ui.dialogs.path = PathDialog::kLessonHtml;
+  ui.dialogs.buffer = page;
+  frames(2);
+  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+  ASSERT_TRUE(ui.exports.job.running()) << ui.dialogs.error;
+  ui.exports.job.wait();
+  frames(2);
+  EXPECT_FALSE(state.message_is_error()) << state.message();
+  EXPECT_EQ(ui.exports.written, page + ".html");
+  std::string html;
+  ASSERT_TRUE(read_text_file(page + ".html", html, error)) << error;
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u) << html.substr(0, 40);
+  EXPECT_NE(html.find("spot the error"), std::string::npos);  // the lesson's title
+  EXPECT_EQ(html.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+
+  // With the lesson closed the dialog says what is missing and writes nothing.
+  close_lesson(ui);
+  ui.dialogs.path = PathDialog::kLessonHtml;
+  ui.dialogs.buffer = test::temp_path("no-lesson.html");
+  frames(2);
+  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+  frames(1);
+  EXPECT_NE(ui.dialogs.error.find("open a lesson first"), std::string::npos) << ui.dialogs.error;
+  EXPECT_FALSE(std::filesystem::exists(test::temp_path("no-lesson.html")));
 }
 
 TEST_F(LessonGui, GuiLessonFlagsAreChecked) {

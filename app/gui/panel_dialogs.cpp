@@ -19,9 +19,14 @@
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "io/atomic_file.h"
+#include "lessons/lesson_html.h"
 #include "lessons/lesson_sheet.h"
 #include "render/heatmap_export.h"
 #include "render/worksheet.h"
+
+#ifndef ATTN_VERSION
+#define ATTN_VERSION "unknown"
+#endif
 
 namespace attn {
 namespace {
@@ -192,6 +197,8 @@ constexpr DialogRow kDialogs[] = {
     {D::kExportAllPdf, "Export every stage as PDF pages (one slide per stage)", FileList::kNone,
      true, kPdf, true},
     {D::kWorksheet, "Worksheet to print (PDF)", FileList::kNone, false, kPdf, false},
+    {D::kLessonHtml, "Export the lesson as a web page (one HTML file, for any device, offline)",
+     FileList::kNone, false, kPng, false},
 };
 static_assert(sizeof kDialogs / sizeof kDialogs[0] == static_cast<size_t>(PathDialog::kCount),
               "one row per PathDialog");
@@ -202,6 +209,22 @@ constexpr bool dialogs_in_id_order() {
 }
 static_assert(dialogs_in_id_order(), "row i is PathDialog i");
 const DialogRow& dialog_row(PathDialog d) { return kDialogs[static_cast<int>(d)]; }
+
+// The open lesson as one self-contained web page, written on a worker (a language-model lesson
+// takes about a second); "" or the error.
+std::string start_lesson_html(Ui& ui, const std::string& path) {
+  if (!ui.lesson) return "open a lesson first (Lessons menu)";
+  const std::string file = full_path(with_extension(path, ".html"));
+  ui.exports.what = "the lesson as a web page, " + file;
+  ui.exports.where = file;
+  ui.exports.job.start([lesson = ui.lesson->lesson(), file](JobControl&) {
+    std::string error;
+    LessonHtmlOptions o;
+    o.app_version = ATTN_VERSION;
+    return save_lesson_html(lesson, o, file, error) ? std::string() : error;
+  });
+  return "";
+}
 
 // Runs the dialog's action; returns "" on success or the error to show in the dialog.
 std::string run_path_action(Ui& ui, PathDialog kind, const std::string& path) {
@@ -227,6 +250,7 @@ std::string run_path_action(Ui& ui, PathDialog kind, const std::string& path) {
   // and the window must keep drawing.
   const UiSettings settings = ui.settings;
   if (kind == PathDialog::kWorksheet) return start_worksheet(ui, path);
+  if (kind == PathDialog::kLessonHtml) return start_lesson_html(ui, path);
   const DialogRow& row = dialog_row(kind);
   if (!row.is_export) return "nothing to do";
   const ImageFormat format = row.format;
@@ -447,6 +471,14 @@ void draw_dialogs(Ui& ui) {
         ImGui::InputText("##path", &ui.dialogs.buffer, ImGuiInputTextFlags_EnterReturnsTrue);
     if (row.files != FileList::kNone) draw_file_list(ui, row.files == FileList::kFolders);
     if (open_kind == PathDialog::kWorksheet) draw_worksheet_options(ui);
+    if (open_kind == PathDialog::kLessonHtml) {
+      ImGui::PushTextWrapPos(0.0f);
+      ImGui::TextDisabled(
+          "Every step with its figure and question, checked in the page: a student opens it in "
+          "any browser, on a phone too, with no internet. The answers are in the file (it is for "
+          "self-study; class mode collects answers).");
+      ImGui::PopTextWrapPos();
+    }
     if (row.is_export) draw_size_options(ui, row.every_stage && row.format == ImageFormat::kPdf);
     if (!dialog_error.empty()) {
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 31);

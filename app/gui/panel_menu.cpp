@@ -57,6 +57,15 @@ std::string suggested_worksheet_path(const Ui& ui) {
       .string();
 }
 
+std::string suggested_lesson_html_path(const Ui& ui) {
+  if (!ui.lesson) return "";
+  const std::string lesson = ui.lesson->lesson().path;
+  const std::string stem = std::filesystem::path(lesson).stem().string();
+  return (std::filesystem::path(suggested_path(ui.state, ".html")).parent_path() /
+          ((stem.empty() ? std::string("lesson") : stem) + ".html"))
+      .string();
+}
+
 std::string suggested_export_path(const AppState& st, const std::string& ext) {
   return suggested_path(st, ext.empty() ? "-stages" : stage_stem(st) + "." + ext);
 }
@@ -188,6 +197,13 @@ void draw_file_menu(Ui& ui) {
     ui.dialogs.path = PathDialog::kWorksheet;
     ui.dialogs.buffer = suggested_worksheet_path(ui);
   }
+  if (ImGui::MenuItem("Export lesson as web page…", nullptr, false, ui.lesson != nullptr)) {
+    ui.dialogs.path = PathDialog::kLessonHtml;
+    ui.dialogs.buffer = suggested_lesson_html_path(ui);
+  }
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("%s", ui.lesson ? "One HTML file a student opens anywhere, offline"
+                                      : "Open a lesson first (Lessons menu)");
   ImGui::Separator();
   if (ImGui::MenuItem("Quit")) ui.close_requested = true;
   ImGui::EndMenu();

@@ -149,6 +149,7 @@ enum class PathDialog {
   kExportAllSvg,
   kExportAllPdf,  // every stage, one slide per page
   kWorksheet,     // a worksheet to print (PDF)
+  kLessonHtml,    // the open lesson as one web page
   kCount
 };
 
@@ -489,6 +490,8 @@ void handle_shortcuts(Ui& ui);
 std::string suggested_export_path(const AppState& st, const std::string& ext);
 // The worksheet's: named after the open lesson when its questions are printed, else the scenario.
 std::string suggested_worksheet_path(const Ui& ui);
+// The open lesson's web page: LESSON.html in the scenario's folder (or the working folder).
+std::string suggested_lesson_html_path(const Ui& ui);
 
 // For a window a lesson step opened (`pending` set): places the next window left of the lesson
 // window, once, so the step's text and its Next button stay in view; clears `pending` when done.
