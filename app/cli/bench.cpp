@@ -217,16 +217,14 @@ int run_compare_scores(const BenchArgs& a) {
   return kExitOk;
 }
 
-int run_bench(BenchArgs a) {
-  if (a.compare_scores) return run_compare_scores(a);
-  if (a.kv_heads <= 0) a.kv_heads = a.heads;
-  if (a.n_k <= 0) a.n_k = a.n;
+// Refuses sizes that cannot run: K/V heads that do not divide the heads, inputs larger than this
+// machine's memory, and traces over kMaxTraceCells. Checked before anything is allocated, so an
+// impossible size is a clear exit 2, not a failure after minutes of timing.
+void check_bench_sizes(const BenchArgs& a) {
   if (a.heads % a.kv_heads != 0)
     throw CliError{kExitUsage, "--kv-heads: " + std::to_string(a.kv_heads) +
                                    " does not divide --heads " + std::to_string(a.heads)};
-  // What the runs hold (Q, K, V and the output, float32), checked against this machine's memory
-  // before anything is allocated, so an impossible size is a clear exit 2, not a failure after
-  // minutes of timing.
+  // What the runs hold (Q, K, V and the output, float32).
   const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGE_SIZE);
   auto check_fits = [ram](const char* flags, double heads, double kv_heads, double n_q, double n_k,
                           int d) {
@@ -248,140 +246,144 @@ int run_bench(BenchArgs a) {
                                    "·" + std::to_string(a.trace_n) + "·" +
                                    std::to_string(a.trace_n) + " cells; at most " +
                                    std::to_string(kMaxTraceCells) + " are traced"};
-  if (a.peak_child) return run_peak_child(a);
+}
 
-  std::vector<std::string> backends;
-  if (a.backend == "all")
-    backends = {"cpu", "naive", "opencl"};
-  else
-    backends = {a.backend};
+// The problem every backend is timed on, its flop count and the machine's limit to compare with.
+struct BenchProblem {
+  AttentionProblem p;
+  std::optional<AttentionProblem> causal;  // the same inputs under a causal mask, if unmasked
+  double flop = 0, limit = 0;              // per run; GFLOP/s of an Eigen matrix product
+};
 
-  nlohmann::json report;
-  std::ostringstream text;
-  // Which code runs: tuned to the CPU it was built on, or the baseline a package uses.
-  const std::string target = ATTN_CPU_TARGET;
-  text << "build: attention-lab " << ATTN_VERSION << ", " << target
-       << (target == "native" ? " (-march=native" : " (x86-64 baseline")
-       << "; Eigen vectorises with " << Eigen::SimdInstructionSetsInUse() << ")\n";
-  report["build"] = {{"version", ATTN_VERSION},
-                     {"cpu_target", target},
-                     {"simd", Eigen::SimdInstructionSetsInUse()}};
-  if (!a.trace_only) {
-    AttentionProblem p = make_problem(a.heads, a.kv_heads, a.n, a.n_k, a.d, a.causal, a.window);
-    const double pairs = static_cast<double>(visible_pairs(p)) * a.heads;
-    const double flop = 2.0 * pairs * (a.d + a.d);  // Q·Kᵀ and weights·V, 2 flops per multiply-add
-    const int s = std::clamp(a.n, 1024, 2048);      // large enough to reach the machine's rate
-    const double gemm_s = eigen_gemm_seconds(s, a.runs);
-    const double limit = 2.0 * s * double(s) * s / gemm_s / 1e9;
-    const int cores = thread_count(0);
-    text << "problem: H=" << a.heads << " (H_kv=" << a.kv_heads << "), n_q=" << a.n
-         << ", n_k=" << a.n_k << ", d=" << a.d << (a.causal ? ", causal" : ", non-causal");
-    if (a.window >= 0) text << ", window " << a.window;
-    text << "; " << fixed(flop / 1e9, 2) << " GFLOP per run (visible pairs only)\n";
-    text << "limit: Eigen float matrix product " << s << "x" << s << "x" << s << " on " << cores
-         << " threads: " << fixed(gemm_s * 1e3, 1) << " ms, " << fixed(limit, 1) << " GFLOP/s\n";
-    text << std::left << std::setw(28) << "backend" << std::right << std::setw(12) << "ms"
-         << std::setw(12) << "GFLOP/s" << std::setw(12) << "of limit"
-         << "\n";
-    report["problem"] = {
-        {"heads", a.heads}, {"kv_heads", a.kv_heads}, {"n_q", a.n},         {"n_k", a.n_k},
-        {"d", a.d},         {"causal", a.causal},     {"window", a.window}, {"gflop", flop / 1e9}};
-    report["limit"] = {{"size", s}, {"threads", cores}, {"ms", gemm_s * 1e3}, {"gflops", limit}};
-    report["backends"] = nlohmann::json::array();
-    // Without masks, the same inputs under a causal mask too, for the causal speed-up.
-    std::optional<AttentionProblem> pc;
-    if (!a.causal && a.window < 0) {
-      pc = p;
-      pc->options.mask.causal = CausalAlign::kTopLeft;
+// Times one backend on the problem: a line of the table (or a note why it did not run), the
+// causal speed-up in `speedups`, and its entry of the JSON report.
+nlohmann::json time_backend(const BenchArgs& a, const std::string& name, const BenchProblem& bp,
+                            std::ostringstream& text, std::ostringstream& speedups) {
+  const AttentionProblem& p = bp.p;
+  std::function<void()> f;
+  std::unique_ptr<Backend> b;
+  std::string label = name, note;
+  if (name == "naive") {
+    // The staged path stores scores and weights, (n_q, n_k) each per head: skip sizes that
+    // would not fit comfortably.
+    if (double(a.heads) * a.n * a.n_k * 4 * 2 > 4e9) {
+      note = "skipped: the staged path would hold more than 4 GB";
+    } else {
+      b = make_cpu_backend();
+      label = "naive (cpu staged)";
+      f = [&] {
+        AttentionTrace t;
+        b->run_stages(p, t);
+      };
     }
-    std::ostringstream speedups;
-    for (const std::string& name : backends) {
-      std::function<void()> f;
-      std::unique_ptr<Backend> b;
-      std::string label = name, note;
-      if (name == "naive") {
-        // The staged path stores scores and weights, (n_q, n_k) each per head: skip sizes that
-        // would not fit comfortably.
-        if (double(a.heads) * a.n * a.n_k * 4 * 2 > 4e9) {
-          note = "skipped: the staged path would hold more than 4 GB";
-        } else {
-          b = make_cpu_backend();
-          label = "naive (cpu staged)";
-          f = [&] {
-            AttentionTrace t;
-            b->run_stages(p, t);
-          };
-        }
-      } else {
-        std::string error;
-        b = make_backend(name, error, a.device);
-        if (!b) {
-          if (a.backend != "all") throw CliError{kExitRuntime, "--backend " + name + ": " + error};
-          note = "unavailable: " + error;
-        } else {
-          label = name + " (fused)";
-          if (name == "opencl") speedups << "opencl device: " << b->name() << "\n";
-          f = [&] { b->run_output(p); };
-        }
-      }
-      nlohmann::json entry{{"backend", name}, {"label", label}};
-      if (b) entry["device"] = b->name();
-      if (f) {
-        try {
-          double sec = 0;
-          if (name != "naive" && pc) {
-            // The causal speed-up of the fused path, measured on the same inputs in the same run.
-            double causal_sec = 0;
-            std::tie(sec, causal_sec) = median_seconds_paired(
-                f, [&] { b->run_output(*pc); }, a.runs);
-            speedups << "causal speed-up, " << label << ": " << ms(sec) << " ms dense vs "
-                     << ms(causal_sec) << " ms causal = " << fixed(sec / causal_sec, 2) << "x\n";
-            entry["causal_ms"] = causal_sec * 1e3;
-            entry["causal_speedup"] = sec / causal_sec;
-          } else {
-            sec = median_seconds(f, a.runs);
-          }
-          const double gflops = flop / sec / 1e9;
-          text << std::left << std::setw(28) << label << std::right << std::setw(12) << ms(sec)
-               << std::setw(12) << fixed(gflops, 1) << std::setw(11)
-               << fixed(100 * gflops / limit, 1) << "%\n";
-          entry["ms"] = sec * 1e3;
-          entry["gflops"] = gflops;
-          entry["fraction_of_limit"] = gflops / limit;
-        } catch (const std::exception& e) {
-          if (a.backend != "all") throw CliError{kExitRuntime, name + ": " + e.what()};
-          note = std::string("failed: ") + e.what();
-        }
-      }
-      if (!note.empty()) {
-        text << std::left << std::setw(28) << label << "  " << note << "\n";
-        entry["note"] = note;
-      }
-      report["backends"].push_back(entry);
-    }
-    text << speedups.str();
-    // Peak memory of the fused CPU path, in a fresh process.
-    const int mem_n = a.memory_n, mem_heads = a.memory_heads;
-    if (mem_n > 0) {
-      auto [peak, inputs] = measure_peak_in_child(a, mem_n, mem_heads);
-      if (peak > 0) {
-        text << "peak memory, fused cpu path in a fresh process (H=" << mem_heads << ", n=" << mem_n
-             << ", d=" << a.d << "): " << fixed(peak / 1024.0, 1) << " MB (inputs alone "
-             << fixed(inputs / 1024.0, 1) << " MB)\n";
-        report["peak_memory"] = {{"heads", mem_heads},
-                                 {"n", mem_n},
-                                 {"d", a.d},
-                                 {"peak_mb", peak / 1024.0},
-                                 {"inputs_mb", inputs / 1024.0}};
-      } else {
-        throw CliError{kExitRuntime,
-                       "--memory-n: the peak-memory run (H=" + std::to_string(mem_heads) +
-                           ", n=" + std::to_string(mem_n) + ") failed; nothing was measured"};
-      }
+  } else {
+    std::string error;
+    b = make_backend(name, error, a.device);
+    if (!b) {
+      if (a.backend != "all") throw CliError{kExitRuntime, "--backend " + name + ": " + error};
+      note = "unavailable: " + error;
+    } else {
+      label = name + " (fused)";
+      if (name == "opencl") speedups << "opencl device: " << b->name() << "\n";
+      f = [&] { b->run_output(p); };
     }
   }
+  nlohmann::json entry{{"backend", name}, {"label", label}};
+  if (b) entry["device"] = b->name();
+  if (f) {
+    try {
+      double sec = 0;
+      if (name != "naive" && bp.causal) {
+        // The causal speed-up of the fused path, measured on the same inputs in the same run.
+        double causal_sec = 0;
+        std::tie(sec, causal_sec) = median_seconds_paired(
+            f, [&] { b->run_output(*bp.causal); }, a.runs);
+        speedups << "causal speed-up, " << label << ": " << ms(sec) << " ms dense vs "
+                 << ms(causal_sec) << " ms causal = " << fixed(sec / causal_sec, 2) << "x\n";
+        entry["causal_ms"] = causal_sec * 1e3;
+        entry["causal_speedup"] = sec / causal_sec;
+      } else {
+        sec = median_seconds(f, a.runs);
+      }
+      const double gflops = bp.flop / sec / 1e9;
+      text << std::left << std::setw(28) << label << std::right << std::setw(12) << ms(sec)
+           << std::setw(12) << fixed(gflops, 1) << std::setw(11)
+           << fixed(100 * gflops / bp.limit, 1) << "%\n";
+      entry["ms"] = sec * 1e3;
+      entry["gflops"] = gflops;
+      entry["fraction_of_limit"] = gflops / bp.limit;
+    } catch (const std::exception& e) {
+      if (a.backend != "all") throw CliError{kExitRuntime, name + ": " + e.what()};
+      note = std::string("failed: ") + e.what();
+    }
+  }
+  if (!note.empty()) {
+    text << std::left << std::setw(28) << label << "  " << note << "\n";
+    entry["note"] = note;
+  }
+  return entry;
+}
 
-  // Editing one value of a 64-token, 4-head causal example and recomputing the whole trace.
+// Peak memory of the fused CPU path at --memory-n, measured in a fresh process.
+void report_peak_memory(const BenchArgs& a, nlohmann::json& report, std::ostringstream& text) {
+  const int mem_n = a.memory_n, mem_heads = a.memory_heads;
+  auto [peak, inputs] = measure_peak_in_child(a, mem_n, mem_heads);
+  if (peak > 0) {
+    text << "peak memory, fused cpu path in a fresh process (H=" << mem_heads << ", n=" << mem_n
+         << ", d=" << a.d << "): " << fixed(peak / 1024.0, 1) << " MB (inputs alone "
+         << fixed(inputs / 1024.0, 1) << " MB)\n";
+    report["peak_memory"] = {{"heads", mem_heads},
+                             {"n", mem_n},
+                             {"d", a.d},
+                             {"peak_mb", peak / 1024.0},
+                             {"inputs_mb", inputs / 1024.0}};
+  } else {
+    throw CliError{kExitRuntime, "--memory-n: the peak-memory run (H=" + std::to_string(mem_heads) +
+                                     ", n=" + std::to_string(mem_n) +
+                                     ") failed; nothing was measured"};
+  }
+}
+
+// The timing table: the problem, the machine's limit, each backend's time and rate, the causal
+// speed-ups, then the peak memory if asked for.
+void time_backends(const BenchArgs& a, const std::vector<std::string>& backends,
+                   nlohmann::json& report, std::ostringstream& text) {
+  BenchProblem bp{make_problem(a.heads, a.kv_heads, a.n, a.n_k, a.d, a.causal, a.window), {}, 0, 0};
+  const double pairs = static_cast<double>(visible_pairs(bp.p)) * a.heads;
+  bp.flop = 2.0 * pairs * (a.d + a.d);        // Q·Kᵀ and weights·V, 2 flops per multiply-add
+  const int s = std::clamp(a.n, 1024, 2048);  // large enough to reach the machine's rate
+  const double gemm_s = eigen_gemm_seconds(s, a.runs);
+  bp.limit = 2.0 * s * double(s) * s / gemm_s / 1e9;
+  const int cores = thread_count(0);
+  text << "problem: H=" << a.heads << " (H_kv=" << a.kv_heads << "), n_q=" << a.n
+       << ", n_k=" << a.n_k << ", d=" << a.d << (a.causal ? ", causal" : ", non-causal");
+  if (a.window >= 0) text << ", window " << a.window;
+  text << "; " << fixed(bp.flop / 1e9, 2) << " GFLOP per run (visible pairs only)\n";
+  text << "limit: Eigen float matrix product " << s << "x" << s << "x" << s << " on " << cores
+       << " threads: " << fixed(gemm_s * 1e3, 1) << " ms, " << fixed(bp.limit, 1) << " GFLOP/s\n";
+  text << std::left << std::setw(28) << "backend" << std::right << std::setw(12) << "ms"
+       << std::setw(12) << "GFLOP/s" << std::setw(12) << "of limit"
+       << "\n";
+  report["problem"] = {
+      {"heads", a.heads}, {"kv_heads", a.kv_heads}, {"n_q", a.n},         {"n_k", a.n_k},
+      {"d", a.d},         {"causal", a.causal},     {"window", a.window}, {"gflop", bp.flop / 1e9}};
+  report["limit"] = {{"size", s}, {"threads", cores}, {"ms", gemm_s * 1e3}, {"gflops", bp.limit}};
+  report["backends"] = nlohmann::json::array();
+  // Without masks, the same inputs under a causal mask too, for the causal speed-up.
+  if (!a.causal && a.window < 0) {
+    bp.causal = bp.p;
+    bp.causal->options.mask.causal = CausalAlign::kTopLeft;
+  }
+  std::ostringstream speedups;
+  for (const std::string& name : backends)
+    report["backends"].push_back(time_backend(a, name, bp, text, speedups));
+  text << speedups.str();
+  if (a.memory_n > 0) report_peak_memory(a, report, text);
+}
+
+// Editing one value of a 64-token, 4-head causal example and recomputing the whole trace.
+void time_trace_recompute(const BenchArgs& a, const std::vector<std::string>& backends,
+                          nlohmann::json& report, std::ostringstream& text) {
   report["trace"] = nlohmann::json::array();
   for (const std::string& name : backends) {
     if (name == "naive") continue;
@@ -411,6 +413,33 @@ int run_bench(BenchArgs a) {
                                {"causal", !a.trace_dense},
                                {"ms", sec * 1e3}});
   }
+}
+
+int run_bench(BenchArgs a) {
+  if (a.compare_scores) return run_compare_scores(a);
+  if (a.kv_heads <= 0) a.kv_heads = a.heads;
+  if (a.n_k <= 0) a.n_k = a.n;
+  check_bench_sizes(a);
+  if (a.peak_child) return run_peak_child(a);
+
+  std::vector<std::string> backends;
+  if (a.backend == "all")
+    backends = {"cpu", "naive", "opencl"};
+  else
+    backends = {a.backend};
+
+  nlohmann::json report;
+  std::ostringstream text;
+  // Which code runs: tuned to the CPU it was built on, or the baseline a package uses.
+  const std::string target = ATTN_CPU_TARGET;
+  text << "build: attention-lab " << ATTN_VERSION << ", " << target
+       << (target == "native" ? " (-march=native" : " (x86-64 baseline")
+       << "; Eigen vectorises with " << Eigen::SimdInstructionSetsInUse() << ")\n";
+  report["build"] = {{"version", ATTN_VERSION},
+                     {"cpu_target", target},
+                     {"simd", Eigen::SimdInstructionSetsInUse()}};
+  if (!a.trace_only) time_backends(a, backends, report, text);
+  time_trace_recompute(a, backends, report, text);
   if (a.json)
     std::cout << report.dump(2) << "\n";
   else

@@ -283,55 +283,37 @@ void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const C
   }
 }
 
-HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
-  HeatmapLayout L;
-  const float fs = in.font;
-  const float pad = fs * 0.5f;
-  const int rows = in.rows, cols = in.cols;
-  const ImVec2 pos = in.pos, avail = in.avail;
-  L.pad = pad;
-  // Every size from the room, in the order the eye reads.
-  // Labels shrink to this before anything else; presentation's large text lets them go further
-  // (16 px, the least a projector's back row reads) before they turn upright and take the cells'
-  // height.
-  const float min_lf = in.cells_first ? std::max(std::min(fs * 0.72f, 16.0f), fs * 0.45f)
-                                      : std::max(fs * 0.72f, 10.0f);
-  L.min_lf = min_lf;
-  const bool row_names = in.labels && in.row_labels_shown;
-  L.row_names = row_names;
-  L.axis_size = fs * 0.85f;
-  const float row_axis_w = in.labels && in.row_axis && !in.cells_first ? in.row_axis_w : 0;
-  L.row_axis_w = row_axis_w;
-  const float row_cap = in.cell > 0 ? 1e9f : avail.x * 0.28f;
-  float label_w = 0;
-  if (row_names)
-    label_w = std::min(std::max(in.row_label_w, row_axis_w), row_cap) + pad * 2;
-  else if (in.labels)
-    label_w = pad;
-  const float cap_h = in.labels && (in.col_axis || in.row_axis) && !in.cells_first ? fs * 1.15f : 0;
-  const float stats_w = in.row_stats && in.labels ? in.stats_text_w + pad * 2 : 0;
-  const float legend_w = !in.legend ? 0 : fs * 1.3f + pad + in.legend_text_w;
-  const float bar_block = in.color_bar ? fs * 0.6f + fs * 0.8f + 2 + fs + fs * 0.2f : 0;
-  const float max_cell = in.max_cell > 0 ? in.max_cell * fs / 20.0f : 1e9f;
+namespace {
 
-  auto fit = [&](float band, float bottom, float right) {
-    const float grid_w = std::max(avail.x - label_w - right, fs * 2);
-    const float grid_h = std::max(avail.y - cap_h - band - bottom, fs * 2);
-    float bw = std::min(grid_w / cols, max_cell), bh = std::min(grid_h / rows, max_cell);
+// The cell size search of heatmap_layout: the room everything around the grid takes, and the
+// choices (key labels' angle, row statistics, where the colour bar and legend go) made in turn.
+struct CellSizing {
+  const HeatmapLayoutInput& in;
+  float fs, pad, min_lf;
+  float label_w = 0, cap_h = 0, stats_w = 0, legend_w = 0, max_cell = 0;
+  float band = 0, bottom = 0;  // key labels above the grid; bar and legend under it
+  ImVec2 base;                 // the cells' size before zoom
+  float col_lf = 0;            // key labels' font size
+  bool vertical = false, show_stats = false, bar_right = false, legend_below = false;
+  float short_bar = 0;
+
+  CellSizing(const HeatmapLayoutInput& input, float font, float padding, float least_lf)
+      : in(input), fs(font), pad(padding), min_lf(least_lf) {}
+
+  // The cells' size that fits the room left by the band above, `bottom` under and `right`.
+  ImVec2 fit(float band_h, float bottom_h, float right) const {
+    const float grid_w = std::max(in.avail.x - label_w - right, fs * 2);
+    const float grid_h = std::max(in.avail.y - cap_h - band_h - bottom_h, fs * 2);
+    float bw = std::min(grid_w / in.cols, max_cell), bh = std::min(grid_h / in.rows, max_cell);
     bw = std::min(bw, bh * 2.5f);  // wide but not ribbon-like
     bh = std::min(bh, bw);         // never taller than wide
     // No lower bound but a tiny one: at "fit" a 4096-token matrix is a fraction of a pixel a
     // cell and still wholly visible, the GL renderer max-pooling the cells under each pixel.
     return ImVec2{std::max(bw, 1e-3f), std::max(bh, 1e-3f)};
-  };
-  float band = in.labels ? fs * 1.3f : 0;  // key labels above the grid (upright at first)
-  bool legend_below = false;
-  float bottom = bar_block;
-  ImVec2 base = in.cell > 0 ? ImVec2{in.cell, in.cell} : fit(band, bottom, 0);
+  }
+
   // Key labels: full size upright; smaller upright; turned upright; turned and thinned.
-  float col_lf = fs;
-  bool vertical = false;
-  auto choose_columns = [&](float cw) {
+  void choose_columns(float cw) {
     vertical = false;
     col_lf = fs;
     if (!in.labels || in.col_label_w <= 0) return;
@@ -343,10 +325,11 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
     }
     vertical = true;
     col_lf = std::clamp((cw - 2) / 1.15f, min_lf, fs);
-  };
+  }
+
   // Chooses the key labels for the cells' width; when they have to turn, the band above the grid
   // grows to hold them standing and the cells are fitted again (with `right` taken beside them).
-  auto settle_columns = [&](float right) {
+  void settle_columns(float right) {
     choose_columns(base.x);
     if (!vertical) return;
     const float want = std::min(in.col_label_w * col_lf / fs, fs * 7) + pad;
@@ -354,13 +337,13 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
     band = want;
     if (in.cell <= 0) base = fit(band, bottom, right);
     choose_columns(base.x);
-  };
-  settle_columns(0);
+  }
+
   // Row statistics take spare width, or width the cells can spare without losing their numbers
   // or their labels; otherwise the tooltip carries them.
-  bool show_stats = false;
-  if (stats_w > 0 && in.cell <= 0) {
-    const float spare = avail.x - label_w - base.x * cols;
+  void place_stats() {
+    if (stats_w <= 0 || in.cell > 0) return;
+    const float spare = in.avail.x - label_w - base.x * in.cols;
     if (spare >= stats_w) {
       show_stats = true;
     } else if (!in.cells_first) {
@@ -373,13 +356,13 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
       }
     }
   }
+
   // The colour bar stands right of the grid when that leaves larger cells (a wide panel), else
-  // lies under it; the hidden-cell legend sits right of a lying bar when it fits, else on a line
-  // of its own.
-  const float vbar_w =
-      in.color_bar && in.cell <= 0 ? fs * 0.8f + fs * 0.4f + in.bar_tick_w + pad * 2 : 0;
-  bool bar_right = false;
-  if (vbar_w > 0) {
+  // lies under it.
+  void place_bar() {
+    const float vbar_w =
+        in.color_bar && in.cell <= 0 ? fs * 0.8f + fs * 0.4f + in.bar_tick_w + pad * 2 : 0;
+    if (vbar_w <= 0) return;
     const float legend_line = !in.legend ? 0 : fs * 1.4f;
     const ImVec2 side = fit(band, legend_line, (show_stats ? stats_w : 0) + vbar_w);
     const bool larger = in.cells_first ? side.x * side.y > base.x * base.y * 1.05f
@@ -392,15 +375,17 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
       settle_columns((show_stats ? stats_w : 0) + vbar_w);
     }
   }
-  float short_bar = 0;
-  if (!bar_right && in.legend && in.color_bar) {
-    const float grid_w = base.x * cols;
-    float bw = std::min(std::max(grid_w, fs * 10), avail.x - label_w);
+
+  // The hidden-cell legend sits right of a lying bar when it fits, else on a line of its own.
+  void place_legend() {
+    if (bar_right || !in.legend || !in.color_bar) return;
+    const float grid_w = base.x * in.cols;
+    float bw = std::min(std::max(grid_w, fs * 10), in.avail.x - label_w);
     // A shorter bar (8 letters at the least) that keeps the legend beside it leaves the line
     // under it to the cells.
-    const float beside = avail.x - label_w - pad * 2 - legend_w;
+    const float beside = in.avail.x - label_w - pad * 2 - legend_w;
     if (in.cell <= 0 && bw > beside && beside >= fs * 8) short_bar = bw = beside;
-    if (label_w + bw + pad * 2 + legend_w > avail.x) {
+    if (label_w + bw + pad * 2 + legend_w > in.avail.x) {
       short_bar = 0;
       legend_below = true;
       bottom += fs * 1.4f;
@@ -410,22 +395,81 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
       }
     }
   }
+};
+
+// Sizes the cells for the room, in the order the eye reads, and copies the choices into L.
+void size_cells(const HeatmapLayoutInput& in, HeatmapLayout& L) {
+  const float fs = in.font;
+  const float pad = fs * 0.5f;
+  // Labels shrink to this before anything else; presentation's large text lets them go further
+  // (16 px, the least a projector's back row reads) before they turn upright and take the cells'
+  // height.
+  const float min_lf = in.cells_first ? std::max(std::min(fs * 0.72f, 16.0f), fs * 0.45f)
+                                      : std::max(fs * 0.72f, 10.0f);
+  CellSizing z(in, fs, pad, min_lf);
+  L.pad = pad;
+  L.min_lf = min_lf;
+  const bool row_names = in.labels && in.row_labels_shown;
+  L.row_names = row_names;
+  L.axis_size = fs * 0.85f;
+  const float row_axis_w = in.labels && in.row_axis && !in.cells_first ? in.row_axis_w : 0;
+  L.row_axis_w = row_axis_w;
+  const float row_cap = in.cell > 0 ? 1e9f : in.avail.x * 0.28f;
+  if (row_names)
+    z.label_w = std::min(std::max(in.row_label_w, row_axis_w), row_cap) + pad * 2;
+  else if (in.labels)
+    z.label_w = pad;
+  z.cap_h = in.labels && (in.col_axis || in.row_axis) && !in.cells_first ? fs * 1.15f : 0;
+  z.stats_w = in.row_stats && in.labels ? in.stats_text_w + pad * 2 : 0;
+  z.legend_w = !in.legend ? 0 : fs * 1.3f + pad + in.legend_text_w;
+  const float bar_block = in.color_bar ? fs * 0.6f + fs * 0.8f + 2 + fs + fs * 0.2f : 0;
+  z.max_cell = in.max_cell > 0 ? in.max_cell * fs / 20.0f : 1e9f;
+
+  z.band = in.labels ? fs * 1.3f : 0;  // key labels above the grid (upright at first)
+  z.bottom = bar_block;
+  z.base = in.cell > 0 ? ImVec2{in.cell, in.cell} : z.fit(z.band, z.bottom, 0);
+  z.col_lf = fs;
+  z.settle_columns(0);
+  z.place_stats();
+  z.place_bar();
+  z.place_legend();
+
+  L.label_w = z.label_w;
+  L.cap_h = z.cap_h;
+  L.band = z.band;
+  L.bottom = z.bottom;
+  L.stats_w = z.stats_w;
+  L.show_stats = z.show_stats;
+  L.bar_right = z.bar_right;
+  L.legend_below = z.legend_below;
+  L.bar_w = z.short_bar;
+  L.base = z.base;
+  L.col_lf = z.col_lf;
+  L.vertical = z.vertical;
+}
+
+// Places the viewport at the zoom and pan (or, in presentation, on a window of rows or columns
+// around the focus), and finds the cells it shows.
+void place_viewport(const HeatmapLayoutInput& in, HeatmapLayout& L) {
+  const int rows = in.rows, cols = in.cols;
+  const ImVec2 pos = in.pos, avail = in.avail, base = L.base;
+  const float min_lf = L.min_lf;
   float cell_w = base.x * in.zoom, cell_h = base.y * in.zoom;
-  const float stats_used = show_stats ? stats_w : 0;
-  const ImVec2 vp0{pos.x + label_w, pos.y + cap_h + band};
+  const float stats_used = L.show_stats ? L.stats_w : 0;
+  const ImVec2 vp0{pos.x + L.label_w, pos.y + L.cap_h + L.band};
   // Presentation never thins its labels: rows (or columns) too many for 16 px labels are shown
   // as a window of them at that size, centred on the selected query (or key).
   const bool window_rows = in.cells_first && in.labels && in.row_labels_shown && in.cell <= 0 &&
                            rows > 1 && cell_h < min_lf * 1.05f;
-  const bool window_cols = in.cells_first && in.labels && in.cell <= 0 && cols > 1 && vertical &&
+  const bool window_cols = in.cells_first && in.labels && in.cell <= 0 && cols > 1 && L.vertical &&
                            cell_w < min_lf * 1.15f;
   if (window_rows) cell_h = std::ceil(min_lf * 1.05f);
   if (window_cols) cell_w = std::ceil(min_lf * 1.15f);
   L.windowed = window_rows || window_cols;
-  const ImVec2 vp_size = in.cell > 0
-                             ? ImVec2{base.x * cols, base.y * rows}
-                             : ImVec2{std::min(avail.x - label_w - stats_used, cell_w * cols),
-                                      std::min(avail.y - cap_h - band - bottom, cell_h * rows)};
+  const ImVec2 vp_size =
+      in.cell > 0 ? ImVec2{base.x * cols, base.y * rows}
+                  : ImVec2{std::min(avail.x - L.label_w - stats_used, cell_w * cols),
+                           std::min(avail.y - L.cap_h - L.band - L.bottom, cell_h * rows)};
   const ImVec2 vp1{vp0.x + vp_size.x, vp0.y + vp_size.y};
   auto centred = [](int focus, float cell, float room) {
     return room / 2 - (static_cast<float>(std::max(focus, 0)) + 0.5f) * cell;
@@ -441,6 +485,18 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
   L.j0 = std::max(0, static_cast<int>((vp0.x - origin.x) / cell_w));
   L.j1 = std::min(cols, static_cast<int>(std::ceil((vp1.x - origin.x) / cell_w)));
   L.small = static_cast<double>(L.i1 - L.i0) * (L.j1 - L.j0) <= 4096;
+  L.cell_w = cell_w;
+  L.cell_h = cell_h;
+  L.vp0 = vp0;
+  L.vp_size = vp_size;
+  L.vp1 = vp1;
+  L.pan = pan;
+  L.origin = origin;
+}
+
+// The numbers' size (and whether they show) and the labels' sizes and thinning, for the cells.
+void size_text(const HeatmapLayoutInput& in, HeatmapLayout& L) {
+  const float fs = in.font, cell_w = L.cell_w, cell_h = L.cell_h, min_lf = L.min_lf;
   // Numbers, as large as the cells allow: a projector needs them big, a crowded grid small.
   const float em = in.number_w / fs;  // width of the widest number per pixel of font size
   const bool big_numbers = in.max_cell <= 0;
@@ -459,28 +515,17 @@ HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
       cell_h / 1.05f >= 12.0f && !in.cells_first ? std::min(min_lf, cell_h / 1.05f) : min_lf;
   L.row_lf = std::clamp(cell_h / 1.05f, row_min, fs);
   L.row_every = label_step(L.row_lf * 1.02f / cell_h);
-  L.col_every = label_step(vertical ? col_lf * 1.1f / cell_w
-                                    : (in.col_label_w * col_lf / fs + pad * 0.5f) / cell_w);
+  L.col_every = label_step(L.vertical ? L.col_lf * 1.1f / cell_w
+                                      : (in.col_label_w * L.col_lf / fs + L.pad * 0.5f) / cell_w);
+}
 
-  L.label_w = label_w;
-  L.cap_h = cap_h;
-  L.band = band;
-  L.bottom = bottom;
-  L.stats_w = stats_w;
-  L.show_stats = show_stats;
-  L.bar_right = bar_right;
-  L.legend_below = legend_below;
-  L.bar_w = short_bar;
-  L.base = base;
-  L.col_lf = col_lf;
-  L.vertical = vertical;
-  L.cell_w = cell_w;
-  L.cell_h = cell_h;
-  L.vp0 = vp0;
-  L.vp_size = vp_size;
-  L.vp1 = vp1;
-  L.pan = pan;
-  L.origin = origin;
+}  // namespace
+
+HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in) {
+  HeatmapLayout L;
+  size_cells(in, L);
+  place_viewport(in, L);
+  size_text(in, L);
   return L;
 }
 

@@ -90,15 +90,12 @@ void draw_key_strip(Ui& ui, const AttentionTrace& t, const OnlineSoftmaxWalk& w,
   ImGui::Dummy({std::min(avail, n * cell), label_h + box_h + 6});
 }
 
-}  // namespace
-
-void draw_flash_panel(Ui& ui) {
-  if (!ui.flash.open) return;
-  AppState& st = ui.state;
+// Places the window (when it opens, and again when the main window changes size (F11, a
+// projector's resolution) or the layout is reset, so it never hangs off the screen) and begins
+// it. False when it is collapsed, after ending it.
+bool begin_flash_window(Ui& ui) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
-  // Placed when it opens, and again when the main window changes size (F11, a projector's
-  // resolution) or the layout is reset, so it never hangs off the screen.
   const ImGuiCond cond =
       ui.layout.reset || vp->Size.x != ui.flash.viewport.x || vp->Size.y != ui.flash.viewport.y
           ? ImGuiCond_Always
@@ -110,12 +107,18 @@ void draw_flash_panel(Ui& ui) {
   if (!ImGui::Begin("FlashAttention: the online softmax, block by block###flash", &ui.flash.open,
                     ImGuiWindowFlags_NoCollapse)) {
     ImGui::End();
-    return;
+    return false;
   }
+  return true;
+}
+
+// The number of query rows there are to walk, or 0 after saying why there is nothing to walk
+// (no scenario, no softmax, or variants that change what surrounds the softmax).
+int walkable_rows(Ui& ui) {
+  AppState& st = ui.state;
   if (!st.has_trace()) {
     ImGui::TextDisabled("No scenario loaded yet.");
-    ImGui::End();
-    return;
+    return 0;
   }
   const AttentionTrace& t = st.trace();
   const int rows = t.find(StageId::kWeights) && !t.step(StageId::kWeights).heads.empty()
@@ -123,8 +126,7 @@ void draw_flash_panel(Ui& ui) {
                        : 0;
   if (rows == 0 || t.n_k == 0) {
     ImGui::TextDisabled("This trace has no softmax to step through.");
-    ImGui::End();
-    return;
+    return 0;
   }
   if (t.variants.any()) {
     ImGui::TextWrapped(
@@ -133,21 +135,13 @@ void draw_flash_panel(Ui& ui) {
         "softmax: open a scenario without them to step through the blocks.");
     if (ImGui::Button("Open the fear-is-the example"))
       ui.defer([&st] { st.load_example("fear-is-the"); });
-    ImGui::End();
-    return;
+    return 0;
   }
-  if (st.selection().active() && st.selection().query != ui.flash.follow) {
-    // Follow the heatmap's selection when it changes; the window's own choice otherwise.
-    ui.flash.follow = st.selection().query;
-    ui.flash.query = st.selection().query;
-    ui.flash.done = 0;
-  }
-  ui.flash.query = std::clamp(ui.flash.query, t.first_row, t.first_row + rows - 1);
-  ui.flash.block = std::clamp(ui.flash.block, 1, t.n_k);
-  const int h = std::clamp(st.head(), 0, t.num_heads - 1);
-  const int precision = std::clamp(st.precision, 1, 8);
+  return rows;
+}
 
-  // Controls: which query, the block size, and stepping through the blocks.
+// The controls above the walk: which query, the head, and the block size.
+void draw_query_and_block(Ui& ui, const AttentionTrace& t, int rows, int h) {
   ImGui::TextUnformatted("Query");
   ImGui::SameLine();
   const std::string qlabel =
@@ -176,8 +170,10 @@ void draw_flash_panel(Ui& ui) {
     ui.flash.block = block;
     ui.flash.done = 0;
   }
-  const OnlineSoftmaxWalk w = online_softmax_walk(t, ui.flash.query, h, ui.flash.block);
-  const int nb = static_cast<int>(w.blocks.size());
+}
+
+// Previous/Next, Start over and All blocks, stepping ui.flash.done through the nb blocks.
+void draw_block_steps(Ui& ui, int nb) {
   ui.flash.done = std::clamp(ui.flash.done, 0, nb);
   same_line_if_fits(button_width("◀ Previous block"));
   if (ImGui::Button("◀ Previous block") && ui.flash.done > 0) --ui.flash.done;
@@ -189,18 +185,11 @@ void draw_flash_panel(Ui& ui) {
   if (ImGui::Button("All blocks")) ui.flash.done = nb;
   same_line_if_fits(ImGui::CalcTextSize("read 000 of 000 blocks").x);
   ImGui::TextDisabled("read %d of %d block%s", ui.flash.done, nb, nb == 1 ? "" : "s");
-  ImGui::Separator();
+}
 
-  ImGui::BeginChild("flash-body", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
-  text_wrapped_at_spaces(
-      "Keys are read in blocks of B. Three running values stand in for the whole row of scores: "
-      "m, the largest score so far; ℓ, the sum of exp(x_j − m); acc, the sum of exp(x_j − m)·v_j. "
-      "When a block raises m, ℓ and acc were measured against the old maximum, so both are "
-      "multiplied by e^(m_old − m_new) ≤ 1. One division acc / ℓ at the end gives the output.");
-  ImGui::Spacing();
-  draw_key_strip(ui, t, w, ui.flash.done, precision);
-
-  // The running values now, large.
+// The running values after the blocks read, large, and what the last block did to them.
+void draw_running_values(Ui& ui, const AttentionTrace& t, const OnlineSoftmaxWalk& w,
+                         int precision) {
   ImGui::PushFont(ui.fonts.bold);
   if (ui.flash.done == 0) {
     ImGui::Text("Start:  m = −∞    ℓ = 0    acc = %s",
@@ -231,66 +220,71 @@ void draw_flash_panel(Ui& ui) {
     text_wrapped_at_spaces(what);
     ImGui::PopStyleColor();
   }
-  ImGui::Spacing();
+}
 
-  // Every block read so far.
+// The table of every block read so far (up to 200), the last one highlighted.
+void draw_block_table(const OnlineSoftmaxWalk& w, int done, int precision) {
   const ImGuiTableFlags tf =
       ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit;
-  const int shown = std::min(ui.flash.done, 200);
-  if (shown > 0 && ImGui::BeginTable("flash-blocks", 7, tf)) {
-    for (const char* c : {"block", "keys", "block max", "m", "factor e^(m_old − m)", "ℓ", "acc"})
-      ImGui::TableSetupColumn(c);
-    ImGui::TableHeadersRow();
-    for (int k = 0; k < shown; ++k) {
-      const OnlineBlock& b = w.blocks[static_cast<size_t>(k)];
-      ImGui::TableNextRow();
-      if (k == ui.flash.done - 1)
-        ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1,
-                               ImGui::GetColorU32(ImVec4(kAccent.x, kAccent.y, kAccent.z, 0.22f)));
-      ImGui::TableNextColumn();
-      ImGui::Text("%d", k + 1);
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted((b.last - b.first == 1
-                                  ? std::to_string(b.first)
-                                  : std::to_string(b.first) + "–" + std::to_string(b.last - 1))
-                                 .c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(b.visible ? num(b.block_max, precision).c_str() : "−∞");
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(std::isinf(b.m_new) ? "−∞" : num(b.m_new, precision).c_str());
-      ImGui::TableNextColumn();
-      if (b.grew() && !std::isinf(b.m_old))
-        ImGui::TextColored(kAccent, "%s", num(b.rescale, precision).c_str());
-      else
-        ImGui::TextDisabled("1");
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(num(b.l_new, precision).c_str());
-      ImGui::TableNextColumn();
-      ImGui::TextUnformatted(vec(b.acc_new, precision).c_str());
-    }
-    ImGui::EndTable();
-  }
-
-  // The end: one division, and the standard softmax's output beside it.
-  if (ui.flash.done == nb) {
-    const Matrix& out = t.head(StageId::kOutput, h);
-    std::vector<double> standard(static_cast<size_t>(t.d_v));
-    for (int c = 0; c < t.d_v; ++c)
-      standard[static_cast<size_t>(c)] = out(ui.flash.query - t.first_row, c);
-    ImGui::Spacing();
-    ImGui::PushFont(ui.fonts.bold);
-    if (w.empty_row)
-      ImGui::TextUnformatted("Every key was hidden: ℓ = 0, the output is the zero vector.");
+  const int shown = std::min(done, 200);
+  if (shown <= 0 || !ImGui::BeginTable("flash-blocks", 7, tf)) return;
+  for (const char* c : {"block", "keys", "block max", "m", "factor e^(m_old − m)", "ℓ", "acc"})
+    ImGui::TableSetupColumn(c);
+  ImGui::TableHeadersRow();
+  for (int k = 0; k < shown; ++k) {
+    const OnlineBlock& b = w.blocks[static_cast<size_t>(k)];
+    ImGui::TableNextRow();
+    if (k == done - 1)
+      ImGui::TableSetBgColor(ImGuiTableBgTarget_RowBg1,
+                             ImGui::GetColorU32(ImVec4(kAccent.x, kAccent.y, kAccent.z, 0.22f)));
+    ImGui::TableNextColumn();
+    ImGui::Text("%d", k + 1);
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted((b.last - b.first == 1
+                                ? std::to_string(b.first)
+                                : std::to_string(b.first) + "–" + std::to_string(b.last - 1))
+                               .c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(b.visible ? num(b.block_max, precision).c_str() : "−∞");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(std::isinf(b.m_new) ? "−∞" : num(b.m_new, precision).c_str());
+    ImGui::TableNextColumn();
+    if (b.grew() && !std::isinf(b.m_old))
+      ImGui::TextColored(kAccent, "%s", num(b.rescale, precision).c_str());
     else
-      text_wrapped_at_spaces("output = acc / ℓ = " + vec(w.output, precision));
-    ImGui::PopFont();
-    const bool same = vec(w.output, precision) == vec(standard, precision);
-    text_wrapped_at_spaces("standard softmax, then weights · V = " + vec(standard, precision) +
-                           (same ? "   — the same, digit for digit"
-                                 : "   (float32 engine vs this double walk: last digit)"));
+      ImGui::TextDisabled("1");
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(num(b.l_new, precision).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(vec(b.acc_new, precision).c_str());
   }
+  ImGui::EndTable();
+}
+
+// The end: one division, and the standard softmax's output beside it.
+void draw_walk_result(Ui& ui, const AttentionTrace& t, const OnlineSoftmaxWalk& w, int h,
+                      int precision) {
+  const Matrix& out = t.head(StageId::kOutput, h);
+  std::vector<double> standard(static_cast<size_t>(t.d_v));
+  for (int c = 0; c < t.d_v; ++c)
+    standard[static_cast<size_t>(c)] = out(ui.flash.query - t.first_row, c);
   ImGui::Spacing();
-  const ScoreTraffic tr = score_traffic(t, ui.flash.block);
+  ImGui::PushFont(ui.fonts.bold);
+  if (w.empty_row)
+    ImGui::TextUnformatted("Every key was hidden: ℓ = 0, the output is the zero vector.");
+  else
+    text_wrapped_at_spaces("output = acc / ℓ = " + vec(w.output, precision));
+  ImGui::PopFont();
+  const bool same = vec(w.output, precision) == vec(standard, precision);
+  text_wrapped_at_spaces("standard softmax, then weights · V = " + vec(standard, precision) +
+                         (same ? "   — the same, digit for digit"
+                               : "   (float32 engine vs this double walk: last digit)"));
+}
+
+// The memory the standard way spends on scores and weights for this shape, which
+// FlashAttention never writes.
+void draw_memory_note(const AttentionTrace& t, int block) {
+  const ScoreTraffic tr = score_traffic(t, block);
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   text_wrapped_at_spaces(
       "Memory for this shape (float32): the standard way writes the scores S and the weights P, "
@@ -298,9 +292,55 @@ void draw_flash_panel(Ui& ui) {
       std::to_string(t.n_q) + " × " + std::to_string(t.n_k) + " per head × " +
       std::to_string(t.num_heads) + (t.num_heads == 1 ? " head" : " heads") + " = " +
       bytes_text(tr.matrix_bytes) + ", and reads both back: " + bytes_text(tr.traffic_bytes) +
-      " of traffic FlashAttention never makes. It keeps B = " + std::to_string(ui.flash.block) +
+      " of traffic FlashAttention never makes. It keeps B = " + std::to_string(block) +
       " scores (" + bytes_text(tr.block_bytes) + ") per query row on chip, plus m, ℓ and acc.");
   ImGui::PopStyleColor();
+}
+
+}  // namespace
+
+void draw_flash_panel(Ui& ui) {
+  if (!ui.flash.open) return;
+  AppState& st = ui.state;
+  if (!begin_flash_window(ui)) return;
+  const int rows = walkable_rows(ui);
+  if (rows == 0) {
+    ImGui::End();
+    return;
+  }
+  const AttentionTrace& t = st.trace();
+  if (st.selection().active() && st.selection().query != ui.flash.follow) {
+    // Follow the heatmap's selection when it changes; the window's own choice otherwise.
+    ui.flash.follow = st.selection().query;
+    ui.flash.query = st.selection().query;
+    ui.flash.done = 0;
+  }
+  ui.flash.query = std::clamp(ui.flash.query, t.first_row, t.first_row + rows - 1);
+  ui.flash.block = std::clamp(ui.flash.block, 1, t.n_k);
+  const int h = std::clamp(st.head(), 0, t.num_heads - 1);
+  const int precision = std::clamp(st.precision, 1, 8);
+
+  // Controls: which query, the block size, and stepping through the blocks.
+  draw_query_and_block(ui, t, rows, h);
+  const OnlineSoftmaxWalk w = online_softmax_walk(t, ui.flash.query, h, ui.flash.block);
+  const int nb = static_cast<int>(w.blocks.size());
+  draw_block_steps(ui, nb);
+  ImGui::Separator();
+
+  ImGui::BeginChild("flash-body", {0, 0}, false, ImGuiWindowFlags_HorizontalScrollbar);
+  text_wrapped_at_spaces(
+      "Keys are read in blocks of B. Three running values stand in for the whole row of scores: "
+      "m, the largest score so far; ℓ, the sum of exp(x_j − m); acc, the sum of exp(x_j − m)·v_j. "
+      "When a block raises m, ℓ and acc were measured against the old maximum, so both are "
+      "multiplied by e^(m_old − m_new) ≤ 1. One division acc / ℓ at the end gives the output.");
+  ImGui::Spacing();
+  draw_key_strip(ui, t, w, ui.flash.done, precision);
+  draw_running_values(ui, t, w, precision);
+  ImGui::Spacing();
+  draw_block_table(w, ui.flash.done, precision);
+  if (ui.flash.done == nb) draw_walk_result(ui, t, w, h, precision);
+  ImGui::Spacing();
+  draw_memory_note(t, ui.flash.block);
   ImGui::EndChild();
   ImGui::End();
 }

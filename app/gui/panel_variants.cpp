@@ -23,17 +23,12 @@ void heading(Ui& ui, const char* text) {
   ImGui::Separator();
 }
 
-}  // namespace
-
-void draw_variants_panel(Ui& ui) {
+// The causal mask's alignment, padding and the sliding window, each with its help.
+void draw_mask_controls(Ui& ui) {
   AppState& st = ui.state;
-  const Scenario& s = st.scenario();
-  const MaskSpec& m = s.options.mask;
+  const MaskSpec& m = st.scenario().options.mask;
   const AttentionTrace& t = st.trace();
   const float fs = ImGui::GetFontSize();
-  ImGui::BeginChild("variants", {0, 0}, false);
-
-  heading(ui, "Masks");
   int causal = static_cast<int>(m.causal);
   const char* kinds[] = {"none", "causal, top-left", "causal, lower-right"};
   ImGui::SetNextItemWidth(std::min(fs * 11, ImGui::GetContentRegionAvail().x -
@@ -76,7 +71,31 @@ void draw_variants_panel(Ui& ui) {
   help_marker(
       "Sliding window: query i sees only keys with |i − j| ≤ W, so the cost grows with "
       "n·W instead of n² (Longformer, Mistral).");
+}
 
+// Parses a list of global positions such as "0, 5": whole numbers of at least 0, or nullopt.
+std::optional<std::vector<int>> parse_positions(const std::string& text) {
+  std::vector<int> g;
+  std::istringstream is(text);
+  std::string item;
+  bool ok = true;
+  while (std::getline(is, item, ',')) {
+    std::string error;
+    std::optional<float> v = parse_user_number(item, error);
+    if (!v || *v < 0 || *v != std::floor(*v))
+      ok = false;
+    else
+      g.push_back(static_cast<int>(*v));
+  }
+  if (!ok) return std::nullopt;
+  return g;
+}
+
+// The global tokens: a checkbox per position up to 24 positions, else a list typed in.
+void draw_global_tokens(Ui& ui) {
+  AppState& st = ui.state;
+  const MaskSpec& m = st.scenario().options.mask;
+  const AttentionTrace& t = st.trace();
   ImGui::TextUnformatted("global tokens");
   same_line_if_fits(ImGui::CalcTextSize("(?)").x);
   help_marker(
@@ -98,34 +117,27 @@ void draw_variants_panel(Ui& ui) {
       if (ImGui::Checkbox(label.c_str(), &on)) ui.defer([=, &st] { st.toggle_global(p); });
       ImGui::PopID();
     }
-  } else {
-    std::string& text = ui.editor.positions_text;
-    if (!ImGui::IsAnyItemActive()) {
-      std::ostringstream os;
-      for (size_t i = 0; i < m.global.size(); ++i) os << (i ? ", " : "") << m.global[i];
-      text = os.str();
-    }
-    ImGui::SetNextItemWidth(fs * 12);
-    if (ImGui::InputText("positions", &text, ImGuiInputTextFlags_EnterReturnsTrue)) {
-      std::vector<int> g;
-      std::istringstream is(text);
-      std::string item;
-      bool ok = true;
-      while (std::getline(is, item, ',')) {
-        std::string error;
-        std::optional<float> v = parse_user_number(item, error);
-        if (!v || *v < 0 || *v != std::floor(*v))
-          ok = false;
-        else
-          g.push_back(static_cast<int>(*v));
-      }
-      if (ok)
-        ui.defer([=, &st] { st.set_global(g); });
-      else
-        st.set_message("global positions: expected whole numbers such as 0, 5", true);
-    }
+    return;
   }
+  std::string& text = ui.editor.positions_text;
+  if (!ImGui::IsAnyItemActive()) {
+    std::ostringstream os;
+    for (size_t i = 0; i < m.global.size(); ++i) os << (i ? ", " : "") << m.global[i];
+    text = os.str();
+  }
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12);
+  if (ImGui::InputText("positions", &text, ImGuiInputTextFlags_EnterReturnsTrue)) {
+    if (std::optional<std::vector<int>> g = parse_positions(text))
+      ui.defer([g = *g, &st] { st.set_global(g); });
+    else
+      st.set_message("global positions: expected whole numbers such as 0, 5", true);
+  }
+}
 
+// The toggle for editing a custom mask by clicking cells, and a button to clear it.
+void draw_custom_mask_toggle(Ui& ui) {
+  AppState& st = ui.state;
+  const MaskSpec& m = st.scenario().options.mask;
   // A checkbox's label cannot wrap: the longest wording that fits the column.
   const char* edit_label = "custom mask";
   for (const char* label : {"edit the custom mask by clicking cells", "custom mask (click cells)"})
@@ -140,8 +152,14 @@ void draw_variants_panel(Ui& ui) {
     same_line_if_fits(button_width("clear"));
     if (ImGui::SmallButton("clear")) ui.defer([=, &st] { st.clear_custom_mask(); });
   }
+}
 
-  heading(ui, "Scale and temperature");
+// The scale (default 1/√d_k or chosen) and the temperature.
+void draw_scale_controls(Ui& ui) {
+  AppState& st = ui.state;
+  const Scenario& s = st.scenario();
+  const AttentionTrace& t = st.trace();
+  const float fs = ImGui::GetFontSize();
   bool override_scale = s.options.scale.has_value();
   const float default_scale = 1.0f / std::sqrt(static_cast<float>(std::max(1, t.d_k)));
   if (ImGui::Checkbox("choose the scale", &override_scale))
@@ -169,35 +187,45 @@ void draw_variants_panel(Ui& ui) {
       "softmax(x / T): T < 1 sharpens the weights towards the largest score, T > 1 "
       "flattens them towards uniform. The entropy of each row (in bits) shows it: 0 = all "
       "on one key, log₂ n = uniform.");
-  if (const TraceStep* w = t.find(StageId::kWeights);
-      w && st.head() < static_cast<int>(w->heads.size())) {
-    const Matrix& wm = w->heads[st.head()];
-    RowEntropyCache& ent = ui.row_entropies;
-    const uint64_t serial = st.head_serial(st.head());
-    if (ent.serial != serial || ent.head != st.head() || ent.rows != wm.rows() ||
-        ent.cols != wm.cols())
-      ent = {serial, st.head(), wm.rows(), wm.cols(), {}};
-    char uniform[32];
-    std::snprintf(uniform, sizeof uniform, "%.2f", std::log2(std::max(1, t.n_k)));
-    text_disabled_wrapped(std::string("entropy per row, bits (uniform = ") + uniform + "):");
-    // As many rows as fit on one line: ImGui's wrapping would split "1.57" after its dot. Only
-    // those rows' entropies are computed, once per trace.
-    std::string line;
-    char buf[64];
-    const float room = ImGui::GetContentRegionAvail().x;
-    for (size_t i = 0; i < static_cast<size_t>(wm.rows()); ++i) {
-      if (i == ent.bits.size()) ent.bits.push_back(row_entropy_bits(wm.row(i))[0]);
-      std::snprintf(buf, sizeof buf, "%s%.2f", i ? "  " : "", ent.bits[i]);
-      if (ImGui::CalcTextSize((line + buf + "  …").c_str()).x > room) {
-        line += "  …";
-        break;
-      }
-      line += buf;
-    }
-    ImGui::TextDisabled("%s", line.c_str());
-  }
+}
 
-  heading(ui, "Sequences and heads");
+// The entropy of each row of the current head's weights, on one line. Only the rows that fit
+// are computed, once per trace.
+void draw_row_entropies(Ui& ui) {
+  AppState& st = ui.state;
+  const AttentionTrace& t = st.trace();
+  const TraceStep* w = t.find(StageId::kWeights);
+  if (!w || st.head() >= static_cast<int>(w->heads.size())) return;
+  const Matrix& wm = w->heads[st.head()];
+  RowEntropyCache& ent = ui.row_entropies;
+  const uint64_t serial = st.head_serial(st.head());
+  if (ent.serial != serial || ent.head != st.head() || ent.rows != wm.rows() ||
+      ent.cols != wm.cols())
+    ent = {serial, st.head(), wm.rows(), wm.cols(), {}};
+  char uniform[32];
+  std::snprintf(uniform, sizeof uniform, "%.2f", std::log2(std::max(1, t.n_k)));
+  text_disabled_wrapped(std::string("entropy per row, bits (uniform = ") + uniform + "):");
+  // As many rows as fit on one line: ImGui's wrapping would split "1.57" after its dot.
+  std::string line;
+  char buf[64];
+  const float room = ImGui::GetContentRegionAvail().x;
+  for (size_t i = 0; i < static_cast<size_t>(wm.rows()); ++i) {
+    if (i == ent.bits.size()) ent.bits.push_back(row_entropy_bits(wm.row(i))[0]);
+    std::snprintf(buf, sizeof buf, "%s%.2f", i ? "  " : "", ent.bits[i]);
+    if (ImGui::CalcTextSize((line + buf + "  …").c_str()).x > room) {
+      line += "  …";
+      break;
+    }
+    line += buf;
+  }
+  ImGui::TextDisabled("%s", line.c_str());
+}
+
+// Cross-attention, the number of query heads and the K/V heads (a divisor of it).
+void draw_heads_controls(Ui& ui) {
+  AppState& st = ui.state;
+  const AttentionTrace& t = st.trace();
+  const float fs = ImGui::GetFontSize();
   bool cross = st.cross_attention();
   if (ImGui::Checkbox("cross-attention", &cross))
     ui.defer([=, &st] { st.set_cross_attention(cross); });
@@ -229,11 +257,11 @@ void draw_variants_panel(Ui& ui) {
     if (ImGui::RadioButton(label.c_str(), G == d))
       ui.defer([&st, d, h = t.num_heads] { st.set_heads(h, d); });
   }
+}
 
-  heading(ui, "Beyond masks");
-  draw_beyond_masks_controls(ui);
-
-  heading(ui, "Compute");
+// The backend choice and the device it computes on.
+void draw_compute_choice(Ui& ui) {
+  AppState& st = ui.state;
   bool first_backend = true;
   for (const std::string& b : available_backends()) {
     if (!first_backend) same_line_if_fits(radio_width(b.c_str()));
@@ -244,6 +272,29 @@ void draw_variants_panel(Ui& ui) {
   ImGui::PushTextWrapPos(0);
   ImGui::TextDisabled("computing on %s", st.backend_name().c_str());
   ImGui::PopTextWrapPos();
+}
+
+}  // namespace
+
+void draw_variants_panel(Ui& ui) {
+  ImGui::BeginChild("variants", {0, 0}, false);
+  heading(ui, "Masks");
+  draw_mask_controls(ui);
+  draw_global_tokens(ui);
+  draw_custom_mask_toggle(ui);
+
+  heading(ui, "Scale and temperature");
+  draw_scale_controls(ui);
+  draw_row_entropies(ui);
+
+  heading(ui, "Sequences and heads");
+  draw_heads_controls(ui);
+
+  heading(ui, "Beyond masks");
+  draw_beyond_masks_controls(ui);
+
+  heading(ui, "Compute");
+  draw_compute_choice(ui);
   ImGui::EndChild();
 }
 

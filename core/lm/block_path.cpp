@@ -46,19 +46,274 @@ const BlockStage* BlockPath::find(BlockStageId id) const {
   return nullptr;
 }
 
+namespace {
+
+// What every step of block_path reads: the model, the kept activations and the token's place.
+struct PathReader {
+  const Model& m;
+  const Activations& a;
+  const Config& c;
+  bool llama;
+  int position, n;  // the token's position; values kept per vector
+  int l;            // the block
+
+  // Row `position` of sequence 0 of layer ly in an (L, B, T, width) activation.
+  const float* row(const AlignedVector<float>& v, int ly, int width) const {
+    return v.data() + ((static_cast<size_t>(ly) * a.B) * a.T + position) * width;
+  }
+  const float* row(const AlignedVector<float>& v, int width) const { return row(v, l, width); }
+  BlockVector vec(std::string label, const float* x, int size) const {
+    return attn::lm::vec(std::move(label), x, size, n);
+  }
+};
+
+// The embedding: GPT-2 adds its position's row; the Llama family adds nothing (RoPE).
+BlockStage embedding_stage(const PathReader& r, int token) {
+  const int C = r.c.n_embd;
+  const std::string id = std::to_string(token), t = std::to_string(r.position);
+  BlockStage s;
+  s.id = BlockStageId::kEmbedding;
+  s.title = r.llama ? "Token embedding" : "Token + position embedding";
+  if (r.llama) {
+    s.weights = "model.embed_tokens";
+    s.formula = "x = embed_tokens[" + id + "]   (no position added: RoPE rotates q and k)";
+    s.shape = "token " + id + " → " + row_shape(C);
+  } else {
+    s.weights = "wte, wpe";
+    s.formula = "x = wte[" + id + "] + wpe[" + t + "]";
+    s.shape = row_shape(C) + " + " + row_shape(C) + " → " + row_shape(C);
+    const float* wte = r.m.params.ptr(kWte) + static_cast<size_t>(token) * C;
+    const float* wpe = r.m.params.ptr(kWpe) + static_cast<size_t>(r.position) * C;
+    s.vectors.push_back(r.vec("wte[" + id + "]", wte, C));
+    s.vectors.push_back(r.vec("wpe[" + t + "]", wpe, C));
+  }
+  s.vectors.push_back(
+      r.vec("x", r.a.encoded.data() + static_cast<size_t>(r.position) * C, C));  // b = 0
+  return s;
+}
+
+// What block l reads when l > 0: block l − 1's output.
+BlockStage input_stage(const PathReader& r) {
+  const int C = r.c.n_embd, l = r.l;
+  BlockStage s;
+  s.id = BlockStageId::kInput;
+  s.title = l == 1 ? "Block 0" : "Blocks 0 – " + std::to_string(l - 1);
+  s.formula = "x = the residual stream after block " + std::to_string(l - 1);
+  s.shape = row_shape(C) + " → " + row_shape(C);
+  s.vectors.push_back(r.vec("x", r.row(r.a.residual3, l - 1, C), C));
+  return s;
+}
+
+// A LayerNorm (GPT-2) or RMSNorm (Llama) of layer nl, or the final one when nl < 0.
+BlockStage norm_stage(const PathReader& r, BlockStageId sid, const char* gpt2_part,
+                      const char* llama_part, const float* out, const AlignedVector<float>& mean,
+                      const AlignedVector<float>& rstd, int nl) {
+  const int C = r.c.n_embd;
+  const bool llama = r.llama;
+  BlockStage s;
+  s.id = sid;
+  s.title = llama ? "RMSNorm" : "LayerNorm";
+  s.weights = nl < 0 ? (llama ? "model.norm" : "ln_f")
+                     : (llama ? llama_name(llama_part, nl) : gpt2_name(gpt2_part, nl));
+  s.formula = llama ? "x / √(mean(x²) + ε) ⊙ g" : "(x − μ) / √(σ² + ε) ⊙ γ + β";
+  s.shape = row_shape(C) + " → " + row_shape(C);
+  const auto at = [&](const AlignedVector<float>& v) {
+    return static_cast<double>(v[nl < 0 ? static_cast<size_t>(r.position)
+                                        : (static_cast<size_t>(nl) * r.a.B) * r.a.T + r.position]);
+  };
+  if (llama) {
+    s.stats.emplace_back("rms", 1.0 / at(rstd));
+  } else {
+    s.stats.emplace_back("μ", at(mean));
+    s.stats.emplace_back("σ", 1.0 / at(rstd));
+  }
+  s.vectors.push_back(r.vec("norm(x)", out, C));
+  return s;
+}
+
+// The projections to q, k and v, with the chosen head's slices (and q before RoPE if kept).
+BlockStage qkv_stage(const PathReader& r, int head, int kv_head) {
+  const Config& c = r.c;
+  const int C = c.n_embd, hs = c.head_size(), Q = c.q_dim(), KV = c.kv_dim(), W = c.qkv_width();
+  const int l = r.l;
+  const float* qkv = r.row(r.a.qkv, W);
+  BlockStage s;
+  s.id = BlockStageId::kQkv;
+  s.title = "Q, K, V";
+  if (r.llama) {
+    s.weights = llama_name(".self_attn.{q,k,v}_proj", l);
+    s.formula = std::string("q = norm(x)·W_qᵀ, k = norm(x)·W_kᵀ, v = norm(x)·W_vᵀ") +
+                (c.qkv_bias ? " (+ b)" : "") + "; RoPE rotates q and k by position " +
+                std::to_string(r.position);
+    s.shape =
+        row_shape(C) + " → q " + row_shape(Q) + ", k " + row_shape(KV) + ", v " + row_shape(KV);
+  } else {
+    s.weights = gpt2_name(".attn.c_attn", l);
+    s.formula = "q | k | v = norm(x)·W + b";
+    s.shape = row_shape(C) + " → " + row_shape(W) + " = q | k | v";
+  }
+  s.stats.emplace_back("query heads", c.n_head);
+  s.stats.emplace_back("K/V heads", c.kv_heads());
+  s.stats.emplace_back("head size", hs);
+  const std::string hq = std::to_string(head), hk = std::to_string(kv_head);
+  if (r.llama)
+    s.note =
+        "RoPE turns pairs of q's values (and k's) by angles set by the position: the "
+        "values change, the length does not.";
+  if (r.llama && !r.a.qk_unrotated.empty()) {
+    const float* un = r.row(r.a.qk_unrotated, Q + KV);
+    s.vectors.push_back(r.vec("q, head " + hq + ", before RoPE", un + head * hs, hs));
+  }
+  s.vectors.push_back(r.vec("q, head " + hq, qkv + head * hs, hs));
+  s.vectors.push_back(r.vec("k, head " + hk, qkv + Q + kv_head * hs, hs));
+  s.vectors.push_back(r.vec("v, head " + hk, qkv + Q + KV + kv_head * hs, hs));
+  return s;
+}
+
+// The chosen head's attention: the keys it sees, its strongest ones and its output.
+BlockStage attention_stage(const PathReader& r, int head, int kv_head, int top_keys) {
+  const Config& c = r.c;
+  const int hs = c.head_size(), position = r.position, l = r.l;
+  BlockStage s;
+  s.id = BlockStageId::kAttention;
+  s.title = "Attention: head " + std::to_string(head);
+  s.formula = "w_j = softmax_j(q · k_j / √" + std::to_string(hs) + "), out = Σ_j w_j v_j";
+  const int window = c.window(l);
+  const int first = window > 0 ? std::max(0, position - window + 1) : 0;
+  const int keys = position - first + 1;
+  s.shape = "q " + row_shape(hs) + " · Kᵀ (" + std::to_string(hs) + ", " + std::to_string(keys) +
+            ") → w " + row_shape(keys) + " · V → " + row_shape(hs);
+  if (c.kv_heads() < c.n_head)
+    s.note = "Query head " + std::to_string(head) + " shares K/V head " + std::to_string(kv_head) +
+             " with query heads " + std::to_string(kv_head * c.group()) + "–" +
+             std::to_string(kv_head * c.group() + c.group() - 1) + ".";
+  if (window > 0 && first > 0)
+    s.note += std::string(s.note.empty() ? "" : " ") + "The sliding window of " +
+              std::to_string(window) + " hides keys before position " + std::to_string(first) + ".";
+  s.stats.emplace_back("keys seen", keys);
+  const float* w = r.a.att_at(c, l, 0, head) + static_cast<size_t>(position) * r.a.T;
+  std::vector<int> js;
+  for (int j = first; j <= position; ++j) js.push_back(j);
+  const int k = std::min(static_cast<int>(js.size()), std::max(top_keys, 0));
+  std::partial_sort(js.begin(), js.begin() + k, js.end(),
+                    [&](int i, int j) { return w[i] != w[j] ? w[i] > w[j] : i < j; });
+  for (int i = 0; i < k; ++i)
+    s.top.emplace_back(js[static_cast<size_t>(i)], w[js[static_cast<size_t>(i)]]);
+  s.vectors.push_back(r.vec("head " + std::to_string(head) + " output",
+                            r.row(r.a.atty, c.q_dim()) + head * hs, hs));
+  return s;
+}
+
+// The heads joined and projected back to the residual width.
+BlockStage out_proj_stage(const PathReader& r) {
+  const int C = r.c.n_embd, NH = r.c.n_head, hs = r.c.head_size(), l = r.l;
+  BlockStage s;
+  s.id = BlockStageId::kOutProj;
+  s.title = "Output projection";
+  s.weights = r.llama ? llama_name(".self_attn.o_proj", l) : gpt2_name(".attn.c_proj", l);
+  s.formula = std::string("attention = [head 0 | head 1 | … | head ") + std::to_string(NH - 1) +
+              (r.llama ? "]·W_oᵀ" : "]·W + b");
+  s.shape = std::to_string(NH) + " heads × " + std::to_string(hs) + " = " + row_shape(r.c.q_dim()) +
+            " → " + row_shape(C);
+  s.vectors.push_back(r.vec("attention", r.row(r.a.attproj, C), C));
+  return s;
+}
+
+// A residual addition with the given formula, showing the sum `out` as `label`.
+BlockStage residual_stage(const PathReader& r, BlockStageId id, std::string formula,
+                          std::string label, const float* out) {
+  const int C = r.c.n_embd;
+  BlockStage s;
+  s.id = id;
+  s.title = "Residual";
+  s.formula = std::move(formula);
+  s.shape = row_shape(C) + " + " + row_shape(C) + " → " + row_shape(C);
+  s.vectors.push_back(r.vec(std::move(label), out, C));
+  return s;
+}
+
+// An attention-only GPT-2 model: the forward pass skips the MLP, which would add 0.
+BlockStage skipped_mlp_stage(int C) {
+  BlockStage s;
+  s.id = BlockStageId::kMlp;
+  s.title = "MLP (skipped)";
+  s.note =
+      "Every MLP weight of this model is zero, so the MLP adds nothing: the residual "
+      "stream passes through unchanged.";
+  s.shape = row_shape(C) + " → " + row_shape(C);
+  return s;
+}
+
+// The MLP's first half: GPT-2's expansion and GELU, or Llama's SwiGLU gate and up projections.
+BlockStage mlp_stage(const PathReader& r) {
+  const int C = r.c.n_embd, F = r.c.mlp_size(), l = r.l;
+  const Activations& a = r.a;
+  BlockStage s;
+  s.id = BlockStageId::kMlp;
+  if (r.llama) {
+    s.title = "SwiGLU";
+    s.weights = llama_name(".mlp.{gate,up}_proj", l);
+    s.formula = "silu(norm(x)·W_gateᵀ) ⊙ (norm(x)·W_upᵀ),  silu(z) = z / (1 + e^−z)";
+    s.shape = row_shape(C) + " → 2 × " + row_shape(F) + " → " + row_shape(F);
+    s.vectors.push_back(r.vec("gate", r.row(a.fch, F), F));
+    s.vectors.push_back(r.vec("up", r.row(a.fc_up, F), F));
+    s.vectors.push_back(r.vec("silu(gate) ⊙ up", r.row(a.fch_gelu, F), F));
+  } else {
+    s.title = "MLP: expand, GELU";
+    s.weights = gpt2_name(".mlp.c_fc", l);
+    s.formula = "h = norm(x)·W + b, then GELU(h)";
+    s.shape = row_shape(C) + " → " + row_shape(F);
+    s.vectors.push_back(r.vec("h", r.row(a.fch, F), F));
+    s.vectors.push_back(r.vec("GELU(h)", r.row(a.fch_gelu, F), F));
+  }
+  const float* act = r.row(a.fch_gelu, F);
+  int positive = 0;
+  for (int i = 0; i < F; ++i) positive += act[i] > 0 ? 1 : 0;
+  s.stats.emplace_back("positive", positive);
+  return s;
+}
+
+// The MLP's second half: the projection back down to the residual width.
+BlockStage mlp_down_stage(const PathReader& r) {
+  const int C = r.c.n_embd, F = r.c.mlp_size(), l = r.l;
+  BlockStage d;
+  d.id = BlockStageId::kMlpDown;
+  d.title = "MLP: project down";
+  d.weights = r.llama ? llama_name(".mlp.down_proj", l) : gpt2_name(".mlp.c_proj", l);
+  d.formula = r.llama ? "mlp = (silu(gate) ⊙ up)·W_downᵀ" : "mlp = GELU(h)·W + b";
+  d.shape = row_shape(F) + " → " + row_shape(C);
+  d.vectors.push_back(r.vec("mlp", r.row(r.a.fcproj, C), C));
+  return d;
+}
+
+// After the last block: the logits over the vocabulary and the likeliest next tokens.
+BlockStage next_token_stage(const PathReader& r, const BlockPathOptions& o) {
+  const bool llama = r.llama;
+  BlockStage s;
+  s.id = BlockStageId::kNextToken;
+  s.title = "Next token";
+  const bool tied = !llama || r.m.llama.head.rows == 0;
+  s.weights = !llama ? "wte (tied)" : tied ? "model.embed_tokens (tied)" : "lm_head";
+  s.formula = std::string("p = softmax(norm(x) · ") +
+              (!llama ? "wteᵀ"
+               : tied ? "embed_tokensᵀ"
+                      : "lm_headᵀ") +
+              (o.temperature != 1.0 ? " / " + num(o.temperature) : "") + ")";
+  s.shape = row_shape(r.c.n_embd) + " → " + row_shape(r.c.vocab_size) + " logits → probabilities";
+  s.top = top_tokens_at(r.m, r.a, r.position, o.top_tokens, o.temperature);
+  return s;
+}
+
+}  // namespace
+
 BlockPath block_path(const Model& m, const Activations& a, int layer, int head, int position,
                      const BlockPathOptions& o) {
   const Config& c = m.config;
-  const bool llama = c.llama_family();
-  const int L = c.n_layer, C = c.n_embd, NH = c.n_head, NKV = c.kv_heads(), hs = c.head_size();
-  const int F = c.mlp_size(), Q = c.q_dim(), KV = c.kv_dim(), W = c.qkv_width(), T = a.T;
-  assert(layer >= 0 && layer < L && head >= 0 && head < NH && position >= 0 && position < T);
-  const int n = o.values;
-  // Row `position` of sequence 0 of layer l in an (L, B, T, width) activation.
-  const auto row = [&](const AlignedVector<float>& v, int l, int width) {
-    return v.data() + ((static_cast<size_t>(l) * a.B) * T + position) * width;
-  };
+  const int L = c.n_layer, C = c.n_embd;
+  assert(layer >= 0 && layer < L && head >= 0 && head < c.n_head && position >= 0 &&
+         position < a.T);
   const int l = layer;
+  const PathReader r{m, a, c, c.llama_family(), position, o.values, l};
   BlockPath p;
   p.layer = l;
   p.head = head;
@@ -66,224 +321,32 @@ BlockPath block_path(const Model& m, const Activations& a, int layer, int head, 
   p.position = position;
   p.token = a.tokens[static_cast<size_t>(position)];
   p.last_block = l == L - 1;
-  const std::string id = std::to_string(p.token), t = std::to_string(position);
 
-  {  // The embedding: GPT-2 adds its position's row; the Llama family adds nothing (RoPE).
-    BlockStage s;
-    s.id = BlockStageId::kEmbedding;
-    s.title = llama ? "Token embedding" : "Token + position embedding";
-    if (llama) {
-      s.weights = "model.embed_tokens";
-      s.formula = "x = embed_tokens[" + id + "]   (no position added: RoPE rotates q and k)";
-      s.shape = "token " + id + " → " + row_shape(C);
-    } else {
-      s.weights = "wte, wpe";
-      s.formula = "x = wte[" + id + "] + wpe[" + t + "]";
-      s.shape = row_shape(C) + " + " + row_shape(C) + " → " + row_shape(C);
-      const float* wte = m.params.ptr(kWte) + static_cast<size_t>(p.token) * C;
-      const float* wpe = m.params.ptr(kWpe) + static_cast<size_t>(position) * C;
-      s.vectors.push_back(vec("wte[" + id + "]", wte, C, n));
-      s.vectors.push_back(vec("wpe[" + t + "]", wpe, C, n));
-    }
-    s.vectors.push_back(
-        vec("x", a.encoded.data() + static_cast<size_t>(position) * C, C, n));  // b = 0
-    p.stages.push_back(std::move(s));
-  }
-  // What block l reads: the embedding, or block l − 1's output.
-  const float* x =
-      l == 0 ? a.encoded.data() + static_cast<size_t>(position) * C : row(a.residual3, l - 1, C);
-  if (l > 0) {
-    BlockStage s;
-    s.id = BlockStageId::kInput;
-    s.title = l == 1 ? "Block 0" : "Blocks 0 – " + std::to_string(l - 1);
-    s.formula = "x = the residual stream after block " + std::to_string(l - 1);
-    s.shape = row_shape(C) + " → " + row_shape(C);
-    s.vectors.push_back(vec("x", x, C, n));
-    p.stages.push_back(std::move(s));
-  }
-  const auto norm_stage = [&](BlockStageId sid, const char* gpt2_part, const char* llama_part,
-                              const float* out, const AlignedVector<float>& mean,
-                              const AlignedVector<float>& rstd, int nl) {
-    BlockStage s;
-    s.id = sid;
-    s.title = llama ? "RMSNorm" : "LayerNorm";
-    s.weights = nl < 0 ? (llama ? "model.norm" : "ln_f")
-                       : (llama ? llama_name(llama_part, nl) : gpt2_name(gpt2_part, nl));
-    s.formula = llama ? "x / √(mean(x²) + ε) ⊙ g" : "(x − μ) / √(σ² + ε) ⊙ γ + β";
-    s.shape = row_shape(C) + " → " + row_shape(C);
-    const auto at = [&](const AlignedVector<float>& v) {
-      return static_cast<double>(v[nl < 0 ? static_cast<size_t>(position)
-                                          : (static_cast<size_t>(nl) * a.B) * T + position]);
-    };
-    if (llama) {
-      s.stats.emplace_back("rms", 1.0 / at(rstd));
-    } else {
-      s.stats.emplace_back("μ", at(mean));
-      s.stats.emplace_back("σ", 1.0 / at(rstd));
-    }
-    s.vectors.push_back(vec("norm(x)", out, C, n));
-    p.stages.push_back(std::move(s));
-  };
-  norm_stage(BlockStageId::kNorm1, ".ln_1", ".input_layernorm", row(a.ln1, l, C), a.ln1_mean,
-             a.ln1_rstd, l);
-
-  const float* qkv = row(a.qkv, l, W);
-  {
-    BlockStage s;
-    s.id = BlockStageId::kQkv;
-    s.title = "Q, K, V";
-    if (llama) {
-      s.weights = llama_name(".self_attn.{q,k,v}_proj", l);
-      s.formula = std::string("q = norm(x)·W_qᵀ, k = norm(x)·W_kᵀ, v = norm(x)·W_vᵀ") +
-                  (c.qkv_bias ? " (+ b)" : "") + "; RoPE rotates q and k by position " + t;
-      s.shape =
-          row_shape(C) + " → q " + row_shape(Q) + ", k " + row_shape(KV) + ", v " + row_shape(KV);
-    } else {
-      s.weights = gpt2_name(".attn.c_attn", l);
-      s.formula = "q | k | v = norm(x)·W + b";
-      s.shape = row_shape(C) + " → " + row_shape(W) + " = q | k | v";
-    }
-    s.stats.emplace_back("query heads", NH);
-    s.stats.emplace_back("K/V heads", NKV);
-    s.stats.emplace_back("head size", hs);
-    const std::string hq = std::to_string(head), hk = std::to_string(p.kv_head);
-    if (llama)
-      s.note =
-          "RoPE turns pairs of q's values (and k's) by angles set by the position: the "
-          "values change, the length does not.";
-    if (llama && !a.qk_unrotated.empty()) {
-      const float* un = row(a.qk_unrotated, l, Q + KV);
-      s.vectors.push_back(vec("q, head " + hq + ", before RoPE", un + head * hs, hs, n));
-    }
-    s.vectors.push_back(vec("q, head " + hq, qkv + head * hs, hs, n));
-    s.vectors.push_back(vec("k, head " + hk, qkv + Q + p.kv_head * hs, hs, n));
-    s.vectors.push_back(vec("v, head " + hk, qkv + Q + KV + p.kv_head * hs, hs, n));
-    p.stages.push_back(std::move(s));
-  }
-  {
-    BlockStage s;
-    s.id = BlockStageId::kAttention;
-    s.title = "Attention: head " + std::to_string(head);
-    s.formula = "w_j = softmax_j(q · k_j / √" + std::to_string(hs) + "), out = Σ_j w_j v_j";
-    const int window = c.window(l);
-    const int first = window > 0 ? std::max(0, position - window + 1) : 0;
-    const int keys = position - first + 1;
-    s.shape = "q " + row_shape(hs) + " · Kᵀ (" + std::to_string(hs) + ", " + std::to_string(keys) +
-              ") → w " + row_shape(keys) + " · V → " + row_shape(hs);
-    if (NKV < NH)
-      s.note = "Query head " + std::to_string(head) + " shares K/V head " +
-               std::to_string(p.kv_head) + " with query heads " +
-               std::to_string(p.kv_head * c.group()) + "–" +
-               std::to_string(p.kv_head * c.group() + c.group() - 1) + ".";
-    if (window > 0 && first > 0)
-      s.note += std::string(s.note.empty() ? "" : " ") + "The sliding window of " +
-                std::to_string(window) + " hides keys before position " + std::to_string(first) +
-                ".";
-    s.stats.emplace_back("keys seen", keys);
-    const float* w = a.att_at(c, l, 0, head) + static_cast<size_t>(position) * T;
-    std::vector<int> js;
-    for (int j = first; j <= position; ++j) js.push_back(j);
-    const int k = std::min(static_cast<int>(js.size()), std::max(o.top_keys, 0));
-    std::partial_sort(js.begin(), js.begin() + k, js.end(),
-                      [&](int i, int j) { return w[i] != w[j] ? w[i] > w[j] : i < j; });
-    for (int i = 0; i < k; ++i)
-      s.top.emplace_back(js[static_cast<size_t>(i)], w[js[static_cast<size_t>(i)]]);
-    s.vectors.push_back(
-        vec("head " + std::to_string(head) + " output", row(a.atty, l, Q) + head * hs, hs, n));
-    p.stages.push_back(std::move(s));
-  }
-  {
-    BlockStage s;
-    s.id = BlockStageId::kOutProj;
-    s.title = "Output projection";
-    s.weights = llama ? llama_name(".self_attn.o_proj", l) : gpt2_name(".attn.c_proj", l);
-    s.formula = std::string("attention = [head 0 | head 1 | … | head ") + std::to_string(NH - 1) +
-                (llama ? "]·W_oᵀ" : "]·W + b");
-    s.shape = std::to_string(NH) + " heads × " + std::to_string(hs) + " = " + row_shape(Q) + " → " +
-              row_shape(C);
-    s.vectors.push_back(vec("attention", row(a.attproj, l, C), C, n));
-    p.stages.push_back(std::move(s));
-  }
-  {
-    BlockStage s;
-    s.id = BlockStageId::kResidual1;
-    s.title = "Residual";
-    s.formula = "x + attention";
-    s.shape = row_shape(C) + " + " + row_shape(C) + " → " + row_shape(C);
-    s.vectors.push_back(vec("x", row(a.residual2, l, C), C, n));
-    p.stages.push_back(std::move(s));
-  }
+  p.stages.push_back(embedding_stage(r, p.token));
+  if (l > 0) p.stages.push_back(input_stage(r));
+  p.stages.push_back(norm_stage(r, BlockStageId::kNorm1, ".ln_1", ".input_layernorm",
+                                r.row(a.ln1, C), a.ln1_mean, a.ln1_rstd, l));
+  p.stages.push_back(qkv_stage(r, head, p.kv_head));
+  p.stages.push_back(attention_stage(r, head, p.kv_head, o.top_keys));
+  p.stages.push_back(out_proj_stage(r));
+  p.stages.push_back(
+      residual_stage(r, BlockStageId::kResidual1, "x + attention", "x", r.row(a.residual2, C)));
   if (a.fch.empty()) {
-    // An attention-only GPT-2 model: the forward pass skips the MLP, which would add 0.
-    BlockStage s;
-    s.id = BlockStageId::kMlp;
-    s.title = "MLP (skipped)";
-    s.note =
-        "Every MLP weight of this model is zero, so the MLP adds nothing: the residual "
-        "stream passes through unchanged.";
-    s.shape = row_shape(C) + " → " + row_shape(C);
-    p.stages.push_back(std::move(s));
+    p.stages.push_back(skipped_mlp_stage(C));
   } else {
-    norm_stage(BlockStageId::kNorm2, ".ln_2", ".post_attention_layernorm", row(a.ln2, l, C),
-               a.ln2_mean, a.ln2_rstd, l);
-    BlockStage s;
-    s.id = BlockStageId::kMlp;
-    if (llama) {
-      s.title = "SwiGLU";
-      s.weights = llama_name(".mlp.{gate,up}_proj", l);
-      s.formula = "silu(norm(x)·W_gateᵀ) ⊙ (norm(x)·W_upᵀ),  silu(z) = z / (1 + e^−z)";
-      s.shape = row_shape(C) + " → 2 × " + row_shape(F) + " → " + row_shape(F);
-      s.vectors.push_back(vec("gate", row(a.fch, l, F), F, n));
-      s.vectors.push_back(vec("up", row(a.fc_up, l, F), F, n));
-      s.vectors.push_back(vec("silu(gate) ⊙ up", row(a.fch_gelu, l, F), F, n));
-    } else {
-      s.title = "MLP: expand, GELU";
-      s.weights = gpt2_name(".mlp.c_fc", l);
-      s.formula = "h = norm(x)·W + b, then GELU(h)";
-      s.shape = row_shape(C) + " → " + row_shape(F);
-      s.vectors.push_back(vec("h", row(a.fch, l, F), F, n));
-      s.vectors.push_back(vec("GELU(h)", row(a.fch_gelu, l, F), F, n));
-    }
-    const float* act = row(a.fch_gelu, l, F);
-    int positive = 0;
-    for (int i = 0; i < F; ++i) positive += act[i] > 0 ? 1 : 0;
-    s.stats.emplace_back("positive", positive);
-    p.stages.push_back(std::move(s));
-    BlockStage d;
-    d.id = BlockStageId::kMlpDown;
-    d.title = "MLP: project down";
-    d.weights = llama ? llama_name(".mlp.down_proj", l) : gpt2_name(".mlp.c_proj", l);
-    d.formula = llama ? "mlp = (silu(gate) ⊙ up)·W_downᵀ" : "mlp = GELU(h)·W + b";
-    d.shape = row_shape(F) + " → " + row_shape(C);
-    d.vectors.push_back(vec("mlp", row(a.fcproj, l, C), C, n));
-    p.stages.push_back(std::move(d));
+    p.stages.push_back(norm_stage(r, BlockStageId::kNorm2, ".ln_2", ".post_attention_layernorm",
+                                  r.row(a.ln2, C), a.ln2_mean, a.ln2_rstd, l));
+    p.stages.push_back(mlp_stage(r));
+    p.stages.push_back(mlp_down_stage(r));
   }
-  {
-    BlockStage s;
-    s.id = BlockStageId::kResidual2;
-    s.title = "Residual";
-    s.formula = a.fch.empty() ? "x (+ 0)" : "x + mlp";
-    s.shape = row_shape(C) + " + " + row_shape(C) + " → " + row_shape(C);
-    s.vectors.push_back(vec(p.last_block ? "x" : "block " + std::to_string(l) + "'s output",
-                            row(a.residual3, l, C), C, n));
-    p.stages.push_back(std::move(s));
-  }
+  p.stages.push_back(residual_stage(
+      r, BlockStageId::kResidual2, a.fch.empty() ? "x (+ 0)" : "x + mlp",
+      p.last_block ? "x" : "block " + std::to_string(l) + "'s output", r.row(a.residual3, C)));
   if (p.last_block) {
-    norm_stage(BlockStageId::kFinalNorm, "", "", a.lnf.data() + static_cast<size_t>(position) * C,
-               a.lnf_mean, a.lnf_rstd, -1);
-    BlockStage s;
-    s.id = BlockStageId::kNextToken;
-    s.title = "Next token";
-    const bool tied = !llama || m.llama.head.rows == 0;
-    s.weights = !llama ? "wte (tied)" : tied ? "model.embed_tokens (tied)" : "lm_head";
-    s.formula = std::string("p = softmax(norm(x) · ") +
-                (!llama ? "wteᵀ"
-                 : tied ? "embed_tokensᵀ"
-                        : "lm_headᵀ") +
-                (o.temperature != 1.0 ? " / " + num(o.temperature) : "") + ")";
-    s.shape = row_shape(C) + " → " + row_shape(c.vocab_size) + " logits → probabilities";
-    s.top = top_tokens_at(m, a, position, o.top_tokens, o.temperature);
-    p.stages.push_back(std::move(s));
+    p.stages.push_back(norm_stage(r, BlockStageId::kFinalNorm, "", "",
+                                  a.lnf.data() + static_cast<size_t>(position) * C, a.lnf_mean,
+                                  a.lnf_rstd, -1));
+    p.stages.push_back(next_token_stage(r, o));
   }
   return p;
 }
