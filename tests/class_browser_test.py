@@ -16,25 +16,14 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
 
+from browser_support import SKIP, check, chromium, fail
+
 CODE = "4821"
-SKIP = 77
-
-
-def fail(message):
-    print("FAIL: " + message, flush=True)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
-    print("ok: " + message, flush=True)
 
 
 class Server:
@@ -115,27 +104,7 @@ def teacher_key(app, key):
 
 
 def browser(out_dir):
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        print("SKIP: python3-selenium is not installed")
-        sys.exit(SKIP)
-    chromium = shutil.which("chromium")
-    driver = shutil.which("chromedriver")
-    if not chromium or not driver:
-        print("SKIP: chromium and chromium-driver are not installed")
-        sys.exit(SKIP)
-    o = webdriver.ChromeOptions()
-    o.binary_location = chromium
-    # A closed network: no background connections, no sandbox (the test may run as root).
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                 "--window-size=390,844",
-                 "--user-data-dir=" + tempfile.mkdtemp(dir=out_dir, prefix="chromium-")]:
-        o.add_argument(flag)
-    return webdriver.Chrome(service=Service(driver), options=o)
+    return chromium(out_dir, 390, 844)
 
 
 def wait_for(what, predicate, seconds=10):

@@ -18,43 +18,13 @@ import shutil
 import subprocess
 import sys
 
-SKIP = 77
-
-
-def fail(message):
-    print("FAIL: " + message, flush=True)
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
-    print("ok: " + message, flush=True)
-
+from browser_support import check, chromium
 
 def browser(out_dir):
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        print("SKIP: python3-selenium is not installed")
-        sys.exit(SKIP)
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not chromium or not driver:
-        print("SKIP: chromium and chromium-driver are not installed")
-        sys.exit(SKIP)
-    o = webdriver.ChromeOptions()
-    o.binary_location = chromium
     # No network: every request would go to a proxy at an address nothing answers on.
-    for flag in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-                 "--proxy-server=http://0.0.0.0:9", "--proxy-bypass-list=<-loopback>",
-                 "--window-size=1280,720",
-                 "--user-data-dir=" + os.path.join(out_dir, "chromium-profile")]:
-        o.add_argument(flag)
-    o.set_capability("goog:loggingPrefs", {"performance": "ALL"})
-    return webdriver.Chrome(service=Service(driver), options=o)
+    return chromium(out_dir, 1280, 720,
+                    ["--proxy-server=http://0.0.0.0:9", "--proxy-bypass-list=<-loopback>"],
+                    {"goog:loggingPrefs": {"performance": "ALL"}})
 
 
 def size(driver, w, h):
@@ -141,7 +111,6 @@ def main():
         return 2
     cli, source, out_dir = (os.path.abspath(a) for a in sys.argv[1:])
     os.makedirs(out_dir, exist_ok=True)
-    shutil.rmtree(os.path.join(out_dir, "chromium-profile"), ignore_errors=True)
     driver = browser(out_dir)
     try:
         from selenium.webdriver.common.by import By
