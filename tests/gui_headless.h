@@ -103,6 +103,19 @@ class HeadlessApp : public ::testing::Test {
     frame();
   }
 
+  // Runs a path dialog of `kind` on `path` as a user would (Enter), waits for its export and
+  // lets the status bar pick the result up.
+  void export_through_dialog(PathDialog kind, const std::string& path) {
+    ui.dialogs.path = kind;
+    ui.dialogs.buffer = path;
+    frames(2);
+    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
+    ASSERT_TRUE(ui.exports.job.running()) << static_cast<int>(kind) << ": " << ui.dialogs.error;
+    ui.exports.job.wait();
+    frames(2);
+    EXPECT_FALSE(state.message_is_error()) << state.message();
+  }
+
   // Opens a model folder (or a shipped model's name) in the language-model window as
   // `gui --model FOLDER [--text TEXT]` does, with fear-is-the in the stepper behind it.
   void open_lm(const std::string& model, const std::string& text = "") {

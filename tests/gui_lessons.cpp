@@ -273,16 +273,7 @@ TEST_F(LessonGui, TheWorksheetDialogPrintsTheOpenLessonsQuestions) {
   ASSERT_EQ(error, "");
 
   // File → Worksheet, OK with Enter; the handout and its key are written on a worker.
-  auto print = [&](const std::string& pdf) {
-    ui.dialogs.path = PathDialog::kWorksheet;
-    ui.dialogs.buffer = pdf;
-    frames(2);
-    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-    ASSERT_TRUE(ui.exports.job.running()) << ui.dialogs.error;
-    ui.exports.job.wait();
-    frames(2);
-    EXPECT_FALSE(state.message_is_error()) << state.message();
-  };
+  auto print = [&](const std::string& pdf) { export_through_dialog(PathDialog::kWorksheet, pdf); };
   ASSERT_TRUE(ui.dialogs.worksheet_lesson);  // with a lesson open, its questions are the default
   const std::string suggested = suggested_worksheet_path(ui);
   EXPECT_NE(suggested.find("/05-fear-is-by-hand-worksheet.pdf"), std::string::npos) << suggested;
@@ -316,14 +307,7 @@ TEST_F(LessonGui, TheOpenLessonExportsAsOneWebPage) {
   EXPECT_NE(suggested_lesson_html_path(ui).find("/05-fear-is-by-hand.html"), std::string::npos)
       << suggested_lesson_html_path(ui);
   const std::string page = test::temp_path("lesson-page");  // ".html" is added
-  ui.dialogs.path = PathDialog::kLessonHtml;
-  ui.dialogs.buffer = page;
-  frames(2);
-  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-  ASSERT_TRUE(ui.exports.job.running()) << ui.dialogs.error;
-  ui.exports.job.wait();
-  frames(2);
-  EXPECT_FALSE(state.message_is_error()) << state.message();
+  export_through_dialog(PathDialog::kLessonHtml, page);
   EXPECT_EQ(ui.exports.written, page + ".html");
   std::string html;
   ASSERT_TRUE(read_text_file(page + ".html", html, error)) << error;

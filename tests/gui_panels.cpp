@@ -34,19 +34,6 @@ class Headless : public test::HeadlessApp {
     draw_variants_panel(ui);
     ImGui::End();
   }
-
-  // Runs a path dialog of `kind` on `path` as a user would (Enter), waits for its export and
-  // lets the status bar pick the result up.
-  void export_through_dialog(PathDialog kind, const std::string& path) {
-    ui.dialogs.path = kind;
-    ui.dialogs.buffer = path;
-    frames(2);
-    press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-    ASSERT_TRUE(ui.exports.job.running()) << static_cast<int>(kind) << ": " << ui.dialogs.error;
-    ui.exports.job.wait();
-    frames(2);
-    EXPECT_FALSE(state.message_is_error()) << state.message();
-  }
 };
 
 // Before any scenario is loaded (the app's first frames, or a trace still on its way) every
@@ -508,16 +495,9 @@ TEST_F(Headless, ExportFromTheDialogWritesTheCurrentHeatmap) {
     EXPECT_EQ(bytes.rfind("%PDF-", 0), 0u);
   }
   const std::string sheet = test::temp_path("sheet.pdf");
-  ui.dialogs.path = PathDialog::kWorksheet;
-  ui.dialogs.buffer = sheet;
   ui.dialogs.worksheet_fresh = true;
   ui.dialogs.worksheet_seed = 3;
-  frames(2);
-  press(ImGui::GetKeyIndex(ImGuiKey_Enter));
-  ASSERT_TRUE(ui.exports.job.running()) << ui.dialogs.error;
-  ui.exports.job.wait();
-  frames(2);
-  EXPECT_FALSE(state.message_is_error()) << state.message();
+  export_through_dialog(PathDialog::kWorksheet, sheet);
   ASSERT_TRUE(read_text_file(sheet.substr(0, sheet.size() - 4) + "-answers.pdf", bytes, e)) << e;
   EXPECT_EQ(bytes.rfind("%PDF-", 0), 0u);
 }

@@ -445,19 +445,25 @@ float figure_min_width(const Ui& ui, float window_w) {
 
 namespace {
 
+// The scenario's two tabs, Inputs and Variants: in the scenario panel, or among the tabbed
+// column's in a narrow window.
+void draw_scenario_tabs(Ui& ui) {
+  if (tab(ui, "Inputs", "inputs")) {
+    draw_editor_panel(ui);
+    ImGui::EndTabItem();
+  }
+  if (tab(ui, "Variants", "variants")) {
+    draw_variants_panel(ui);
+    ImGui::EndTabItem();
+  }
+}
+
 // The scenario panel left of the heatmap: its Inputs and Variants tabs.
 void draw_scenario_panel(Ui& ui, bool relayout, const LayoutRect& r) {
   place(relayout, r);
   if (ImGui::Begin("Scenario###scenario", nullptr, ImGuiWindowFlags_NoCollapse)) {
     if (ImGui::BeginTabBar("left-tabs")) {
-      if (tab(ui, "Inputs", "inputs")) {
-        draw_editor_panel(ui);
-        ImGui::EndTabItem();
-      }
-      if (tab(ui, "Variants", "variants")) {
-        draw_variants_panel(ui);
-        ImGui::EndTabItem();
-      }
+      draw_scenario_tabs(ui);
       ImGui::EndTabBar();
       ui.select_tab.clear();
     }
@@ -493,14 +499,7 @@ void draw_side_column(Ui& ui, bool relayout, const PanelLayout& L) {
           draw_heads_contents(ui);
           ImGui::EndTabItem();
         }
-        if (tab(ui, "Inputs", "inputs")) {
-          draw_editor_panel(ui);
-          ImGui::EndTabItem();
-        }
-        if (tab(ui, "Variants", "variants")) {
-          draw_variants_panel(ui);
-          ImGui::EndTabItem();
-        }
+        draw_scenario_tabs(ui);
         ImGui::EndTabBar();
         ui.select_tab.clear();
       }
