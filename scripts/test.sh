@@ -26,7 +26,8 @@ xvfb-run -a -s "-screen 0 1600x1000x24 -noreset" ctest --test-dir build --output
 # but do not stop the sanitizer run.
 CC=clang CXX=clang++ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DATTN_SANITIZE=ON \
   -DATTN_FUZZ=ON
-cmake --build build-sanitize -j"$jobs"
+# Only what the sanitizer run uses: the core suites, the program and the fuzz targets.
+cmake --build build-sanitize -j"$jobs" --target core-checks
 # The sanitizer run covers the engine, the CLI and the loaders (label "core"); OpenCL runtimes
 # and GL drivers are not built with sanitizers and report their own allocations, so the tests that
 # touch OpenCL skip themselves there (ATTN_SKIP_OPENCL); the release run above executes them on PoCL.

@@ -1,4 +1,4 @@
-// BackgroundJob (app/gui/model/background_job.h): values and errors reach the UI thread,
+// BackgroundJob (core/train/background_job.h): values and errors reach the UI thread,
 // cancellation and progress are seen by both sides, and a job being destroyed while it runs waits
 // for its thread.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gui/model/background_job.h"
+#include "train/background_job.h"
 
 namespace attn {
 namespace {

@@ -236,5 +236,32 @@ TEST(Layering, ScanReportsFileLineAndEdge) {
   fs::remove_all(root);
 }
 
+// design.md's one worker pool and "background work never ends the program": threads are made
+// only by the pool (core/attention/parallel.cpp) and BackgroundJob (core/train/background_job.h),
+// which carry every exception back; the class server's threads are httplib's.
+TEST(Layering, ThreadsAreMadeOnlyByThePoolAndBackgroundJob) {
+  static const std::regex thread_object(R"(std::thread\b(?!::))");
+  const std::set<std::string> allowed = {"core/attention/parallel.cpp",
+                                         "core/train/background_job.h"};
+  std::vector<std::string> makers;
+  for (const char* top : {"core", "app"})
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(ATTN_SOURCE_DIR) / top)) {
+      const auto ext = e.path().extension();
+      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+      std::ifstream in(e.path());
+      std::string line;
+      for (int n = 1; std::getline(in, line); ++n) {
+        const auto comment = line.find("//");
+        if (std::regex_search(line.substr(0, comment), thread_object)) {
+          const std::string rel = fs::relative(e.path(), ATTN_SOURCE_DIR).generic_string();
+          if (!allowed.count(rel)) makers.push_back(rel + ":" + std::to_string(n));
+        }
+      }
+    }
+  std::string all;
+  for (const auto& m : makers) all += m + "\n";
+  EXPECT_TRUE(makers.empty()) << "std::thread outside the pool and BackgroundJob:\n" << all;
+}
+
 }  // namespace
 }  // namespace attn

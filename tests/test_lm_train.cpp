@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <numeric>
+#include <set>
 #include <stdexcept>
 #include <thread>
 
@@ -285,26 +286,43 @@ TEST(LmTrainData, TextWindowsCanRepeatASpanAtVariedDistances) {
   EXPECT_LT(edited(mixed), 140);
 }
 
-TEST(LmTrainData, AScrambledWindowIsRealTokensInNoOrderWithOneSpanCopied) {
+TEST(LmTrainData, AScrambledWindowIsRealTokensInNoOrderWithCopiesAtVariedDistances) {
   std::vector<int> train;
-  for (int i = 0; i < 500; ++i) train.push_back(1000 + i);  // every token distinct, in order
+  for (int i = 0; i < 100000; ++i) train.push_back(1000 + i);  // every token distinct, in order
   Rng rng(11);
+  int copied = 0, total = 0;
+  std::set<int> distances;
   for (int trial = 0; trial < 50; ++trial) {
     std::vector<int> w;
-    const int to = scramble_window(train, rng, 65, w);
-    ASSERT_EQ(w.size(), 65u);
-    for (int t : w) EXPECT_TRUE(t >= 1000 && t < 1500);
-    // The copy equals the span it was copied from, which lies wholly before it.
-    bool found = false;
-    for (int from = 0; from + 4 <= to && !found; ++from)
-      found = std::equal(w.begin() + from, w.begin() + from + 4, w.begin() + to);
-    EXPECT_TRUE(found) << "trial " << trial;
-    // Outside the copy, neighbours are not neighbours in the text (order is noise).
+    const int to = scramble_window(train, rng, 257, w);
+    ASSERT_EQ(w.size(), 257u);
+    ASSERT_GT(to, 0);
+    for (int t : w) EXPECT_TRUE(t >= 1000 && t < 101000);
+    // A token is a copy when it and the token before it occurred, in that order, earlier: the
+    // induction rule predicts it. Its distance is how far back that earlier pair lies.
+    for (int i = 1; i < 257; ++i) {
+      ++total;
+      for (int j = i - 1; j >= 1; --j)
+        if (w[static_cast<size_t>(j)] == w[static_cast<size_t>(i)] &&
+            w[static_cast<size_t>(j) - 1] == w[static_cast<size_t>(i) - 1]) {
+          ++copied;
+          distances.insert(i - j);
+          break;
+        }
+    }
+    // Before the first copy, neighbours are not neighbours in the text (order is noise).
     int in_order = 0;
     for (int i = 0; i + 1 < to; ++i)
       in_order += w[static_cast<size_t>(i) + 1] == w[static_cast<size_t>(i)] + 1;
     EXPECT_LT(in_order, 3) << "trial " << trial;
   }
+  // Segments of 8 to 64 tokens, gaps of 0 to n: about two fifths of the tokens are copies.
+  EXPECT_GT(copied, total / 4);
+  EXPECT_LT(copied, total / 2);
+  // The copies' distances vary, from 8 to 128: no fixed look-back predicts them.
+  EXPECT_GT(distances.size(), 60u);
+  EXPECT_LE(*distances.begin(), 16);
+  EXPECT_GE(*distances.rbegin(), 100);
 }
 
 TrainOptions tiny_options() {

@@ -8,11 +8,11 @@
 #include <optional>
 #include <string>
 
-#include "gui/model/background_job.h"
 #include "gui/model/class_qr.h"
 #include "gui/model/class_room.h"
 #include "gui/model/class_server.h"
 #include "gui/ui.h"
+#include "train/background_job.h"
 
 namespace attn {
 

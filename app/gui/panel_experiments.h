@@ -9,7 +9,7 @@
 
 #include "backends/score_compare.h"
 #include "explain/scaling_experiment.h"
-#include "gui/model/background_job.h"
+#include "train/background_job.h"
 
 namespace attn {
 

@@ -15,8 +15,8 @@
 #include "attention/multi_token.h"
 #include "gui/chart_widget.h"
 #include "gui/heatmap_widget.h"
-#include "gui/model/background_job.h"
 #include "gui/ui.h"
+#include "train/background_job.h"
 
 namespace attn {
 

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "gui/model/app_state.h"
-#include "gui/model/background_job.h"
 #include "gui/model/predict.h"
 #include "gui/model/stage_motion.h"
 #include "gui/window_id.h"
@@ -20,6 +19,7 @@
 #include "lessons/question_secret.h"
 #include "render/color_scale.h"
 #include "render/image_format.h"
+#include "train/background_job.h"
 
 namespace attn {
 

@@ -123,9 +123,23 @@ int repeat_span(std::vector<int>& seq, Rng& rng) {
 
 int scramble_window(const std::vector<int>& train, Rng& rng, int size, std::vector<int>& out) {
   out.resize(static_cast<size_t>(size));
-  const int n = static_cast<int>(train.size());
-  for (int& t : out) t = train[static_cast<size_t>(rng.below(n))];
-  return repeat_span(out, rng);
+  const int n_train = static_cast<int>(train.size());
+  for (int& t : out) t = train[static_cast<size_t>(rng.below(n_train))];
+  // Pieces of segment, gap, copy: the segment's length and the gap vary, so the copy's distance
+  // does (from lo to 2·hi), and about two fifths of the window is predictable by copying.
+  const int lo = std::max(2, size / 32), hi = std::max(lo, size / 4);
+  int first_copy = -1;
+  for (int at = 0;;) {
+    const int n = lo + rng.below(hi - lo + 1);
+    const int gap = rng.below(n + 1);
+    const int to = at + n + gap;
+    if (to >= size) break;
+    const int copied = std::min(n, size - to);
+    std::copy(out.begin() + at, out.begin() + at + copied, out.begin() + to);
+    if (first_copy < 0) first_copy = to;
+    at = to + copied;
+  }
+  return first_copy;
 }
 
 void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out) {

@@ -66,9 +66,9 @@ struct TrainSet {
   // it (repeat_span), so copying pays on real words: induction heads form. 0 = plain windows.
   double repeat_share = 0;
   // Text: the share of training windows made of tokens drawn one by one from random places in the
-  // training text (so no sentence predicts the next token), with a span repeated (repeat_span):
-  // only copying what followed the earlier occurrence predicts the copy, the pure induction signal
-  // (scramble_window). 0 = none.
+  // training text (so no sentence predicts the next token), with segments written again at varied
+  // distances: only copying what followed the earlier occurrence predicts the copies, the pure
+  // induction signal (scramble_window). 0 = none.
   double copy_share = 0;
 };
 
@@ -93,9 +93,11 @@ int induction_sequence(const TrainSet& set, Rng& rng, int T, std::vector<int>& o
 // fixed look-back predicts the copy. Returns the copy's start.
 int repeat_span(std::vector<int>& seq, Rng& rng);
 
-// A window of `size` tokens each drawn from a random place in `train`, with a span repeated
-// (repeat_span): the words are real, their order is noise, and the copy can only be predicted by
-// induction. Returns the copy's start.
+// A window of `size` tokens each drawn from a random place in `train`, cut into pieces of a
+// segment (size/32 ≤ n ≤ size/4 tokens, at least 2), a gap of 0 to n tokens and the segment again:
+// the words are real, their order is noise, and the copies — about two fifths of the window, at
+// distances that vary — can only be predicted by induction. Returns the first copy's start, or −1
+// when the window is too short for one.
 int scramble_window(const std::vector<int>& train, Rng& rng, int size, std::vector<int>& out);
 
 // A training batch: induction sequences, or windows of T + 1 tokens of the training text (a

@@ -1,15 +1,14 @@
-// A training run on a worker thread that the UI watches through snapshots: start, stop, pause,
-// and whatever the training throws caught at the thread's edge into the snapshot's error, so a
-// failed run is a message in the panel, never the end of the program.
+// A training run on a worker (a BackgroundJob) that the UI watches through snapshots: start, stop,
+// pause, and whatever the training throws caught at the thread's edge into the snapshot's error, so
+// a failed run is a message in the panel, never the end of the program.
 #pragma once
 
-#include <exception>
 #include <functional>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 
+#include "train/background_job.h"
 #include "train/run_control.h"
 
 namespace attn::train {
@@ -47,34 +46,26 @@ class LiveRun {
       std::lock_guard<std::mutex> lock(mutex_);
       snap_ = std::move(first);
     }
-    worker_ = std::thread([this, body = std::move(body)] {
-      RunEnd end;
-      // Everything is caught here: an exception leaving a thread would call std::terminate.
-      try {
-        end = body(control_);
-      } catch (const std::exception& e) {
-        end.error = e.what();
-        if (end.error.empty()) end.error = "unknown error";
-      } catch (...) {
-        end.error = "unknown error";
-      }
-      std::lock_guard<std::mutex> lock(mutex_);
-      snap_.running = false;
-      snap_.error = end.error;
-      snap_.finished = end.error.empty() && end.finished;
-      snap_.cancelled = end.error.empty() && !end.finished;
-    });
+    std::lock_guard<std::mutex> lock(job_mutex_);
+    job_.start([this, body = std::move(body)](JobControl&) { return body(control_); });
   }
   // Stops the run at the body's next check and waits for the worker.
   void stop() {
     control_.stop();
-    if (worker_.joinable()) worker_.join();
+    std::lock_guard<std::mutex> lock(job_mutex_);
+    job_.wait();
+    collect();
   }
   void set_paused(bool paused) {
     control_.set_paused(paused);
     update([paused](Snapshot& s) { s.paused = paused; });
   }
+  // What the UI shows; once the body has ended, its end (or the message of what it threw).
   Snapshot snapshot() const {
+    {
+      std::lock_guard<std::mutex> lock(job_mutex_);
+      collect();
+    }
     std::lock_guard<std::mutex> lock(mutex_);
     return snap_;
   }
@@ -87,10 +78,24 @@ class LiveRun {
   const RunControl& control() const { return control_; }
 
  private:
-  mutable std::mutex mutex_;
-  Snapshot snap_;
+  // Folds the finished body's end into the snapshot; the job caught anything it threw. Called
+  // with job_mutex_ held (then mutex_ is taken: always in that order).
+  void collect() const {
+    auto r = job_.poll();
+    if (!r) return;
+    const RunEnd end = r->ok() ? *r->value : RunEnd{false, r->error};
+    std::lock_guard<std::mutex> lock(mutex_);
+    snap_.running = false;
+    snap_.error = end.error;
+    snap_.finished = end.error.empty() && end.finished;
+    snap_.cancelled = end.error.empty() && !end.finished;
+  }
+
+  mutable std::mutex job_mutex_;  // job_: any thread may ask for a snapshot
+  mutable std::mutex mutex_;      // snap_: the body reports while the UI reads
+  mutable Snapshot snap_;
   RunControl control_;
-  std::thread worker_;
+  mutable BackgroundJob<RunEnd> job_;  // last: its worker stops before the members it uses go
 };
 
 }  // namespace attn::train

@@ -17,8 +17,8 @@
 #include "backends/backend.h"
 #include "backends/head_patch.h"
 #include "explain/explain.h"
-#include "gui/model/background_job.h"
 #include "gui/model/scenario_history.h"
+#include "train/background_job.h"
 
 namespace attn {
 

@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "attention/scenario.h"
-#include "gui/model/background_job.h"
 #include "lm/forward.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"
+#include "train/background_job.h"
 
 namespace attn {
 

@@ -11,12 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "gui/model/background_job.h"
 #include "gui/model/predict.h"
 #include "seq2seq/alignment.h"
 #include "seq2seq/live_trainer.h"
 #include "seq2seq/model.h"
 #include "seq2seq/trainer.h"
+#include "train/background_job.h"
 
 namespace attn {
 
