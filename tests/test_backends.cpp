@@ -369,21 +369,11 @@ TEST(BackendCli, OpenClWithoutPlatformExitsOne) {
   if (std::getenv("ATTN_SKIP_OPENCL")) GTEST_SKIP() << "ATTN_SKIP_OPENCL is set (sanitizer run)";
   const std::string empty = test::temp_path("no_icd");
   ASSERT_EQ(std::system(("mkdir -p '" + empty + "'").c_str()), 0);
-  const std::string env = "OCL_ICD_VENDORS='" + empty + "' OPENCL_VENDOR_PATH='" + empty + "' ";
-  const std::string cmd = env +
-                          "'" ATTN_CLI_PATH
-                          "' bench --backend opencl --n 8 --heads 1 --d 4 "
-                          "--runs 1 --memory-n 0 >/dev/null 2>'" +
-                          empty + "/err'";
-  const int raw = std::system(cmd.c_str());
-  ASSERT_TRUE(WIFEXITED(raw));
-  EXPECT_EQ(WEXITSTATUS(raw), 1);
-  FILE* f = std::fopen((empty + "/err").c_str(), "r");
-  ASSERT_TRUE(f);
-  char buf[4096] = {0};
-  const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-  std::fclose(f);
-  const std::string err(buf, n);
+  const std::string env = "OCL_ICD_VENDORS='" + empty + "' OPENCL_VENDOR_PATH='" + empty + "'";
+  const test::CliResult r =
+      test::run_cli("bench --backend opencl --n 8 --heads 1 --d 4 --runs 1 --memory-n 0", env);
+  EXPECT_EQ(r.status, 1);
+  const std::string& err = r.err;
   EXPECT_EQ(err.rfind("error: --backend opencl: ", 0), 0u) << err;
 #ifdef ATTN_HAVE_OPENCL
   EXPECT_NE(err.find("no OpenCL platform"), std::string::npos) << err;

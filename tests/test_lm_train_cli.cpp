@@ -220,28 +220,16 @@ TEST(LmTrainCli, BadOptionsNameTheFlag) {
 TEST(LmTrainCli, CtrlCKeepsAReadableFolder) {
   const std::string out = temp_path("lm-train-interrupted");
   const std::string log = temp_path("lm-train-interrupted.log");
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    if (!freopen(log.c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
-    execl(ATTN_CLI_PATH, ATTN_CLI_PATH, "lm", "train", "--layers", "1", "--heads", "2", "--embd",
-          "16", "--context", "16", "--batch", "4", "--steps", "100000000", "--eval-every", "5",
-          "--out", out.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  const int pid = test::spawn_cli(
+      {"lm", "train", "--layers", "1", "--heads", "2", "--embd", "16", "--context", "16", "--batch",
+       "4", "--steps", "100000000", "--eval-every", "5", "--out", out},
+      log);
+  ASSERT_GT(pid, 0);
   // Wait for the first checkpoint (step 0 is written before training starts), then Ctrl+C.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  int status = 0;
-  while (access((out + "/training.json").c_str(), F_OK) != 0 &&
-         std::chrono::steady_clock::now() < deadline) {
-    ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "training ended before its first checkpoint";
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  ASSERT_TRUE(test::wait_for_file(pid, out + "/training.json"))
+      << "training ended before its first checkpoint";
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  kill(pid, SIGINT);
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(test::signal_and_wait(pid, SIGINT), 130);
   Model m;
   std::string error;
   ASSERT_TRUE(load_model(out, m, error)) << error;
@@ -352,32 +340,22 @@ TEST(LmTrainCli, SizesThatCannotFitInMemoryAreRefusedBeforeAnything) {
 }
 
 // Runs `lm train` in a child with stdout and stderr to /dev/null; returns its pid.
-pid_t spawn_train(const std::vector<std::string>& args) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
-    std::vector<char*> argv = {const_cast<char*>(ATTN_CLI_PATH), const_cast<char*>("lm"),
-                               const_cast<char*>("train")};
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(ATTN_CLI_PATH, argv.data());
-    _exit(127);
-  }
-  return pid;
+int spawn_train(std::vector<std::string> args) {
+  args.insert(args.begin(), {"lm", "train"});
+  return test::spawn_cli(args);
 }
 
 TEST(LmTrainCli, SigintOrSigtermBeforeTheFirstCheckpointLeavesNoFolder) {
   for (int sig : {SIGINT, SIGTERM}) {
     const std::string out = temp_path("lm-train-early-signal");
     // A million stories take seconds to write and learn merges from: the signal comes first.
-    const pid_t pid = spawn_train({"--data", "stories", "--stories", "1000000", "--out", out});
+    const int pid = spawn_train({"--data", "stories", "--stories", "1000000", "--out", out});
     ASSERT_GT(pid, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(400));
     int status = 0;
     ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "lm train ended before the signal";
     EXPECT_FALSE(exists(out)) << "the folder exists before the first checkpoint";
-    kill(pid, sig);
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    test::signal_and_wait(pid, sig);
     EXPECT_FALSE(exists(out)) << "signal " << sig << " left " << out;
   }
 }
@@ -397,15 +375,11 @@ TEST(LmTrainCli, SigkillDuringCheckpointsLeavesNoTemporaryFileAfterTheNextWrite)
       "--layers", "1", "--heads", "2",         "--embd",       "16", "--context", "16",
       "--batch",  "4", "--steps", "100000000", "--eval-every", "1",  "--out",     out};
   for (int run = 0; run < 5; ++run) {
-    const pid_t pid = spawn_train(args);
+    const int pid = spawn_train(args);
     ASSERT_GT(pid, 0);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!exists(out + "/training.json") && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_TRUE(test::wait_for_file(pid, out + "/training.json"));
     std::this_thread::sleep_for(std::chrono::milliseconds(7 + 31 * run));
-    kill(pid, SIGKILL);
-    int status = 0;
-    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_EQ(test::signal_and_wait(pid, SIGKILL), 128 + SIGKILL);
   }
   // A leftover of a dead writer for certain (the kills above leave one only now and then): a
   // child that has exited has a pid no process holds.
@@ -419,7 +393,7 @@ TEST(LmTrainCli, SigkillDuringCheckpointsLeavesNoTemporaryFileAfterTheNextWrite)
   // The next write to the folder sweeps what dead writers left.
   std::vector<std::string> again = args;
   again[11] = "2";  // --steps 2: runs to the end
-  const pid_t pid = spawn_train(again);
+  const int pid = spawn_train(again);
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   EXPECT_FALSE(exists(planted));

@@ -168,27 +168,14 @@ TEST(Seq2SeqCli, ErrorsNameTheFlag) {
 TEST(Seq2SeqCli, InterruptKeepsTheLastCompleteCheckpoint) {
   const std::string out = temp_path("interrupted.s2s");
   std::remove(out.c_str());
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(126);
-    execl(ATTN_CLI_PATH, ATTN_CLI_PATH, "seq2seq", "train", "--score", "dot", "--epochs", "10000",
-          "--train-size", "32", "--heldout-size", "8", "--hidden", "8", "--embed", "4", "--out",
-          out.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  const int pid =
+      test::spawn_cli({"seq2seq", "train", "--score", "dot", "--epochs", "10000", "--train-size",
+                       "32", "--heldout-size", "8", "--hidden", "8", "--embed", "4", "--out", out});
+  ASSERT_GT(pid, 0);
   // Wait for the first checkpoint, then press Ctrl+C.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  int status = 0;
-  while (access(out.c_str(), F_OK) != 0 && std::chrono::steady_clock::now() < deadline) {
-    ASSERT_EQ(waitpid(pid, &status, WNOHANG), 0) << "training ended before its first checkpoint";
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  ASSERT_TRUE(test::wait_for_file(pid, out)) << "training ended before its first checkpoint";
   std::this_thread::sleep_for(std::chrono::milliseconds(150));
-  kill(pid, SIGINT);
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_EQ(test::signal_and_wait(pid, SIGINT), 130);
   Model m;
   std::string error;
   ASSERT_TRUE(load_model(out, m, error)) << error;

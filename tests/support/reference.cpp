@@ -3,18 +3,21 @@
 #include "reference.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <thread>
 
 namespace attn::test {
 namespace {
@@ -195,6 +198,38 @@ CliResult run_cli(const std::string& args, const std::string& env) {
   std::remove(out.c_str());
   std::remove(err.c_str());
   return r;
+}
+
+int spawn_cli(const std::vector<std::string>& args, const std::string& stdout_path) {
+  std::vector<char*> argv = {const_cast<char*>(ATTN_CLI_PATH)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen(stdout_path.c_str(), "w", stdout) || !freopen("/dev/null", "w", stderr))
+      _exit(126);
+    execv(ATTN_CLI_PATH, argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+bool wait_for_file(int pid, const std::string& path, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (access(path.c_str(), F_OK) != 0) {
+    int status = 0;
+    if (waitpid(pid, &status, WNOHANG) != 0 || std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
+int signal_and_wait(int pid, int signal) {
+  kill(pid, signal);
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace attn::test

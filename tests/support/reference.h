@@ -59,6 +59,16 @@ constexpr bool kSanitized = false;
 // every exit status and file).
 CliResult run_capped(const std::string& args, int mib);
 
+// The program started in a child process with `args` (as argv, no shell), its stdout written to
+// `stdout_path` and its stderr to /dev/null; the child's pid.
+int spawn_cli(const std::vector<std::string>& args, const std::string& stdout_path = "/dev/null");
+// Waits until `path` exists while the child `pid` still runs, at most `seconds`. False when the
+// child ended first or time ran out.
+bool wait_for_file(int pid, const std::string& path, int seconds = 60);
+// Sends `signal` to the child `pid` and waits for it to end: its exit status, or 128 + N when
+// signal N killed it.
+int signal_and_wait(int pid, int signal);
+
 // A fresh path under the test temp folder.
 std::string temp_path(const std::string& name);
 // A fresh empty folder under the test temp folder.
