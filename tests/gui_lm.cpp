@@ -14,6 +14,7 @@
 #include "gui/ui.h"
 #include "gui_headless.h"
 #include "lm/generate.h"
+#include "lm/rollout.h"
 #include "lm_fixture.h"
 #include "reference.h"
 #include "small_llama.h"
@@ -89,6 +90,56 @@ TEST_F(LmGui, SessionRunsTheSentenceAndReportsBadInput) {
 
 // Issue 28: a forward pass that overflows float32 is an error naming where, and a run beyond the
 // forward pass's memory limit is refused before a worker starts; neither shows a number.
+// The tabs' views (rollout, block path, score parts) are computed on the session's workers: null
+// until the run's first value is in, then the value asked for — equal to computing it directly —
+// with the last one of the same run shown while another is computed; a new run starts afresh.
+TEST_F(LmGui, TheTabsViewsAreComputedOffTheUiThread) {
+  LmSession s;
+  ASSERT_TRUE(s.open(*folder));
+  s.set_text(kText);
+  s.wait();
+  ASSERT_TRUE(s.run()) << s.error();
+  const LmRun& r = *s.run();
+  const int T = static_cast<int>(r.ids.size());
+  EXPECT_EQ(s.rollout(T - 1), nullptr);  // nothing of this run yet: it computes
+  EXPECT_TRUE(s.deriving() || s.poll());
+  s.wait();
+  EXPECT_FALSE(s.deriving());
+  const std::vector<std::vector<double>>* rows = s.rollout(T - 1);
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(*rows, lm::rollout_of_token(r.model->config, r.acts, T - 1));
+  // Another token: the last rows stay meanwhile, then the new ones.
+  EXPECT_EQ(s.rollout(2), rows);
+  s.wait();
+  rows = s.rollout(2);
+  ASSERT_NE(rows, nullptr);
+  EXPECT_EQ(*rows, lm::rollout_of_token(r.model->config, r.acts, 2));
+  // The Block tab's path and the Circuit tab's parts likewise.
+  EXPECT_EQ(s.block_path(1, 2, 3, 1.0), nullptr);
+  s.wait();
+  const lm::BlockPath* path = s.block_path(1, 2, 3, 1.0);
+  ASSERT_NE(path, nullptr);
+  EXPECT_EQ(path->layer, 1);
+  EXPECT_EQ(path->head, 2);
+  EXPECT_EQ(path->position, 3);
+  EXPECT_EQ(s.circuit(T - 1, 1, 6), nullptr);
+  s.wait();
+  const CircuitView* k = s.circuit(T - 1, 1, 6);
+  ASSERT_NE(k, nullptr);
+  const std::vector<lm::ScorePart> parts =
+      lm::key_score_parts(*r.model, r.acts, 1, 2, T - 1, k->winner);
+  ASSERT_EQ(k->winner_parts.size(), parts.size());
+  for (size_t i = 0; i < parts.size(); ++i)
+    EXPECT_EQ(k->winner_parts[i].value, parts[i].value) << parts[i].name;
+  // A new run: nothing of it until computed (the old run's rows would point at other tokens).
+  s.set_text("the heads");
+  s.wait();
+  EXPECT_EQ(s.rollout(0), nullptr);
+  s.wait();
+  ASSERT_NE(s.rollout(0), nullptr);
+  EXPECT_EQ(s.rollout(0)->size(), 3u);
+}
+
 TEST_F(LmGui, OverflowingAndTooLargeRunsAreErrorsNotNumbers) {
   test::TestModelSpec spec;
   test::TestModel m = test::make_test_model(spec);
@@ -159,10 +210,17 @@ TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
   frames(2);
   const int T = static_cast<int>(p.session.run()->ids.size());
   EXPECT_EQ(p.rollout_token, T - 1);
-  ASSERT_EQ(static_cast<int>(p.rollout_rows.size()), p.session.model()->config.n_layer);
+  // The rows are computed off the UI thread: the session has them once its work is done.
+  p.session.wait();
+  const std::vector<std::vector<double>>* rows = p.session.rollout(p.rollout_token);
+  ASSERT_NE(rows, nullptr);
+  ASSERT_EQ(static_cast<int>(rows->size()), p.session.model()->config.n_layer);
   p.rollout_token = 1;
   frames(2);
-  for (const std::vector<double>& row : p.rollout_rows) {
+  p.session.wait();
+  rows = p.session.rollout(1);
+  ASSERT_NE(rows, nullptr);
+  for (const std::vector<double>& row : *rows) {
     double sum = 0;
     for (double w : row) sum += w;
     EXPECT_NEAR(sum, 1.0, 1e-9);

@@ -34,6 +34,17 @@ class LmBlockGui : public test::HeadlessApp {
   std::string llama_folder() {
     return test::write_small_llama("gui-lm-block-mistral", kText, LmArch::kMistral, 5, 6, false);
   }
+  // The path the Block tab shows once the session has computed it (off the UI thread): the
+  // session's, for its token, layer, head and temperature.
+  const lm::BlockPath& shown_path(LmPanel& p) {
+    p.session.wait();
+    frame();
+    LmSession& s = p.session;
+    const lm::BlockPath* path = s.block_path(s.layer, s.head, s.shown_position(), s.temperature);
+    EXPECT_NE(path, nullptr) << "the path was not computed";
+    static const lm::BlockPath none;
+    return path ? *path : none;
+  }
   // Draws the Block tab at both font sizes; the path is of the session's token, layer and head.
   void draw_block_tab(LmPanel& p) {
     for (float px : {20.0f, 32.0f}) {
@@ -42,8 +53,8 @@ class LmBlockGui : public test::HeadlessApp {
       p.select_tab = "block";
       frames(3);
       ASSERT_EQ(p.shown_tab, "block");
+      const lm::BlockPath& path = shown_path(p);
       EXPECT_GT(p.block_compare_drawn, 0);
-      const lm::BlockPath& path = p.block.path;
       EXPECT_EQ(path.layer, p.session.layer);
       EXPECT_EQ(path.head, p.session.head);
       EXPECT_EQ(path.position, p.session.shown_position());
@@ -87,7 +98,7 @@ class LmBlockGui : public test::HeadlessApp {
     const Matrix& w = state.trace().head(StageId::kWeights, 0);
     const float* att = r.acts.att_at(r.model->config, l, 0, h);
     const int T = r.acts.T;
-    for (const auto& [j, weight] : p.block.path.find(lm::BlockStageId::kAttention)->top) {
+    for (const auto& [j, weight] : shown_path(p).find(lm::BlockStageId::kAttention)->top) {
       EXPECT_NEAR(w(t, j), weight, 1e-5);
       EXPECT_NEAR(att[static_cast<size_t>(t) * T + j], weight, 1e-6);
     }
@@ -101,7 +112,7 @@ TEST_F(LmBlockGui, Gpt2BlockDrawsFollowsTheSelectionAndOpensTheHead) {
   s.select(1, 2);
   s.position = 4;
   draw_block_tab(p);
-  const lm::BlockPath& path = p.block.path;
+  const lm::BlockPath& path = shown_path(p);
   EXPECT_EQ(path.position, 4);
   EXPECT_EQ(path.token, s.run()->ids[4]);
   ASSERT_NE(path.find(lm::BlockStageId::kEmbedding), nullptr);
@@ -114,10 +125,11 @@ TEST_F(LmBlockGui, Gpt2BlockDrawsFollowsTheSelectionAndOpensTheHead) {
   s.select(2, 3);
   s.position = -1;
   frames(2);
-  EXPECT_EQ(p.block.path.layer, 2);
-  EXPECT_EQ(p.block.path.head, 3);
-  EXPECT_EQ(p.block.path.position, static_cast<int>(s.run()->ids.size()) - 1);
-  const lm::BlockStage* next = p.block.path.find(lm::BlockStageId::kNextToken);
+  const lm::BlockPath& last = shown_path(p);
+  EXPECT_EQ(last.layer, 2);
+  EXPECT_EQ(last.head, 3);
+  EXPECT_EQ(last.position, static_cast<int>(s.run()->ids.size()) - 1);
+  const lm::BlockStage* next = last.find(lm::BlockStageId::kNextToken);
   ASSERT_NE(next, nullptr);
   // The same tokens as the Next tab's chart.
   s.top_k = 5;
@@ -149,7 +161,7 @@ TEST_F(LmBlockGui, LlamaBlockShowsGroupedQueryHeadsAndOpensTheHead) {
   s.select(1, 4);
   s.position = 9;
   draw_block_tab(p);
-  const lm::BlockPath& path = p.block.path;
+  const lm::BlockPath& path = shown_path(p);
   EXPECT_EQ(path.kv_head, 1);  // query heads 3–5 share K/V head 1
   EXPECT_EQ(path.find(lm::BlockStageId::kNorm1)->title, "RMSNorm");
   EXPECT_EQ(path.find(lm::BlockStageId::kMlp)->title, "SwiGLU");

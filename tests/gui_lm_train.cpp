@@ -90,7 +90,11 @@ TEST_F(LmTrainGui, TrainsDrawsAndOpensTheModel) {
   ASSERT_TRUE(ui.lm.state->session.run());
   EXPECT_EQ(ui.lm.state->session.text(), s.probe_text);
   EXPECT_EQ(ui.lm.state->shown_tab, "circuit");
-  EXPECT_GE(ui.lm.state->circuit.winner, 0);
+  // Its score parts are computed off the UI thread; once in, the two heads' maps are drawn.
+  ui.lm.state->session.wait();
+  frames(1);
+  EXPECT_TRUE(ui.views["lm-circuit-ind"].drawn);
+  EXPECT_TRUE(ui.views["lm-circuit-prev"].drawn);
 }
 
 TEST_F(LmTrainGui, PauseResumeCancel) {
@@ -146,7 +150,11 @@ TEST_F(LmTrainGui, CircuitStepsOnARepeatedSentence) {
       EXPECT_EQ(p.shown_tab, "circuit");
     }
   }
-  const LmPanel::CircuitCache& k = p.circuit;
+  // The score parts are computed off the UI thread: the ones the tab shows once they are in.
+  p.session.wait();
+  frames(1);
+  ASSERT_NE(p.session.last_circuit(), nullptr);
+  const CircuitView& k = *p.session.last_circuit();
   ASSERT_GE(k.winner, 0);
   EXPECT_GE(k.ind / 3, 1);  // the induction head is in a later layer than the previous-token head
   EXPECT_LT(k.prev / 3, k.ind / 3);

@@ -338,7 +338,8 @@ void poll_lm_panel(Ui& ui) {
                            true);
     }
   }
-  ui.lm.busy = p.session.busy();  // the window keeps drawing until the model's work is done
+  // The window keeps drawing until the model's work (and the tabs' views) is done.
+  ui.lm.busy = p.session.busy() || p.session.deriving();
   if (p.stepper_query >= 0 && !ui.state.computing()) {
     int l = 0, h = 0;
     if (LmSession::parse_origin(ui.state.origin(), l, h)) ui.state.select_row(p.stepper_query);

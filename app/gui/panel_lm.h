@@ -15,8 +15,6 @@
 #include "gui/gui.h"
 #include "gui/model/lm_session.h"
 #include "gui/ui.h"
-#include "lm/block_path.h"
-#include "lm/circuit.h"
 #include "lm/sinks.h"
 
 namespace attn {
@@ -62,27 +60,11 @@ struct LmPanel {
   int generate_tokens = 10;
   bool generate_sample = false;
   size_t generated_shown = 0;  // the generated tokens the sentence field shows
-  // The rollout tab: the token followed (-1: the last), and its rows per depth for that run.
-  int rollout_token = -1, rollout_for = -1;
-  uint64_t rollout_serial = 0;
-  std::vector<std::vector<double>> rollout_rows;
+  // The rollout tab: the token followed (-1: the last); its rows are the session's.
+  int rollout_token = -1;
   // The induction-circuit tab: the query token (-1: the last one seen before), the guide's step,
-  // the two heads (-1: the best of their kind), and the score parts computed for them.
+  // the two heads (-1: the best of their kind). The score parts are the session's (circuit()).
   int circuit_query = -1, circuit_step = 0, circuit_prev = -1, circuit_ind = -1;
-  struct CircuitCache {
-    uint64_t serial = 0;
-    int query = -1, prev = -1, ind = -1;
-    int winner = -1, runner_up = -1;
-    std::vector<lm::ScorePart> winner_parts, runner_parts;
-    std::vector<std::pair<int, double>> next;  // the most likely tokens after the query
-  } circuit;
-  // The block tab: the path drawn, for the run, layer, head, token and temperature it is of.
-  struct BlockCache {
-    uint64_t serial = 0;
-    int layer = -1, head = -1, position = -1;
-    double temperature = 0;
-    lm::BlockPath path;
-  } block;
   ImVec4 block_attention_box{0, 0, 0, 0};  // where its attention box was drawn (x0, y0, x1, y1)
   bool block_scroll_to_compare = false;    // its "GPT-2 against Llama ↓" was pressed
   int block_compare_drawn = 0;  // and the GPT-2 / Llama table: 0 not, 1 below the flow, 2 beside

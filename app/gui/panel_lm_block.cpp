@@ -502,21 +502,12 @@ void draw_lm_block(Ui& ui, LmPanel& p) {
   }
   t = s.shown_position();
   const int l = std::clamp(s.layer, 0, c.n_layer - 1), h = std::clamp(s.head, 0, c.n_head - 1);
-  if (p.block.serial != s.serial() || p.block.layer != l || p.block.head != h ||
-      p.block.position != t || p.block.temperature != s.temperature) {
-    lm::BlockPathOptions o;
-    o.values = 6;
-    o.top_keys = 5;
-    o.top_tokens = 5;
-    o.temperature = s.temperature;
-    p.block.path = lm::block_path(*run->model, run->acts, l, h, t, o);
-    p.block.serial = s.serial();
-    p.block.layer = l;
-    p.block.head = h;
-    p.block.position = t;
-    p.block.temperature = s.temperature;
+  const lm::BlockPath* computed = s.block_path(l, h, t, s.temperature);
+  if (!computed) {
+    ImGui::TextDisabled("Computing the path…");
+    return;
   }
-  const lm::BlockPath& path = p.block.path;
+  const lm::BlockPath& path = *computed;
   p.block_compare_drawn = 0;
   const float flow_w = beside ? std::round(avail_w * 0.5f) : 0.0f;
   ImGui::BeginChild("block-flow", {flow_w, 0}, false);

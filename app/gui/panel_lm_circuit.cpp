@@ -60,33 +60,6 @@ bool head_combo(const char* label, const lm::Config& c, int& head, int first_lay
   return changed;
 }
 
-void update_cache(LmPanel& p, const LmRun& r, int query, int prev, int ind) {
-  LmPanel::CircuitCache& k = p.circuit;
-  if (k.serial == p.session.serial() && k.query == query && k.prev == prev && k.ind == ind) return;
-  const lm::Config& c = r.model->config;
-  k = {};
-  k.serial = p.session.serial();
-  k.query = query;
-  k.prev = prev;
-  k.ind = ind;
-  const float* w =
-      r.acts.att_at(c, ind / c.n_head, 0, ind % c.n_head) + static_cast<size_t>(query) * r.acts.T;
-  for (int j = 0; j <= query; ++j) {
-    if (k.winner < 0 || w[j] > w[k.winner]) {
-      k.runner_up = k.winner;
-      k.winner = j;
-    } else if (k.runner_up < 0 || w[j] > w[k.runner_up]) {
-      k.runner_up = j;
-    }
-  }
-  k.winner_parts =
-      lm::key_score_parts(*r.model, r.acts, ind / c.n_head, ind % c.n_head, query, k.winner);
-  if (k.runner_up >= 0)
-    k.runner_parts =
-        lm::key_score_parts(*r.model, r.acts, ind / c.n_head, ind % c.n_head, query, k.runner_up);
-  k.next = lm::top_tokens_at(*r.model, r.acts, query, 3);
-}
-
 void wrapped(const std::string& s) { text_wrapped_at_spaces(s); }
 
 // A button's label whole where it fits the column, else its short form.
@@ -100,7 +73,7 @@ std::string fmt(const char* f, double x) {
   return b;
 }
 
-void draw_step_previous(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k) {
+void draw_step_previous(Ui& ui, const LmRun& r, const CircuitView& k) {
   const lm::Config& c = r.model->config;
   const int l = k.prev / c.n_head, h = k.prev % c.n_head, w = k.winner;
   const lm::HeadScores& s = r.scores[static_cast<size_t>(k.prev)];
@@ -131,7 +104,7 @@ void draw_step_previous(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k) 
     open_lm_head_in_stepper(ui, l, h);
 }
 
-void draw_step_induction(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k,
+void draw_step_induction(Ui& ui, const LmRun& r, const CircuitView& k,
                          const std::pair<int, int>& target) {
   const lm::Config& c = r.model->config;
   const int l = k.ind / c.n_head, h = k.ind % c.n_head, q = k.query;
@@ -181,7 +154,7 @@ void draw_step_induction(Ui& ui, const LmRun& r, const LmPanel::CircuitCache& k,
     open_lm_head_in_stepper(ui, l, h);
 }
 
-void draw_step_why(const LmRun& r, const LmPanel::CircuitCache& k) {
+void draw_step_why(const LmRun& r, const CircuitView& k) {
   const lm::Config& c = r.model->config;
   const int w = k.winner, ru = k.runner_up;
   double score = 0, ru_score = 0;
@@ -279,7 +252,7 @@ void draw_step_why(const LmRun& r, const LmPanel::CircuitCache& k) {
   }
 }
 
-void draw_step_prediction(const LmRun& r, const LmPanel::CircuitCache& k) {
+void draw_step_prediction(const LmRun& r, const CircuitView& k) {
   const int q = k.query, w = k.winner;
   wrapped("The induction head copies the value of " + quoted(r.tokens, w) + " into position " +
           std::to_string(q) +
@@ -304,9 +277,9 @@ void draw_step_prediction(const LmRun& r, const LmPanel::CircuitCache& k) {
 }  // namespace
 
 // The two heads' weights, the query row and its winning key marked, filling the column's height.
-void draw_circuit_maps(Ui& ui, LmPanel& p, const LmRun& r, int prev, int ind, float width) {
+void draw_circuit_maps(Ui& ui, LmPanel& p, const LmRun& r, const CircuitView& k, float width) {
   const lm::Config& c = r.model->config;
-  const LmPanel::CircuitCache& k = p.circuit;
+  const int prev = k.prev, ind = k.ind;
   ImGui::BeginChild("circuit-maps", {width, 0}, false);
   // Two headings and two maps, each followed by the item spacing, fill the column's height.
   const float map_h =
@@ -337,9 +310,8 @@ void draw_circuit_maps(Ui& ui, LmPanel& p, const LmRun& r, int prev, int ind, fl
 }
 
 // The guide: four steps by radio button, the one shown, and Back / Next.
-void draw_circuit_guide(Ui& ui, LmPanel& p, const LmRun& r, const std::pair<int, int>& target,
-                        bool slide) {
-  const LmPanel::CircuitCache& k = p.circuit;
+void draw_circuit_guide(Ui& ui, LmPanel& p, const LmRun& r, const CircuitView& k,
+                        const std::pair<int, int>& target, bool slide) {
   const char* steps[] = {"1  Previous-token head", "2  Induction head", "3  Why this key wins",
                          "4  The prediction"};
   // The steps by name, or by number where a name does not fit the column (the heading under
@@ -453,19 +425,23 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
     }
   }
   const auto target = targets[static_cast<size_t>(qi)];
-  update_cache(p, *r, target.first, prev, ind);
+  const CircuitView* k = s.circuit(target.first, prev, ind);
+  if (!k) {
+    ImGui::TextDisabled("Computing the score parts…");
+    return;
+  }
 
   // Left: the two heads' weights, the query row and its winning key marked.
   const float left_w = std::round(ImGui::GetContentRegionAvail().x * 0.42f);
   if (!slide) {
-    draw_circuit_maps(ui, p, *r, prev, ind, left_w);
+    draw_circuit_maps(ui, p, *r, *k, left_w);
     ImGui::SameLine();
   }
 
   // Right: the guide.
   // On a slide the guide is drawn in the tab itself, which scrolls when it must.
   if (!slide) ImGui::BeginChild("circuit-guide", {0, 0}, false);
-  draw_circuit_guide(ui, p, *r, target, slide);
+  draw_circuit_guide(ui, p, *r, *k, target, slide);
   if (!slide) ImGui::EndChild();
 }
 

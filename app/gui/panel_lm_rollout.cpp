@@ -21,11 +21,7 @@ void draw_lm_rollout(Ui& ui, LmPanel& p) {
   const lm::Config& c = run->model->config;
   const int T = run->acts.T;
   if (p.rollout_token < 0 || p.rollout_token >= T) p.rollout_token = T - 1;
-  if (p.rollout_serial != p.session.serial() || p.rollout_for != p.rollout_token) {
-    p.rollout_rows = lm::rollout_of_token(c, run->acts, p.rollout_token);
-    p.rollout_serial = p.session.serial();
-    p.rollout_for = p.rollout_token;
-  }
+  const std::vector<std::vector<double>>* rows = p.session.rollout(p.rollout_token);
   const char* how =
       "Attention rollout (Abnar & Zuidema 2020): per layer the heads' weights are averaged and "
       "the residual connection added as A' = ½·A + ½·I (half of each position stays itself); "
@@ -53,6 +49,10 @@ void draw_lm_rollout(Ui& ui, LmPanel& p) {
     ImGui::EndCombo();
   }
   ImGui::Spacing();
+  if (!rows) {
+    ImGui::TextDisabled("Computing the rollout…");
+    return;
+  }
   const float fs = ImGui::GetFontSize();
   const float avail = ImGui::GetContentRegionAvail().x;
   const float cell = std::max(fs * 3.2f, avail / std::max(T, 1));
@@ -70,7 +70,7 @@ void draw_lm_rollout(Ui& ui, LmPanel& p) {
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 faint = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   for (int l = 0; l < c.n_layer; ++l) {
-    const std::vector<double>& row = p.rollout_rows[static_cast<size_t>(l)];
+    const std::vector<double>& row = (*rows)[static_cast<size_t>(l)];
     int field = 0;
     for (double w : row) field += w >= 0.01 ? 1 : 0;
     ImGui::Text("after layer %d: %d of %d tokens carry ≥ 1%%", l, field, T);

@@ -70,45 +70,55 @@ void matmul_forward(const S* inp, const S* weight, const S* bias, int N, int C, 
 }
 
 template <typename S>
+void attend_head(const S* q, int64_t ldq, const S* k, const S* v, int64_t ldkv, int n, int m,
+                 int q0, int k0, int hs, int window, S* out, int64_t ldo, S* att,
+                 RowMatrix<S>& scratch) {
+  const S scale = S(1) / std::sqrt(static_cast<S>(hs));
+  const StridedMap<S> Q(q, n, hs, OuterStride(ldq));
+  const StridedMap<S> K(k, m, hs, OuterStride(ldkv));
+  const StridedMap<S> V(v, m, hs, OuterStride(ldkv));
+  if (!att) scratch.resize(n, m);
+  // The weights are computed where they are kept: in `att`, or in the scratch matrix.
+  Map<S> w(att ? att : scratch.data(), n, m);
+  // Two steps, the same numbers as `q * kᵀ * scale`: the product straight into `w` (no (n, m)
+  // temporary), then the scale in place.
+  w.noalias() = Q * K.transpose();
+  w *= scale;
+  for (int t = 0; t < n; ++t) {
+    // The keys this query sees: positions lo..hi as columns (causal, and the window); the softmax
+    // subtracts the row's maximum for stability.
+    const int pos = q0 + t;
+    const int hi = pos - k0, lo = std::max(0, window > 0 ? pos - window + 1 - k0 : 0);
+    S mx = -INFINITY;
+    for (int j = lo; j <= hi; ++j) mx = std::max(mx, w(t, j));
+    S sum = 0;
+    for (int j = lo; j <= hi; ++j) {
+      w(t, j) = std::exp(w(t, j) - mx);
+      sum += w(t, j);
+    }
+    for (int j = lo; j <= hi; ++j) w(t, j) /= sum;
+    for (int j = 0; j < lo; ++j) w(t, j) = S(0);
+    for (int j = hi + 1; j < m; ++j) w(t, j) = S(0);
+  }
+  Eigen::Map<RowMatrix<S>, 0, OuterStride> o(out, n, hs, OuterStride(ldo));
+  o.noalias() = w * V;
+}
+
+template <typename S>
 void attention_forward(const S* qkv, int B, int T, int NH, int NKV, int hs, int window, S* att,
                        S* out, int threads) {
   assert(NKV >= 1 && NH % NKV == 0);
   const int group = NH / NKV, Q = NH * hs, KV = NKV * hs, W = Q + 2 * KV;
-  const S scale = S(1) / std::sqrt(static_cast<S>(hs));
   // The (b, h) pairs are independent: shared out over the cores.
   split_range(Index{B} * NH, thread_count(threads), 1, [&](Index i0, Index i1) {
-    RowMatrix<S> scores(T, T);
+    RowMatrix<S> scratch;
     for (Index i = i0; i < i1; ++i) {
       const int b = static_cast<int>(i / NH), h = static_cast<int>(i % NH);
       const S* base = qkv + static_cast<size_t>(b) * T * W;
-      const size_t kcol = Q + static_cast<size_t>(h / group) * hs;
-      const StridedMap<S> q(base + static_cast<size_t>(h) * hs, T, hs, OuterStride(W));
-      const StridedMap<S> k(base + kcol, T, hs, OuterStride(W));
-      const StridedMap<S> v(base + kcol + KV, T, hs, OuterStride(W));
-      const size_t bh = (static_cast<size_t>(b) * NH + h) * T * T;
-      Map<S> w(att + bh, T, T);
-      // Two steps, the same numbers as `q * kᵀ * scale`: the product straight into `scores`
-      // (no (T, T) temporary per thread), then the scale in place.
-      scores.noalias() = q * k.transpose();
-      scores *= scale;
-      for (int t = 0; t < T; ++t) {
-        // Keys lo ≤ t2 ≤ t only (causal, and the window); the softmax subtracts the row's
-        // maximum for stability.
-        const int lo = window > 0 ? std::max(0, t - window + 1) : 0;
-        S mx = -INFINITY;
-        for (int t2 = lo; t2 <= t; ++t2) mx = std::max(mx, scores(t, t2));
-        S sum = 0;
-        for (int t2 = lo; t2 <= t; ++t2) {
-          w(t, t2) = std::exp(scores(t, t2) - mx);
-          sum += w(t, t2);
-        }
-        for (int t2 = lo; t2 <= t; ++t2) w(t, t2) /= sum;
-        for (int t2 = 0; t2 < lo; ++t2) w(t, t2) = S(0);
-        for (int t2 = t + 1; t2 < T; ++t2) w(t, t2) = S(0);
-      }
-      Eigen::Map<RowMatrix<S>, 0, OuterStride> o(out + static_cast<size_t>(b) * T * Q + h * hs, T,
-                                                 hs, OuterStride(Q));
-      o.noalias() = w * v;
+      const S* k = base + Q + static_cast<size_t>(h / group) * hs;
+      attend_head(base + static_cast<size_t>(h) * hs, W, k, k + KV, W, T, T, 0, 0, hs, window,
+                  out + static_cast<size_t>(b) * T * Q + h * hs, Q,
+                  att + (static_cast<size_t>(b) * NH + h) * T * T, scratch);
     }
   });
 }
@@ -360,15 +370,17 @@ std::vector<double> softmax_probabilities(const float* logits, int V, double tem
   return p;
 }
 
-#define ATTN_LM_FORWARD(S)                                                                   \
-  template void encoder_forward<S>(const S*, const S*, const int*, int, int, int, S*);       \
-  template void layernorm_forward<S>(const S*, const S*, const S*, int, int, S, S*, S*, S*); \
-  template void matmul_forward<S>(const S*, const S*, const S*, int, int, int, S*, int);     \
-  template void attention_forward<S>(const S*, int, int, int, int, int, int, S*, S*, int);   \
-  template void gelu_forward<S>(const S*, size_t, S*, int);                                  \
-  template void residual_forward<S>(const S*, const S*, size_t, S*);                         \
-  template void logits_forward<S>(const S*, const S*, int, int, int, S*, int);               \
-  template void gpt_forward<S>(const ParameterBuffer<S>&, const std::vector<int>&, int, int, \
+#define ATTN_LM_FORWARD(S)                                                                         \
+  template void encoder_forward<S>(const S*, const S*, const int*, int, int, int, S*);             \
+  template void layernorm_forward<S>(const S*, const S*, const S*, int, int, S, S*, S*, S*);       \
+  template void matmul_forward<S>(const S*, const S*, const S*, int, int, int, S*, int);           \
+  template void attend_head<S>(const S*, int64_t, const S*, const S*, int64_t, int, int, int, int, \
+                               int, int, S*, int64_t, S*, RowMatrix<S>&);                          \
+  template void attention_forward<S>(const S*, int, int, int, int, int, int, S*, S*, int);         \
+  template void gelu_forward<S>(const S*, size_t, S*, int);                                        \
+  template void residual_forward<S>(const S*, const S*, size_t, S*);                               \
+  template void logits_forward<S>(const S*, const S*, int, int, int, S*, int);                     \
+  template void gpt_forward<S>(const ParameterBuffer<S>&, const std::vector<int>&, int, int,       \
                                ActivationsT<S>&, const ForwardOptions&);
 ATTN_LM_FORWARD(float)
 ATTN_LM_FORWARD(double)

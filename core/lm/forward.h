@@ -5,6 +5,7 @@
 // hs = C/NH, F MLP width, V vocabulary, L layers.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -117,6 +118,16 @@ void layernorm_forward(const S* inp, const S* weight, const S* bias, int N, int 
 template <typename S>
 void matmul_forward(const S* inp, const S* weight, const S* bias, int N, int C, int OC, S* out,
                     int threads = 0);
+// One head's causal attention, the routine every forward pass runs (training, inference and the
+// KV cache): n queries at positions q0.. (rows ldq apart) over m keys and values at positions
+// k0.. (rows ldkv apart), all hs wide. The query at position i sees keys at j ≤ i, and i − W < j
+// too when `window` W > 0. Scores q·k/√hs, softmax over the keys seen. Writes out (n rows, ldo
+// apart, hs wide) and, when `att` is not null, the weights (n, m), 0 where masked; `scratch`
+// holds them otherwise.
+template <typename S>
+void attend_head(const S* q, int64_t ldq, const S* k, const S* v, int64_t ldkv, int n, int m,
+                 int q0, int k0, int hs, int window, S* out, int64_t ldo, S* att,
+                 RowMatrix<S>& scratch);
 // Causal attention over qkv (B,T,W), each row q | k | v with NH query heads and NKV K/V heads of
 // hs (W = (NH + 2·NKV)·hs): query head h reads K/V head h / (NH/NKV), so GPT-2's multi-head
 // attention is NKV = NH and grouped-query attention NKV < NH; position i sees keys j ≤ i, and

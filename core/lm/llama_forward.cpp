@@ -11,9 +11,6 @@
 namespace attn::lm {
 
 using Eigen::Index;
-using Strided = Eigen::OuterStride<>;
-using ConstStridedMap = Eigen::Map<const RowMatrixF, 0, Strided>;
-using StridedMap = Eigen::Map<RowMatrixF, 0, Strided>;
 
 std::vector<double> rope_inv_freq(const Config& c) {
   const int hs = c.head_size();
@@ -81,33 +78,12 @@ void gqa_attention(const float* q, int64_t ldq, const float* k, const float* v, 
                    int64_t ldo, float* att, int threads) {
   assert(NH % NKV == 0 && k0 + m >= q0 + n);
   const int group = NH / NKV;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   split_range(NH, thread_count(threads), 1, [&](Index h0, Index h1) {
-    RowMatrixF scores(n, m);
+    RowMatrixF scratch;
     for (Index h = h0; h < h1; ++h) {
       const Index kvh = h / group;
-      const ConstStridedMap Q(q + h * hs, n, hs, Strided(ldq));
-      const ConstStridedMap K(k + kvh * hs, m, hs, Strided(ldkv));
-      const ConstStridedMap V(v + kvh * hs, m, hs, Strided(ldkv));
-      scores.noalias() = Q * K.transpose();
-      scores *= scale;
-      for (int t = 0; t < n; ++t) {
-        const int pos = q0 + t;
-        // The keys this query sees: positions lo..hi, as columns of the key rows.
-        const int hi = pos - k0, lo = std::max(0, window > 0 ? pos - window + 1 - k0 : 0);
-        float mx = -INFINITY;
-        for (int j = lo; j <= hi; ++j) mx = std::max(mx, scores(t, j));
-        float sum = 0;
-        for (int j = 0; j < m; ++j) {
-          const float e = j >= lo && j <= hi ? std::exp(scores(t, j) - mx) : 0.0f;
-          scores(t, j) = e;
-          sum += e;
-        }
-        scores.row(t) /= sum;
-      }
-      if (att) Eigen::Map<RowMatrixF>(att + h * static_cast<Index>(n) * m, n, m) = scores;
-      StridedMap O(out + h * hs, n, hs, Strided(ldo));
-      O.noalias() = scores * V;
+      attend_head(q + h * hs, ldq, k + kvh * hs, v + kvh * hs, ldkv, n, m, q0, k0, hs, window,
+                  out + h * hs, ldo, att ? att + h * static_cast<Index>(n) * m : nullptr, scratch);
     }
   });
 }

@@ -33,7 +33,8 @@ void rmsnorm_forward(const S* x, const S* weight, int N, int C, double eps, S* o
 // apart), over m keys and values at positions k0.. (NKV heads; rows ldkv apart). Query head h
 // reads K/V head h / (NH / NKV); the query at position i sees keys at j ≤ i with i − W < j when
 // `window` W > 0. Scores q·k/√hs. Writes out (n rows, ldo apart, NH·hs wide) and, when `att`
-// is not null, the weights as (NH, n, m), 0 where masked.
+// is not null, the weights as (NH, n, m), 0 where masked. Each head is lm/forward.h's
+// attend_head, the routine training runs too.
 void gqa_attention(const float* q, int64_t ldq, const float* k, const float* v, int64_t ldkv, int n,
                    int m, int q0, int k0, int NH, int NKV, int hs, int window, float* out,
                    int64_t ldo, float* att, int threads = 0);

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "lm/generate.h"
+#include "lm/rollout.h"
 #include "lm/train_data.h"
 
 namespace attn {
@@ -209,6 +210,10 @@ void LmSession::start_compute_ids(std::vector<int> ids) {
 
 bool LmSession::poll() {
   bool changed = false;
+  std::string failed;
+  for (bool got : {circuit_.poll(failed), block_.poll(failed), rollout_.poll(failed)})
+    changed = changed || got;
+  if (!failed.empty()) failure_ = error_ = "Computing the view failed: " + failed;
   if (std::optional<JobResult<std::pair<std::shared_ptr<lm::Model>, std::string>>> done =
           load_.poll()) {
     if (!done->ok()) {
@@ -245,11 +250,36 @@ bool LmSession::poll() {
 }
 
 void LmSession::wait() {
-  while (busy()) {
+  while (busy() || deriving()) {
     load_.wait();
     compute_.wait();
+    circuit_.wait();
+    block_.wait();
+    rollout_.wait();
     poll();
   }
+}
+
+const CircuitView* LmSession::circuit(int query, int prev, int ind) {
+  if (!run_) return nullptr;
+  return circuit_.get(serial_, {query, prev, ind}, [run = run_, query, prev, ind] {
+    return circuit_view(*run, query, prev, ind);
+  });
+}
+
+const lm::BlockPath* LmSession::block_path(int layer, int head, int position, double temperature) {
+  if (!run_) return nullptr;
+  return block_.get(serial_, {layer, head, position, temperature},
+                    [run = run_, layer, head, position, temperature] {
+                      return block_view(*run, layer, head, position, temperature);
+                    });
+}
+
+const std::vector<std::vector<double>>* LmSession::rollout(int token) {
+  if (!run_) return nullptr;
+  return rollout_.get(serial_, token, [run = run_, token] {
+    return lm::rollout_of_token(run->model->config, run->acts, token);
+  });
 }
 
 double LmSession::busy_seconds() const {

@@ -4,14 +4,17 @@
 // panel_lm*.cpp only read it and call its setters; tests drive it directly.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "attention/scenario.h"
+#include "gui/model/lm_views.h"
 #include "lm/forward.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"
@@ -61,7 +64,7 @@ class LmSession {
 
   // Picks up finished work; call once per frame. True when something changed.
   bool poll();
-  void wait();  // blocks until nothing is pending (tests, screenshots)
+  void wait();  // blocks until nothing is pending, the tabs' views too (tests, screenshots)
   bool busy() const { return load_.running() || compute_.running(); }
   double busy_seconds() const;
   const std::string& busy_what() const { return busy_what_; }
@@ -70,6 +73,14 @@ class LmSession {
   const lm::Model* model() const { return model_.get(); }
   // The last completed run (null before the first).
   const LmRun* run() const { return run_.get(); }
+  // The tabs' views of the run (gui/model/lm_views.h), each computed on a worker: the value for
+  // the current run and these arguments, or null while it is computed (poll() picks it up).
+  const CircuitView* circuit(int query, int prev, int ind);
+  const CircuitView* last_circuit() const { return circuit_.last(); }  // what the tab drew last
+  const lm::BlockPath* block_path(int layer, int head, int position, double temperature);
+  const std::vector<std::vector<double>>* rollout(int token);  // lm::rollout_of_token
+  // Whether one of them is being computed (the window keeps drawing until it is done).
+  bool deriving() const { return circuit_.busy() || block_.busy() || rollout_.busy(); }
   // Changes with every new run, so views can cache what they draw from it.
   uint64_t serial() const { return serial_; }
 
@@ -128,7 +139,7 @@ class LmSession {
   void took_model();  // after model_ changed: status, head in range, run the sentence
 
   std::shared_ptr<const lm::Model> model_;
-  std::unique_ptr<LmRun> run_;
+  std::shared_ptr<const LmRun> run_;  // shared with the views' workers, which may outlive it here
   std::string text_ = kDefaultLmText;
   bool text_from_user_ = false;
   std::string error_, status_, busy_what_, failure_;
@@ -137,6 +148,9 @@ class LmSession {
   BackgroundJob<std::pair<std::shared_ptr<lm::Model>, std::string>> load_;
   BackgroundJob<std::unique_ptr<LmRun>> compute_;
   bool compute_again_ = false;
+  RunDerived<std::array<int, 3>, CircuitView> circuit_;
+  RunDerived<std::tuple<int, int, int, double>, lm::BlockPath> block_;
+  RunDerived<int, std::vector<std::vector<double>>> rollout_;
   // Live generation: tokens still to add, greedy or sampled, what was added, the text before
   // it, the ids of the run on its way, and the sampler's generator (seeded: a class sees the
   // same continuation twice).
