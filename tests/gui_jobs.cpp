@@ -257,10 +257,10 @@ TEST_F(JobsGui, FailedLiveTrainingIsAMessage) {
   ui.lm_train.state = std::make_shared<LmTrainPanel>();
   ui.lm_train.open = true;
   LmTrainPanel& lp = *ui.lm_train.state;
-  lp.setup.after_step = [](long) { throw std::runtime_error("the loss is NaN"); };
+  lp.session.setup.after_step = [](long) { throw std::runtime_error("the loss is NaN"); };
   std::string error;
-  ASSERT_TRUE(lp.live.start(lp.setup, error)) << error;
-  ASSERT_TRUE(frames_until([&] { return !lp.live.snapshot().running; }));
+  ASSERT_TRUE(lp.session.live.start(lp.session.setup, error)) << error;
+  ASSERT_TRUE(frames_until([&] { return !lp.session.live.snapshot().running; }));
   frame();
   expect_error_message("Training failed: the loss is NaN");
 

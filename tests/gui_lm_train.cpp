@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "gui/gui_setup.h"
@@ -14,6 +15,7 @@
 #include "gui/ui.h"
 #include "gui_headless.h"
 #include "lm_fixture.h"
+#include "npy_fixture.h"
 #include "reference.h"
 
 namespace attn {
@@ -62,12 +64,12 @@ TEST_F(LmTrainGui, TrainsDrawsAndOpensTheModel) {
   ASSERT_TRUE(ui.lm_train.open);
   LmTrainPanel& p = *ui.lm_train.state;
   EXPECT_TRUE(p.autostart);
-  p.setup.train = tiny();
+  p.session.setup.train = tiny();
   frames(1);
   EXPECT_FALSE(p.autostart);
-  ASSERT_TRUE(frames_until([&] { return !p.live.snapshot().running; })) << p.error;
-  const lm::LiveSnapshot s = p.live.snapshot();
-  EXPECT_TRUE(s.finished) << p.error;
+  ASSERT_TRUE(frames_until([&] { return !p.session.live.snapshot().running; })) << p.session.error;
+  const lm::LiveSnapshot s = p.session.live.snapshot();
+  EXPECT_TRUE(s.finished) << p.session.error;
   EXPECT_EQ(s.history.size(), 5u);
   frames(1);
   EXPECT_FALSE(ui.lm_train.training);
@@ -97,34 +99,69 @@ TEST_F(LmTrainGui, TrainsDrawsAndOpensTheModel) {
   EXPECT_TRUE(ui.views["lm-circuit-prev"].drawn);
 }
 
+// The window's session without the window: the task sets the data and the folder's default; a
+// save before any training says so; after a run the folder loads, with its training.json, and a
+// folder that cannot be written is an error that keeps the session as it was.
+TEST(LmTrainSession, ChoosesTheTaskAndSavesTheModelTrainedSoFar) {
+  LmTrainSession t;
+  t.choose_task(LmTrainSession::kStories);
+  EXPECT_EQ(t.setup.data, lm::DataKind::kText);
+  EXPECT_FALSE(t.setup.train.attention_only);
+  EXPECT_EQ(t.save_folder, "trained-stories");
+  t.choose_task(LmTrainSession::kInduction);
+  EXPECT_EQ(t.setup.data, lm::DataKind::kInduction);
+  EXPECT_TRUE(t.setup.train.attention_only);
+  EXPECT_FALSE(t.save(t.live.snapshot()));
+  EXPECT_NE(t.error.find("no model has been trained yet"), std::string::npos) << t.error;
+
+  t.setup.train = tiny();
+  ASSERT_TRUE(t.start()) << t.error;
+  while (t.live.snapshot().running) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  const lm::LiveSnapshot s = t.live.snapshot();
+  ASSERT_TRUE(s.finished) << s.error;
+  t.save_folder = test::temp_path("lm-train-session-saved");
+  ASSERT_TRUE(t.save(s)) << t.error;
+  EXPECT_NE(t.status.find("after step " + std::to_string(s.history.back().step)), std::string::npos)
+      << t.status;
+  lm::Model m;
+  std::string error;
+  EXPECT_TRUE(lm::load_model(t.save_folder, m, error)) << error;
+  const auto j = nlohmann::json::parse(test::read_bytes(t.save_folder + "/training.json"));
+  EXPECT_EQ(j["steps_done"].get<long>(), s.history.back().step);
+
+  t.save_folder = "/proc/no-such-place/model";
+  EXPECT_FALSE(t.save(s));
+  EXPECT_EQ(t.error.rfind("Not saved: ", 0), 0u) << t.error;
+}
+
 TEST_F(LmTrainGui, PauseResumeCancel) {
   ui.lm_train.open = true;
   frames(1);
   LmTrainPanel& p = *ui.lm_train.state;
-  p.setup.train = tiny();
-  p.setup.train.steps = 100000;
+  p.session.setup.train = tiny();
+  p.session.setup.train.steps = 100000;
   std::string error;
-  ASSERT_TRUE(p.live.start(p.setup, error)) << error;
-  ASSERT_TRUE(frames_until([&] { return p.live.snapshot().history.size() >= 2; }));
+  ASSERT_TRUE(p.session.live.start(p.session.setup, error)) << error;
+  ASSERT_TRUE(frames_until([&] { return p.session.live.snapshot().history.size() >= 2; }));
   EXPECT_TRUE(ui.lm_train.training);  // the window wakes for new figures while it trains
-  p.live.set_paused(true);
+  p.session.live.set_paused(true);
   // Once the worker holds in its pause, no step runs while the window draws.
-  ASSERT_TRUE(p.live.control().wait_until_held(std::chrono::seconds(60)));
-  const size_t held_at = p.live.snapshot().step_loss.size();
+  ASSERT_TRUE(p.session.live.control().wait_until_held(std::chrono::seconds(60)));
+  const size_t held_at = p.session.live.snapshot().step_loss.size();
   frames(2);
-  EXPECT_EQ(p.live.snapshot().step_loss.size(), held_at);
-  EXPECT_TRUE(p.live.snapshot().paused);
+  EXPECT_EQ(p.session.live.snapshot().step_loss.size(), held_at);
+  EXPECT_TRUE(p.session.live.snapshot().paused);
   EXPECT_FALSE(ui.lm_train.training);  // and sleeps while paused
-  p.live.set_paused(false);
-  p.live.cancel();
+  p.session.live.set_paused(false);
+  p.session.live.cancel();
   frames(2);
-  EXPECT_TRUE(p.live.snapshot().cancelled);
+  EXPECT_TRUE(p.session.live.snapshot().cancelled);
   // Settings refused by the trainer are reported in the window, not a crash. (The width slider
   // keeps n_embd a multiple of the heads, so an impossible batch size stands in.)
-  p.setup.train.batch = 0;
+  p.session.setup.train.batch = 0;
   p.autostart = true;
   frames(2);
-  EXPECT_NE(p.error.find("batch"), std::string::npos) << p.error;
+  EXPECT_NE(p.session.error.find("batch"), std::string::npos) << p.session.error;
 }
 
 TEST_F(LmTrainGui, CircuitStepsOnARepeatedSentence) {

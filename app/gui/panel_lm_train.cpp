@@ -62,19 +62,19 @@ float button_width(const char* label) {
 
 // The settings' header: what the model and its training are, readable while they are folded away.
 std::string settings_summary(const LmTrainPanel& p) {
-  const lm::TrainOptions& o = p.setup.train;
+  const lm::TrainOptions& o = p.session.setup.train;
   char buf[200];
   std::snprintf(buf, sizeof buf,
                 "Settings: %s · %d layers × %d heads · width %d · context %d · %ld steps"
                 "###lm-train-settings",
-                p.data == 0 ? "induction task" : "short stories", o.n_layer, o.n_head, o.n_embd,
-                o.context, o.steps);
+                p.session.task() == LmTrainSession::kInduction ? "induction task" : "short stories",
+                o.n_layer, o.n_head, o.n_embd, o.context, o.steps);
   return buf;
 }
 
 void draw_settings(LmTrainPanel& p, bool idle) {
   const float fs = ImGui::GetFontSize();
-  lm::TrainOptions& o = p.setup.train;
+  lm::TrainOptions& o = p.session.setup.train;
   if (p.collapse_settings) {
     ImGui::SetNextItemOpen(false);
     p.collapse_settings = false;
@@ -87,12 +87,9 @@ void draw_settings(LmTrainPanel& p, bool idle) {
   ImGui::SetNextItemWidth(
       std::max(ImGui::CalcTextSize(tasks[0]).x, ImGui::CalcTextSize(tasks[1]).x) +
       ImGui::GetFrameHeight() + ImGui::GetStyle().FramePadding.x * 2);
-  if (ImGui::Combo("##task", &p.data, tasks, 2)) {
-    p.setup.data = p.data == 0 ? lm::DataKind::kInduction : lm::DataKind::kText;
-    // Stories need an MLP to say anything; letters do not.
-    o.attention_only = p.data == 0;
-    p.save_folder = p.data == 0 ? "trained-induction" : "trained-stories";
-  }
+  int task = p.session.task();
+  if (ImGui::Combo("##task", &task, tasks, 2))
+    p.session.choose_task(static_cast<LmTrainSession::Task>(task));
   auto slider = [fs](const char* label, int* v, int lo, int hi) {
     next_on_line(labelled(fs * 5, label));
     ImGui::SetNextItemWidth(fs * 5);
@@ -128,24 +125,15 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   if (idle) {
     const bool autostart = p.autostart;
     p.autostart = false;
-    if (ImGui::Button(s.finished || s.cancelled ? "Train again" : "Train") || autostart) {
-      p.live.set_paused(false);
-      p.error.clear();
-      // An error names the options' fields: say them by the labels of the controls above.
-      if (p.live.start(p.setup, p.error))
-        p.collapse_settings = true;
-      else
-        p.error = "Cannot train: " + name_fields(p.error, {{"n_layer", "layers"},
-                                                           {"n_head", "heads"},
-                                                           {"n_embd", "width"},
-                                                           {"lr", "learning rate"}});
-    }
+    if ((ImGui::Button(s.finished || s.cancelled ? "Train again" : "Train") || autostart) &&
+        p.session.start())
+      p.collapse_settings = true;
   } else {
-    if (ImGui::Button(s.paused ? "Resume" : "Pause")) p.live.set_paused(!s.paused);
+    if (ImGui::Button(s.paused ? "Resume" : "Pause")) p.session.live.set_paused(!s.paused);
     ImGui::SameLine();
-    if (ImGui::Button("Cancel")) p.live.cancel();
+    if (ImGui::Button("Cancel")) p.session.live.cancel();
   }
-  const bool has_model = p.live.model() != nullptr;
+  const bool has_model = p.session.live.model() != nullptr;
   if (!has_model) ImGui::BeginDisabled();
   next_on_line(button_width("Save…"));
   if (ImGui::Button("Save…")) p.show_save = true;
@@ -162,9 +150,10 @@ void draw_controls(LmTrainPanel& p, const lm::LiveSnapshot& s) {
 }
 
 void draw_status(LmTrainPanel& p, const lm::LiveSnapshot& s) {
-  if (!p.error.empty()) ImGui::TextColored(kWarn, "%s", p.error.c_str());
+  const LmTrainSession& t = p.session;
+  if (!t.error.empty()) ImGui::TextColored(kWarn, "%s", t.error.c_str());
   if (!s.error.empty()) ImGui::TextColored(kWarn, "Training failed: %s", s.error.c_str());
-  if (!p.status.empty()) ImGui::TextDisabled("%s", p.status.c_str());
+  if (!t.status.empty()) ImGui::TextDisabled("%s", t.status.c_str());
   if (s.history.empty()) {
     if (!s.running)
       ImGui::TextWrapped(
@@ -361,31 +350,16 @@ void draw_save_popup(LmTrainPanel& p, const lm::LiveSnapshot& s) {
   }
   if (!ImGui::BeginPopupModal("Save the trained model", nullptr, ImGuiWindowFlags_AlwaysAutoResize))
     return;
-  const auto model = p.live.model();
+  const bool has_model = p.session.live.model() != nullptr;
   ImGui::TextUnformatted("Folder (config.json, model.safetensors, vocab.json, merges.txt):");
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 24);
-  ImGui::InputText("##folder", &p.save_folder);
-  if (model && !s.history.empty())
+  ImGui::InputText("##folder", &p.session.save_folder);
+  if (has_model && !s.history.empty())
     ImGui::TextDisabled("The model after step %ld.", s.history.back().step);
-  if (ImGui::Button("Save") && model) {
-    std::string error;
-    const std::string cmd = "trained in the app (Train a transformer window)";
-    if (lm::save_model(*model, p.save_folder, error) &&
-        write_file_atomically(
-            p.save_folder + "/training.json",
-            lm::training_json(cmd, model->config, s.history.back().step, s.steps, s.history),
-            error)) {
-      p.status = "Saved the model after step " + std::to_string(s.history.back().step) + " to " +
-                 p.save_folder + ".";
-      p.error.clear();
-      ImGui::CloseCurrentPopup();
-    } else {
-      p.error = "Not saved: " + error;
-    }
-  }
+  if (ImGui::Button("Save") && has_model && p.session.save(s)) ImGui::CloseCurrentPopup();
   ImGui::SameLine();
   if (ImGui::Button("Cancel")) ImGui::CloseCurrentPopup();
-  if (!p.error.empty()) ImGui::TextColored(kWarn, "%s", p.error.c_str());
+  if (!p.session.error.empty()) ImGui::TextColored(kWarn, "%s", p.session.error.c_str());
   ImGui::EndPopup();
 }
 
@@ -393,10 +367,10 @@ void draw_save_popup(LmTrainPanel& p, const lm::LiveSnapshot& s) {
 
 void open_trained_model(Ui& ui) {
   LmTrainPanel& p = *ui.lm_train.state;
-  const auto model = p.live.model();
+  const auto model = p.session.live.model();
   if (!model) return;
   LmPanel& lp = ui.lm.get();
-  const lm::LiveSnapshot s = p.live.snapshot();
+  const lm::LiveSnapshot s = p.session.live.snapshot();
   lp.text_buffer = s.probe_text;
   lp.text_initialised = true;
   lp.session.set_text(s.probe_text);  // before adopt, so the model runs on this sentence
@@ -413,14 +387,10 @@ void draw_lm_train_panel(Ui& ui) {
   ImGui::SetNextWindowPos({vp->Pos.x + vp->Size.x * 0.02f, vp->Pos.y + top + vp->Size.y * 0.02f},
                           ImGuiCond_Appearing);
   ImGui::SetNextWindowSize({vp->Size.x * 0.96f, vp->Size.y * 0.94f - top * 2}, ImGuiCond_Appearing);
-  const lm::LiveSnapshot s = p.live.snapshot();
+  const lm::LiveSnapshot s = p.session.live.snapshot();
   ui.lm_train.training = s.running && !s.paused;
-  if (s.error.empty()) {
-    p.reported_failure.clear();
-  } else if (s.error != p.reported_failure) {
-    p.reported_failure = s.error;
-    ui.state.set_message("Training failed: " + s.error, true);
-  }
+  if (const auto failure = p.session.new_failure(s))
+    ui.state.set_message("Training failed: " + *failure, true);
   const ImGuiWindowFlags staged = place_as_stage(ui, WindowId::kLmTrain);
   if (!ImGui::Begin("Train a transformer: watch an induction head form###lm-train",
                     &ui.lm_train.open, ImGuiWindowFlags_NoCollapse | staged)) {
