@@ -314,6 +314,18 @@ bool tab(Ui& ui, const char* label, const char* id) {
 
 }  // namespace
 
+WidgetContext widgets(Ui& ui) {
+  WidgetContext c;
+  c.light_theme = ui.settings.light_theme;
+  c.decimals = ui.settings.decimals;
+  c.cell_font = ui.fonts.cells;
+  c.renderer = ui.renderer;
+  c.views = &ui.views;
+  c.text_log = ui.probes.text_log;
+  c.trace_serial = ui.state.trace_serial();
+  return c;
+}
+
 bool Ui::wants_frames() const {
   return frames_wanted > 0 || state.playing || state.computing() || exports.job.running() ||
          motion.transition.active(now) || motion.changes.active(now) || busy();

@@ -126,8 +126,8 @@ struct PlotArea {
 };
 
 // X ticks: round numbers on a points axis, every category label that fits, or round indices.
-void draw_x_ticks(Ui& ui, ImDrawList* dl, ImFont* font, const ChartSpec& c, const PlotArea& a,
-                  bool has_points, ImU32 dim, ImU32 frame) {
+void draw_x_ticks(const WidgetContext& ctx, ImDrawList* dl, ImFont* font, const ChartSpec& c,
+                  const PlotArea& a, bool has_points, ImU32 dim, ImU32 frame) {
   const float fs = a.fs, tick_y = a.p1.y + fs * 0.2f;
   const float left = a.pos.x, right = a.pos.x + a.width;
   if (has_points) {
@@ -140,7 +140,7 @@ void draw_x_ticks(Ui& ui, ImDrawList* dl, ImFont* font, const ChartSpec& c, cons
       const float x = std::clamp(a.xvalue(v) - w / 2, left, right - w);
       if (x < next_free) continue;
       dl->AddLine({a.xvalue(v), a.p1.y}, {a.xvalue(v), a.p1.y + fs * 0.2f}, frame);
-      draw_text(ui, dl, font, fs, {x, tick_y}, dim, s);
+      draw_text(ctx, dl, font, fs, {x, tick_y}, dim, s);
       next_free = x + w + fs * 0.6f;
     }
   } else if (!c.x_labels.empty()) {
@@ -150,7 +150,7 @@ void draw_x_ticks(Ui& ui, ImDrawList* dl, ImFont* font, const ChartSpec& c, cons
       float x = a.xmap(static_cast<double>(k)) - w / 2;
       x = std::clamp(x, left, right - w);
       if (x < next_free) continue;
-      draw_text(ui, dl, font, fs, {x, tick_y}, dim, c.x_labels[k]);
+      draw_text(ctx, dl, font, fs, {x, tick_y}, dim, c.x_labels[k]);
       next_free = x + w + fs * 0.6f;
     }
   } else if (a.n > 0) {
@@ -167,14 +167,15 @@ void draw_x_ticks(Ui& ui, ImDrawList* dl, ImFont* font, const ChartSpec& c, cons
       const float x = std::clamp(a.xmap(k) - w / 2, left, right - w);
       if (x < next_free) continue;
       dl->AddLine({a.xmap(k), a.p1.y}, {a.xmap(k), a.p1.y + fs * 0.2f}, frame);
-      draw_text(ui, dl, font, fs, {x, tick_y}, dim, s);
+      draw_text(ctx, dl, font, fs, {x, tick_y}, dim, s);
       next_free = x + w + fs * 0.6f;
     }
   }
 }
 
 // The highlighted band of x values on a points axis, with its label.
-void draw_band(Ui& ui, ImDrawList* dl, ImFont* font, const ChartSpec& c, const PlotArea& a) {
+void draw_band(const WidgetContext& ctx, ImDrawList* dl, ImFont* font, const ChartSpec& c,
+               const PlotArea& a) {
   const float fs = a.fs;
   const float x0 = a.xvalue(c.band_from), x1 = a.xvalue(c.band_to);
   dl->AddRectFilled({x0, a.p0.y}, {std::max(x1, x0 + 2), a.p1.y}, IM_COL32(255, 160, 40, 70));
@@ -183,7 +184,7 @@ void draw_band(Ui& ui, ImDrawList* dl, ImFont* font, const ChartSpec& c, const P
   if (!c.band_label.empty()) {
     const float tw = text_width(font, fs, c.band_label);
     const float tx = std::clamp((x0 + x1 - tw) / 2, a.p0.x + 2, a.p1.x - tw - 2);
-    draw_text(ui, dl, font, fs, {tx, a.p0.y + 2}, IM_COL32(200, 90, 0, 255), c.band_label);
+    draw_text(ctx, dl, font, fs, {tx, a.p0.y + 2}, IM_COL32(200, 90, 0, 255), c.band_label);
   }
 }
 
@@ -243,7 +244,7 @@ std::vector<std::pair<float, const ChartSeries*>> draw_series(ImDrawList* dl, co
 }
 
 // Labels at the lines' ends, pushed apart so they do not overlap.
-void draw_end_labels(Ui& ui, ImDrawList* dl, ImFont* font, const PlotArea& a,
+void draw_end_labels(const WidgetContext& ctx, ImDrawList* dl, ImFont* font, const PlotArea& a,
                      std::vector<std::pair<float, const ChartSeries*>> ends) {
   const float fs = a.fs;
   std::sort(ends.begin(), ends.end(),
@@ -251,14 +252,14 @@ void draw_end_labels(Ui& ui, ImDrawList* dl, ImFont* font, const PlotArea& a,
   float next_label = a.p0.y - fs / 2;
   for (const auto& [y, s] : ends) {
     const float ly = std::max(y - fs / 2, next_label);
-    draw_text(ui, dl, font, fs, {a.p1.x + fs * 0.3f, ly}, s->colour, s->end_label);
+    draw_text(ctx, dl, font, fs, {a.p1.x + fs * 0.3f, ly}, s->colour, s->end_label);
     next_label = ly + fs;
   }
 }
 
 }  // namespace
 
-void draw_line_chart(Ui& ui, const ChartSpec& c) {
+void draw_line_chart(const WidgetContext& ctx, const ChartSpec& c) {
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
   const ImVec2 pos = ImGui::GetCursorScreenPos();
@@ -298,31 +299,31 @@ void draw_line_chart(Ui& ui, const ChartSpec& c) {
   // Frame, titles and y ticks.
   if (!c.title.empty()) dl->AddText(font, fs, pos, text, c.title.c_str(), nullptr, width);
   dl->AddRect(p0, p1, frame);
-  if (!c.y_title.empty()) draw_text(ui, dl, font, fs, {pos.x, pos.y + title_h}, dim, c.y_title);
+  if (!c.y_title.empty()) draw_text(ctx, dl, font, fs, {pos.x, pos.y + title_h}, dim, c.y_title);
   const ImU32 grid = (frame & ~IM_COL32_A_MASK) | (60u << IM_COL32_A_SHIFT);
   for (double v : ax.ticks) {
     if (v < ax.lo - 1e-9 || v > ax.hi + 1e-9) continue;
     const float y = a.ymap(v);
     dl->AddLine({p0.x, y}, {p1.x, y}, grid);
     const std::string s = tick_label(v, ax.step, c.y_percent);
-    draw_text(ui, dl, font, fs, {p0.x - fs * 0.3f - text_width(font, fs, s), y - fs / 2}, dim, s);
+    draw_text(ctx, dl, font, fs, {p0.x - fs * 0.3f - text_width(font, fs, s), y - fs / 2}, dim, s);
   }
-  draw_x_ticks(ui, dl, font, c, a, has_points, dim, frame);
+  draw_x_ticks(ctx, dl, font, c, a, has_points, dim, frame);
   float y_next = p1.y + line;
   if (!c.x_title.empty()) {
     const std::string t = abbreviate(font, fs, c.x_title, width);
-    draw_text(ui, dl, font, fs, {p0.x + (a.xw() - text_width(font, fs, t)) / 2, y_next}, dim, t);
+    draw_text(ctx, dl, font, fs, {p0.x + (a.xw() - text_width(font, fs, t)) / 2, y_next}, dim, t);
     y_next += line;
   }
-  if (c.band && has_points) draw_band(ui, dl, font, c, a);
-  draw_end_labels(ui, dl, font, a, draw_series(dl, c, a));
+  if (c.band && has_points) draw_band(ctx, dl, font, c, a);
+  draw_end_labels(ctx, dl, font, a, draw_series(dl, c, a));
   // Legend.
   for (size_t k = 0; k < c.series.size(); ++k) {
     if (legend.entry_pos[k].second < 0) continue;
     const float x = pos.x + legend.entry_pos[k].first,
                 y = y_next + legend.entry_pos[k].second * line;
     dl->AddLine({x, y + fs * 0.55f}, {x + swatch, y + fs * 0.55f}, c.series[k].colour, 3.0f);
-    draw_text(ui, dl, font, fs, {x + swatch + fs * 0.4f, y}, text, c.series[k].name);
+    draw_text(ctx, dl, font, fs, {x + swatch + fs * 0.4f, y}, text, c.series[k].name);
   }
   ImGui::Dummy({width, height});
 }

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "gui/ui.h"
+#include "gui/widget_context.h"
 
 namespace attn {
 
@@ -45,6 +45,6 @@ struct ChartSpec {
   float label_room = 0, value_room = 0;
 };
 
-void draw_line_chart(Ui& ui, const ChartSpec& spec);
+void draw_line_chart(const WidgetContext& ctx, const ChartSpec& spec);
 
 }  // namespace attn

@@ -19,7 +19,7 @@
 
 #include "embedded_shaders.h"
 #include "gui/heatmap_colors.h"
-#include "gui/ui.h"
+#include "render/color_scale.h"
 #include "render/colormap.h"
 
 namespace attn {

@@ -16,6 +16,7 @@
 #include "attention/format.h"
 #include "gui/heatmap_colors.h"
 #include "gui/heatmap_texture.h"
+#include "gui/model/app_state.h"  // row_entropy_bits
 #include "gui/model/stage_motion.h"
 #include "render/color_scale.h"
 #include "render/colormap.h"
@@ -187,8 +188,8 @@ std::string abbreviate(ImFont* font, float size, const std::string& text, float 
   return best;
 }
 
-void draw_text(Ui& ui, ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU32 col,
-               const std::string& text, bool vertical) {
+void draw_text(const WidgetContext& ctx, ImDrawList* dl, ImFont* font, float size, ImVec2 pos,
+               ImU32 col, const std::string& text, bool vertical) {
   const float w = text_width(font, size, text);
   ImVec2 a = pos, b{pos.x + w, pos.y + size};
   if (vertical) {
@@ -198,16 +199,15 @@ void draw_text(Ui& ui, ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU
   } else {
     dl->AddText(font, size, pos, col, text.c_str());
   }
-  if (ui.probes.text_log) {
+  if (ctx.text_log) {
     const ImGuiWindow* w = ImGui::GetCurrentWindow();
-    ui.probes.text_log->push_back({a, b, dl->GetClipRectMin(), dl->GetClipRectMax(),
-                                   w->InnerClipRect.Min, w->InnerClipRect.Max, w->ScrollbarX,
-                                   w->ScrollMax.y > 0.5f, text});
+    ctx.text_log->push_back({a, b, dl->GetClipRectMin(), dl->GetClipRectMax(), w->InnerClipRect.Min,
+                             w->InnerClipRect.Max, w->ScrollbarX, w->ScrollMax.y > 0.5f, text});
   }
 }
 
-float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorScale& scale,
-                     const LabelFilter& hide) {
+float draw_color_bar(const WidgetContext& ctx, ImDrawList* dl, ImVec2 pos, float bw,
+                     const ColorScale& scale, const LabelFilter& hide) {
   const float fs = ImGui::GetFontSize();
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
   const float bh = fs * 0.8f;
@@ -224,8 +224,8 @@ float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorSc
   const std::string &lo = ticks.front().label, &hi = ticks.back().label;
   const float lo_w = text_width(font, fs, lo), hi_w = text_width(font, fs, hi);
   if (lo_w + hi_w + gap > bw) return bh + 2 + fs;  // no room for any number
-  draw_text(ui, dl, font, fs, {pos.x, y}, dim, lo);
-  draw_text(ui, dl, font, fs, {pos.x + bw - hi_w, y}, dim, hi);
+  draw_text(ctx, dl, font, fs, {pos.x, y}, dim, lo);
+  draw_text(ctx, dl, font, fs, {pos.x + bw - hi_w, y}, dim, hi);
   // Round values between the ends, centred under their place on the bar, each clear of the
   // labels drawn before it and of the right end's.
   float right_of_last = pos.x + lo_w;
@@ -235,7 +235,7 @@ float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float bw, const ColorSc
     if (x - tw / 2 < right_of_last + gap || x + tw / 2 > pos.x + bw - hi_w - gap) continue;
     dl->AddLine({std::floor(x) + 0.5f, pos.y + bh - fs * 0.25f}, {std::floor(x) + 0.5f, pos.y + bh},
                 dim);
-    draw_text(ui, dl, font, fs, {std::floor(x - tw / 2), y}, dim, ticks[k].label);
+    draw_text(ctx, dl, font, fs, {std::floor(x - tw / 2), y}, dim, ticks[k].label);
     right_of_last = x + tw / 2;
   }
   return bh + 2 + fs;
@@ -252,8 +252,8 @@ float bar_tick_width(const ColorScale& scale) {
 }
 
 // A colour bar standing up right of a grid (vmax at the top), its ticks on its right.
-void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const ColorScale& scale,
-                       const LabelFilter& hide) {
+void draw_vertical_bar(const WidgetContext& ctx, ImDrawList* dl, ImVec2 pos, float height,
+                       const ColorScale& scale, const LabelFilter& hide) {
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
   const ImU32 dim = ImGui::GetColorU32(ImGuiCol_TextDisabled);
@@ -267,9 +267,9 @@ void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const C
   dl->AddRect(pos, {pos.x + bw, pos.y + height}, dim);
   const float x = pos.x + bw + fs * 0.4f;
   const std::vector<ColorTick> ticks = bar_ticks(scale, hide);
-  draw_text(ui, dl, font, fs, {x, pos.y}, dim, ticks.back().label);
+  draw_text(ctx, dl, font, fs, {x, pos.y}, dim, ticks.back().label);
   if (height < fs * 2.2f) return;  // room for the top value only
-  draw_text(ui, dl, font, fs, {x, pos.y + height - fs}, dim, ticks.front().label);
+  draw_text(ctx, dl, font, fs, {x, pos.y + height - fs}, dim, ticks.front().label);
   // Round values at their height, each a line clear of the ends and of each other.
   float above = pos.y + height - fs;  // top of the last label drawn, from the bottom up
   for (size_t k = 1; k + 1 < ticks.size(); ++k) {
@@ -278,7 +278,7 @@ void draw_vertical_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float height, const C
     if (yc + fs / 2 > above - fs * 0.25f || yc - fs / 2 < pos.y + fs * 1.25f) continue;
     dl->AddLine({pos.x + bw - fs * 0.25f, std::floor(yc) + 0.5f},
                 {pos.x + bw, std::floor(yc) + 0.5f}, dim);
-    draw_text(ui, dl, font, fs, {x, std::floor(yc - fs / 2)}, dim, ticks[k].label);
+    draw_text(ctx, dl, font, fs, {x, std::floor(yc - fs / 2)}, dim, ticks[k].label);
     above = yc - fs / 2;
   }
 }
@@ -541,13 +541,13 @@ bool is_concealed(const HeatmapSpec& sp, int i, int j) {
 
 // The cells and what goes over them: concealed cells, the grid, the numbers, an edit's flash and
 // the selection, all clipped to the viewport.
-void paint_heatmap(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewport& v,
-                   const HeatmapLayout& L, uint64_t serial) {
+void paint_heatmap(const WidgetContext& ctx, const HeatmapSpec& sp, const Matrix& m,
+                   HeatmapViewport& v, const HeatmapLayout& L, uint64_t serial) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const bool light = ui.settings.light_theme;
+  const bool light = ctx.light_theme;
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
-  const int decimals = sp.decimals >= 0 ? sp.decimals : ui.settings.decimals;
+  const int decimals = sp.decimals >= 0 ? sp.decimals : ctx.decimals;
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
   const int i0 = L.i0, i1 = L.i1, j0 = L.j0, j1 = L.j1;
   const bool small = L.small;
@@ -561,8 +561,9 @@ void paint_heatmap(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewpo
     draw_cells_animated(dl, sp, v, light, background, i0, i1, j0, j1, anim_fills);
   } else {
     const ImVec2 full1{v.origin.x + v.cell_w * cols, v.origin.y + v.cell_h * rows};
-    if (!ui.renderer || !ui.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key,
-                                           serial, m, sp.hidden, sp.scale, light, v.origin, full1))
+    if (!ctx.renderer ||
+        !ctx.renderer->draw(dl, sp.texture_key.empty() ? sp.id : sp.texture_key, serial, m,
+                            sp.hidden, sp.scale, light, v.origin, full1))
       draw_cells_cpu(dl, sp, m, v, light, i0, i1, j0, j1);
   }
   const ImU32 conceal_fill = light ? IM_COL32(214, 218, 228, 255) : IM_COL32(58, 62, 76, 255);
@@ -585,7 +586,7 @@ void paint_heatmap(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewpo
   const float nf = L.number_size;
   v.numbers_shown = L.numbers_shown;
   v.number_px = v.numbers_shown ? nf : 0;
-  ImFont* number_font = nf > fs * 1.05f && ui.fonts.cells ? ui.fonts.cells : font;
+  ImFont* number_font = nf > fs * 1.05f && ctx.cell_font ? ctx.cell_font : font;
   if (v.numbers_shown) {
     for (int i = i0; i < i1; ++i)
       for (int j = j0; j < j1; ++j) {
@@ -593,7 +594,7 @@ void paint_heatmap(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewpo
         if (concealed(i, j)) {
           const float qs = std::min(v.cell_h * 0.5f, std::max(nf, fs));
           const float qw = text_width(number_font, qs, "?");
-          draw_text(ui, dl, number_font, qs, {std::floor(c.x - qw / 2), std::floor(c.y - qs / 2)},
+          draw_text(ctx, dl, number_font, qs, {std::floor(c.x - qw / 2), std::floor(c.y - qs / 2)},
                     ImGui::GetColorU32(ImGuiCol_Text), "?");
           continue;
         }
@@ -613,7 +614,7 @@ void paint_heatmap(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewpo
           col = luminance(fill) > 0.55f ? IM_COL32(0, 0, 0, 255) : IM_COL32(255, 255, 255, 255);
         }
         const float tw = text_width(number_font, nf, text);
-        draw_text(ui, dl, number_font, nf, {std::floor(c.x - tw / 2), std::floor(c.y - nf / 2)},
+        draw_text(ctx, dl, number_font, nf, {std::floor(c.x - tw / 2), std::floor(c.y - nf / 2)},
                   col, text);
       }
   }
@@ -651,11 +652,11 @@ void paint_heatmap(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewpo
 
 // Around the grid: axis titles, query tokens left, key tokens on top, row statistics right, the
 // colour bar with its scale and the hatch legend when something is hidden.
-void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewport& v,
-                         const HeatmapLayout& L, ImVec2 pos, ImVec2 avail,
+void draw_heatmap_labels(const WidgetContext& ctx, const HeatmapSpec& sp, const Matrix& m,
+                         HeatmapViewport& v, const HeatmapLayout& L, ImVec2 pos, ImVec2 avail,
                          const std::string& legend) {
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const bool light = ui.settings.light_theme;
+  const bool light = ctx.light_theme;
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
   const int cols = static_cast<int>(m.cols());
@@ -670,11 +671,11 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
   if (sp.labels && cap_h > 0) {
     dl->PushClipRect(pos, {pos.x + avail.x, pos.y + cap_h}, true);
     if (!sp.row_axis.empty() && L.row_names)
-      draw_text(ui, dl, font, axis_size,
+      draw_text(ctx, dl, font, axis_size,
                 {std::max(pos.x, vp0.x - pad - L.row_axis_w), pos.y + (cap_h - axis_size) / 2},
                 dim_col, sp.row_axis);
     if (!sp.col_axis.empty())
-      draw_text(ui, dl, font, axis_size, {vp0.x, pos.y + (cap_h - axis_size) / 2}, dim_col,
+      draw_text(ctx, dl, font, axis_size, {vp0.x, pos.y + (cap_h - axis_size) / 2}, dim_col,
                 abbreviate(font, axis_size, sp.col_axis, avail.x - label_w));
     dl->PopClipRect();
   }
@@ -695,7 +696,7 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
       const std::string shown = abbreviate(font, row_lf, t, room);
       if (shown != t) ++v.labels_abbreviated;
       const float tw = text_width(font, row_lf, shown);
-      draw_text(ui, dl, font, row_lf, {vp0.x - pad - tw, centre - row_lf / 2},
+      draw_text(ctx, dl, font, row_lf, {vp0.x - pad - tw, centre - row_lf / 2},
                 i == sp.selected_row ? sel_col : text_col, shown);
     }
     dl->PopClipRect();
@@ -720,7 +721,7 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
       if (shown != t) ++v.labels_abbreviated;
       const ImU32 c = j == sp.selected_col ? sel_col : text_col;
       if (vertical) {
-        draw_text(ui, dl, font, col_lf, {std::floor(centre - col_lf / 2), vp0.y - pad * 0.5f}, c,
+        draw_text(ctx, dl, font, col_lf, {std::floor(centre - col_lf / 2), vp0.y - pad * 0.5f}, c,
                   shown, true);
       } else {
         // A label wider than its column stays over the grid at either end.
@@ -734,7 +735,7 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
           continue;
         }
         right_of_last = x + tw;
-        draw_text(ui, dl, font, col_lf, {x, b1.y - band + (band - col_lf) / 2}, c, shown);
+        draw_text(ctx, dl, font, col_lf, {x, b1.y - band + (band - col_lf) / 2}, c, shown);
       }
     }
     dl->PopClipRect();
@@ -744,7 +745,7 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
     dl->PushClipRect({vp1.x, pos.y + cap_h}, {vp1.x + stats_w, vp1.y}, true);
     const float sf = std::min(fs, std::max(min_lf, v.cell_h / 1.05f));
     if (v.cell_h >= sf * 0.98f) {
-      draw_text(ui, dl, font, sf, {vp1.x + pad, vp0.y - band + (band - sf) / 2}, dim_col,
+      draw_text(ctx, dl, font, sf, {vp1.x + pad, vp0.y - band + (band - sf) / 2}, dim_col,
                 abbreviate(font, sf, "Σ  ·  H bits", stats_w - pad));
       for (int i = i0; i < i1; ++i) {  // only the rows on screen: a 1024-key row costs 1024 logs
         bool hide = false;
@@ -759,7 +760,7 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
           const double ent = row_entropy_bits(m.row(i))[0];
           std::snprintf(buf, sizeof buf, "Σ %.2f  H %.2f", sum, ent);
         }
-        draw_text(ui, dl, font, sf, {vp1.x + pad, y}, dim_col, buf);
+        draw_text(ctx, dl, font, sf, {vp1.x + pad, y}, dim_col, buf);
       }
     }
     dl->PopClipRect();
@@ -769,14 +770,14 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
     const float stats_used = L.show_stats ? stats_w : 0;
     float bw = 0, used = 0, by = vp1.y + fs * 0.6f;
     if (L.bar_right) {
-      draw_vertical_bar(ui, dl, {vp1.x + stats_used + pad * 1.5f, vp0.y}, vp_size.y, sp.scale,
+      draw_vertical_bar(ctx, dl, {vp1.x + stats_used + pad * 1.5f, vp0.y}, vp_size.y, sp.scale,
                         sp.hides_label);
       by = vp1.y + fs * 0.4f;
     } else {
       bw = sp.cell > 0   ? vp_size.x
            : L.bar_w > 0 ? L.bar_w
                          : std::min(std::max(vp_size.x, fs * 10), avail.x - label_w);
-      used = draw_color_bar(ui, dl, {vp0.x, by}, bw, sp.scale, sp.hides_label);
+      used = draw_color_bar(ctx, dl, {vp0.x, by}, bw, sp.scale, sp.hides_label);
     }
     if (!legend.empty()) {
       const float sw = fs * 1.3f, sh = fs * 0.8f;
@@ -784,7 +785,7 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
                         : L.legend_below ? ImVec2{vp0.x, by + used + fs * 0.3f}
                                          : ImVec2{vp0.x + bw + pad * 2, by};
       draw_hatch(dl, at, {at.x + sw, at.y + sh}, light);
-      draw_text(ui, dl, font, fs, {at.x + sw + pad * 0.6f, at.y + (sh - fs) / 2}, dim_col,
+      draw_text(ctx, dl, font, fs, {at.x + sw + pad * 0.6f, at.y + (sh - fs) / 2}, dim_col,
                 abbreviate(font, fs, legend, avail.x - (at.x - pos.x) - sw - pad * 0.6f));
     }
   }
@@ -792,11 +793,11 @@ void draw_heatmap_labels(Ui& ui, const HeatmapSpec& sp, const Matrix& m, Heatmap
 
 // One invisible button over the cells (hover, tooltip, click, zoom and pan) and one over each
 // label band (a row label selects the row, a key label picks the key).
-HeatmapEvent heatmap_interaction(Ui& ui, const HeatmapSpec& sp, const Matrix& m, HeatmapViewport& v,
-                                 const HeatmapLayout& L, ImVec2 pos) {
+HeatmapEvent heatmap_interaction(const WidgetContext& ctx, const HeatmapSpec& sp, const Matrix& m,
+                                 HeatmapViewport& v, const HeatmapLayout& L, ImVec2 pos) {
   HeatmapEvent ev;
   ImDrawList* dl = ImGui::GetWindowDrawList();
-  const bool light = ui.settings.light_theme;
+  const bool light = ctx.light_theme;
   const float fs = ImGui::GetFontSize();
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
   const ImVec2 vp0 = L.vp0, vp1 = L.vp1, vp_size = L.vp_size, base = L.base;
@@ -894,13 +895,13 @@ HeatmapEvent heatmap_interaction(Ui& ui, const HeatmapSpec& sp, const Matrix& m,
 
 }  // namespace
 
-HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
-  HeatmapViewport& v = ui.views[sp.id];
+HeatmapEvent draw_heatmap(const WidgetContext& ctx, const HeatmapSpec& sp) {
+  HeatmapViewport& v = (*ctx.views)[sp.id];
   const Matrix& m = sp.anim ? sp.anim->value : *sp.m;
   const int rows = static_cast<int>(m.rows()), cols = static_cast<int>(m.cols());
   const float fs = ImGui::GetFontSize();
   ImFont* font = ImGui::GetFont();
-  const int decimals = sp.decimals >= 0 ? sp.decimals : ui.settings.decimals;
+  const int decimals = sp.decimals >= 0 ? sp.decimals : ctx.decimals;
   const ImVec2 pos = ImGui::GetCursorScreenPos();
   ImVec2 avail = sp.size;
   if (avail.x <= 0) avail.x = ImGui::GetContentRegionAvail().x;
@@ -919,7 +920,7 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
 
   // Widths that depend only on the trace, the font and the precision: measured once.
   // (An animation's numbers change every frame: measured every frame, on small matrices only.)
-  const uint64_t serial = sp.serial ? sp.serial : ui.state.trace_serial();
+  const uint64_t serial = sp.serial ? sp.serial : ctx.trace_serial;
   const std::string measure_key = (sp.texture_key.empty() ? sp.id : sp.texture_key) + "#" +
                                   std::to_string(serial) + "#" + std::to_string(fs) + "#" +
                                   std::to_string(decimals) +
@@ -989,10 +990,10 @@ HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& sp) {
   v.drawn = true;
   v.labels_abbreviated = v.labels_dropped = 0;
 
-  paint_heatmap(ui, sp, m, v, L, serial);
-  draw_heatmap_labels(ui, sp, m, v, L, pos, avail, legend);
+  paint_heatmap(ctx, sp, m, v, L, serial);
+  draw_heatmap_labels(ctx, sp, m, v, L, pos, avail, legend);
   HeatmapEvent ev;
-  if (sp.interactive) ev = heatmap_interaction(ui, sp, m, v, L, pos);
+  if (sp.interactive) ev = heatmap_interaction(ctx, sp, m, v, L, pos);
   ImGui::SetCursorScreenPos(pos);
   ImGui::Dummy(avail);
   return ev;

@@ -10,15 +10,18 @@
 #include <string>
 #include <vector>
 
+#include "attention/attention.h"
+#include "attention/matrix.h"
 #include "gui/heatmap_colors.h"
-#include "gui/ui.h"
+#include "gui/widget_context.h"
+#include "render/color_scale.h"
 
 namespace attn {
 
 struct AnimatedFrame;
 
 struct HeatmapSpec {
-  std::string id;           // view id in Ui::views (zoom and pan)
+  std::string id;           // view id in the context's views (zoom and pan)
   std::string texture_key;  // the renderer's texture cache key; "" = id
   uint64_t serial = 0;      // when the matrix changes for the texture cache; 0 = the trace's
   const Matrix* m = nullptr;
@@ -57,7 +60,7 @@ struct HeatmapEvent {
   int picked_col = -1;  // a click on a key label (top)
 };
 
-HeatmapEvent draw_heatmap(Ui& ui, const HeatmapSpec& spec);
+HeatmapEvent draw_heatmap(const WidgetContext& ctx, const HeatmapSpec& spec);
 
 // What the heatmap's layout depends on: the room, the font size, the matrix's shape, the view's
 // zoom and pan, the spec's choices and the text widths the caller measured (at the font size).
@@ -120,11 +123,11 @@ struct HeatmapLayout {
 
 HeatmapLayout heatmap_layout(const HeatmapLayoutInput& in);
 
-// Text drawn straight into a draw list, recorded in Ui::text_log when a test asks (so a layout
-// test can check it against the clip rectangle). `vertical` turns it 90° to read bottom to top,
-// starting at `pos` (the bottom-left corner of the turned text).
-void draw_text(Ui& ui, ImDrawList* dl, ImFont* font, float size, ImVec2 pos, ImU32 col,
-               const std::string& text, bool vertical = false);
+// Text drawn straight into a draw list, recorded in the context's text_log when a test asks (so a
+// layout test can check it against the clip rectangle). `vertical` turns it 90° to read bottom to
+// top, starting at `pos` (the bottom-left corner of the turned text).
+void draw_text(const WidgetContext& ctx, ImDrawList* dl, ImFont* font, float size, ImVec2 pos,
+               ImU32 col, const std::string& text, bool vertical = false);
 // The width of text at a font size (CalcTextSize of another font and size).
 float text_width(ImFont* font, float size, const std::string& text);
 // The longest prefix of `text` that fits `width` with an ellipsis, or `text` when it fits.
@@ -134,7 +137,7 @@ std::string abbreviate(ImFont* font, float size, const std::string& text, float 
 // line; returns its height. Used by heatmaps and the seq2seq alignment plot.
 // A tick label `hide` holds is drawn as "?" (it would tell a hidden value).
 using LabelFilter = std::function<bool(const std::string&)>;
-float draw_color_bar(Ui& ui, ImDrawList* dl, ImVec2 pos, float width, const ColorScale& scale,
-                     const LabelFilter& hide = {});
+float draw_color_bar(const WidgetContext& ctx, ImDrawList* dl, ImVec2 pos, float width,
+                     const ColorScale& scale, const LabelFilter& hide = {});
 
 }  // namespace attn

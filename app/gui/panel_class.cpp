@@ -51,7 +51,7 @@ bool lesson_open(const Ui& ui) { return ui.lesson && ui.lesson->is_open(); }
 // `text` at `px` pixels in `font`, as an item (so layouts and tests see it), in `colour`.
 void big_text(Ui& ui, ImFont* font, float px, const std::string& text, ImU32 colour) {
   const ImVec2 at = ImGui::GetCursorScreenPos();
-  draw_text(ui, ImGui::GetWindowDrawList(), font, px, at, colour, text, false);
+  draw_text(widgets(ui), ImGui::GetWindowDrawList(), font, px, at, colour, text, false);
   ImGui::Dummy({text_width(font, px, text), px});
 }
 
@@ -133,14 +133,14 @@ void draw_histogram(Ui& ui, const ClassDistribution& d, int precision, float wid
     dl->AddRectFilled({x0 + 1, bottom - h}, {x0 + bw - 1, bottom}, bar);
     const std::string n = std::to_string(d.bins[b]);
     const float tw = text_width(ui.fonts.regular, small, n);
-    draw_text(ui, dl, ui.fonts.regular, small, {x0 + (bw - tw) / 2, bottom - h - small * 1.15f},
-              ink, n, false);
+    draw_text(widgets(ui), dl, ui.fonts.regular, small,
+              {x0 + (bw - tw) / 2, bottom - h - small * 1.15f}, ink, n, false);
   }
   dl->AddLine({at.x, bottom}, {at.x + width, bottom}, dim);
   const std::string lo = format_fixed(d.lo, precision, true);
   const std::string hi = format_fixed(d.hi, precision, true);
-  draw_text(ui, dl, ui.fonts.regular, small, {at.x, bottom + 2}, dim, lo, false);
-  draw_text(ui, dl, ui.fonts.regular, small,
+  draw_text(widgets(ui), dl, ui.fonts.regular, small, {at.x, bottom + 2}, dim, lo, false);
+  draw_text(widgets(ui), dl, ui.fonts.regular, small,
             {at.x + width - text_width(ui.fonts.regular, small, hi), bottom + 2}, dim, hi, false);
   if (d.truth) {
     const double span = d.hi > d.lo ? d.hi - d.lo : 1;
@@ -155,7 +155,8 @@ void draw_histogram(Ui& ui, const ClassDistribution& d, int precision, float wid
     const float tw = text_width(ui.fonts.bold, fs, t);
     const float tri = text_width(ui.fonts.bold, fs, "▲");
     const float tx = std::clamp(left ? x + tri / 2 - tw : x - tri / 2, at.x, at.x + width - tw);
-    draw_text(ui, dl, ui.fonts.bold, fs, {tx, bottom + small * 1.3f}, kRightColour, t, false);
+    draw_text(widgets(ui), dl, ui.fonts.bold, fs, {tx, bottom + small * 1.3f}, kRightColour, t,
+              false);
   }
   ImGui::Dummy({width, height});
 }
@@ -173,7 +174,7 @@ void draw_choice_bars(Ui& ui, const ClassDistribution& d, bool lettered, float w
     const std::string text =
         lettered ? std::string(1, static_cast<char>('A' + i)) + ". " + d.choices[i] : d.choices[i];
     const std::string label = elide_to_width(text, label_w - fs * 0.4f);
-    draw_text(ui, dl, right ? ui.fonts.bold : ui.fonts.regular, fs, at,
+    draw_text(widgets(ui), dl, right ? ui.fonts.bold : ui.fonts.regular, fs, at,
               right ? kRightColour : ImGui::GetColorU32(ImGuiCol_Text), label, false);
     const std::string n = std::to_string(d.counts[i]) + (right ? "  ◀ right" : "");
     const float n_w = text_width(ui.fonts.regular, fs, n) + fs * 0.4f;
@@ -182,7 +183,7 @@ void draw_choice_bars(Ui& ui, const ClassDistribution& d, bool lettered, float w
     const float y0 = at.y + fs * 0.15f, y1 = at.y + fs * 0.95f;
     dl->AddRectFilled({at.x + label_w, y0}, {at.x + label_w + std::max(len, 2.0f), y1},
                       right ? kRightColour : ImGui::GetColorU32(kAccent));
-    draw_text(ui, dl, ui.fonts.regular, fs, {at.x + label_w + len + fs * 0.3f, at.y},
+    draw_text(widgets(ui), dl, ui.fonts.regular, fs, {at.x + label_w + len + fs * 0.3f, at.y},
               ImGui::GetColorU32(ImGuiCol_Text), n, false);
     ImGui::Dummy({width, fs * 1.15f});
   }

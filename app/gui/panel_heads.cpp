@@ -116,7 +116,7 @@ void draw_heads_contents(Ui& ui) {
       sp.interactive = false;
       sp.size = {tile, tile};
       const ImVec2 tp = ImGui::GetCursorScreenPos();
-      draw_heatmap(ui, sp);
+      draw_heatmap(widgets(ui), sp);
       ImGui::SetCursorScreenPos(tp);
       if (ImGui::InvisibleButton("pick", {tile, tile})) st.set_head(h);
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("Show head %d (uses key/value head %d)", h, g);

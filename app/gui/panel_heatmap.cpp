@@ -302,7 +302,7 @@ void draw_qkv_inputs(Ui& ui, int h, int g, bool room) {
     sp.selected_row = i == 0 ? sel.query : sel.key;
     sp.cell = cell;
     sp.size = {label_w[i] + cell * mats[i]->cols(), cell * mats[i]->rows() + fs * 6.2f};
-    HeatmapEvent ev = draw_heatmap(ui, sp);
+    HeatmapEvent ev = draw_heatmap(widgets(ui), sp);
     if (ev.clicked) {
       if (i == 0)
         st.select_row(ev.row);
@@ -480,7 +480,7 @@ void draw_heatmap_panel(Ui& ui) {
     sp.selected_row = pred.question().row;
     sp.selected_col = pred.guess_col();
   }
-  HeatmapEvent ev = draw_heatmap(ui, sp);
+  HeatmapEvent ev = draw_heatmap(widgets(ui), sp);
   draw_lesson_highlights(ui, stage.id);
   if (asking) {
     if (pred.question().kind == PredictKind::kPick) {

@@ -304,7 +304,7 @@ void draw_circuit_maps(Ui& ui, LmPanel& p, const LmRun& r, const CircuitView& k,
     sp.selected_row = which == 0 ? k.winner : k.query;
     sp.selected_col = which == 0 ? std::max(0, k.winner - 1) : k.winner;
     sp.size = {0, map_h};
-    draw_heatmap(ui, sp);
+    draw_heatmap(widgets(ui), sp);
   }
   ImGui::EndChild();
 }

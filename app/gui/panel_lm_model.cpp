@@ -119,7 +119,7 @@ void draw_lm_model_view(Ui& ui, LmPanel& p) {
       sp.interactive = false;
       sp.size = {tile, tile};
       ImGui::SetCursorScreenPos({x, y});
-      draw_heatmap(ui, sp);
+      draw_heatmap(widgets(ui), sp);
       ImGui::SetCursorScreenPos({x, y});
       ImGui::PushID(l * NH + h);
       if (ImGui::InvisibleButton("head", {tile, tile})) open_lm_head_in_stepper(ui, l, h);

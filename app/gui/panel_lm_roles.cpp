@@ -101,7 +101,7 @@ void draw_lm_head_roles(Ui& ui, LmPanel& p) {
   sp.scale = {ui.settings.colormap, 0.0f, 1.0f};
   sp.selected_row = s.layer;
   sp.selected_col = s.head;
-  const HeatmapEvent e = draw_heatmap(ui, sp);
+  const HeatmapEvent e = draw_heatmap(widgets(ui), sp);
   if (e.clicked && e.row >= 0 && e.col >= 0) {
     s.select(e.row, e.col);
     p.select_tab = "heads";

@@ -232,7 +232,7 @@ void draw_charts(Ui& ui, const lm::LiveSnapshot& s, float width, float height) {
     }
     ch.y_max = std::ceil(top);
     ch.series = {batch, held};
-    draw_line_chart(ui, ch);
+    draw_line_chart(widgets(ui), ch);
   }
   for (int kind = 0; kind < 2; ++kind) {
     ChartSpec ch = base(kind == 0 ? "Induction score of every head; in-context accuracy (black)"
@@ -258,7 +258,7 @@ void draw_charts(Ui& ui, const lm::LiveSnapshot& s, float width, float height) {
         acc.points.push_back({static_cast<float>(e.step), static_cast<float>(e.icl_accuracy)});
       ch.series.push_back(std::move(acc));
     }
-    draw_line_chart(ui, ch);
+    draw_line_chart(widgets(ui), ch);
   }
 }
 
@@ -306,7 +306,7 @@ void draw_probe_heatmaps(Ui& ui, LmTrainPanel& p, const lm::LiveSnapshot& s, flo
     sp.scale = {ui.settings.colormap, 0.0f, 1.0f};
     sp.color_bar = false;
     sp.size = {side, side};
-    draw_heatmap(ui, sp);
+    draw_heatmap(widgets(ui), sp);
     ImGui::EndGroup();
   }
   const int n = T / 2;

@@ -305,7 +305,7 @@ void draw_distance(Ui& ui, int h, int g, bool room) {
   }
   sp.size = {width, height};
   const float x0 = ImGui::GetCursorPosX();
-  draw_heatmap(ui, sp);
+  draw_heatmap(widgets(ui), sp);
   ImGui::SameLine(0, fs);
   ImGui::BeginGroup();
   draw_distance_text(ui, m, i, j, h, g, small, x0 + avail.x);

@@ -80,7 +80,7 @@ void draw_chart(Ui& ui, const std::vector<ScoreTiming>& rows, float width) {
   chart.series = {dot, add, eq};
   const float fs = ImGui::GetFontSize();
   chart.size = {width, std::clamp(width * 0.3f, fs * 10, fs * 16)};
-  draw_line_chart(ui, chart);
+  draw_line_chart(widgets(ui), chart);
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   for (int j = first; j < first + shown; j += every) {
     const std::string c = cols[static_cast<size_t>(j)] == " " ? "_" : cols[static_cast<size_t>(j)];
     const float tw = text_width(font, cf, c);
-    draw_text(ui, dl, font, cf, {x(j) + cell * 0.5f - tw / 2, o.y}, text, c);
+    draw_text(widgets(ui), dl, font, cf, {x(j) + cell * 0.5f - tw / 2, o.y}, text, c);
   }
   const ColorScale scale{ui.settings.colormap, 0.0f, 1.0f};
   bool any_hidden = false;
@@ -95,8 +95,8 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
     const float rf = std::min(fs, std::max(min_label, ch * 1.05f));
     const float tw = text_width(font, rf, rows[i]);
     if (rf <= ch * 1.25f || i % 2 == 0)
-      draw_text(ui, dl, font, rf, {o.x + label_w - tw - fs * 0.2f, y + (ch - rf) / 2}, text,
-                rows[i]);
+      draw_text(widgets(ui), dl, font, rf, {o.x + label_w - tw - fs * 0.2f, y + (ch - rf) / 2},
+                text, rows[i]);
     const bool hide_row = conceal_from >= 0 && static_cast<int>(i) >= conceal_from;
     for (int j = first; j < first + shown; ++j) {
       const ImVec2 a{x(j), y}, b{a.x + cell, a.y + ch};
@@ -110,7 +110,7 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
     if (hide_row) {
       const float qf = std::min(fs, ch);
       const float qw = text_width(font, qf, "?");
-      draw_text(ui, dl, font, qf,
+      draw_text(widgets(ui), dl, font, qf,
                 {o.x + label_w + static_cast<float>(shown) * cell / 2 - qw / 2, y + (ch - qf) / 2},
                 text, "?");
     }
@@ -127,19 +127,20 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   if (shown < n_cols) {  // how much of the input is out of the window, either side
     char side[64];
     std::snprintf(side, sizeof side, "◀ %d   %d ▶", first, n_cols - first - shown);
-    draw_text(ui, dl, font, min_label, {g0.x, g1.y + fs * 0.1f},
+    draw_text(widgets(ui), dl, font, min_label, {g0.x, g1.y + fs * 0.1f},
               ImGui::GetColorU32(ImGuiCol_TextDisabled), side);
   }
   // The colour bar says what a colour means; the hatch what a local window hides.
   const float bar_w = std::clamp(g1.x - g0.x, fs * 10, std::max(fs * 10, avail - label_w));
   const float window_h = shown < n_cols ? min_label * 1.4f : 0;  // the "◀ N  N ▶" line
   const float bar_y = g1.y + fs * 0.5f + window_h;
-  const float bar_h = draw_color_bar(ui, dl, {g0.x, bar_y}, std::min(bar_w, fs * 16), scale);
+  const float bar_h =
+      draw_color_bar(widgets(ui), dl, {g0.x, bar_y}, std::min(bar_w, fs * 16), scale);
   float legend_h = 0;
   if (any_hidden) {
     const ImVec2 at{g0.x, bar_y + bar_h + fs * 0.3f};
     dl->AddRectFilled(at, {at.x + fs * 1.3f, at.y + fs * 0.8f}, hatch_color(light, 1));
-    draw_text(ui, dl, font, fs, {at.x + fs * 1.8f, at.y + fs * 0.4f - fs / 2},
+    draw_text(widgets(ui), dl, font, fs, {at.x + fs * 1.8f, at.y + fs * 0.4f - fs / 2},
               ImGui::GetColorU32(ImGuiCol_TextDisabled), "outside the local window (−∞)");
     legend_h = fs * 1.3f;
   }
@@ -370,7 +371,7 @@ void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
     c.x_title = "batch";
     c.y_title = "cross-entropy per character (nats)";
     c.size = {0, ImGui::GetFontSize() * 10};
-    draw_line_chart(ui, c);
+    draw_line_chart(widgets(ui), c);
   }
   if (s.alignment.rows() > 0) {
     ImGui::Text("%s  ->  %s", session.live_example.c_str(), s.output.c_str());
@@ -460,7 +461,7 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
   c.y_title = "exact match";
   c.x_title = "input length (characters)";
   c.size = {0, ImGui::GetFontSize() * 14};
-  draw_line_chart(ui, c);
+  draw_line_chart(widgets(ui), c);
 }
 
 }  // namespace

@@ -110,7 +110,7 @@ void linformer_views(Ui& ui) {
   cost.size = {side ? half : 0, chart_h};
   ImGui::BeginGroup();
   ImGui::TextUnformatted("Cost: cells computed against n");
-  draw_line_chart(ui, cost);
+  draw_line_chart(widgets(ui), cost);
   ImGui::Text("at n = 4096: %s cells instead of %s", count_text(4096.0 * k).c_str(),
               count_text(4096.0 * 4096).c_str());
   ImGui::EndGroup();
@@ -175,7 +175,7 @@ void linformer_views(Ui& ui) {
   else if (!cache.error_failure.empty())
     ImGui::TextColored(ImVec4(0.8f, 0.2f, 0.1f, 1), "could not be computed: %s",
                        cache.error_failure.c_str());
-  draw_line_chart(ui, err);
+  draw_line_chart(widgets(ui), err);
   ImGui::TextDisabled("random projections: k near n is close, small k is coarse");
   ImGui::EndGroup();
 }
@@ -208,7 +208,7 @@ void key_labels(Ui& ui, const std::vector<std::string>& tokens, int cols, float 
   if (tall <= cell) {  // every label fits its cell's width: written across, centred
     for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j) {
       const std::string& tok = tokens[static_cast<size_t>(j)];
-      draw_text(ui, dl, ui.fonts.regular, size,
+      draw_text(widgets(ui), dl, ui.fonts.regular, size,
                 {o.x + cell * static_cast<float>(j) +
                      (cell - text_width(ui.fonts.regular, size, tok)) / 2,
                  o.y},
@@ -218,7 +218,7 @@ void key_labels(Ui& ui, const std::vector<std::string>& tokens, int cols, float 
     return;
   }
   for (int j = 0; j < cols && j < static_cast<int>(tokens.size()); ++j)
-    draw_text(ui, dl, ui.fonts.regular, size,
+    draw_text(widgets(ui), dl, ui.fonts.regular, size,
               {o.x + cell * static_cast<float>(j) + (cell - size) / 2, o.y + tall},
               ImGui::GetColorU32(ImGuiCol_Text),
               abbreviate(ui.fonts.regular, size, tokens[static_cast<size_t>(j)], tall), true);
@@ -241,7 +241,7 @@ MapResult draw_map(Ui& ui, const std::string& id, const Matrix& m, uint64_t seri
   sp.labels = sp.color_bar = sp.interactive = sp.cell_text = false;
   sp.cell = cell;
   sp.size = {std::max(size.x, 1.0f), std::max(size.y, 1.0f)};
-  draw_heatmap(ui, sp);
+  draw_heatmap(widgets(ui), sp);
   // The widget draws no hover here: the views frame the cells the hovered one is made of.
   ImGui::SetCursorScreenPos(r.origin);
   ImGui::InvisibleButton(("##" + id).c_str(), sp.size);

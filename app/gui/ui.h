@@ -14,6 +14,7 @@
 #include "gui/model/app_state.h"
 #include "gui/model/predict.h"
 #include "gui/model/stage_motion.h"
+#include "gui/widget_context.h"
 #include "gui/window_id.h"
 #include "lessons/lesson.h"
 #include "lessons/question_secret.h"
@@ -25,36 +26,6 @@ namespace attn {
 
 class HeatmapRenderer;
 class LessonPlayer;
-
-// Pan and zoom of one heatmap, and where its cells were drawn last frame (tests, screenshots).
-struct HeatmapViewport {
-  float zoom = 1.0f;
-  ImVec2 pan{0, 0};  // pixels
-  // Last layout, in screen pixels.
-  ImVec2 origin{0, 0};  // top-left of cell (0, 0) before clipping
-  float cell_w = 0, cell_h = 0;
-  ImVec4 clip{0, 0, 0, 0};  // visible area x0, y0, x1, y1
-  int rows = 0, cols = 0;
-  bool drawn = false;
-  bool dragged = false;  // the current press became a pan, so its release is not a click
-  // Measured once per trace, font and precision (not every frame): the widest row label, column
-  // label and number at the font size, and whether any cell is hidden.
-  std::string measured_for;
-  float row_label_w = 0, col_label_w = 0, number_w = 0;
-  bool any_hidden = false;
-  // How the last frame laid the labels out (tests read it): labels drawn turned upright,
-  // shortened with an ellipsis, or left out because there was no room.
-  bool col_labels_vertical = false;
-  int labels_abbreviated = 0, labels_dropped = 0;
-  bool numbers_shown = false;
-  float number_px = 0;                 // the size the cell numbers were drawn at
-  int hover_row = -1, hover_col = -1;  // the cell under the pointer last frame (-1: none)
-  bool row_stats_shown = false;
-  ImVec2 cell_min(int i, int j) const { return {origin.x + j * cell_w, origin.y + i * cell_h}; }
-  ImVec2 cell_center(int i, int j) const {
-    return {origin.x + (j + 0.5f) * cell_w, origin.y + (i + 0.5f) * cell_h};
-  }
-};
 
 // A colour scale as color_scale_cached computed it, with what it was computed from.
 struct CachedColorScale {
@@ -83,17 +54,6 @@ struct UiSettings {
   bool animate = true;                        // animate stage changes and highlight edits
   // The first-start hint ("New here? …") has done its work: a lesson was opened or the tour seen.
   bool welcomed = false;
-};
-
-// Text a panel drew straight into a draw list, with the clip rectangle it was drawn under (layout
-// tests check that nothing is cut).
-struct PlacedText {
-  ImVec2 min, max;                // the text's box on screen
-  ImVec2 clip_min, clip_max;      // the draw list's clip rectangle at the time
-  ImVec2 window_min, window_max;  // the window's own clip rectangle
-  // The window scrolls to what its edges cut: down, or across with a scrollbar to show it.
-  bool scrolls_x = false, scrolls_y = false;
-  std::string text;
 };
 
 // Key codes of the GLFW backend, which Dear ImGui 1.86 uses as its key indices.
@@ -396,6 +356,9 @@ struct Ui {
   void defer(std::function<void()> f) { deferred.push_back(std::move(f)); }
   void run_deferred();
 };
+
+// What the drawing widgets use of the app (widget_context.h), for this frame.
+WidgetContext widgets(Ui& ui);
 
 // The user's two colour maps, and the scale of a stage's values with them: the same rule as every
 // export (render/color_scale.h), so a slide matches the screen.
