@@ -272,12 +272,26 @@ void wait_for_frame(Ui& ui, bool poll_now, std::chrono::steady_clock::time_point
 
 // A scripted run's last frame waits until the windows' work has landed (a view computed off the
 // UI thread, a recompute, an export) and ImGui has had the frames it takes to settle after it
-// (tables fit their columns on the frame after their rows arrive); at most kSettleSeconds, so a
-// window that never goes idle still gets its screenshot.
-constexpr double kSettleSeconds = 60;
-bool settled(const Ui& ui) {
-  return !ui.busy() && !ui.state.computing() && !ui.exports.job.running() && ui.frames_wanted == 0;
-}
+// (tables fit their columns on the frame after their rows arrive); at most kSeconds, so a window
+// that never goes idle still gets its screenshot.
+struct ScreenshotWait {
+  static constexpr double kSeconds = 60;
+  std::optional<std::chrono::steady_clock::time_point> since;  // the last frame's wait began
+
+  // Whether the screenshot is taken this frame, the scripted frames being done.
+  bool due(const Ui& ui, std::chrono::steady_clock::time_point now) {
+    if (!ui.busy() && !ui.state.computing() && !ui.exports.job.running() && ui.frames_wanted == 0)
+      return true;
+    if (!since) since = now;
+    if (std::chrono::duration<double>(now - *since).count() > kSeconds) {
+      std::cerr << "warning: --screenshot: the windows were still working after " << kSeconds
+                << " s\n";
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return false;
+  }
+};
 
 // An edit once the trace is up (and the last edit's result has been drawn), as a user's
 // keystroke would: its recompute runs as the app runs it, on a worker for a long sequence.
@@ -511,7 +525,7 @@ int run_gui(const GuiOptions& o) {
   auto frame_start = std::chrono::steady_clock::now();
   EditProbe probe;
   const int edit_stats = o.frame_stats ? o.edit_stats : 0;
-  std::optional<std::chrono::steady_clock::time_point> settling;  // the last frame's wait began
+  ScreenshotWait screenshot_wait;
 
   for (int frame = 0;; ++frame) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -560,16 +574,8 @@ int run_gui(const GuiOptions& o) {
 
     // --edit-stats runs on until its last edit is drawn (bounded, in case one never lands).
     const bool edits_left = probe.made < edit_stats || probe.waiting;
-    bool last_frame = scripted && frame + 1 >= o.frames && (!edits_left || frame > 100000);
-    if (last_frame && !o.screenshot.empty() && !settled(ui)) {
-      if (!settling) settling = now;
-      last_frame = std::chrono::duration<double>(now - *settling).count() > kSettleSeconds;
-      if (last_frame)
-        std::cerr << "warning: --screenshot: the windows were still working after "
-                  << kSettleSeconds << " s\n";
-      else
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
+    const bool last_frame = scripted && frame + 1 >= o.frames && (!edits_left || frame > 100000) &&
+                            (o.screenshot.empty() || screenshot_wait.due(ui, now));
     std::chrono::steady_clock::duration saving{};  // not part of the frame time
     if (last_frame && !o.screenshot.empty()) {
       const auto s0 = std::chrono::steady_clock::now();
