@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <stdexcept>
 
 #include "gui/gui_setup.h"
 #include "gui/panel_lm.h"
@@ -138,6 +139,34 @@ TEST_F(LmGui, TheTabsViewsAreComputedOffTheUiThread) {
   s.wait();
   ASSERT_NE(s.rollout(0), nullptr);
   EXPECT_EQ(s.rollout(0)->size(), 3u);
+}
+
+// A view whose computation throws is an error once, not a computation started every frame; the
+// next question computes.
+TEST(RunDerived, AFailedQuestionIsNotAskedAgain) {
+  RunDerived<int, int> d;
+  std::string failure;
+  int calls = 0;
+  auto throwing = [&calls]() -> int {
+    ++calls;
+    throw std::runtime_error("out of memory");
+  };
+  EXPECT_EQ(d.get(1, 7, throwing), nullptr);
+  d.wait();
+  EXPECT_TRUE(d.poll(failure));
+  EXPECT_EQ(failure, "out of memory");
+  EXPECT_EQ(d.get(1, 7, throwing), nullptr);
+  EXPECT_FALSE(d.busy());
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(d.get(1, 8, [] { return 64; }), nullptr);
+  d.wait();
+  failure.clear();
+  EXPECT_TRUE(d.poll(failure));
+  EXPECT_EQ(failure, "");
+  ASSERT_NE(d.get(1, 8, [] { return 0; }), nullptr);
+  EXPECT_EQ(*d.get(1, 8, [] { return 0; }), 64);
+  // Another run: the old value is not shown for it.
+  EXPECT_EQ(d.get(2, 8, [] { return 65; }), nullptr);
 }
 
 TEST_F(LmGui, OverflowingAndTooLargeRunsAreErrorsNotNumbers) {

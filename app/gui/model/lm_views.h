@@ -47,14 +47,16 @@ class RunDerived {
   const Value* get(uint64_t serial, const Key& key, Work work) {
     const std::pair<uint64_t, Key> asked{serial, key};
     if (value_ && have_ == asked) return &*value_;
-    // One at a time: a question asked while another computes starts when that one is in.
-    if (!job_.running()) {
+    // One at a time: a question asked while another computes starts when that one is in. One
+    // that failed is not asked again (its error is on screen) until the run or question changes.
+    if (!job_.running() && failed_ != asked) {
       computing_ = asked;
       job_.start([work = std::move(work)](JobControl&) { return work(); });
     }
     return value_ && have_->first == serial ? &*value_ : nullptr;
   }
-  // True when a value arrived. A computation that threw leaves the last value and says why.
+  // True when a value arrived or a computation failed: one that threw leaves the last value and
+  // sets `failure` to why.
   bool poll(std::string& failure) {
     auto r = job_.poll();
     if (!r) return false;
@@ -63,6 +65,7 @@ class RunDerived {
       have_ = computing_;
     } else {
       failure = r->error;
+      failed_ = computing_;
     }
     return true;
   }
@@ -73,7 +76,7 @@ class RunDerived {
 
  private:
   BackgroundJob<Value> job_;
-  std::optional<std::pair<uint64_t, Key>> have_, computing_;
+  std::optional<std::pair<uint64_t, Key>> have_, computing_, failed_;
   std::optional<Value> value_;
 };
 
