@@ -325,6 +325,25 @@ TEST(LmTrainData, AScrambledWindowIsRealTokensInNoOrderWithCopiesAtVariedDistanc
   EXPECT_GE(*distances.rbegin(), 100);
 }
 
+// --copy-vocab: the most frequent tokens, and scrambled windows made of them alone.
+TEST(LmTrainData, ACopyPoolIsTheMostFrequentTokensAndScrambledWindowsUseOnlyIt) {
+  const std::vector<int> ids = {5, 3, 5, 9, 3, 5, 7, 9, 5, 3, 1};  // 5 ×4, 3 ×3, 9 ×2, 1 and 7 ×1
+  EXPECT_EQ(most_frequent_tokens(ids, 3), (std::vector<int>{5, 3, 9}));
+  EXPECT_EQ(most_frequent_tokens(ids, 4), (std::vector<int>{5, 3, 9, 1}));  // a tie: the lower id
+  EXPECT_EQ(most_frequent_tokens(ids, 50).size(), 5u);
+  TrainSet s;
+  s.kind = DataKind::kText;
+  for (int i = 0; i < 5000; ++i) s.train.push_back(100 + i % 700);
+  s.copy_share = 1.0;
+  s.copy_pool = {100, 101, 102, 103};
+  Rng rng(3);
+  TokenBatch b;
+  sample_batch(s, rng, 8, 64, b);
+  std::set<int> seen(b.tokens.begin(), b.tokens.end());
+  seen.insert(b.targets.begin(), b.targets.end());
+  EXPECT_EQ(seen, (std::set<int>{100, 101, 102, 103}));
+}
+
 TrainOptions tiny_options() {
   TrainOptions o;
   o.n_layer = 2;

@@ -38,6 +38,7 @@ struct TrainArgs {
   int repeat_min = 0, repeat_max = 0;  // induction: the repeated segment's length (0: default)
   double repeat_share = 0;             // text: windows with a span repeated (lm::repeat_span)
   double copy_share = 0;               // text: scrambled windows with a span repeated
+  int copy_vocab = 0;                  // their tokens: the N most frequent only (0: all)
   std::string eval_corpus;             // held-out text for figures at every interval
   std::string resume;                  // --resume DIR: continue the run that wrote DIR
   uint64_t corpus_hash = 0;            // FNV-1a of --corpus's bytes, checked on resume
@@ -93,6 +94,7 @@ std::string command_of(const TrainArgs& a) {
   if (a.repeat_max) s << " --repeat-max " << a.repeat_max;
   if (a.repeat_share > 0) s << " --repeat-share " << a.repeat_share;
   if (a.copy_share > 0) s << " --copy-share " << a.copy_share;
+  if (a.copy_vocab > 0) s << " --copy-vocab " << a.copy_vocab;
   if (o.arch != LmArch::kGpt2)
     s << " --arch " << a.arch << " --kv-heads " << (o.n_kv_head ? o.n_kv_head : o.n_head)
       << " --rope-theta " << o.rope_theta;
@@ -145,6 +147,8 @@ void check_args(TrainArgs& a) {
     throw CliError{kExitUsage, "--repeat-share: only with --data text or stories"};
   if (a.data == "induction" && a.copy_share > 0)
     throw CliError{kExitUsage, "--copy-share: only with --data text or stories"};
+  if (a.copy_vocab > 0 && a.copy_share <= 0)
+    throw CliError{kExitUsage, "--copy-vocab: only with --copy-share"};
   if (a.data != "text" && !a.corpus.empty())
     throw CliError{kExitUsage, "--corpus: only with --data text"};
   // Fail now, not after the first interval, when the folder cannot be written; but create it
@@ -195,6 +199,7 @@ lm::TrainSet make_set(TrainArgs& a, std::string& what) {
       throw CliError{kExitUsage, (a.data == "text" ? "--corpus: " : "--stories: ") + error};
     set.repeat_share = a.repeat_share;
     set.copy_share = a.copy_share;
+    if (a.copy_vocab > 0) set.copy_pool = lm::most_frequent_tokens(set.train, a.copy_vocab);
     what += " (" + std::to_string(set.train.size() + set.heldout.size()) + " tokens, " +
             std::to_string(set.tokenizer.merges().size()) + " merges learned)";
   } else {
@@ -218,6 +223,7 @@ std::string run_json(const TrainArgs& a) {
                                     {"repeat_max", a.repeat_max},
                                     {"repeat_share", a.repeat_share},
                                     {"copy_share", a.copy_share},
+                                    {"copy_vocab", a.copy_vocab},
                                     {"schedule", a.schedule},
                                     {"arch", a.arch},
                                     {"n_layer", o.n_layer},
@@ -258,6 +264,7 @@ void args_from_run_json(const std::string& text, TrainArgs& a) {
   lm::read_json_field(j, "repeat_share", a.repeat_share);
   if (j.contains("copy_share"))
     lm::read_json_field(j, "copy_share", a.copy_share);  // since 2026-11
+  if (j.contains("copy_vocab")) lm::read_json_field(j, "copy_vocab", a.copy_vocab);
   lm::read_json_field(j, "schedule", a.schedule);
   lm::read_json_field(j, "arch", a.arch);
   lm::read_json_field(j, "n_layer", o.n_layer);
@@ -546,6 +553,11 @@ void register_lm_train(CLI::App& parent, Action& action) {
                   "drawn from random places in the text, with a span written again later, so only "
                   "copying predicts it: the pure induction signal (default 0)")
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--copy-vocab", a->copy_vocab,
+                  "with --copy-share: those windows draw their tokens from the N most frequent "
+                  "of the training text only (a first stage of a copying curriculum; default 0, "
+                  "every token)")
+      ->check(CLI::Range(2, 1 << 20));
   cmd->add_option("--arch", a->arch,
                   "gpt2 (learned positions, LayerNorm, GELU), llama (RoPE, RMSNorm, SwiGLU, "
                   "grouped-query attention; the output tied to the embedding) or qwen2 (llama "

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <map>
 
 namespace attn::lm {
 namespace {
@@ -142,6 +143,18 @@ int scramble_window(const std::vector<int>& train, Rng& rng, int size, std::vect
   return first_copy;
 }
 
+std::vector<int> most_frequent_tokens(const std::vector<int>& ids, int n) {
+  std::map<int, long> count;
+  for (int t : ids) ++count[t];
+  std::vector<std::pair<long, int>> order;
+  for (const auto& [t, c] : count) order.push_back({-c, t});
+  std::sort(order.begin(), order.end());
+  std::vector<int> out;
+  for (size_t i = 0; i < order.size() && static_cast<int>(i) < n; ++i)
+    out.push_back(order[i].second);
+  return out;
+}
+
 void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out) {
   out.B = B;
   out.T = T;
@@ -153,7 +166,7 @@ void sample_batch(const TrainSet& set, Rng& rng, int B, int T, TokenBatch& out) 
       int n = 0;
       induction_sequence(set, rng, T, seq, n);
     } else if (set.copy_share > 0 && rng.unit() < set.copy_share) {
-      scramble_window(set.train, rng, T + 1, seq);
+      scramble_window(set.copy_pool.empty() ? set.train : set.copy_pool, rng, T + 1, seq);
     } else {
       const int start = rng.below(static_cast<int>(set.train.size()) - T);
       seq.assign(set.train.begin() + start, set.train.begin() + start + T + 1);

@@ -70,7 +70,14 @@ struct TrainSet {
   // distances: only copying what followed the earlier occurrence predicts the copies, the pure
   // induction signal (scramble_window). 0 = none.
   double copy_share = 0;
+  // Text: the tokens scrambled windows draw from, each as likely as the next; empty = the training
+  // text itself (each token as often as it occurs there).
+  std::vector<int> copy_pool;
 };
+
+// The `n` tokens that occur most often in `ids` (fewer when there are fewer distinct ones), most
+// frequent first, ties by id.
+std::vector<int> most_frequent_tokens(const std::vector<int>& ids, int n);
 
 // An error naming the option when the repeat range does not fit a context of T, else "".
 std::string check_repeat_range(int repeat_min, int repeat_max, int T);
