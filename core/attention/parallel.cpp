@@ -34,14 +34,19 @@ void run_workers(int workers, const std::function<void(int, const std::atomic<bo
     }
   };
   std::vector<std::thread> pool;
+  bool all_started = true;
   try {
     for (int w = 1; w < workers; ++w) pool.emplace_back(run, w);
   } catch (...) {  // no thread to be had: the error, once the ones started have finished
     std::lock_guard<std::mutex> lock(failure_mutex);
     failure = std::current_exception();
     stop = true;
+    all_started = false;
   }
-  if (!stop) run(0);
+  // The calling thread's share runs whatever the helpers did meanwhile (a body sees `stop` if it
+  // wants to end early), so every started share has run to its end or its throw when this
+  // returns, however the threads were scheduled.
+  if (all_started) run(0);
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
 }
