@@ -117,31 +117,37 @@ std::string forbidden_edge(const std::string& file, const std::string& include, 
          (may.empty() ? std::string("no other part") : may) + ")";
 }
 
+// The .h and .cpp files under root/core, then under root/app, each part sorted.
+std::vector<fs::path> source_files(const fs::path& root) {
+  std::vector<fs::path> files;
+  for (const char* top : {"core", "app"}) {
+    if (!fs::is_directory(root / top)) continue;
+    const size_t first = files.size();
+    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
+      const auto ext = e.path().extension();
+      if (e.is_regular_file() && (ext == ".h" || ext == ".cpp")) files.push_back(e.path());
+    }
+    std::sort(files.begin() + static_cast<long>(first), files.end());
+  }
+  return files;
+}
+
 // Every forbidden include in the .h and .cpp files under root/core and root/app, as
 // "FILE:LINE: includes PATH: WHY". `includes_seen` counts the include lines read.
 std::vector<std::string> layering_violations(const fs::path& root, int* includes_seen = nullptr) {
   static const std::regex include_line(R"(^\s*#\s*include\s*([<"])([^">]+)[">])");
   std::vector<std::string> out;
-  for (const char* top : {"core", "app"}) {
-    if (!fs::is_directory(root / top)) continue;
-    std::vector<fs::path> files;
-    for (const auto& e : fs::recursive_directory_iterator(root / top)) {
-      const auto ext = e.path().extension();
-      if (e.is_regular_file() && (ext == ".h" || ext == ".cpp")) files.push_back(e.path());
-    }
-    std::sort(files.begin(), files.end());
-    for (const auto& path : files) {
-      const std::string rel = fs::relative(path, root).generic_string();
-      std::ifstream in(path);
-      std::string line;
-      for (int n = 1; std::getline(in, line); ++n) {
-        std::smatch m;
-        if (!std::regex_search(line, m, include_line)) continue;
-        if (includes_seen) ++*includes_seen;
-        const std::string why = forbidden_edge(rel, m[2], m[1] == "\"");
-        if (!why.empty())
-          out.push_back(rel + ":" + std::to_string(n) + ": includes " + m[2].str() + ": " + why);
-      }
+  for (const auto& path : source_files(root)) {
+    const std::string rel = fs::relative(path, root).generic_string();
+    std::ifstream in(path);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      std::smatch m;
+      if (!std::regex_search(line, m, include_line)) continue;
+      if (includes_seen) ++*includes_seen;
+      const std::string why = forbidden_edge(rel, m[2], m[1] == "\"");
+      if (!why.empty())
+        out.push_back(rel + ":" + std::to_string(n) + ": includes " + m[2].str() + ": " + why);
     }
   }
   return out;
@@ -244,20 +250,17 @@ TEST(Layering, ThreadsAreMadeOnlyByThePoolAndBackgroundJob) {
   const std::set<std::string> allowed = {"core/attention/parallel.cpp",
                                          "core/train/background_job.h"};
   std::vector<std::string> makers;
-  for (const char* top : {"core", "app"})
-    for (const auto& e : fs::recursive_directory_iterator(fs::path(ATTN_SOURCE_DIR) / top)) {
-      const auto ext = e.path().extension();
-      if (!e.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
-      std::ifstream in(e.path());
-      std::string line;
-      for (int n = 1; std::getline(in, line); ++n) {
-        const auto comment = line.find("//");
-        if (std::regex_search(line.substr(0, comment), thread_object)) {
-          const std::string rel = fs::relative(e.path(), ATTN_SOURCE_DIR).generic_string();
-          if (!allowed.count(rel)) makers.push_back(rel + ":" + std::to_string(n));
-        }
+  for (const fs::path& path : source_files(ATTN_SOURCE_DIR)) {
+    std::ifstream in(path);
+    std::string line;
+    for (int n = 1; std::getline(in, line); ++n) {
+      const auto comment = line.find("//");
+      if (std::regex_search(line.substr(0, comment), thread_object)) {
+        const std::string rel = fs::relative(path, ATTN_SOURCE_DIR).generic_string();
+        if (!allowed.count(rel)) makers.push_back(rel + ":" + std::to_string(n));
       }
     }
+  }
   std::string all;
   for (const auto& m : makers) all += m + "\n";
   EXPECT_TRUE(makers.empty()) << "std::thread outside the pool and BackgroundJob:\n" << all;

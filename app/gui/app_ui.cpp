@@ -326,9 +326,11 @@ WidgetContext widgets(Ui& ui) {
   return c;
 }
 
+bool Ui::working() const { return busy() || state.computing() || exports.job.running(); }
+
 bool Ui::wants_frames() const {
-  return frames_wanted > 0 || state.playing || state.computing() || exports.job.running() ||
-         motion.transition.active(now) || motion.changes.active(now) || busy();
+  return frames_wanted > 0 || state.playing || working() || motion.transition.active(now) ||
+         motion.changes.active(now);
 }
 
 float Ui::font_px(float window_w, float window_h) const {

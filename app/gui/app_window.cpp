@@ -280,8 +280,7 @@ struct ScreenshotWait {
 
   // Whether the screenshot is taken this frame, the scripted frames being done.
   bool due(const Ui& ui, std::chrono::steady_clock::time_point now) {
-    if (!ui.busy() && !ui.state.computing() && !ui.exports.job.running() && ui.frames_wanted == 0)
-      return true;
+    if (!ui.working() && ui.frames_wanted == 0) return true;
     if (!since) since = now;
     if (std::chrono::duration<double>(now - *since).count() > kSeconds) {
       std::cerr << "warning: --screenshot: the windows were still working after " << kSeconds

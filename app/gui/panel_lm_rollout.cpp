@@ -8,7 +8,6 @@
 #include <cstdio>
 
 #include "gui/panel_lm.h"
-#include "lm/rollout.h"
 
 namespace attn {
 

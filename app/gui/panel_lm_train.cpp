@@ -14,11 +14,9 @@
 #include <cstdio>
 #include <string>
 
-#include "attention/format.h"
 #include "gui/chart_widget.h"
 #include "gui/heatmap_widget.h"
 #include "gui/panel_lm.h"
-#include "io/atomic_file.h"
 
 namespace attn {
 

@@ -345,6 +345,8 @@ struct Ui {
   NarrationView narration;
 
   void request_discard_check(std::function<void()> action);
+  // Work is under way off the UI thread: a window's (busy()), the trace's recompute or an export.
+  bool working() const;
   // Something moves or runs in the background: keep drawing frames instead of sleeping.
   bool wants_frames() const;
   // The font size the UI is drawn at: the user's, or presentation mode's larger one.
