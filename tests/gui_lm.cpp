@@ -521,12 +521,20 @@ TEST_F(LmGui, TheInductionModelStartsOnRepeatedRandomLetters) {
   EXPECT_FALSE(s.text_is_default());
 }
 
-TEST_F(LmGui, TheWindowWithNoModelInvitesToOpenOne) {
+// Opened with nothing chosen, the window opens the shipped English model on its first sentence.
+TEST_F(LmGui, TheWindowWithNoModelOpensTheEnglishModel) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
   ui.lm.open = true;
   frames(3);
   ASSERT_TRUE(ui.lm.state);
-  EXPECT_FALSE(ui.lm.state->session.has_model());
+  LmSession& session = ui.lm.state->session;
+  session.wait();
+  frames(2);
+  ASSERT_TRUE(session.has_model());
+  EXPECT_EQ(session.model()->name, "austen");
+  EXPECT_EQ(session.text(), kAustenLmText);
+  ASSERT_TRUE(session.run());
+  EXPECT_EQ(session.run()->ids, session.model()->tokenizer.encode(kAustenLmText));
 }
 
 TEST_F(LmGui, FileOpenModelFolderLoadsIt) {

@@ -21,6 +21,7 @@ for f in bin/attention-lab share/applications/attention-lab.desktop \
   share/attention-lab/models/bottleneck/none-max40.s2s share/attention-lab/examples/fear-is.json \
   share/attention-lab/models/lm/stories/model.safetensors \
   share/attention-lab/models/lm/stories-llama/tokenizer.json \
+  share/attention-lab/models/lm/austen/model.safetensors \
   share/doc/attention-lab/README.md share/doc/attention-lab/docs/cli.md; do
   [[ -f $p/$f ]] || fail "not installed: $f"
 done
@@ -57,6 +58,8 @@ grep -q 'Ġthe$' <<< "$out" || fail "lm tokens --model stories: $out"
 "$bin" lm next --model stories --text "One day Tom" --top 1 > /dev/null || fail "lm next --model stories"
 "$bin" lm generate --model stories-llama --text "One day Tom" --tokens 3 > /dev/null ||
   fail "lm generate --model stories-llama"
+out=$("$bin" lm next --model austen --text "She was very glad to see her sister" --top 1)
+[[ -n $out ]] || fail "lm next --model austen"
 "$bin" export --example fear-is-the --step weights --out "$tmp/w.png" > /dev/null || fail "export (fonts?)"
 [[ $(head -c 8 "$tmp/w.png" | od -An -tx1 | tr -d ' ') == 89504e470d0a1a0a ]] || fail "export wrote no PNG"
 

@@ -296,9 +296,9 @@ void draw_no_model(Ui& ui) {
   ImGui::Spacing();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 40);
   ImGui::TextUnformatted(
-      "Open a GPT-2-format model folder to see attention inside a real transformer. A folder "
-      "holds config.json, model.safetensors, vocab.json and merges.txt; GPT-2 small is the "
-      "Hugging Face model \"gpt2\" (docs/lm.md says how to get it).");
+      "Open a model to see attention inside a real transformer: one of the shipped models, or a "
+      "GPT-2, Llama, Mistral or Qwen2 folder (config.json, model.safetensors and the tokenizer's "
+      "files, as Hugging Face writes them; docs/lm.md says how to get GPT-2 small).");
   ImGui::PopTextWrapPos();
   ImGui::Spacing();
   if (ImGui::Button("Open model folder…")) ui.dialogs.path = PathDialog::kOpenModel;
@@ -347,8 +347,18 @@ void poll_lm_panel(Ui& ui) {
   }
 }
 
+bool open_default_lm_model(LmPanel& p) {
+  if (p.default_offered) return false;
+  p.default_offered = true;
+  const std::vector<std::string> shipped = lm::shipped_models();
+  return !p.session.has_model() && !p.session.busy() &&
+         std::find(shipped.begin(), shipped.end(), kDefaultLmModel) != shipped.end() &&
+         p.session.open(kDefaultLmModel);
+}
+
 void draw_lm_panel(Ui& ui) {
   LmPanel& p = ui.lm.get();
+  open_default_lm_model(p);
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float top = ImGui::GetFrameHeight();
   // Placed when it opens, and again when the main window changes size or the font does (F11,

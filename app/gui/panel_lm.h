@@ -21,7 +21,8 @@ namespace attn {
 
 struct LmPanel {
   LmSession session;
-  std::string text_buffer;  // the sentence field (applied as the user types)
+  bool default_offered = false;  // open_default_lm_model has run (it acts once)
+  std::string text_buffer;       // the sentence field (applied as the user types)
   bool text_initialised = false;
   std::string select_tab;  // "model", "heads", "block", "next", "roles", "circuit", "rollout" or
                            // "kv": bring it forward once
@@ -114,6 +115,10 @@ void open_lm_head_in_stepper(Ui& ui, int l, int h, int query = -1);
 // text (waiting for both), opens the language-model window on that head, and with --step opens
 // the head in the stepper instead. False with an error naming the flag.
 bool setup_lm_from_options(Ui& ui, const GuiOptions& options, std::string& error);
+
+// The window's first sight with no model (nothing chose one: a lesson, --model, a folder opened)
+// starts loading the shipped English model, kDefaultLmModel, once. True when it started.
+bool open_default_lm_model(LmPanel& p);
 
 // In the stepper's inputs panel when a real head is open: which head, and what an edit recomputes.
 void draw_lm_head_note(Ui& ui);

@@ -34,12 +34,13 @@ void draw_imgui_demo(Ui& u) { ImGui::ShowDemoWindow(&u.imgui_demo.open); }
 void draw_imgui_metrics(Ui& u) { ImGui::ShowMetricsWindow(&u.imgui_metrics.open); }
 
 // --tab lm-VIEW: the language model's tab (lm-sinks: the roles tab on the first-token score,
-// with its sink box), on the model --model loads. --tab lm alone opens the window, which invites
-// to open a model when none is loaded.
+// with its sink box), on the model --model loads, or without --model on the shipped English
+// model (as the window opens on it).
 bool open_lm_on(Ui& u, const std::string& view, std::string& error) {
-  const LmSession& s = u.lm.get().session;
-  if (!view.empty() && !s.has_model() && !s.busy()) {
-    error = "--tab lm-" + view + ": needs --model";
+  LmPanel& p = u.lm.get();
+  if (!view.empty() && !p.session.has_model() && !p.session.busy() && !open_default_lm_model(p)) {
+    error =
+        "--tab lm-" + view + ": needs --model (no shipped model '" + kDefaultLmModel + "' to open)";
     return false;
   }
   u.lm.open = true;

@@ -39,6 +39,7 @@ bool is_induction_vocabulary(const lm::Tokenizer& t) {
 }
 
 std::string default_text_for(const lm::Model& model) {
+  if (model.name == "austen") return kAustenLmText;
   if (!is_induction_vocabulary(model.tokenizer)) return kDefaultLmText;
   // 32 letters (the shipped model reads 64) with a segment of 6 to 10 repeated: the shipped
   // model learned segments of 6 to 24 (its training.json), and 32 rows fit the head view.

@@ -38,6 +38,14 @@ struct LmRun {
 // segment occurs twice (lm::induction_sequence, fixed seed), so its induction head has a copy to
 // find. English would be bytes it never saw.
 constexpr const char* kDefaultLmText = "The cat sat on the mat. The cat sat on the";
+// The shipped English model, `austen`, opens on the first sentence of Pride and Prejudice
+// without the word that ends it: what does it predict?
+constexpr const char* kAustenLmText =
+    "It is a truth universally acknowledged, that a single man in possession of a good fortune, "
+    "must be in want of a";
+// The model the language-model window opens on when nothing chose one (a lesson, --model, a
+// folder opened): the shipped English model, when it is installed.
+constexpr const char* kDefaultLmModel = "austen";
 bool is_induction_vocabulary(const lm::Tokenizer& t);
 std::string default_text_for(const lm::Model& model);
 
