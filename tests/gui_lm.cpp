@@ -537,6 +537,28 @@ TEST_F(LmGui, TheWindowWithNoModelOpensTheEnglishModel) {
   EXPECT_EQ(session.run()->ids, session.model()->tokenizer.encode(kAustenLmText));
 }
 
+// A lesson step chooses a head of the model it opens (austen's head 5) while the last model's run
+// (4 heads) is still on screen: the head view draws the last run's head within its range until
+// the new one is in (it read past its heads: lesson 14 after 13 crashed).
+TEST_F(LmGui, AHeadOfTheModelOnItsWayIsNotLookedUpInTheLastOne) {
+  open_model();
+  LmPanel& p = *ui.lm.state;
+  LmSession& s = p.session;
+  ui.lm.open = true;
+  p.select_tab = "heads";
+  p.all_heads = false;
+  frames(3);
+  ASSERT_EQ(s.model()->config.n_head, 4);
+  ASSERT_TRUE(s.open("austen"));
+  s.select(5, 5);
+  for (int i = 0; i < 3 && s.busy(); ++i) frame();
+  s.wait();
+  frames(3);
+  EXPECT_EQ(s.model()->name, "austen");
+  EXPECT_EQ(s.layer, 5);
+  EXPECT_EQ(s.head, 5);
+}
+
 TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
   ASSERT_TRUE(state.load_example("fear-is-the"));
   frames(2);

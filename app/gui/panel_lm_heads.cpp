@@ -121,17 +121,16 @@ void update_head_view_focus(LmPanel& p, ImVec2 o, float row_h, int first, int ro
 // Per query in view, its strongest weights of at least 2% (at most 12), so the picture stays
 // readable and the work per frame grows with the tokens, not their square. With a token
 // isolated, only its lines (as BertViz does).
-void head_view_lines(const LmPanel& p, const LmRun& r, const std::vector<int>& heads, int first,
-                     int rows, int focus, bool focus_key, std::vector<std::array<int, 3>>& lines,
+void head_view_lines(const LmRun& r, int layer, const std::vector<int>& heads, int first, int rows,
+                     int focus, bool focus_key, std::vector<std::array<int, 3>>& lines,
                      std::vector<float>& strength) {
   const lm::Config& c = r.model->config;
   const int T = r.acts.T;
-  const LmSession& s = p.session;
   constexpr int kLinesPerRow = 12;
   constexpr float kMinWeight = 0.02f;
   std::vector<std::pair<float, int>> row;
   for (int h : heads) {
-    const float* w = r.acts.att_at(c, s.layer, 0, h);
+    const float* w = r.acts.att_at(c, layer, 0, h);
     for (int t = first; t < first + rows; ++t) {  // the queries in view, their keys anywhere
       if (focus >= 0 && !focus_key && t != focus) continue;
       row.clear();
@@ -191,6 +190,9 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   const lm::Config& c = r->model->config;
   const int T = r->acts.T;
   const float fs = ImGui::GetFontSize();
+  // The head chosen, within the model on screen: a lesson step may choose a head of the model on
+  // its way (its head 5 while the last model, of 4 heads, is still shown).
+  const int layer = std::min(s.layer, c.n_layer - 1), head = std::min(s.head, c.n_head - 1);
 
   draw_head_pickers(p, c);
 
@@ -232,10 +234,10 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
 
   std::vector<int> heads;
   for (int h = 0; h < c.n_head; ++h)
-    if (p.all_heads || h == s.head) heads.push_back(h);
+    if (p.all_heads || h == head) heads.push_back(h);
   std::vector<std::array<int, 3>> lines;  // head, query, key
   std::vector<float> strength;            // of each line in `lines`
-  head_view_lines(p, *r, heads, first, rows, focus, focus_key, lines, strength);
+  head_view_lines(*r, layer, heads, first, rows, focus, focus_key, lines, strength);
   std::vector<char> linked_q(static_cast<size_t>(T), focus < 0),
       linked_k(static_cast<size_t>(T), focus < 0);
   if (focus >= 0) {
@@ -262,7 +264,7 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   // (of the first head shown); with a key isolated, each query's by the weight it gives.
   const ImU32 text = ImGui::GetColorU32(ImGuiCol_Text);
   const ImU32 faded = ImGui::GetColorU32(ImGuiCol_Text, 0.3f);
-  const float* w0 = r->acts.att_at(c, s.layer, 0, heads.front());
+  const float* w0 = r->acts.att_at(c, layer, 0, heads.front());
   for (int t = first; t < first + rows; ++t) {
     const float y = o.y + t * row_h;
     float left_a = 0, right_a = 0;
