@@ -174,7 +174,7 @@ TEST(LessonSheet, EveryBuiltInLessonPrintsItsOwnFiguresWithoutTheirAnswers) {
       }
     }
   }
-  EXPECT_EQ(lessons, 13);
+  EXPECT_EQ(lessons, 14);
   EXPECT_GE(figures, 25);
   EXPECT_GE(blanks, 15);
   EXPECT_GE(later_blanks, 2);  // 05's question 1 hides question 3's cell, 06's …
@@ -325,6 +325,33 @@ TEST(LessonSheet, ModelStepsPrintTheModelsOwnFigures) {
     }
   EXPECT_GE(alignments, 3);
   EXPECT_GE(heads, 4);
+}
+
+// A model step's figure, fitted as the handout fits it (the page's width, 230 points high at
+// least), keeps cells a reader can see. A 13-token head's legend under the grid is wider at its
+// smallest type than the width the height allowed, and the cells used to shrink to 1 point each
+// (lesson 14's third step); a grouped-query head's long subtitle shrank a 20-token one (13's
+// first).
+TEST(LessonSheet, ModelFiguresKeepCellsThatCanBeSeen) {
+  std::string error;
+  std::unique_ptr<TextEngine> text = TextEngine::create(error);
+  ASSERT_TRUE(text) << error;
+  for (const Lesson& l : course())
+    for (const LessonStep& step : l.steps) {
+      if (step.lm_model.empty()) continue;
+      SCOPED_TRACE(l.path + ": " + step.title);
+      const std::optional<LabelledMatrix> f = model_step_figure(step, error);
+      ASSERT_TRUE(f) << error;
+      const double rows = static_cast<double>(f->values.rows());
+      const double room_h = std::clamp(110.0 + 8.5 * rows, 230.0, 460.0);
+      MatrixStyle style;
+      style.max_cell = 60;
+      style.margin = 0;
+      double k = 1;
+      const MatrixScene sc = fit_labelled_matrix(*f, style, 495, room_h, *text, k);
+      EXPECT_GE(k * sc.layout.grid.w / static_cast<double>(f->values.cols()), 4.0)
+          << f->values.cols() << " columns in " << k * sc.layout.grid.w << " points";
+    }
 }
 
 // The PDFs as the command writes them: the handout never writes an answer as the app (and the

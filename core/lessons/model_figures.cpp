@@ -64,6 +64,12 @@ std::optional<LabelledMatrix> lm_figure(const LessonStep& step, std::string& err
   h.precision = 2;
   LabelledMatrix fig = stage_matrix(t, h);
   fig.title = m.name + ": layer " + std::to_string(layer) + ", head " + std::to_string(head);
+  // The title names the model, the layer and the head; the subtitle began with the trace's name,
+  // which says them again (with, for a grouped-query model, the query heads sharing the K/V
+  // head): a line so long that, fitted to the page's width, it shrank the whole figure.
+  const std::string repeat = t.name + " · ";
+  if (const size_t at = fig.subtitle.find(repeat); at != std::string::npos)
+    fig.subtitle.erase(at, repeat.size());
   return fig;
 }
 

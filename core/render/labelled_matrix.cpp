@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <memory>
 
 namespace attn {
@@ -511,12 +512,32 @@ MatrixScene compose_matrix(const LabelledMatrix& v, const MatrixStyle& style,
   const int target = style.width;
   double s = s0 * target / natural.layout.width;
   int c = cell;
+  // Text at its smallest size (the legend under the grid, a title) can be wider than the target
+  // by itself: once the width stops falling, shrinking further only shrinks the cells, down to
+  // one unit. Then the largest scale that reached the narrowest width is kept.
+  struct Fit {
+    int width;
+    double s;
+    int c;
+    bool split;
+  } narrowest{std::numeric_limits<int>::max(), s, c, split};
+  int stalled = 0;
   for (int iter = 0; iter < 80; ++iter) {
     c = std::max(1, static_cast<int>(std::floor(cell * s / s0)));
     compose(v, text, units, s, c, kUnbounded, false, style, &ms, false);
     split = too_wide(ms, target);
-    if (compose(v, text, units, s, c, target, split, style, nullptr, false).layout.width <= target)
+    const int width =
+        compose(v, text, units, s, c, target, split, style, nullptr, false).layout.width;
+    if (width <= target) break;
+    if (width < narrowest.width) {
+      narrowest = {width, s, c, split};
+      stalled = 0;
+    } else if (++stalled == 8) {
+      s = narrowest.s;
+      c = narrowest.c;
+      split = narrowest.split;
       break;
+    }
     if (iter + 1 < 80) s *= 0.97;
   }
   MatrixScene scene = compose(v, text, units, s, c, target, split, style, nullptr, cells);
