@@ -62,7 +62,8 @@ def copy_names(lab, model):
         if len(whole) < 2:
             rows.append((name, "one token", "-", False))
             continue
-        cut = whole[0].lstrip()
+        # The tokens come in GPT-2's byte-level display form: "Ġ" is the space before the name.
+        cut = whole[0].replace("\u0120", "")
         rest = whole[1]
         best, p = next_tokens(lab, model, TEMPLATE.format(name=name, cut=cut), top=1)[0]
         ok = best == rest

@@ -658,9 +658,9 @@ TEST(Course, TheCourseFollowsTheSourceInOrder) {
   std::vector<std::string> titles;
   for (const LessonInfo& l : list_course(error)) titles.push_back(l.title);
   const std::vector<std::string> order = {
-      "soft dictionary", "Dot product",     "Softmax",     "weighted sum",     "by hand",
-      "Causal",          "Multi-head",      "KV cache",    "Local and global", "seq2seq",
-      "Efficient",       "Induction heads", "today's LLMs"};
+      "soft dictionary", "Dot product",     "Softmax",      "weighted sum",     "by hand",
+      "Causal",          "Multi-head",      "KV cache",     "Local and global", "seq2seq",
+      "Efficient",       "Induction heads", "today's LLMs", "English model"};
   ASSERT_EQ(titles.size(), order.size());
   for (size_t i = 0; i < order.size(); ++i)
     EXPECT_NE(titles[i].find(order[i]), std::string::npos) << titles[i];
