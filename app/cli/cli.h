@@ -59,6 +59,8 @@ void register_lm(CLI::App& app, Action& action);
 void register_lm_train(CLI::App& lm, Action& action);
 // `lm eval`, registered on the `lm` subcommand (app/cli/lm_eval.cpp).
 void register_lm_eval(CLI::App& lm, Action& action);
+// `lm curve`, registered on the `lm` subcommand (app/cli/lm_curve.cpp).
+void register_lm_curve(CLI::App& lm, Action& action);
 void register_lessons(CLI::App& app, Action& action);
 void register_experiment(CLI::App& app, Action& action);
 // The action when no subcommand is given: the desktop app on the default example.

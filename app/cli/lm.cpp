@@ -764,6 +764,7 @@ void register_lm(CLI::App& app, Action& action) {
   register_heads(*cmd, action);
   register_lm_train(*cmd, action);
   register_lm_eval(*cmd, action);
+  register_lm_curve(*cmd, action);
 }
 
 }  // namespace attn::cli

@@ -24,6 +24,7 @@ std::string check_line_chart(const LineChart& c) {
   for (const auto& v : c.values)
     if (v.size() != c.x_labels.size()) return "every series needs one value per category";
   if (!(c.y_max > c.y_min)) return "the chart's y range is empty";
+  if (c.y_steps < 1 || c.y_steps > 20) return "the chart needs 1 to 20 y steps";
   return "";
 }
 
@@ -31,8 +32,8 @@ ScenePage compose_line_chart(const LineChart& c, const TextEngine& f) {
   ScenePage page;
   auto& items = page.items;
   const double margin = 28, title_size = 18, tick_size = 13, axis_size = 14, legend_size = 14;
-  // Y ticks: five steps over the range.
-  const int steps = 5;
+  // Y ticks: y_steps steps over the range.
+  const int steps = c.y_steps;
   std::vector<std::string> y_labels;
   double y_label_w = 0;
   for (int k = 0; k <= steps; ++k) {
@@ -45,7 +46,12 @@ ScenePage compose_line_chart(const LineChart& c, const TextEngine& f) {
   double x_label_w = 0;
   for (const auto& l : c.x_labels) x_label_w = std::max(x_label_w, f.width(l, font(tick_size)));
 
-  const double plot_w = std::max(420.0, (x_label_w + 16) * c.x_labels.size()), plot_h = 300;
+  // Up to 760 points wide: past that, every k-th category is labelled (the first among them), so
+  // a long run's many steps keep labels that do not collide.
+  const double label_room = x_label_w + 16, max_plot_w = 760;
+  const double plot_w = std::clamp(label_room * c.x_labels.size(), 420.0, max_plot_w), plot_h = 300;
+  const size_t label_every =
+      std::max<size_t>(1, static_cast<size_t>(std::ceil(label_room * c.x_labels.size() / plot_w)));
   const double left = margin + axis_size * 1.4 + y_label_w + 10;
   const double top = margin + title_size * 2.4;
   const double right = left + plot_w;
@@ -71,6 +77,7 @@ ScenePage compose_line_chart(const LineChart& c, const TextEngine& f) {
   }
   items.push_back(line_item(left, top, left, bottom, kAxis, 1, "axis-line"));
   for (size_t i = 0; i < n; ++i) {
+    if (i % label_every != 0) continue;
     items.push_back(line_item(x_at(i), bottom, x_at(i), bottom + 5, kAxis, 1, "tick"));
     items.push_back(text_item(c.x_labels[i], x_at(i), bottom + 6 + tick_size, font(tick_size),
                               TextAnchor::kMiddle, kGrey, "tick-label"));

@@ -14,6 +14,7 @@ struct LineChart {
   std::vector<std::string> x_labels;  // one per category
   std::string x_title, y_title;
   double y_min = 0, y_max = 1;
+  int y_steps = 5;         // grid lines above the x axis, evenly over [y_min, y_max]
   bool y_percent = false;  // tick labels as "40%"
   std::vector<std::string> series;
   std::vector<std::vector<double>> values;  // [series][category]
