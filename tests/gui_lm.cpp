@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 
 #include "gui/gui_setup.h"
@@ -589,6 +590,63 @@ TEST_F(LmGui, FileOpenModelFolderLoadsIt) {
   EXPECT_NE(ui.dialogs.error.find("neither a folder nor the name of a shipped language model"),
             std::string::npos)
       << ui.dialogs.error;
+}
+
+// The Shipped models list says what each model is — its model card's first paragraph under its
+// name, so a teacher can tell English from letters and story grammar — and a click anywhere on a
+// model's block opens it.
+TEST_F(LmGui, TheShippedModelsListSaysWhatEachModelIsAndOpensTheOneClicked) {
+  ASSERT_TRUE(state.load_example("fear-is-the"));
+  ui.lm.open = true;
+  frames(3);
+  ASSERT_TRUE(ui.lm.state);
+  LmPanel& p = *ui.lm.state;
+  p.session.wait();
+  frames(2);
+  ASSERT_EQ(p.session.model()->name, "austen");
+  ImGuiIO& io = ImGui::GetIO();
+  auto click = [&](ImVec2 at) {
+    io.MousePos = at;
+    frame();
+    io.MouseDown[0] = true;
+    frame();
+    io.MouseDown[0] = false;
+    frames(2);
+  };
+  auto centre = [](ImVec2 a, ImVec2 b) { return ImVec2((a.x + b.x) / 2, (a.y + b.y) / 2); };
+  ASSERT_GT(p.shipped_button_max.x, p.shipped_button_min.x);
+  click(centre(p.shipped_button_min, p.shipped_button_max));
+  const std::vector<std::string> shipped = lm::shipped_models();
+  ASSERT_EQ(p.shipped_drawn.size(), shipped.size());
+  // What each card says first (assets/models/lm/NAME/README.md).
+  const std::map<std::string, std::string> says = {{"austen", "English from Jane Austen"},
+                                                   {"induction", "Random letters, not English"},
+                                                   {"stories", "story grammar, not open English"},
+                                                   {"stories-llama", "not open English"}};
+  for (size_t i = 0; i < shipped.size(); ++i) {
+    const auto& d = p.shipped_drawn[i];
+    EXPECT_EQ(d.name, shipped[i]);
+    const auto it = says.find(d.name);
+    ASSERT_NE(it, says.end()) << d.name << " is shipped but has no expected description here";
+    EXPECT_NE(d.summary.find(it->second), std::string::npos) << d.name << ": " << d.summary;
+    EXPECT_EQ(d.summary.find('#'), std::string::npos) << d.summary;
+    // Each block holds its name and its summary (more than two lines) and comes after the last.
+    EXPECT_GT(d.max.y - d.min.y, 2 * ImGui::GetTextLineHeight()) << d.name;
+    if (i > 0) {
+      EXPECT_GE(d.min.y, p.shipped_drawn[i - 1].max.y) << d.name;
+    }
+  }
+  // A click on the summary's last line, not the name, opens the model.
+  const auto stories = std::find_if(p.shipped_drawn.begin(), p.shipped_drawn.end(),
+                                    [](const auto& d) { return d.name == "stories"; });
+  ASSERT_NE(stories, p.shipped_drawn.end());
+  const ImVec2 where(stories->min.x + 40, stories->max.y - ImGui::GetTextLineHeight() / 2);
+  ASSERT_LT(where.y, io.DisplaySize.y) << "the item is below the screen";
+  click(where);
+  p.session.wait();
+  frames(2);
+  EXPECT_EQ(p.session.model()->name, "stories");
+  EXPECT_TRUE(p.shipped_drawn.empty()) << "the list closed";
 }
 
 }  // namespace

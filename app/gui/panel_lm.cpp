@@ -12,6 +12,7 @@
 
 #include "attention/format.h"
 #include "gui/gui_setup.h"
+#include "lm/model_card.h"
 
 namespace attn {
 
@@ -184,6 +185,46 @@ void draw_generate_row(LmPanel& p, bool compact) {
   }
 }
 
+// One model of the Shipped models list: its name in bold over its model card's first paragraph
+// (grey, wrapped); the whole block is one selectable item that opens the model.
+void draw_shipped_model_item(Ui& ui, LmPanel& p, const std::string& name) {
+  auto cached = p.shipped_summaries.find(name);
+  if (cached == p.shipped_summaries.end()) {
+    std::string error;
+    const std::string folder = lm::resolve_model_folder(name, error);
+    cached = p.shipped_summaries.emplace(name, folder.empty() ? "" : lm::model_card_summary(folder))
+                 .first;
+  }
+  const std::string& summary = cached->second;
+  const ImGuiStyle& st = ImGui::GetStyle();
+  const float wrap_w = ImGui::GetContentRegionAvail().x;
+  const float line_h = ImGui::GetTextLineHeight();
+  const float summary_h =
+      summary.empty() ? 0 : ImGui::CalcTextSize(summary.c_str(), nullptr, false, wrap_w).y;
+  const ImVec2 at = ImGui::GetCursorPos();
+  const bool current = p.session.model() && p.session.model()->name == name;
+  ImGui::PushID(name.c_str());
+  const bool chosen = ImGui::Selectable(
+      "##model", current, 0,
+      ImVec2(0, line_h + (summary.empty() ? 0 : st.ItemSpacing.y * 0.5f + summary_h)));
+  ImGui::PopID();
+  p.shipped_drawn.push_back({name, summary, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
+  const ImVec2 next = ImGui::GetCursorPos();
+  ImGui::SetCursorPos(at);
+  if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
+  ImGui::TextUnformatted(name.c_str());
+  if (ui.fonts.bold) ImGui::PopFont();
+  if (!summary.empty()) {
+    ImGui::SetCursorPos(ImVec2(at.x, at.y + line_h + st.ItemSpacing.y * 0.5f));
+    ImGui::PushTextWrapPos(at.x + wrap_w);
+    ImGui::TextDisabled("%s", summary.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  ImGui::SetCursorPos(next);
+  ImGui::Dummy(ImVec2(0, st.ItemSpacing.y * 0.5f));
+  if (chosen) p.session.open(name);
+}
+
 void draw_model_bar(Ui& ui, LmPanel& p) {
   LmSession& s = p.session;
   const float fs = ImGui::GetFontSize();
@@ -205,9 +246,17 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
   if (!shipped.empty()) {
     same_line_if_fits(fs * 10);
     ImGui::SetNextItemWidth(fs * 10);
+    // The list is wider than its button: each model's name, and under it, in grey, the first
+    // paragraph of its model card (README.md) saying what it was trained on and what it does.
+    const ImVec2 work = ImGui::GetMainViewport()->WorkSize;
+    const float list_w = std::min(fs * 30, work.x - 2 * fs);
+    ImGui::SetNextWindowSizeConstraints(ImVec2(list_w, 0), ImVec2(list_w, work.y * 0.8f));
+    p.shipped_button_min = ImGui::GetCursorScreenPos();
+    p.shipped_button_max =
+        ImVec2(p.shipped_button_min.x + fs * 10, p.shipped_button_min.y + ImGui::GetFrameHeight());
+    p.shipped_drawn.clear();
     if (ImGui::BeginCombo("##shipped", "Shipped models")) {
-      for (const std::string& n : shipped)
-        if (ImGui::Selectable(n.c_str())) s.open(n);
+      for (const std::string& n : shipped) draw_shipped_model_item(ui, p, n);
       ImGui::EndCombo();
     }
   }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <array>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,17 @@ namespace attn {
 struct LmPanel {
   LmSession session;
   bool default_offered = false;  // open_default_lm_model has run (it acts once)
-  std::string text_buffer;       // the sentence field (applied as the user types)
+  // The Shipped models list: each model's model-card summary, read when the list first shows it.
+  std::map<std::string, std::string> shipped_summaries;
+  // The Shipped models list as drawn last frame (tests click it): its button, and each model in
+  // the open list with the summary shown and the item's rectangle (screen coordinates).
+  struct ShippedDrawn {
+    std::string name, summary;
+    ImVec2 min, max;
+  };
+  ImVec2 shipped_button_min{0, 0}, shipped_button_max{0, 0};
+  std::vector<ShippedDrawn> shipped_drawn;
+  std::string text_buffer;  // the sentence field (applied as the user types)
   bool text_initialised = false;
   std::string select_tab;  // "model", "heads", "block", "next", "roles", "circuit", "rollout" or
                            // "kv": bring it forward once

@@ -142,6 +142,9 @@ void apply_theme(bool light, float scale) {
     c[ImGuiCol_Text] = {0.93f, 0.94f, 0.96f, 1};
     c[ImGuiCol_TextDisabled] = {0.60f, 0.62f, 0.67f, 1};
   }
+  // Menus and lists open over the views: an opaque ground keeps their words readable on a
+  // projector (the themes' popups let what is under them show through).
+  c[ImGuiCol_PopupBg].w = 1;
   style.ScaleAllSizes(scale);
   ImGui::GetStyle() = style;
 }
