@@ -22,6 +22,8 @@
 #include "lessons/lesson.h"
 #include "lessons/lesson_sheet.h"
 #include "lessons/model_figures.h"
+#include "lm/forward.h"
+#include "lm/model.h"
 #include "reference.h"
 #include "render/heatmap_export.h"
 #include "render/worksheet.h"
@@ -287,9 +289,9 @@ TEST(LessonSheet, ClassPicturesHideTheAnswerUntilRevealed) {
 // The figures of the model steps (lessons 10 and 12) are the models' own: each row of a seq2seq
 // alignment or of a language model's head is a distribution over the input (it sums to 1), the
 // bottleneck model puts all of every row on the last input character, and the head's causal
-// mask hides every key after its query.
+// mask hides every key after its query. A step on the Next tab prints that tab's chart instead.
 TEST(LessonSheet, ModelStepsPrintTheModelsOwnFigures) {
-  int alignments = 0, heads = 0;
+  int alignments = 0, heads = 0, charts = 0;
   for (const Lesson& l : course())
     for (const LessonStep& step : l.steps) {
       if (step.seq2seq_model.empty() && step.lm_model.empty()) continue;
@@ -298,6 +300,14 @@ TEST(LessonSheet, ModelStepsPrintTheModelsOwnFigures) {
       const std::optional<LabelledMatrix> f = model_step_figure(step, error);
       ASSERT_TRUE(f) << error;
       const Matrix& w = f->values;
+      if (step.lm_tab == "next") {  // the tab's chart: chances, likeliest first (test below)
+        ++charts;
+        ASSERT_EQ(w.rows(), 1);
+        ASSERT_EQ(w.cols(), 10);
+        EXPECT_LE(w.sum(), 1.0f + 1e-5f);
+        for (Eigen::Index j = 1; j < w.cols(); ++j) EXPECT_LE(w(0, j), w(0, j - 1)) << j;
+        continue;
+      }
       ASSERT_GT(w.rows(), 1);
       for (Eigen::Index i = 0; i < w.rows(); ++i) {
         double sum = 0;
@@ -326,6 +336,7 @@ TEST(LessonSheet, ModelStepsPrintTheModelsOwnFigures) {
     }
   EXPECT_GE(alignments, 3);
   EXPECT_GE(heads, 4);
+  EXPECT_GE(charts, 4);
 }
 
 // A language-model step's figure on the printed handout keeps cells a reader can see. A 13-token
@@ -359,6 +370,61 @@ TEST(LessonSheet, ModelFiguresKeepCellsThatCanBeSeen) {
     }
   }
   EXPECT_GE(checked, 10);
+}
+
+// A step on the Next tab prints the tab's chart, not a head: the ten likeliest tokens after the
+// step's position, likeliest first, each with its chance — checked against a softmax over every
+// logit in double precision, sorted here, for the last position and for one the step names.
+TEST(LessonSheet, ANextTokenStepPrintsTheTenLikeliestTokens) {
+  LessonStep step;
+  step.lm_model = "stories-llama";
+  step.lm_text = "One day Mia found a red ball";
+  step.lm_tab = "next";
+  lm::Model m;
+  std::string error;
+  ASSERT_TRUE(lm::load_model(lm::resolve_model_folder(step.lm_model, error), m, error)) << error;
+  const std::vector<int> ids = m.tokenizer.encode(step.lm_text);
+  const int T = static_cast<int>(ids.size()), V = m.config.vocab_size;
+  lm::Activations acts;
+  lm::gpt_forward(m, ids, 1, T, acts, lm::ForwardOptions{});  // every position's logits
+  for (int at : {-1, 2}) {
+    step.lm_position = at;
+    const int t = at < 0 ? T - 1 : at;
+    std::vector<double> p(static_cast<size_t>(V));
+    const float* logits = acts.logits.data() + static_cast<size_t>(t) * V;
+    const double mx = *std::max_element(logits, logits + V);
+    double sum = 0;
+    for (int v = 0; v < V; ++v) sum += p[static_cast<size_t>(v)] = std::exp(logits[v] - mx);
+    std::vector<int> order(static_cast<size_t>(V));
+    for (int v = 0; v < V; ++v) order[static_cast<size_t>(v)] = v;
+    std::stable_sort(order.begin(), order.end(), [&p](int a, int b) {
+      return p[static_cast<size_t>(a)] > p[static_cast<size_t>(b)];
+    });
+    const std::optional<LabelledMatrix> fig = model_step_figure(step, error);
+    ASSERT_TRUE(fig) << error;
+    ASSERT_EQ(fig->values.rows(), 1);
+    ASSERT_EQ(fig->values.cols(), 10);
+    EXPECT_NE(fig->title.find("the next token after “" +
+                              m.tokenizer.display(ids[static_cast<size_t>(t)]) + "”"),
+              std::string::npos)
+        << fig->title;
+    for (int k = 0; k < 10; ++k) {
+      const int id = order[static_cast<size_t>(k)];
+      const double prob = p[static_cast<size_t>(id)] / sum;
+      EXPECT_EQ(fig->col_labels[static_cast<size_t>(k)], "“" + m.tokenizer.display(id) + "”");
+      EXPECT_NEAR(fig->values(0, k), prob, 1e-5) << k;
+      char printed[32];
+      std::snprintf(printed, sizeof printed, "%.1f %%", 100 * prob);
+      EXPECT_EQ(fig->numbers[static_cast<size_t>(k)], printed) << k;
+    }
+  }
+  // Any other tab still prints the step's head.
+  step.lm_tab = "heads";
+  step.lm_position = -1;
+  const std::optional<LabelledMatrix> head = model_step_figure(step, error);
+  ASSERT_TRUE(head) << error;
+  EXPECT_EQ(head->values.rows(), T);
+  EXPECT_EQ(head->values.cols(), T);
 }
 
 // The PDFs as the command writes them: the handout never writes an answer as the app (and the

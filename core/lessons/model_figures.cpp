@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "attention/format.h"
 #include "io/shipped.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"
@@ -35,6 +36,39 @@ std::optional<LabelledMatrix> seq2seq_figure(const LessonStep& step, std::string
   return alignment_matrix(p);
 }
 
+// The Next tab's chart on paper: the ten likeliest tokens after the step's position (the last
+// token unless the step names one), likeliest first along the row, each coloured and printed with
+// its chance.
+LabelledMatrix next_token_figure(const lm::Model& m, const std::vector<int>& ids,
+                                 const LessonStep& step) {
+  const int T = static_cast<int>(ids.size());
+  const int at = step.lm_position >= 0 && step.lm_position < T ? step.lm_position : T - 1;
+  lm::Activations acts;
+  lm::ForwardOptions o;
+  o.all_logits = false;
+  lm::gpt_forward(m, ids, 1, T, acts, o);
+  const std::vector<std::pair<int, double>> top =
+      at + 1 < T ? lm::top_tokens_at(m, acts, at, 10) : lm::top_next_tokens(m.config, acts, 10);
+  LabelledMatrix fig;
+  const std::string after = m.tokenizer.display(ids[static_cast<size_t>(at)]);
+  fig.title = m.name + ": the next token after “" + after + "”";
+  fig.subtitle =
+      "its ten likeliest of " + std::to_string(m.config.vocab_size) + " tokens, with their chances";
+  fig.row_labels = {"chance"};
+  fig.values = Matrix(1, static_cast<int>(top.size()));
+  for (size_t i = 0; i < top.size(); ++i) {
+    fig.col_labels.push_back("“" + m.tokenizer.display(top[i].first) + "”");
+    fig.values(0, static_cast<int>(i)) = static_cast<float>(top[i].second);
+    fig.numbers.push_back(format_fixed(100 * top[i].second, 1) + " %");
+  }
+  // From 0 to the likeliest, so the colours tell the chances apart however small they are; the
+  // printed chances are the scale (a colour bar in fractions beside percentages would confuse).
+  fig.color_bar = false;
+  fig.scale.lo = 0;
+  fig.scale.hi = top.empty() ? 1 : std::max(top.front().second, 1e-6);
+  return fig;
+}
+
 std::optional<LabelledMatrix> lm_figure(const LessonStep& step, std::string& error) {
   const std::string folder = lm::resolve_model_folder(step.lm_model, error);
   if (folder.empty()) return std::nullopt;
@@ -50,6 +84,7 @@ std::optional<LabelledMatrix> lm_figure(const LessonStep& step, std::string& err
             "'s n_positions = " + std::to_string(m.config.n_positions);
     return std::nullopt;
   }
+  if (step.lm_tab == "next") return next_token_figure(m, ids, step);
   const int layer = std::clamp(step.lm_layer, 0, m.config.n_layer - 1);
   const int head = std::clamp(step.lm_head, 0, m.config.n_head - 1);
   lm::Activations acts;
