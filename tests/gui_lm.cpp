@@ -533,6 +533,7 @@ TEST_F(LmGui, TheWindowWithNoModelOpensTheEnglishModel) {
   frames(2);
   ASSERT_TRUE(session.has_model());
   EXPECT_EQ(session.model()->name, "austen");
+  EXPECT_EQ(ui.state.message().rfind("Opened austen: 6 layers", 0), 0u) << ui.state.message();
   EXPECT_EQ(session.text(), kAustenLmText);
   ASSERT_TRUE(session.run());
   EXPECT_EQ(session.run()->ids, session.model()->tokenizer.encode(kAustenLmText));

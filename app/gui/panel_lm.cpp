@@ -362,6 +362,9 @@ void poll_lm_panel(Ui& ui) {
     ui.state.set_message(failed, true);
     p.lesson_stepper.layer = -1;
   }
+  // The status bar names the model that just opened (not the example loaded behind it).
+  if (const std::string opened = p.session.take_opened(); !opened.empty())
+    ui.state.set_message(opened, false);
   // A lesson step's head, once the step's model has run on the step's sentence: the lesson owns
   // the stepper, so it is replaced without asking (as every step's example replaces it).
   if (p.lesson_stepper.layer >= 0 && !p.session.busy() && p.session.run()) {

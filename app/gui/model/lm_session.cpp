@@ -91,6 +91,7 @@ void LmSession::took_model() {
   status_ = "Opened " + model_->name + ": " + std::to_string(c.n_layer) + " layers × " +
             std::to_string(c.n_head) + " heads, n_embd " + std::to_string(c.n_embd) +
             ", vocabulary " + std::to_string(c.vocab_size) + " (" + model_->dtype + ")";
+  opened_ = status_;
   error_.clear();
   run_.reset();
   if (!text_from_user_) text_ = default_text_for(*model_);

@@ -96,6 +96,8 @@ class LmSession {
   // The last failure of background work (loading, a forward pass) not yet taken, then ""; the
   // panel puts it in the status bar once.
   std::string take_failure() { return std::exchange(failure_, std::string()); }
+  // status() once, when a model has just opened (the status bar names it), else "".
+  std::string take_opened() { return std::exchange(opened_, std::string()); }
   const std::string& status() const { return status_; }
 
   // The head the head view and "open in the stepper" use. While a model is loading, select()
@@ -150,7 +152,7 @@ class LmSession {
   std::shared_ptr<const LmRun> run_;  // shared with the views' workers, which may outlive it here
   std::string text_ = kDefaultLmText;
   bool text_from_user_ = false;
-  std::string error_, status_, busy_what_, failure_;
+  std::string error_, status_, busy_what_, failure_, opened_;
   uint64_t serial_ = 0;
   // Loading returns the model, or null and why.
   BackgroundJob<std::pair<std::shared_ptr<lm::Model>, std::string>> load_;
