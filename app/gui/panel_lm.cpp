@@ -208,6 +208,9 @@ void draw_shipped_model_item(Ui& ui, LmPanel& p, const std::string& name) {
       "##model", current, 0,
       ImVec2(0, line_h + (summary.empty() ? 0 : st.ItemSpacing.y * 0.5f + summary_h)));
   ImGui::PopID();
+  // Grey on the hover colour is hard to read on a projector: the item under the mouse gets the
+  // text colour.
+  const bool hot = ImGui::IsItemHovered();
   p.shipped_drawn.push_back({name, summary, ImGui::GetItemRectMin(), ImGui::GetItemRectMax()});
   const ImVec2 next = ImGui::GetCursorPos();
   ImGui::SetCursorPos(at);
@@ -217,7 +220,9 @@ void draw_shipped_model_item(Ui& ui, LmPanel& p, const std::string& name) {
   if (!summary.empty()) {
     ImGui::SetCursorPos(ImVec2(at.x, at.y + line_h + st.ItemSpacing.y * 0.5f));
     ImGui::PushTextWrapPos(at.x + wrap_w);
-    ImGui::TextDisabled("%s", summary.c_str());
+    if (!hot) ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextUnformatted(summary.c_str());
+    if (!hot) ImGui::PopStyleColor();
     ImGui::PopTextWrapPos();
   }
   ImGui::SetCursorPos(next);
