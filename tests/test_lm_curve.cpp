@@ -174,6 +174,9 @@ TEST(LmCurveCli, DrawsTheRunsCurvesAndRefusesWhatItCannotDraw) {
   r = run_cli("lm curve --model '" + d + "' --model '" + other + "' --out '" + never + "'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("was evaluated at other steps than"), std::string::npos) << r.err;
+  r = run_cli("lm curve --model /no/such/model --out '" + never + "'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("error: --model: '/no/such/model' is neither a folder", 0), 0u) << r.err;
   r = run_cli("lm curve --model '" + d + "' --name a --name b --out '" + never + "'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("--name: 2 names for 1 models"), std::string::npos) << r.err;

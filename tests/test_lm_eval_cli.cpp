@@ -106,6 +106,9 @@ TEST(LmEvalCli, BadInputIsExitTwo) {
   r = run_cli("lm eval --model '" + d + "' --corpus '" + d + "-latin1.txt'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("is not UTF-8 (byte 3)"), std::string::npos) << r.err;
+  r = run_cli("lm eval --model /no/such/model --corpus '" + d + "-empty.txt'");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("error: --model: '/no/such/model' is neither a folder", 0), 0u) << r.err;
   r = run_cli("lm eval --model '" + d + "' --corpus '" + d + "-missing.txt'");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("error: --corpus: "), std::string::npos) << r.err;

@@ -61,6 +61,9 @@ void register_lm_train(CLI::App& lm, Action& action);
 void register_lm_eval(CLI::App& lm, Action& action);
 // `lm curve`, registered on the `lm` subcommand (app/cli/lm_curve.cpp).
 void register_lm_curve(CLI::App& lm, Action& action);
+// --model's folder (lm::resolve_model_folder: a folder as given, else a shipped model's short
+// name); exit 2 with the error naming --model when it is neither (app/cli/lm.cpp).
+std::string lm_model_folder_or_throw(const std::string& arg);
 void register_lessons(CLI::App& app, Action& action);
 void register_experiment(CLI::App& app, Action& action);
 // The action when no subcommand is given: the desktop app on the default example.

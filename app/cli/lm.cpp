@@ -30,12 +30,18 @@
 
 namespace attn::cli {
 
-namespace {
-
-lm::Model load_model_or_throw(const std::string& arg) {
+std::string lm_model_folder_or_throw(const std::string& arg) {
   std::string error;
   const std::string folder = lm::resolve_model_folder(arg, error);
   if (folder.empty()) throw CliError{kExitUsage, name_fields(error, {{"model", "--model"}})};
+  return folder;
+}
+
+namespace {
+
+lm::Model load_model_or_throw(const std::string& arg) {
+  const std::string folder = lm_model_folder_or_throw(arg);
+  std::string error;
   lm::Model m;
   if (!lm::load_model(folder, m, error)) throw CliError{kExitUsage, error};
   return m;
@@ -344,8 +350,7 @@ int run_bench(const BenchArgs& a) {
                 << printable_text(folder) << "\n";
     }
   } else {
-    folder = lm::resolve_model_folder(a.model, error);
-    if (folder.empty()) throw CliError{kExitUsage, name_fields(error, {{"model", "--model"}})};
+    folder = lm_model_folder_or_throw(a.model);
   }
   auto t0 = std::chrono::steady_clock::now();
   lm::Model m;

@@ -14,6 +14,7 @@
 #include "lm/training_history.h"
 #include "render/chart.h"
 #include "render/scene.h"
+#include "render/ticks.h"
 
 namespace attn::cli {
 
@@ -24,31 +25,23 @@ struct CurveArgs {
   std::string out, title = "Training and held-out loss";
 };
 
-// A y range that holds every value, with 3 to 6 ticks at a round step (0.1, 0.2, 0.5, 1, 2, …).
+// A y range that holds every value, with 3 to 6 ticks at a round step (render/ticks.h; at least
+// 0.1): the smallest such step from which 6 steps above a multiple of it reach the largest value.
 void nice_range(const std::vector<std::vector<double>>& values, LineChart& chart) {
   double mn = INFINITY, mx = -INFINITY;
   for (const auto& v : values)
     for (double x : v) mn = std::min(mn, x), mx = std::max(mx, x);
-  for (double decade = 0.1;; decade *= 10)
-    for (double m : {1.0, 2.0, 5.0}) {
-      const double step = m * decade;
-      const double lo = std::floor(mn / step) * step;
-      const int n = std::max(3, static_cast<int>(std::ceil((mx - lo) / step - 1e-9)));
-      if (n <= 6) {
-        chart.y_min = lo;
-        chart.y_max = lo + n * step;
-        chart.y_steps = n;
-        return;
-      }
+  // No step below a sixth of the range can do; from there, the next round step until one fits.
+  for (double step = nice_step(std::max(0.1, (mx - mn) / 6));; step = nice_step(step * 1.01)) {
+    const double lo = std::floor(mn / step) * step;
+    const int n = std::max(3, static_cast<int>(std::ceil((mx - lo) / step - 1e-9)));
+    if (n <= 6) {
+      chart.y_min = lo;
+      chart.y_max = lo + n * step;
+      chart.y_steps = n;
+      return;
     }
-}
-
-std::string model_name(const std::string& arg, const std::string& folder) {
-  if (arg.find('/') == std::string::npos) return arg;  // a shipped model's short name
-  std::string f = folder;
-  while (f.size() > 1 && f.back() == '/') f.pop_back();
-  const size_t slash = f.rfind('/');
-  return slash == std::string::npos ? f : f.substr(slash + 1);
+  }
 }
 
 int run_curve(const CurveArgs& a) {
@@ -64,9 +57,8 @@ int run_curve(const CurveArgs& a) {
   std::vector<int> steps;
   bool corpus = true;
   for (size_t i = 0; i < a.models.size(); ++i) {
+    const std::string folder = lm_model_folder_or_throw(a.models[i]);
     std::string error;
-    const std::string folder = lm::resolve_model_folder(a.models[i], error);
-    if (folder.empty()) throw CliError{kExitUsage, "--model: " + error};
     lm::TrainingHistory h;
     if (!lm::read_training_history(folder, h, error))
       throw CliError{kExitUsage, "--model: " + error};
@@ -80,7 +72,7 @@ int run_curve(const CurveArgs& a) {
                                      "--eval-every"};
     }
     corpus = corpus && h.heldout_is_corpus;
-    const std::string name = a.names.empty() ? model_name(a.models[i], folder) : a.names[i];
+    const std::string name = a.names.empty() ? lm::folder_name(folder) : a.names[i];
     const std::string prefix = a.models.size() > 1 ? name + ": " : "";
     chart.series.push_back(prefix + "training");
     chart.values.push_back(h.train_loss);

@@ -68,9 +68,8 @@ void print_figures(const lm::CorpusFigures& f, const std::string& prefix) {
 }
 
 int run_eval(const EvalArgs& a) {
+  const std::string folder = lm_model_folder_or_throw(a.model);
   std::string error;
-  const std::string folder = lm::resolve_model_folder(a.model, error);
-  if (folder.empty()) throw CliError{kExitUsage, error};
   lm::Model m;
   if (!lm::load_model(folder, m, error)) throw CliError{kExitUsage, "--model: " + error};
   const std::vector<int> ids = read_tokens(m, a.corpus, "--corpus");

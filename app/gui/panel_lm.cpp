@@ -249,8 +249,9 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
   const std::vector<std::string> shipped =
       compact ? std::vector<std::string>{} : lm::shipped_models();
   if (!shipped.empty()) {
-    same_line_if_fits(fs * 10);
-    ImGui::SetNextItemWidth(fs * 10);
+    const float button_w = fs * 10;
+    same_line_if_fits(button_w);
+    ImGui::SetNextItemWidth(button_w);
     // The list is wider than its button: each model's name, and under it, in grey, the first
     // paragraph of its model card (README.md) saying what it was trained on and what it does.
     const ImVec2 work = ImGui::GetMainViewport()->WorkSize;
@@ -258,7 +259,7 @@ void draw_model_bar(Ui& ui, LmPanel& p) {
     ImGui::SetNextWindowSizeConstraints(ImVec2(list_w, 0), ImVec2(list_w, work.y * 0.8f));
     p.shipped_button_min = ImGui::GetCursorScreenPos();
     p.shipped_button_max =
-        ImVec2(p.shipped_button_min.x + fs * 10, p.shipped_button_min.y + ImGui::GetFrameHeight());
+        ImVec2(p.shipped_button_min.x + button_w, p.shipped_button_min.y + ImGui::GetFrameHeight());
     p.shipped_drawn.clear();
     if (ImGui::BeginCombo("##shipped", "Shipped models")) {
       for (const std::string& n : shipped) draw_shipped_model_item(ui, p, n);

@@ -163,8 +163,7 @@ bool load_model(const std::string& folder_in, Model& out, std::string& error) {
   }
   Model m;
   m.folder = folder;
-  const size_t slash = folder.rfind('/');
-  m.name = slash == std::string::npos ? folder : folder.substr(slash + 1);
+  m.name = folder_name(folder);
   const std::optional<Config> config = read_lm_config(folder + "/config.json", error);
   if (!config) return false;
   m.config = *config;
@@ -309,6 +308,12 @@ void init_random(Model& m, const Config& c, uint64_t seed, float std) {
 
 double Model::parameter_count() const {
   return config.llama_family() ? llama.parameters() : static_cast<double>(params.total());
+}
+
+std::string folder_name(std::string folder) {
+  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+  const size_t slash = folder.rfind('/');
+  return slash == std::string::npos ? folder : folder.substr(slash + 1);
 }
 
 std::string resolve_model_folder(const std::string& arg, std::string& error) {

@@ -164,6 +164,10 @@ void init_random(Model& m, const Config& c, uint64_t seed, float std = 0.02f);
 // starting "--model: " and listing the shipped names, when neither exists.
 std::string resolve_model_folder(const std::string& name_or_folder, std::string& error);
 
+// The last part of a folder's path, trailing slashes ignored: the name load_model gives a model
+// (a shipped model's short name).
+std::string folder_name(std::string folder);
+
 // The short names of the shipped models, sorted (io/shipped.h's list_shipped(kLmModels)).
 std::vector<std::string> shipped_models();
 
