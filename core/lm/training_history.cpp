@@ -23,7 +23,12 @@ bool finite_at(const nlohmann::json& row, const char* key, double& out) {
 bool read_training_history(const std::string& folder, TrainingHistory& out, std::string& error) {
   const std::string path = folder + "/training.json";
   std::string text;
-  if (!read_regular_file(path, 64u << 20, text, error)) return false;
+  return read_regular_file(path, 64u << 20, text, error) &&
+         parse_training_history(text, path, out, error);
+}
+
+bool parse_training_history(const std::string& text, const std::string& path, TrainingHistory& out,
+                            std::string& error) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
     error = path + ": not a JSON object";

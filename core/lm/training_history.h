@@ -20,5 +20,8 @@ struct TrainingHistory {
 // Reads FOLDER/training.json. False with an error naming the file and what is wrong: missing,
 // not JSON, no history, a point without a step or a finite training loss, steps not increasing.
 bool read_training_history(const std::string& folder, TrainingHistory& out, std::string& error);
+// The same for training.json's text, read from `path` (named in the errors).
+bool parse_training_history(const std::string& text, const std::string& path, TrainingHistory& out,
+                            std::string& error);
 
 }  // namespace attn::lm

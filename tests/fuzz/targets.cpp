@@ -99,6 +99,7 @@ const std::vector<Target>& targets() {
       {"llama_folder", llama_folder},
       // Training checkpoints (targets_train.cpp).
       {"train_checkpoint", train_checkpoint},
+      {"training_history", training_history},
   };
   return all;
 }

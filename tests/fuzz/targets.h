@@ -64,5 +64,7 @@ int lm_config(const uint8_t* data, size_t size);
 int llama_folder(const uint8_t* data, size_t size);
 // lm train --resume's checkpoint.bin (targets_train.cpp).
 int train_checkpoint(const uint8_t* data, size_t size);
+// training.json's history as lm curve reads it (targets_train.cpp).
+int training_history(const uint8_t* data, size_t size);
 
 }  // namespace attn::fuzz

@@ -1,9 +1,12 @@
-// Fuzz target for the training checkpoint (lm train --resume reads it): checkpoint.bin's bytes as
-// given and with their checksum made right, so mutations reach the header and the sizes behind it.
+// Fuzz targets for what lm train writes and other commands read back: the training checkpoint
+// (lm train --resume): checkpoint.bin's bytes as given and with their checksum made right, so
+// mutations reach the header and the sizes behind it; and training.json's history (lm curve).
+#include <cmath>
 #include <cstring>
 #include <string>
 
 #include "lm/train_checkpoint.h"
+#include "lm/training_history.h"
 #include "targets.h"
 
 namespace attn::fuzz {
@@ -38,6 +41,26 @@ int train_checkpoint(const uint8_t* data, size_t size) {
         back.state.rng.state() != c.state.rng.state() || back.run != c.run ||
         back.history.size() != c.history.size())
       broken("a checkpoint does not survive being written and read again", "");
+  }
+  return 0;
+}
+
+int training_history(const uint8_t* data, size_t size) {
+  lm::TrainingHistory h;
+  std::string error;
+  if (!lm::parse_training_history(bytes_of(data, size), "training.json", h, error)) {
+    if (error.empty()) broken("a refused training.json has no error", "");
+    return 0;
+  }
+  // What lm curve draws: one finite value of each line per step, the steps increasing.
+  if (h.steps.empty() || h.train_loss.size() != h.steps.size() ||
+      h.heldout_loss.size() != h.steps.size())
+    broken("an accepted history's lines do not have one value per step", "");
+  for (size_t i = 0; i < h.steps.size(); ++i) {
+    if (h.steps[i] < 0 || (i > 0 && h.steps[i] <= h.steps[i - 1]))
+      broken("an accepted history's steps do not increase", std::to_string(h.steps[i]));
+    if (!std::isfinite(h.train_loss[i]) || !std::isfinite(h.heldout_loss[i]))
+      broken("an accepted history holds a value that is not finite", std::to_string(i));
   }
   return 0;
 }
