@@ -21,6 +21,7 @@ using test::kGradT;
 using test::kGradTargets;
 using test::kGradTokens;
 using test::random_params;
+using test::shaping_term;
 
 struct Variant {
   const char* name;
@@ -130,6 +131,52 @@ INSTANTIATE_TEST_SUITE_P(Variants, LlamaGradCheck,
                          [](const ::testing::TestParamInfo<Variant>& info) {
                            return std::string(info.param.name);
                          });
+
+// Attention shaping (lm train --shape-previous): with the term on one head, every parameter's
+// gradient is the central difference of the next-token losses plus the term, the term computed
+// here from the forward pass's weights; and the library's value of the term is the same.
+TEST(LlamaGradCheck, TheShapingTermMatchesCentralDifferences) {
+  struct Case {
+    Variant v;
+    PreviousTokenShaping shaping;
+  };
+  for (const Case& k : {Case{{"layer 1 head 3, window 3", true, false, 3}, {1, 3, 0.37}},
+                        Case{{"layer 0 head 0, attention-only", false, false, 0}, {0, 0, 2.0}}}) {
+    SCOPED_TRACE(k.v.name);
+    ForwardOptions o;
+    o.mlp = k.v.mlp;
+    o.threads = 1;
+    ParameterBuffer<double> p = random_params<double>(tiny_config(k.v), 17);
+    auto total = [&](const ParameterBuffer<double>& q) {
+      ActivationsT<double> a;
+      LlamaScratch<double> s;
+      llama_train_forward(q, kGradTokens, kGradB, kGradT, a, s, o);
+      ParameterBuffer<double> g;
+      g.allocate(q.config);
+      return llama_backward(q, a, kGradTargets, 0.0, g, s, o) +
+             shaping_term(a, q.config.n_head, k.shaping);
+    };
+    ActivationsT<double> a;
+    LlamaScratch<double> scratch;
+    llama_train_forward(p, kGradTokens, kGradB, kGradT, a, scratch, o);
+    const size_t layer = static_cast<size_t>(k.shaping.layer) * kGradB * p.config.n_head;
+    EXPECT_NEAR(previous_token_shaping_loss(a.att.data() + layer * kGradT * kGradT, kGradB, kGradT,
+                                            p.config.n_head, k.shaping.head) *
+                    k.shaping.scale,
+                shaping_term(a, p.config.n_head, k.shaping), 1e-12);
+    ParameterBuffer<double> g;
+    g.allocate(p.config);
+    llama_backward(p, a, kGradTargets, 1.0, g, scratch, o, nullptr, k.shaping);
+    for (Param t : {kQkvW, kAttProjW, kLn1W, kWte}) {
+      double worst = 0;
+      for (size_t i = 0; i < p.count[t]; ++i) {
+        const double numeric = central_difference(p, t, i, total);
+        worst = std::max(worst, std::abs(g.ptr(t)[i] - numeric) / std::max(1.0, std::abs(numeric)));
+      }
+      EXPECT_LT(worst, 1e-7) << tensor_name(t);
+    }
+  }
+}
 
 // The sliding window really hides the far keys: with W = 3 no query puts weight more than two
 // positions back, and every row still sums to 1.

@@ -18,6 +18,7 @@ using test::kGradT;
 using test::kGradTargets;
 using test::kGradTokens;
 using test::random_params;
+using test::shaping_term;
 
 Config tiny_config() {
   Config c;
@@ -105,6 +106,49 @@ TEST(LmGradCheck, TheComparisonCatchesASmallError) {
   EXPECT_NEAR(g.ptr(kQkvW)[i], numeric, 1e-7 * std::max(1.0, std::abs(numeric)));
   EXPECT_GT(std::abs(g.ptr(kQkvW)[i] * 1.001 - numeric), 1e-7 * std::max(1.0, std::abs(numeric)))
       << "a 0.1% error must fail the tolerance";
+}
+
+// Attention shaping (lm train --shape-previous) on layer 1's head 1: every parameter's gradient is
+// the central difference of the next-token losses plus the term, computed here from the weights.
+TEST(LmGradCheck, TheShapingTermMatchesCentralDifferences) {
+  ForwardOptions o;
+  o.threads = 1;
+  const PreviousTokenShaping shaping{1, 1, 0.6};
+  ParameterBuffer<double> p = random_params<double>(tiny_config(), 19);
+  auto total = [&](const ParameterBuffer<double>& q) {
+    ActivationsT<double> a;
+    gpt_forward(q, kGradTokens, kGradB, kGradT, a, o);
+    ParameterBuffer<double> g;
+    g.allocate(q.config);
+    GradScratch<double> s;
+    return gpt_backward(q, a, kGradTargets, 0.0, g, s, o) +
+           shaping_term(a, q.config.n_head, shaping);
+  };
+  ActivationsT<double> a;
+  gpt_forward(p, kGradTokens, kGradB, kGradT, a, o);
+  ParameterBuffer<double> g, plain;
+  g.allocate(p.config);
+  plain.allocate(p.config);
+  GradScratch<double> s;
+  gpt_backward(p, a, kGradTargets, 1.0, g, s, o, nullptr, shaping);
+  gpt_backward(p, a, kGradTargets, 1.0, plain, s, o);
+  for (int pi = 0; pi < kNumParams; ++pi) {
+    const auto t = static_cast<Param>(pi);
+    double worst = 0, changed = 0;
+    for (size_t i = 0; i < p.count[t]; ++i) {
+      const double numeric = central_difference(p, t, i, total);
+      worst = std::max(worst, std::abs(g.ptr(t)[i] - numeric) / std::max(1.0, std::abs(numeric)));
+      changed = std::max(changed, std::abs(g.ptr(t)[i] - plain.ptr(t)[i]));
+    }
+    EXPECT_LT(worst, 1e-7) << param_name(t, 0);
+    // The term reaches what feeds layer 1's scores, and nothing after them.
+    if (t == kQkvW || t == kWte || t == kWpe) {
+      EXPECT_GT(changed, 1e-6) << param_name(t, 0);
+    }
+    if (t == kLnfW || t == kLnfB) {
+      EXPECT_EQ(changed, 0.0) << param_name(t, 0);
+    }
+  }
 }
 
 // The float instantiation (what training runs) and the double one agree.

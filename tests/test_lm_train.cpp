@@ -422,6 +422,76 @@ TEST(LmTrain, ShardsSumToTheWholeBatchGradient) {
   for (size_t i = 0; i < g1.total(); ++i) ASSERT_NEAR(g1.memory[i], g3.memory[i], 1e-6) << i;
 }
 
+// Attention shaping's weight is a mean over the whole batch: the shards' gradients sum to the
+// same whatever their number, and the term changes the gradient.
+TEST(LmTrain, ShapingIsAMeanOverTheWholeBatch) {
+  const TrainSet set = induction_set();
+  TrainOptions o = tiny_options();
+  o.arch = LmArch::kLlama;
+  const Model m = new_training_model(o, set);
+  Rng rng(5);
+  TokenBatch batch;
+  sample_batch(set, rng, 6, 16, batch);
+  Parameters plain, g1, g3;
+  GradientWorkspace w0, w1, w3;
+  const double l0 = batch_gradient(m, batch, 1, plain, w0);
+  const double l1 = batch_gradient(m, batch, 1, g1, w1, 5.0);
+  const double l3 = batch_gradient(m, batch, 3, g3, w3, 5.0);
+  EXPECT_EQ(l0, l1);  // the reported loss is the next-token loss alone
+  EXPECT_NEAR(l1, l3, 1e-5);
+  double changed = 0;
+  for (size_t i = 0; i < g1.total(); ++i) {
+    ASSERT_NEAR(g1.memory[i], g3.memory[i], 1e-6) << i;
+    changed = std::max(changed, static_cast<double>(std::abs(g1.memory[i] - plain.memory[i])));
+  }
+  EXPECT_GT(changed, 1e-3);
+}
+
+// What shaping is for: a short run of a Llama-style model with it makes layer 0's head 0 a
+// previous-token head, which the same run without it does not have; after shape_steps the term is
+// off (a run shaped for all its steps ends elsewhere).
+TEST(LmTrain, ShapingMakesLayerZerosHeadZeroAPreviousTokenHead) {
+  const TrainSet set = induction_set();
+  auto run = [&](double weight, long steps) {
+    TrainOptions o = tiny_options();
+    o.arch = LmArch::kLlama;
+    o.attention_only = true;
+    o.steps = 80;
+    o.shape_previous = weight;
+    o.shape_steps = steps;
+    EXPECT_EQ(check_train_options(o), "");
+    Model m = new_training_model(o, set);
+    EvalPoint last;
+    TrainCallbacks cb;
+    cb.on_eval = [&](const EvalPoint& e, const Model&, const Activations&) { last = e; };
+    train_lm(m, set, o, cb);
+    return std::make_pair(last.heads.at(0).previous, m.params.memory);
+  };
+  const auto shaped = run(5.0, 80), plain = run(0.0, 0), half = run(5.0, 40);
+  RecordProperty("previous_shaped", std::to_string(shaped.first));
+  RecordProperty("previous_plain", std::to_string(plain.first));
+  EXPECT_GT(shaped.first, 0.8);
+  EXPECT_LT(plain.first, 0.4);
+  EXPECT_NE(half.second, shaped.second);
+  EXPECT_NE(half.second, plain.second);
+}
+
+TEST(LmTrain, ShapingOptionsAreChecked) {
+  TrainOptions o;
+  o.shape_previous = 5;
+  EXPECT_NE(check_train_options(o).find("shape_steps"), std::string::npos);
+  o.shape_previous = 0;
+  o.shape_steps = 10;
+  EXPECT_NE(check_train_options(o).find("shape_previous"), std::string::npos);
+  o.shape_previous = std::nan("");
+  EXPECT_NE(check_train_options(o).find("shape_previous"), std::string::npos);
+  o.shape_previous = 101;
+  EXPECT_NE(check_train_options(o).find("shape_previous"), std::string::npos);
+  o.shape_previous = 5;
+  o.shape_steps = -1;
+  EXPECT_NE(check_train_options(o).find("shape_steps"), std::string::npos);
+}
+
 TEST(LmTrain, PhaseChangeIsWhereInContextAccuracyJumps) {
   std::vector<EvalPoint> h;
   const double acc[] = {0.02, 0.03, 0.03, 0.05, 0.20, 0.60, 0.85, 0.90, 0.91};

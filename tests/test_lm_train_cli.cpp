@@ -18,6 +18,7 @@
 
 #include "io/safetensors.h"
 #include "lm/model.h"
+#include "lm/train_checkpoint.h"
 #include "lm/trainer.h"
 #include "reference.h"
 
@@ -148,6 +149,24 @@ TEST(LmTrainCli, TheLlamaArchitectureWritesATodaysFolder) {
   r = run_cli("lm heads --model '" + d + "' --text ' q x m b q x m b'");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("best induction head"), std::string::npos) << r.out;
+  // Attention shaping is said on the first line and kept in the command that trained the model.
+  const std::string shaped = temp_path("lm-train-llama-shaped");
+  r = run_cli(cmd + shaped + "' --shape-previous 5 --shape-steps 20");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("attention shaping: layer 0's head 0 pulled toward the previous token "
+                       "(weight 5) for the first 20 steps"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(
+      nlohmann::json::parse(slurp(shaped + "/training.json"))["command"].get<std::string>().find(
+          "--shape-previous 5 --shape-steps 20"),
+      std::string::npos);
+  // The checkpoint keeps them for --resume.
+  TrainCheckpoint checkpoint;
+  ASSERT_TRUE(parse_checkpoint(slurp(shaped + "/checkpoint.bin"), checkpoint, error)) << error;
+  const auto run = nlohmann::json::parse(checkpoint.run);
+  EXPECT_EQ(run["shape_previous"].get<double>(), 5.0);
+  EXPECT_EQ(run["shape_steps"].get<long>(), 20);
   const std::string again = temp_path("lm-train-llama-again");
   r = run_cli(cmd + again + "'");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -207,6 +226,9 @@ TEST(LmTrainCli, BadOptionsNameTheFlag) {
       {"lm train --out '" + out + "' --arch llama --heads 4 --kv-heads 3", "--kv-heads"},
       {"lm train --out '" + out + "' --heads 4 --kv-heads 2", "--kv-heads"},
       {"lm train --out '" + out + "' --arch llama --heads 4 --embd 12", "--embd"},
+      {"lm train --out '" + out + "' --shape-previous 5", "--shape-steps"},
+      {"lm train --out '" + out + "' --shape-steps 100", "--shape-previous"},
+      {"lm train --out '" + out + "' --shape-previous -1 --shape-steps 10", "--shape-previous"},
       {"lm heads --model /no/such/model --text ' a'", "--model"},
   };
   for (const auto& c : cases) {

@@ -67,8 +67,14 @@ bool same_floats(const float* a, const float* b, size_t n) {
   return std::memcmp(a, b, n * sizeof(float)) == 0;
 }
 
-void expect_resume_matches(LmArch arch, const TrainSet& set) {
-  const TrainOptions o = tiny_options(arch);
+// With shape_steps > 0 the run is shaped (lm train --shape-previous) for its first steps, past
+// the stop: a resumed run must keep shaping until the same step.
+void expect_resume_matches(LmArch arch, const TrainSet& set, long shape_steps = 0) {
+  TrainOptions o = tiny_options(arch);
+  if (shape_steps > 0) {
+    o.shape_previous = 2;
+    o.shape_steps = shape_steps;
+  }
   TrainRun whole;
   whole.model = new_training_model(o, set);
   train(whole, set, o, 0);
@@ -124,6 +130,10 @@ void expect_resume_matches(LmArch arch, const TrainSet& set) {
 
 TEST(LmTrainResume, Gpt2OnTheInductionTaskGivesTheSameBytes) {
   expect_resume_matches(LmArch::kGpt2, induction_set());
+}
+
+TEST(LmTrainResume, AShapedLlamaRunGivesTheSameBytes) {
+  expect_resume_matches(LmArch::kLlama, induction_set(), 8);
 }
 
 TEST(LmTrainResume, LlamaOnTextGivesTheSameBytes) {

@@ -102,8 +102,10 @@ std::string command_of(const TrainArgs& a) {
     << " --context " << o.context << (o.attention_only ? " --attention-only" : "") << " --batch "
     << o.batch << " --steps " << o.steps << " --lr " << o.lr << " --warmup " << o.warmup
     << " --schedule " << a.schedule << " --min-lr " << o.min_lr_ratio << " --weight-decay "
-    << o.weight_decay << " --init-std " << o.init_std << " --seed " << o.seed << " --threads "
-    << o.threads << " --eval-every " << o.eval_every;
+    << o.weight_decay << " --init-std " << o.init_std;
+  if (o.shape_previous > 0)
+    s << " --shape-previous " << o.shape_previous << " --shape-steps " << o.shape_steps;
+  s << " --seed " << o.seed << " --threads " << o.threads << " --eval-every " << o.eval_every;
   if (!a.eval_corpus.empty()) s << " --eval-corpus " << a.eval_corpus;
   s << " --out " << a.out;
   return s.str();
@@ -134,6 +136,8 @@ void check_args(TrainArgs& a) {
                             {"threads", "--threads"},
                             {"eval_every", "--eval-every"},
                             {"init_std", "--init-std"},
+                            {"shape_previous", "--shape-previous"},
+                            {"shape_steps", "--shape-steps"},
                             {"repeat_min", "--repeat-min"},
                             {"repeat_max", "--repeat-max"}};
   if (const std::string e = lm::check_train_options(o); !e.empty())
@@ -241,6 +245,8 @@ std::string run_json(const TrainArgs& a) {
                                     {"min_lr_ratio", o.min_lr_ratio},
                                     {"weight_decay", o.weight_decay},
                                     {"clip", o.clip},
+                                    {"shape_previous", o.shape_previous},
+                                    {"shape_steps", o.shape_steps},
                                     {"seed", o.seed},
                                     {"threads", o.threads},
                                     {"eval_every", o.eval_every},
@@ -282,6 +288,10 @@ void args_from_run_json(const std::string& text, TrainArgs& a) {
   lm::read_json_field(j, "min_lr_ratio", o.min_lr_ratio);
   lm::read_json_field(j, "weight_decay", o.weight_decay);
   lm::read_json_field(j, "clip", o.clip);
+  if (j.contains("shape_previous")) {  // since 2026-11-29
+    lm::read_json_field(j, "shape_previous", o.shape_previous);
+    lm::read_json_field(j, "shape_steps", o.shape_steps);
+  }
   lm::read_json_field(j, "seed", o.seed);
   lm::read_json_field(j, "threads", o.threads);
   lm::read_json_field(j, "eval_every", o.eval_every);
@@ -421,7 +431,11 @@ int run_train(TrainArgs& a) {
             << ", vocabulary " << c.vocab_size << ", " << model.params.total() << " parameters) on "
             << what << ": " << o.steps << " steps of " << o.batch << " sequences, AdamW lr " << o.lr
             << " (warm-up " << o.warmup << ", " << a.schedule << "), seed " << o.seed << ", "
-            << o.threads << (o.threads == 1 ? " thread\n" : " threads\n") << std::flush;
+            << o.threads << (o.threads == 1 ? " thread\n" : " threads\n");
+  if (o.shape_previous > 0)
+    std::cout << "attention shaping: layer 0's head 0 pulled toward the previous token (weight "
+              << o.shape_previous << ") for the first " << o.shape_steps << " steps\n";
+  std::cout << std::flush;
 
   const bool tty = ::isatty(STDERR_FILENO) != 0;
   const InterruptGuard interrupt;
@@ -607,6 +621,13 @@ void register_lm_train(CLI::App& parent, Action& action) {
                   "standard deviation of the initial weights (GPT-2's is 0.02)")
       ->check(finite_in(1e-4, 1.0))
       ->capture_default_str();
+  cmd->add_option("--shape-previous", o.shape_previous,
+                  "attention shaping: the weight of −ln w(t, t−1) of layer 0's head 0 in the loss "
+                  "(with --shape-steps)")
+      ->check(finite_in(0.0, 100.0));
+  cmd->add_option("--shape-steps", o.shape_steps,
+                  "the first steps that --shape-previous applies to")
+      ->check(CLI::Range(0L, 100000000L));
   cmd->add_option("--seed", o.seed, "seed of the initialisation and the batches")
       ->capture_default_str();
   cmd->add_option("--threads", o.threads, "threads (the result depends on it)")

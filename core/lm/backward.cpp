@@ -76,7 +76,7 @@ void matmul_backward(S* dinp, S* dweight, S* dbias, const S* dout, const S* inp,
 
 template <typename S>
 void attention_backward(S* dqkv, const S* datty, const S* qkv, const S* att, int B, int T, int NH,
-                        int NKV, int hs, int window) {
+                        int NKV, int hs, int window, int shaped_head, double shape_scale) {
   const int group = NH / NKV, Q = NH * hs, KV = NKV * hs, W = Q + 2 * KV;
   const S scale = S(1) / std::sqrt(static_cast<S>(hs));
   // A K/V head's gradient sums over the query heads that read it.
@@ -107,9 +107,25 @@ void attention_backward(S* dqkv, const S* datty, const S* qkv, const S* att, int
         for (int t2 = 0; t2 < T; ++t2)
           ds(t, t2) = t2 >= lo && t2 <= t ? w(t, t2) * (dw(t, t2) - dot) : S(0);
       }
+      if (h == shaped_head) {  // ∂(−ln w(t, t−1))/∂score(t, t2) = w(t, t2) − [t2 = t−1]
+        const S c = static_cast<S>(shape_scale);
+        for (int t = 1; t < T; ++t)
+          for (int t2 = window > 0 ? std::max(0, t - window + 1) : 0; t2 <= t; ++t2)
+            ds(t, t2) += c * (w(t, t2) - S(t2 == t - 1 ? 1 : 0));
+      }
       dq.noalias() += ds * k * scale;
       dk.noalias() += ds.transpose() * q * scale;
     }
+}
+
+template <typename S>
+double previous_token_shaping_loss(const S* att, int B, int T, int NH, int head) {
+  double loss = 0;
+  for (int b = 0; b < B; ++b) {
+    const S* w = att + (static_cast<size_t>(b) * NH + head) * T * T;
+    for (int t = 1; t < T; ++t) loss -= std::log(static_cast<double>(w[t * T + t - 1]));
+  }
+  return loss;
 }
 
 template <typename S>
@@ -159,7 +175,8 @@ double crossentropy_backward(S* dlogits, const S* logits, const int* targets, in
 template <typename S>
 double gpt_backward(const ParameterBuffer<S>& p, const ActivationsT<S>& a,
                     const std::vector<int>& targets, double scale, ParameterBuffer<S>& g,
-                    GradScratch<S>& s, const ForwardOptions& options, int* counted) {
+                    GradScratch<S>& s, const ForwardOptions& options, int* counted,
+                    const PreviousTokenShaping& shaping) {
   const Config& c = p.config;
   const int L = c.n_layer, C = c.n_embd, NH = c.n_head, F = c.mlp_size(), V = c.vocab_size;
   const int B = a.B, T = a.T, N = B * T;
@@ -206,7 +223,8 @@ double gpt_backward(const ParameterBuffer<S>& p, const ActivationsT<S>& a,
     matmul_backward(s.datty.data(), g.ptr(kAttProjW, l), g.ptr(kAttProjB, l), dres,
                     a.atty.data() + o * C, p.ptr(kAttProjW, l), N, C, C);
     attention_backward(s.dqkv.data(), s.datty.data(), a.qkv.data() + o * 3 * C,
-                       a.att.data() + o * NH * T, B, T, NH, NH, C / NH, 0);
+                       a.att.data() + o * NH * T, B, T, NH, NH, C / NH, 0,
+                       shaped_head_of(shaping, l), shaping.scale);
     matmul_backward(s.dln.data(), g.ptr(kQkvW, l), g.ptr(kQkvB, l), s.dqkv.data(),
                     a.ln1.data() + o * C, p.ptr(kQkvW, l), N, C, 3 * C);
     layernorm_backward(dres, g.ptr(kLn1W, l), g.ptr(kLn1B, l), s.dln.data(), residual,
@@ -222,13 +240,15 @@ double gpt_backward(const ParameterBuffer<S>& p, const ActivationsT<S>& a,
                                       const S*, int, int);                                       \
   template void matmul_backward<S>(S*, S*, S*, const S*, const S*, const S*, int, int, int);     \
   template void attention_backward<S>(S*, const S*, const S*, const S*, int, int, int, int, int, \
-                                      int);                                                      \
+                                      int, int, double);                                         \
+  template double previous_token_shaping_loss<S>(const S*, int, int, int, int);                  \
   template void gelu_backward<S>(S*, const S*, const S*, size_t);                                \
   template void logits_backward<S>(S*, S*, const S*, const S*, const S*, int, int, int);         \
   template double crossentropy_backward<S>(S*, const S*, const int*, int, int, double);          \
   template double gpt_backward<S>(const ParameterBuffer<S>&, const ActivationsT<S>&,             \
                                   const std::vector<int>&, double, ParameterBuffer<S>&,          \
-                                  GradScratch<S>&, const ForwardOptions&, int*);
+                                  GradScratch<S>&, const ForwardOptions&, int*,                  \
+                                  const PreviousTokenShaping&);
 ATTN_LM_BACKWARD(float)
 ATTN_LM_BACKWARD(double)
 #undef ATTN_LM_BACKWARD

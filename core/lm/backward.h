@@ -26,10 +26,12 @@ void matmul_backward(S* dinp, S* dweight, S* dbias, const S* dout, const S* inp,
 // attention_forward's backward: dqkv (B,T,W) from datty (B,T,NH·hs), overwritten, using the
 // weights att (B,NH,T,T): dV = attᵀ·dout, datt = dout·Vᵀ, the softmax's backward
 // dscores = att ⊙ (datt − rowsum(att ⊙ datt)), dQ = dscores·K/√hs, dK = dscoresᵀ·Q/√hs; a K/V
-// head's gradient sums over the query heads that read it.
+// head's gradient sums over the query heads that read it. With shaped_head ≥ 0 the gradient of
+// shape_scale·Σ −ln w(t, t−1) of that query head (PreviousTokenShaping) is added: its softmax's
+// scores get shape_scale·(w(t, ·) − onehot(t−1)) at every t ≥ 1.
 template <typename S>
 void attention_backward(S* dqkv, const S* datty, const S* qkv, const S* att, int B, int T, int NH,
-                        int NKV, int hs, int window);
+                        int NKV, int hs, int window, int shaped_head = -1, double shape_scale = 0);
 // dinp (N) += gelu'(inp)·dout, the derivative of the tanh approximation.
 template <typename S>
 void gelu_backward(S* dinp, const S* inp, const S* dout, size_t N);
@@ -45,6 +47,24 @@ template <typename S>
 double crossentropy_backward(S* dlogits, const S* logits, const int* targets, int N, int V,
                              double scale);
 
+// Attention shaping (lm train --shape-previous): an extra term of the loss,
+// scale·Σ −ln w(t, t−1) over every sequence's positions t ≥ 1, for query head `head` of layer
+// `layer` — it pulls that head toward the previous token, the first half of an induction circuit
+// that a RoPE model may not otherwise form (docs/lm.md). The head's window must include the
+// previous token. scale 0 (the default): no term.
+struct PreviousTokenShaping {
+  int layer = 0, head = 0;
+  double scale = 0;
+};
+// The query head that `s` shapes in layer l, or −1 for none.
+inline int shaped_head_of(const PreviousTokenShaping& s, int l) {
+  return s.scale != 0 && l == s.layer ? s.head : -1;
+}
+// Σ −ln w(t, t−1) of query head `head` over B sequences, from the weights att (B,NH,T,T) of one
+// layer: the shaping term without its scale.
+template <typename S>
+double previous_token_shaping_loss(const S* att, int B, int T, int NH, int head);
+
 // Buffers of the backward pass, reused from one step to the next.
 template <typename S>
 struct GradScratch {
@@ -54,10 +74,12 @@ struct GradScratch {
 // The whole backward pass after gpt_forward(params, tokens, B, T, acts, options) with all logits
 // and the same options (MLP or not): accumulates into `grad` (allocated like params) the gradient
 // of scale·(sum of the losses), targets (B·T, −1 = no loss) being the next tokens. Returns the sum
-// of the losses and sets `counted` to the number of targets ≥ 0.
+// of the losses and sets `counted` to the number of targets ≥ 0. With `shaping`, its term's
+// gradient is added too (the returned sum stays the next-token losses').
 template <typename S>
 double gpt_backward(const ParameterBuffer<S>& params, const ActivationsT<S>& acts,
                     const std::vector<int>& targets, double scale, ParameterBuffer<S>& grad,
-                    GradScratch<S>& scratch, const ForwardOptions& options, int* counted = nullptr);
+                    GradScratch<S>& scratch, const ForwardOptions& options, int* counted = nullptr,
+                    const PreviousTokenShaping& shaping = {});
 
 }  // namespace attn::lm

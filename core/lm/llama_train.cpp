@@ -139,7 +139,8 @@ void llama_train_forward(const ParameterBuffer<S>& p, const std::vector<int>& to
 template <typename S>
 double llama_backward(const ParameterBuffer<S>& p, const ActivationsT<S>& a,
                       const std::vector<int>& targets, double scale, ParameterBuffer<S>& g,
-                      LlamaScratch<S>& s, const ForwardOptions& options, int* counted) {
+                      LlamaScratch<S>& s, const ForwardOptions& options, int* counted,
+                      const PreviousTokenShaping& shaping) {
   const Config& c = p.config;
   const int L = c.n_layer, C = c.n_embd, NH = c.n_head, NKV = c.kv_heads(), hs = c.head_size();
   const int F = c.mlp_size(), V = c.vocab_size, Q = c.q_dim(), W = c.qkv_width();
@@ -186,7 +187,8 @@ double llama_backward(const ParameterBuffer<S>& p, const ActivationsT<S>& a,
     matmul_backward<S>(s.datty.data(), g.ptr(kAttProjW, l), nullptr, dres, a.atty.data() + o * Q,
                        p.ptr(kAttProjW, l), N, Q, C);
     attention_backward(s.dqkv.data(), s.datty.data(), a.qkv.data() + o * W,
-                       a.att.data() + o * NH * T, B, T, NH, NKV, hs, c.window(l));
+                       a.att.data() + o * NH * T, B, T, NH, NKV, hs, c.window(l),
+                       shaped_head_of(shaping, l), shaping.scale);
     // RoPE is a rotation: its backward rotates the gradient back by the same angle.
     rope_rows(s.dqkv.data(), c, B, T, inv_freq, true);
     matmul_backward(s.dln.data(), g.ptr(kQkvW, l), c.qkv_bias ? g.ptr(kQkvB, l) : nullptr,
@@ -253,7 +255,8 @@ void llama_weights_from_params(Model& m) {
                                        const ForwardOptions&);                                  \
   template double llama_backward<S>(const ParameterBuffer<S>&, const ActivationsT<S>&,          \
                                     const std::vector<int>&, double, ParameterBuffer<S>&,       \
-                                    LlamaScratch<S>&, const ForwardOptions&, int*);
+                                    LlamaScratch<S>&, const ForwardOptions&, int*,              \
+                                    const PreviousTokenShaping&);
 ATTN_LM_LLAMA_TRAIN(float)
 ATTN_LM_LLAMA_TRAIN(double)
 #undef ATTN_LM_LLAMA_TRAIN

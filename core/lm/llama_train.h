@@ -46,12 +46,13 @@ void llama_train_forward(const ParameterBuffer<S>& params, const std::vector<int
                          int T, ActivationsT<S>& a, LlamaScratch<S>& scratch,
                          const ForwardOptions& options = {});
 // The backward pass after llama_train_forward, as gpt_backward: accumulates into `grad` the
-// gradient of scale·(sum of the next-token losses); returns the sum of the losses.
+// gradient of scale·(sum of the next-token losses), and of `shaping`'s term when it has one;
+// returns the sum of the next-token losses.
 template <typename S>
 double llama_backward(const ParameterBuffer<S>& params, const ActivationsT<S>& a,
                       const std::vector<int>& targets, double scale, ParameterBuffer<S>& grad,
                       LlamaScratch<S>& scratch, const ForwardOptions& options,
-                      int* counted = nullptr);
+                      int* counted = nullptr, const PreviousTokenShaping& shaping = {});
 
 // The inference model's weights (m.llama, F32, tied head) from the training buffer m.params.
 void llama_weights_from_params(Model& m);

@@ -60,6 +60,13 @@ std::string check_train_options(const TrainOptions& o) {
   if (!(o.clip >= 0) || !std::isfinite(o.clip)) return "clip: expected a finite number >= 0";
   if (o.threads < 1) return "threads: at least 1";
   if (o.eval_every < 1) return "eval_every: at least 1";
+  if (!(o.shape_previous >= 0 && o.shape_previous <= 100))
+    return "shape_previous: expected a weight in [0, 100]";
+  if (o.shape_steps < 0) return "shape_steps: not negative";
+  if ((o.shape_previous > 0) != (o.shape_steps > 0))
+    return o.shape_previous > 0
+               ? "shape_steps: say for how many steps shape_previous applies"
+               : "shape_previous: give the weight of the shaping shape_steps asks for";
   return "";
 }
 
@@ -222,13 +229,16 @@ EvalData make_eval_data(const TrainSet& set, const TrainOptions& o) {
 }
 
 double batch_gradient(const Model& model, const TokenBatch& batch, int threads, Parameters& grad,
-                      GradientWorkspace& work) {
+                      GradientWorkspace& work, double shape_previous) {
   const int n = shard_count(batch.B, threads);
   work.shards.resize(static_cast<size_t>(n));
   const double counted = static_cast<double>(
       std::count_if(batch.targets.begin(), batch.targets.end(), [](int t) { return t >= 0; }));
   const double scale = counted > 0 ? 1.0 / counted : 0.0;
   const ForwardOptions fo = training_forward(model);
+  PreviousTokenShaping shaping;  // layer 0, head 0; a mean over the whole batch, not the shard
+  if (shape_previous > 0 && batch.T > 1)
+    shaping.scale = shape_previous / (static_cast<double>(batch.B) * (batch.T - 1));
   run_shards(batch.B, n, [&](int k, int lo, int hi) {
     GradientWorkspace::Shard& s = work.shards[static_cast<size_t>(k)];
     if (s.grad.total() != model.params.total()) s.grad.allocate(model.config);
@@ -237,10 +247,12 @@ double batch_gradient(const Model& model, const TokenBatch& batch, int threads, 
     const std::vector<int> targets = rows_of(batch.targets, batch.T, lo, hi);
     if (model.config.llama_family()) {
       llama_train_forward(model.params, tokens, hi - lo, batch.T, s.acts, s.llama_scratch, fo);
-      s.loss = llama_backward(model.params, s.acts, targets, scale, s.grad, s.llama_scratch, fo);
+      s.loss = llama_backward(model.params, s.acts, targets, scale, s.grad, s.llama_scratch, fo,
+                              nullptr, shaping);
     } else {
       gpt_forward(model.params, tokens, hi - lo, batch.T, s.acts, fo);
-      s.loss = gpt_backward(model.params, s.acts, targets, scale, s.grad, s.scratch, fo);
+      s.loss = gpt_backward(model.params, s.acts, targets, scale, s.grad, s.scratch, fo, nullptr,
+                            shaping);
     }
   });
   // Summed in shard order, so the result depends on the thread count only, never on timing.
@@ -361,7 +373,8 @@ long train_lm(Model& model, const TrainSet& set, const TrainOptions& o, const Tr
       return step;
     }
     sample_batch(set, st.rng, o.batch, o.context, batch);
-    const double loss = batch_gradient(model, batch, o.threads, grad, work);
+    const double loss = batch_gradient(model, batch, o.threads, grad, work,
+                                       step < o.shape_steps ? o.shape_previous : 0.0);
     const double lr = scheduled_lr(step, o.steps, o.warmup, o.lr, o.min_lr_ratio, o.schedule);
     opt.step(model.params, grad, lr);
     st.step = step + 1;

@@ -36,6 +36,12 @@ struct TrainOptions {
   int batch = 32;
   long steps = 2000, warmup = 100;
   double lr = 1e-3, min_lr_ratio = 0.1, weight_decay = 0.1, clip = 1.0;
+  // Attention shaping: for the first shape_steps steps the loss gains shape_previous times the
+  // mean −ln w(t, t−1) of layer 0's head 0 over the batch's positions t ≥ 1, pulling that head
+  // toward the previous token (lm/backward.h's PreviousTokenShaping); 0: none. The reported losses
+  // stay the next-token losses.
+  double shape_previous = 0;
+  long shape_steps = 0;
   LrSchedule schedule = LrSchedule::kCosine;
   uint64_t seed = 1;
   int threads = 1;
@@ -171,8 +177,9 @@ struct GradientWorkspace {
 
 // The gradient of one batch's mean loss (over its targets ≥ 0), computed on `threads` shards of
 // rows and summed in shard order; returns the mean loss. `grad` is allocated like the model's
-// parameters.
+// parameters. With shape_previous > 0 the gradient also has that weight times the mean
+// −ln w(t, t−1) of layer 0's head 0 over the batch's positions t ≥ 1 (not in the returned loss).
 double batch_gradient(const Model& model, const TokenBatch& batch, int threads, Parameters& grad,
-                      GradientWorkspace& work);
+                      GradientWorkspace& work, double shape_previous = 0);
 
 }  // namespace attn::lm

@@ -3,11 +3,13 @@
 // zero, a small batch whose last target is padding, and the central difference of the loss.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <random>
 #include <vector>
 
+#include "lm/backward.h"
 #include "lm/model.h"
 
 namespace attn::test {
@@ -46,6 +48,20 @@ double central_difference(lm::ParameterBuffer<double>& p, lm::Param t, size_t i,
   const double down = loss(p);
   x = keep;
   return (up - down) / (2 * eps);
+}
+
+// The attention-shaping term (lm/backward.h's PreviousTokenShaping) of a batch of kGradB × kGradT,
+// computed here from the weights the forward pass kept (att, (L,B,NH,T,T)): scale times the sum of
+// −ln w(t, t−1) of the shaped head over every sequence's positions t ≥ 1.
+inline double shaping_term(const lm::ActivationsT<double>& a, int n_head,
+                           const lm::PreviousTokenShaping& s) {
+  const size_t T = kGradT;
+  double sum = 0;
+  for (int b = 0; b < kGradB; ++b) {
+    const size_t block = (static_cast<size_t>(s.layer) * kGradB + b) * n_head + s.head;
+    for (size_t t = 1; t < T; ++t) sum -= std::log(a.att[block * T * T + t * T + t - 1]);
+  }
+  return s.scale * sum;
 }
 
 }  // namespace attn::test
