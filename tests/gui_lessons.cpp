@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "attention/format.h"
@@ -158,21 +159,41 @@ TEST_F(LessonGui, AnLmStepOpensItsLayerHeadAndPosition) {
   EXPECT_EQ(lp.session.shown_position(), static_cast<int>(lp.session.run()->ids.size()) - 1);
 }
 
-TEST_F(LessonGui, TheSinksStepShowsTheFirstTokenScore) {
+// The Roles tab opens on the score a step talks about, not on the previous-token score a student
+// would have to switch from: step 5 ("Induction with RoPE") on the induction score of
+// induction-llama, whose strongest head is the one the words name; step 8 ("Attention sinks") on
+// "First token (attention sink)".
+TEST_F(LessonGui, TheRolesStepsOpenOnTheirScore) {
   std::string error;
   ASSERT_TRUE(open_lesson(ui, "13-todays-llms", error)) << error;
   LessonPlayer& p = *ui.lesson;
-  // Step 7 ("Attention sinks"): the Roles tab on "First token (attention sink)", not on the
-  // previous-token score a student would have to switch from.
-  ASSERT_TRUE(p.go_to(6));
-  ASSERT_EQ(p.step().lm_tab, "sinks");
-  ASSERT_TRUE(apply_lesson_step(ui));
-  ASSERT_TRUE(ui.lm.state);
-  LmPanel& lp = *ui.lm.state;
-  lp.session.wait();
-  frames(4);
-  EXPECT_EQ(lp.shown_tab, "roles");
-  EXPECT_EQ(lp.role, 1);
+  const struct {
+    int step;
+    const char* tab;
+    int role;
+  } cases[] = {{4, "induction", 3}, {7, "sinks", 1}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.tab);
+    ASSERT_TRUE(p.go_to(c.step));
+    ASSERT_EQ(p.step().lm_tab, c.tab);
+    ASSERT_TRUE(apply_lesson_step(ui));
+    ASSERT_TRUE(ui.lm.state);
+    LmPanel& lp = *ui.lm.state;
+    lp.session.wait();
+    frames(4);
+    EXPECT_EQ(lp.shown_tab, "roles");
+    EXPECT_EQ(lp.role, c.role);
+    if (c.role != 3) continue;
+    ASSERT_TRUE(lp.session.run());
+    EXPECT_EQ(lp.session.run()->model->name, "induction-llama");
+    const auto& scores = lp.session.run()->scores;
+    const auto best =
+        std::max_element(scores.begin(), scores.end(),
+                         [](const auto& a, const auto& b) { return a.induction < b.induction; });
+    EXPECT_EQ(best - scores.begin(), 4) << "layer 1 head 0 of 4 heads a layer";
+    EXPECT_GT(best->induction, 0.9);
+    EXPECT_NE(p.step().text.front().find("L1\u00a0H0"), std::string::npos);
+  }
 }
 
 TEST_F(LessonGui, TheBottleneckStepStartsItsEvaluation) {

@@ -622,6 +622,7 @@ TEST_F(LmGui, TheShippedModelsListSaysWhatEachModelIsAndOpensTheOneClicked) {
   // What each card says first (assets/models/lm/NAME/README.md).
   const std::map<std::string, std::string> says = {{"austen", "English from Jane Austen"},
                                                    {"induction", "Random letters, not English"},
+                                                   {"induction-llama", "Random letters, not"},
                                                    {"stories", "story grammar, not open English"},
                                                    {"stories-llama", "not open English"}};
   for (size_t i = 0; i < shipped.size(); ++i) {

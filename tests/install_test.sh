@@ -21,6 +21,7 @@ for f in bin/attention-lab share/applications/attention-lab.desktop \
   share/attention-lab/models/bottleneck/none-max40.s2s share/attention-lab/examples/fear-is.json \
   share/attention-lab/models/lm/stories/model.safetensors \
   share/attention-lab/models/lm/stories-llama/tokenizer.json \
+  share/attention-lab/models/lm/induction-llama/tokenizer.json \
   share/attention-lab/models/lm/austen/model.safetensors \
   share/doc/attention-lab/README.md share/doc/attention-lab/docs/cli.md; do
   [[ -f $p/$f ]] || fail "not installed: $f"

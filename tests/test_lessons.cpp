@@ -153,8 +153,8 @@ TEST(LessonParse, EveryMalformedFieldIsNamedWithFileAndStep) {
       {[](json& j) {
          j["steps"][2]["lm"] = {{"model", "no-such-model"}, {"tab", "nowhere"}};
        },
-       "step 3 (“Why”): lm.tab: expected model, heads, block, next, roles, sinks, circuit, "
-       "circuit-why or kv"},
+       "step 3 (“Why”): lm.tab: expected model, heads, block, next, roles, sinks, induction, "
+       "circuit, circuit-why or kv"},
       {[](json& j) {
          j["steps"][2]["lm"] = {
              {"model", "no-such-model"}, {"layer", 0}, {"head", 0}, {"stepper", "sideways"}};

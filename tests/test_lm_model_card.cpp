@@ -48,7 +48,7 @@ TEST(ModelCard, ALongParagraphIsCutAtAWord) {
 
 // Every shipped model has a card whose summary says what it reads.
 TEST(ModelCard, EveryShippedModelSaysWhatItIs) {
-  for (const char* m : {"austen", "induction", "stories", "stories-llama"}) {
+  for (const char* m : {"austen", "induction", "induction-llama", "stories", "stories-llama"}) {
     const std::string folder = std::string(ATTN_SOURCE_DIR) + "/assets/models/lm/" + m;
     const std::string s = model_card_summary(folder);
     EXPECT_GT(s.size(), 60u) << m;

@@ -36,12 +36,14 @@ Model shipped(const std::string& name) {
 
 TEST(LmShipped, TheModelsAreShippedByName) {
   const std::vector<std::string> names = shipped_models();
-  for (const char* name : {"stories", "induction", "stories-llama", "austen"})
+  for (const char* name : {"stories", "induction", "induction-llama", "stories-llama", "austen"})
     EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
 }
 
-TEST(LmShipped, InductionModelHasTheCircuit) {
-  const Model m = shipped("induction");
+// The induction models (GPT-2-style `induction`, Llama-style `induction-llama`) on kProbe.
+void expect_induction_circuit(const std::string& name) {
+  SCOPED_TRACE(name);
+  const Model m = shipped(name);
   const Config& c = m.config;
   ASSERT_EQ(c.n_layer, 2);
   const std::vector<int> ids = m.tokenizer.encode(kProbe);
@@ -86,6 +88,46 @@ TEST(LmShipped, InductionModelHasTheCircuit) {
   const CopyAccuracy copy = copy_accuracy(c, a);
   EXPECT_EQ(copy.total, 9);
   EXPECT_EQ(copy.correct, right);
+}
+
+TEST(LmShipped, InductionModelHasTheCircuit) { expect_induction_circuit("induction"); }
+
+// Today's architecture (RoPE, RMSNorm, 4 query heads with their own K/V heads, no MLP), trained
+// with attention shaping (docs/lm.md): the same circuit, and it copies at every distance, which
+// a RoPE model's fixed look-backs could not.
+TEST(LmShipped, InductionLlamaHasTheCircuit) {
+  expect_induction_circuit("induction-llama");
+  const Model m = shipped("induction-llama");
+  const Config& c = m.config;
+  EXPECT_EQ(c.arch, LmArch::kLlama);
+  EXPECT_EQ(c.kv_heads(), 4);
+  const std::vector<int> segment = m.tokenizer.encode(" q x m b f k z r a w");
+  const std::vector<int> filler = m.tokenizer.encode(" c d e g h i j l n o p s t u v y c d e g h");
+  ASSERT_EQ(segment.size(), 10u);
+  ASSERT_EQ(filler.size(), 21u);
+  for (int gap : {0, 4, 8, 15, 21}) {
+    SCOPED_TRACE("distance " + std::to_string(10 + gap));
+    std::vector<int> ids = segment;
+    ids.insert(ids.end(), filler.begin(), filler.begin() + gap);
+    ids.insert(ids.end(), segment.begin(), segment.end());
+    const int T = static_cast<int>(ids.size()), d = 10 + gap;
+    Activations a;
+    gpt_forward(m, ids, 1, T, a);
+    // By hand: the second copy's token at t (t ≥ d) occurred at t − d, followed by t − d + 1.
+    int right = 0;
+    double induction = 0;
+    for (int t = d; t < T - 1; ++t) {
+      const float* z = a.logits.data() + static_cast<size_t>(t) * c.vocab_size;
+      right += static_cast<int>(std::max_element(z, z + c.vocab_size) - z) ==
+               ids[static_cast<size_t>(t + 1)];
+      induction += a.att_at(c, 1, 0, 0)[t * T + t - d + 1];
+    }
+    induction /= 9;
+    std::printf("distance %d: induction (layer 1 head 0) %.3f, copied %d of 9\n", d, induction,
+                right);
+    EXPECT_GE(induction, 0.4);
+    EXPECT_GE(right, 8) << "of 9 (80% is 7.2)";
+  }
 }
 
 // The stories recipe in today's architecture: a Llama folder (RoPE, RMSNorm, SwiGLU, 4 query

@@ -370,11 +370,12 @@ bool apply_lesson_step(Ui& ui) {
     lp.pinned_token = s.lm_position;
     lp.pinned_is_key = false;
     lp.circuit_query = s.lm_position;
-    lp.select_tab = s.lm_stepper                ? ""
-                    : s.lm_tab == "sinks"       ? "roles"
-                    : s.lm_tab == "circuit-why" ? "circuit"
-                                                : s.lm_tab;
+    lp.select_tab = s.lm_stepper                                     ? ""
+                    : s.lm_tab == "sinks" || s.lm_tab == "induction" ? "roles"
+                    : s.lm_tab == "circuit-why"                      ? "circuit"
+                                                                     : s.lm_tab;
     if (s.lm_tab == "sinks") lp.role = 1;                // the first-token score, with its sink box
+    if (s.lm_tab == "induction") lp.role = 3;            // the induction score
     if (s.lm_tab == "circuit-why") lp.circuit_step = 2;  // why the winning key wins
     lp.opened_by_lesson = true;
     if (s.lm_stepper) {

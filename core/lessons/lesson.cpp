@@ -417,12 +417,14 @@ void read_step_lm(const json& m, LessonStep& s) {
   } else {
     s.lm_tab = m.contains("tab") ? read_name(m["tab"], "lm.tab") : "model";
     // "sinks" is the roles tab on the first-token score, with its attention-sink box;
-    // "circuit-why" the circuit tab at its third step, the winning key's score split.
-    const std::set<std::string> tabs = {"model", "heads",   "block",       "next", "roles",
-                                        "sinks", "circuit", "circuit-why", "kv"};
+    // "induction" the roles tab on the induction score; "circuit-why" the circuit tab at its
+    // third step, the winning key's score split.
+    const std::set<std::string> tabs = {"model", "heads",     "block",   "next",        "roles",
+                                        "sinks", "induction", "circuit", "circuit-why", "kv"};
     if (!tabs.count(s.lm_tab))
       fail("lm.tab",
-           "expected model, heads, block, next, roles, sinks, circuit, circuit-why or kv, got \"" +
+           "expected model, heads, block, next, roles, sinks, induction, circuit, circuit-why or "
+           "kv, got \"" +
                s.lm_tab + "\"");
   }
   if (!m.contains("model")) fail("lm.model", "missing field");

@@ -71,9 +71,9 @@ struct LessonStep {
   // "bottleneck"); "" = leave it closed.
   std::string seq2seq_model, seq2seq_tab;
   // Opens the language-model window on a shipped GPT-2-format model (io/shipped.h, kLmModels),
-  // the sentence `lm_text` and a tab ("model", "heads", "block", "next", "roles", "circuit" or
-  // "kv");
-  // "" = leave it closed.
+  // the sentence `lm_text` and a tab ("model", "heads", "block", "next", "roles", "sinks" and
+  // "induction" (the roles tab on that score), "circuit", "circuit-why" or "kv"); "" = leave it
+  // closed.
   std::string lm_model, lm_text, lm_tab;
   // …and what it points at: the layer and head of the head view (-1 = leave the window's), and
   // the token whose lines, circuit and next-token prediction are shown (-1 = the last token).
