@@ -6,6 +6,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 
 #include "attention/format.h"
@@ -157,6 +158,43 @@ TEST_F(LessonGui, AnLmStepOpensItsLayerHeadAndPosition) {
   // which the repeat is over: not "m").
   lp.session.position = -1;
   EXPECT_EQ(lp.session.shown_position(), static_cast<int>(lp.session.run()->ids.size()) - 1);
+}
+
+// On a projector (1280×720, 32 px text, presentation) the head view's rows around the isolated
+// "x" do not reach "m", 15 tokens back, nor is there room right of the keys for the weights in
+// words: they are written above the columns, the strongest first. At 1920×1080 with 24 px they
+// are right of the keys, as before.
+TEST_F(LessonGui, AnIsolatedQuerysWeightsAreSaidWhenTheKeyIsOutOfView) {
+  std::string error;
+  ASSERT_TRUE(open_lesson(ui, "12-induction-heads", error)) << error;
+  ASSERT_TRUE(ui.lesson->go_to(2));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  ASSERT_TRUE(ui.lm.state);
+  LmPanel& lp = *ui.lm.state;
+  lp.session.wait();
+  ui.presentation = true;
+  ui.settings.font_px = 32;
+  resize_to(1280, 720);
+  frames(6);
+  ASSERT_EQ(lp.shown_tab, "heads");
+  ASSERT_EQ(lp.pinned_token, 17);
+  EXPECT_GT(lp.head_view.first, 2) << "the key is in view: the case is not tested";
+  const LmRun& r = *lp.session.run();
+  const float* w = r.acts.att_at(r.model->config, 1, 0, 0);
+  const int T = r.acts.T;
+  int best = 0;
+  for (int u = 1; u <= 17; ++u)
+    if (w[17 * T + u] > w[17 * T + best]) best = u;
+  ASSERT_EQ(best, 2);
+  char pct[16];
+  std::snprintf(pct, sizeof pct, "%.0f%%", 100 * w[17 * T + 2]);
+  EXPECT_EQ(lp.head_view.words_above.rfind("“·x”:  " + std::string(pct) + "\u00a0→\u00a0“·m”", 0),
+            0u)
+      << lp.head_view.words_above;
+  resize_to(1920, 1080);
+  ui.settings.font_px = 24;
+  frames(6);
+  EXPECT_EQ(lp.head_view.words_above, "");
 }
 
 // The Roles tab opens on the score a step talks about, not on the previous-token score a student

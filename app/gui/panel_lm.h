@@ -62,6 +62,9 @@ struct LmPanel {
     int first = 0, rows = 0;  // the window of tokens in view (presentation: every one labelled)
     int label_every = 1;      // a label every so many rows (1: every token)
     float label_px = 0;       // the labels' size
+    // An isolated query's strongest weights in words, when they are drawn above the columns
+    // (no room right of them); "" otherwise.
+    std::string words_above;
   } head_view;
   // Presentation's head view shows a window of the tokens at the presentation font: its first
   // row (moved by the wheel or the ▲/▼ buttons), re-centred when the token in focus changes.

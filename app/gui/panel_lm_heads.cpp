@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 
 #include "gui/panel_lm.h"
 
@@ -168,18 +169,51 @@ void draw_head_lines(ImDrawList* dl, const std::vector<std::array<int, 3>>& line
   }
 }
 
-// The isolated query's top three weights, in words, right of its key column.
-void draw_top_weights(const LmRun& r, const float* w0, int focus, ImVec2 at) {
+// The isolated query's three strongest weights, each as "76% → “·m”".
+std::vector<std::string> top_weights(const LmRun& r, const float* w0, int focus) {
   const int T = r.acts.T;
-  ImGui::SetCursorScreenPos(at);
-  ImGui::BeginGroup();
   std::vector<std::pair<float, int>> top;
   for (int u = 0; u <= focus; ++u) top.push_back({w0[static_cast<size_t>(focus) * T + u], u});
   std::sort(top.rbegin(), top.rend());
-  for (size_t i = 0; i < std::min<size_t>(3, top.size()); ++i)
-    ImGui::Text("%.0f%% → “%s”", 100 * top[i].first,
-                r.tokens[static_cast<size_t>(top[i].second)].c_str());
+  std::vector<std::string> out;
+  char pct[16];
+  for (size_t i = 0; i < std::min<size_t>(3, top.size()); ++i) {
+    std::snprintf(pct, sizeof pct, "%.0f%%", 100 * top[i].first);
+    // No-break spaces: a wrapped line breaks between the weights, not inside one.
+    out.push_back(std::string(pct) + "\u00a0→\u00a0“" +
+                  shown(r.tokens[static_cast<size_t>(top[i].second)]) + "”");
+  }
+  return out;
+}
+
+// …one a line, right of the key column.
+void draw_top_weights(const LmRun& r, const float* w0, int focus, ImVec2 at) {
+  ImGui::SetCursorScreenPos(at);
+  ImGui::BeginGroup();
+  for (const std::string& line : top_weights(r, w0, focus)) ImGui::TextUnformatted(line.c_str());
   ImGui::EndGroup();
+}
+
+// …in one wrapped line above the columns, when there is no room right of them: on a projector
+// (1280×720 with 32 px text) the rows in view may not reach the key the query reads, and the
+// words still say where its weight goes. Returns the line.
+std::string draw_top_weights_above(const LmRun& r, const float* w0, int focus) {
+  std::string line = "“" + shown(r.tokens[static_cast<size_t>(focus)]) + "”:";
+  for (const std::string& w : top_weights(r, w0, focus)) line += "  " + w;
+  ImGui::TextWrapped("%s", line.c_str());
+  return line;
+}
+
+// Whether an isolated query's words fit right of the key column (as draw_lm_head_view lays
+// them out), with the labels at their largest, the font's size.
+bool words_fit_right(const LmRun& r, float avail_w) {
+  const float fs = ImGui::GetFontSize();
+  float text_w = fs * 3;
+  for (const std::string& t : r.tokens)
+    text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x);
+  text_w = std::min(text_w + fs * 0.6f, avail_w * 0.3f);
+  const float words_w = ImGui::CalcTextSize("100% → “”").x + text_w + fs;
+  return 2 * text_w + fs * 4 + words_w <= avail_w + 1;
 }
 
 }  // namespace
@@ -200,6 +234,12 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   ImGui::BeginChild("head-view", {0, 0}, false,
                     ui.presentation ? ImGuiWindowFlags_NoScrollWithMouse : 0);
   ImDrawList* dl = ImGui::GetWindowDrawList();
+  const bool one_query =
+      !p.all_heads && p.pinned_token >= 0 && !p.pinned_is_key && p.pinned_token < T;
+  p.head_view.words_above.clear();
+  if (one_query && !words_fit_right(*r, ImGui::GetContentRegionAvail().x))
+    p.head_view.words_above =
+        draw_top_weights_above(*r, r->acts.att_at(c, layer, 0, head), p.pinned_token);
   const float room_h = ImGui::GetContentRegionAvail().y - fs * 0.5f;
   float row_h = 0, label_px = 0;
   int first = 0, rows = T;
@@ -310,7 +350,7 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   }
   const bool words_fit = o.x + 2 * text_w + gap + words_w <= o.x + avail_w + 1;
   if (focus >= 0 && !focus_key && heads.size() == 1 && words_fit && focus >= first &&
-      focus < first + rows) {
+      focus < first + rows && p.head_view.words_above.empty()) {
     draw_top_weights(*r, w0, focus, {xr0 + text_w + fs, o.y + focus * row_h});
   }
   ImGui::EndChild();
