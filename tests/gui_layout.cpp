@@ -53,7 +53,9 @@ class Layout : public test::HeadlessApp {
   // machine).
   void frames(Size s, int n = 6) {
     resize_to(s.w, s.h);
-    for (int i = 0; i < 2000 && (i < 1 || ui.working()); ++i) {
+    // Two frames at least: a tab selected takes the tab bar's next frame to show, and asks for its
+    // view as it is drawn.
+    for (int i = 0; i < 2000 && (i < 2 || ui.working()); ++i) {
       if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
       draw_frame(false);
     }

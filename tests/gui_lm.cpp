@@ -207,6 +207,35 @@ TEST_F(LmGui, OverflowingAndTooLargeRunsAreErrorsNotNumbers) {
   EXPECT_FALSE(t.run() && t.run()->ids.size() > 100);
 }
 
+// A tab asked for (it shows on the tab bar's next frame), and a tab that asks for its view as it
+// is drawn (the Block tab's path), make the window busy from that frame on: the app draws the
+// frames that bring the view, and a screenshot or a test that waits for the window's work does
+// not stop before it arrives (the lesson-step audit and the layout test saw the Block tab's path
+// arrive on the frame they checked, in parallel test runs).
+TEST_F(LmGui, ATabAskingForItsViewIsWorkFromTheFrameItAsks) {
+  open_model();
+  LmPanel& p = *ui.lm.state;
+  frames(2);
+  ASSERT_EQ(p.shown_tab, "heads");
+  EXPECT_FALSE(ui.working());
+  p.select_tab = "block";
+  frames(1);  // the tab bar shows it on its next frame: until then the window has work to draw
+  EXPECT_TRUE(ui.working());
+  frames(1);
+  ASSERT_EQ(p.shown_tab, "block");
+  p.session.wait();
+  frames(2);
+  EXPECT_FALSE(ui.working());
+  for (int layer : {1, 2, 0}) {  // each a path the tab asks for as it is drawn
+    p.session.select(layer, 1);
+    frames(1);
+    EXPECT_TRUE(!p.session.deriving() || ui.working()) << "layer " << layer;
+    p.session.wait();
+    frames(2);
+    EXPECT_FALSE(ui.working());
+  }
+}
+
 TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
   open_model();
   LmPanel& p = *ui.lm.state;

@@ -66,6 +66,10 @@ class LmBlockGui : public test::HeadlessApp {
   // Clicks the attention box (in view at this size) and checks the stepper opened on (l, h) at
   // the token's query row.
   void click_attention(LmPanel& p, int l, int h, int t) {
+    // The path of the token, layer and head just chosen is computed off the UI thread: the box
+    // to click is drawn once it is in (before, a loaded machine saw the box of no path).
+    frames(2);
+    p.session.wait();
     frames(2);
     // The flow scrolls: the wheel over it brings the attention box into view, as a user would.
     ImGuiIO& io = ImGui::GetIO();

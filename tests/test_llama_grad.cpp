@@ -134,7 +134,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, LlamaGradCheck,
 
 // Attention shaping (lm train --shape-previous): with the term on one head, every parameter's
 // gradient is the central difference of the next-token losses plus the term, the term computed
-// here from the forward pass's weights; and the library's value of the term is the same.
+// here from the forward pass's weights.
 TEST(LlamaGradCheck, TheShapingTermMatchesCentralDifferences) {
   struct Case {
     Variant v;
@@ -159,15 +159,11 @@ TEST(LlamaGradCheck, TheShapingTermMatchesCentralDifferences) {
     ActivationsT<double> a;
     LlamaScratch<double> scratch;
     llama_train_forward(p, kGradTokens, kGradB, kGradT, a, scratch, o);
-    const size_t layer = static_cast<size_t>(k.shaping.layer) * kGradB * p.config.n_head;
-    EXPECT_NEAR(previous_token_shaping_loss(a.att.data() + layer * kGradT * kGradT, kGradB, kGradT,
-                                            p.config.n_head, k.shaping.head) *
-                    k.shaping.scale,
-                shaping_term(a, p.config.n_head, k.shaping), 1e-12);
     ParameterBuffer<double> g;
     g.allocate(p.config);
     llama_backward(p, a, kGradTargets, 1.0, g, scratch, o, nullptr, k.shaping);
-    for (Param t : {kQkvW, kAttProjW, kLn1W, kWte}) {
+    for (int pi = 0; pi < kNumParams; ++pi) {
+      const auto t = static_cast<Param>(pi);
       double worst = 0;
       for (size_t i = 0; i < p.count[t]; ++i) {
         const double numeric = central_difference(p, t, i, total);

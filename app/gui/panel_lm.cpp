@@ -491,6 +491,8 @@ void draw_lm_panel(Ui& ui) {
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding,
                       {style.FramePadding.x * title_scale, style.FramePadding.y});
   ImGui::SetWindowFontScale(title_scale);
+  bool switching =
+      false;  // a tab asked for (a lesson step, --tab) shows on the tab bar's next frame
   if (ImGui::BeginTabBar("lm-tab-bar")) {
     auto flags = [&p](const char* tab) {
       return p.select_tab == tab ? ImGuiTabItemFlags_SetSelected : ImGuiTabItemFlags_None;
@@ -514,12 +516,19 @@ void draw_lm_panel(Ui& ui) {
       }
     }
     ImGui::EndTabBar();
+    switching = !p.select_tab.empty() && p.select_tab != p.shown_tab;
     p.select_tab.clear();
   }
   ImGui::SetWindowFontScale(1.0f);
   ImGui::PopStyleVar();
   ImGui::EndChild();
   ImGui::End();
+  // A tab drawn for the first time asks for its view here (the Block tab's path, the Circuit
+  // tab's score parts), and a tab asked for shows on the next frame: the window is busy from
+  // this frame on, not from the next poll, so the app draws the frames that bring the view and
+  // whoever waits for the window's work (tests, screenshots) does not stop early and see the view
+  // arrive on the frame it checks.
+  ui.lm.busy = ui.lm.busy || p.session.deriving() || switching;
 }
 
 }  // namespace attn

@@ -119,16 +119,6 @@ void attention_backward(S* dqkv, const S* datty, const S* qkv, const S* att, int
 }
 
 template <typename S>
-double previous_token_shaping_loss(const S* att, int B, int T, int NH, int head) {
-  double loss = 0;
-  for (int b = 0; b < B; ++b) {
-    const S* w = att + (static_cast<size_t>(b) * NH + head) * T * T;
-    for (int t = 1; t < T; ++t) loss -= std::log(static_cast<double>(w[t * T + t - 1]));
-  }
-  return loss;
-}
-
-template <typename S>
 void gelu_backward(S* dinp, const S* inp, const S* dout, size_t N) {
   const S s = std::sqrt(S(2) / static_cast<S>(M_PI));
   for (size_t i = 0; i < N; ++i) {
@@ -241,7 +231,6 @@ double gpt_backward(const ParameterBuffer<S>& p, const ActivationsT<S>& a,
   template void matmul_backward<S>(S*, S*, S*, const S*, const S*, const S*, int, int, int);     \
   template void attention_backward<S>(S*, const S*, const S*, const S*, int, int, int, int, int, \
                                       int, int, double);                                         \
-  template double previous_token_shaping_loss<S>(const S*, int, int, int, int);                  \
   template void gelu_backward<S>(S*, const S*, const S*, size_t);                                \
   template void logits_backward<S>(S*, S*, const S*, const S*, const S*, int, int, int);         \
   template double crossentropy_backward<S>(S*, const S*, const int*, int, int, double);          \

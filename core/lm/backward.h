@@ -60,10 +60,6 @@ struct PreviousTokenShaping {
 inline int shaped_head_of(const PreviousTokenShaping& s, int l) {
   return s.scale != 0 && l == s.layer ? s.head : -1;
 }
-// Σ −ln w(t, t−1) of query head `head` over B sequences, from the weights att (B,NH,T,T) of one
-// layer: the shaping term without its scale.
-template <typename S>
-double previous_token_shaping_loss(const S* att, int B, int T, int NH, int head);
 
 // Buffers of the backward pass, reused from one step to the next.
 template <typename S>
