@@ -204,16 +204,24 @@ std::string draw_top_weights_above(const LmRun& r, const float* w0, int focus) {
   return line;
 }
 
-// Whether an isolated query's words fit right of the key column (as draw_lm_head_view lays
-// them out), with the labels at their largest, the font's size.
-bool words_fit_right(const LmRun& r, float avail_w) {
+// The widths of the head view across `avail_w`, with labels of label_px: each token column, the
+// room right of the keys for an isolated query's weights in words (0 without them), the gap
+// the lines cross, and whether the words fit.
+struct HeadViewColumns {
+  float text_w = 0, words_w = 0, gap = 0;
+  bool words_fit = false;
+};
+HeadViewColumns head_view_columns(const LmRun& r, float label_px, float avail_w, bool words) {
   const float fs = ImGui::GetFontSize();
-  float text_w = fs * 3;
+  HeadViewColumns w;
+  w.text_w = fs * 3;
   for (const std::string& t : r.tokens)
-    text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x);
-  text_w = std::min(text_w + fs * 0.6f, avail_w * 0.3f);
-  const float words_w = ImGui::CalcTextSize("100% → “”").x + text_w + fs;
-  return 2 * text_w + fs * 4 + words_w <= avail_w + 1;
+    w.text_w = std::max(w.text_w, ImGui::CalcTextSize(shown(t).c_str()).x * label_px / fs);
+  w.text_w = std::min(w.text_w + fs * 0.6f, avail_w * 0.3f);
+  w.words_w = words ? ImGui::CalcTextSize("100% → “”").x + w.text_w + fs : 0.0f;
+  w.gap = std::clamp(avail_w - 2 * w.text_w - w.words_w, fs * 4, fs * 18);
+  w.words_fit = 2 * w.text_w + w.gap + w.words_w <= avail_w + 1;
+  return w;
 }
 
 }  // namespace
@@ -237,7 +245,9 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   const bool one_query =
       !p.all_heads && p.pinned_token >= 0 && !p.pinned_is_key && p.pinned_token < T;
   p.head_view.words_above.clear();
-  if (one_query && !words_fit_right(*r, ImGui::GetContentRegionAvail().x))
+  // Decided before the rows are laid out (the line takes some of their height), with the
+  // labels at their largest, the font's size.
+  if (one_query && !head_view_columns(*r, fs, ImGui::GetContentRegionAvail().x, true).words_fit)
     p.head_view.words_above =
         draw_top_weights_above(*r, r->acts.att_at(c, layer, 0, head), p.pinned_token);
   const float room_h = ImGui::GetContentRegionAvail().y - fs * 0.5f;
@@ -252,14 +262,10 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
     ImGui::SameLine();
     ImGui::TextDisabled("%d earlier tokens", first);
   }
-  float text_w = fs * 3;
-  for (const std::string& t : r->tokens)
-    text_w = std::max(text_w, ImGui::CalcTextSize(shown(t).c_str()).x * label_px / fs);
-  text_w = std::min(text_w + fs * 0.6f, ImGui::GetContentRegionAvail().x * 0.3f);
   const float avail_w = ImGui::GetContentRegionAvail().x;
   // One head shown: room to the right for an isolated query's top weights in words.
-  const float words_w = p.all_heads ? 0.0f : ImGui::CalcTextSize("100% → “”").x + text_w + fs;
-  const float gap = std::clamp(avail_w - 2 * text_w - words_w, fs * 4, fs * 18);
+  const HeadViewColumns widths = head_view_columns(*r, label_px, avail_w, !p.all_heads);
+  const float text_w = widths.text_w, gap = widths.gap;
   const ImVec2 top = ImGui::GetCursorScreenPos();
   // Row t is drawn at o.y + t × row_h: the rows before the window are above the clip.
   const ImVec2 o{top.x, top.y - static_cast<float>(first) * row_h};
@@ -348,8 +354,7 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
     ImGui::SameLine();
     ImGui::TextDisabled("%d later tokens", T - first - rows);
   }
-  const bool words_fit = o.x + 2 * text_w + gap + words_w <= o.x + avail_w + 1;
-  if (focus >= 0 && !focus_key && heads.size() == 1 && words_fit && focus >= first &&
+  if (focus >= 0 && !focus_key && heads.size() == 1 && widths.words_fit && focus >= first &&
       focus < first + rows && p.head_view.words_above.empty()) {
     draw_top_weights(*r, w0, focus, {xr0 + text_w + fs, o.y + focus * row_h});
   }
