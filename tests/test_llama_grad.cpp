@@ -20,6 +20,7 @@ using test::kGradB;
 using test::kGradT;
 using test::kGradTargets;
 using test::kGradTokens;
+using test::next_token_loss;
 using test::random_params;
 using test::shaping_term;
 
@@ -48,13 +49,12 @@ Config tiny_config(const Variant& v) {
   return c;
 }
 
+// The loss from the logits (grad_check.h's plain loop), not from the backward pass.
 double loss_of(const ParameterBuffer<double>& p, const ForwardOptions& o) {
   ActivationsT<double> a;
   LlamaScratch<double> s;
   llama_train_forward(p, kGradTokens, kGradB, kGradT, a, s, o);
-  ParameterBuffer<double> g;
-  g.allocate(p.config);
-  return llama_backward(p, a, kGradTargets, 0.0, g, s, o);
+  return next_token_loss(a, p.config.vocab_size);
 }
 
 const char* tensor_name(Param t) {
@@ -147,23 +147,13 @@ TEST(LlamaGradCheck, TheShapingTermMatchesCentralDifferences) {
     o.mlp = k.v.mlp;
     o.threads = 1;
     ParameterBuffer<double> p = random_params<double>(tiny_config(k.v), 17);
-    // The next-token losses from the logits (a plain loop: no backward pass per difference)
-    // plus the term.
+    // The next-token losses from the logits plus the term (no backward pass per difference).
     ActivationsT<double> fa;
     LlamaScratch<double> fs;
     auto total = [&](const ParameterBuffer<double>& q) {
       llama_train_forward(q, kGradTokens, kGradB, kGradT, fa, fs, o);
-      const int V = q.config.vocab_size;
-      double loss = 0;
-      for (size_t n = 0; n < kGradTargets.size(); ++n) {
-        if (kGradTargets[n] < 0) continue;
-        const double* z = fa.logits.data() + n * V;
-        double mx = z[0], sum = 0;
-        for (int i = 1; i < V; ++i) mx = std::max(mx, z[i]);
-        for (int i = 0; i < V; ++i) sum += std::exp(z[i] - mx);
-        loss += std::log(sum) + mx - z[kGradTargets[n]];
-      }
-      return loss + shaping_term(fa, q.config.n_head, k.shaping);
+      return next_token_loss(fa, q.config.vocab_size) +
+             shaping_term(fa, q.config.n_head, k.shaping);
     };
     ActivationsT<double> a;
     LlamaScratch<double> scratch;

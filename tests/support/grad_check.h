@@ -3,6 +3,7 @@
 // zero, a small batch whose last target is padding, and the central difference of the loss.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +49,22 @@ double central_difference(lm::ParameterBuffer<double>& p, lm::Param t, size_t i,
   const double down = loss(p);
   x = keep;
   return (up - down) / (2 * eps);
+}
+
+// The next-token loss of the batch, summed over its counted targets, from the logits the forward
+// pass kept (logits, (B·T, V)): a plain double-precision loop, so a central difference of it
+// needs no backward pass and does not read the loss from the code under test.
+inline double next_token_loss(const lm::ActivationsT<double>& a, int vocab_size) {
+  double loss = 0;
+  for (size_t n = 0; n < kGradTargets.size(); ++n) {
+    if (kGradTargets[n] < 0) continue;
+    const double* z = a.logits.data() + n * vocab_size;
+    double mx = z[0], sum = 0;
+    for (int i = 1; i < vocab_size; ++i) mx = std::max(mx, z[i]);
+    for (int i = 0; i < vocab_size; ++i) sum += std::exp(z[i] - mx);
+    loss += std::log(sum) + mx - z[kGradTargets[n]];
+  }
+  return loss;
 }
 
 // The attention-shaping term (lm/backward.h's PreviousTokenShaping) of a batch of kGradB × kGradT,
