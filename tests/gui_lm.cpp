@@ -287,8 +287,9 @@ TEST_F(LmGui, EveryTabDrawsAtTwoFontSizes) {
   }
 }
 
-// A Llama-family folder (grouped-query, a sliding window): every tab draws, the circuit tab says
-// it splits GPT-2's scores only, the stepper opens a head with its rope step.
+// A Llama-family folder (grouped-query, a sliding window): every tab draws, the circuit tab with
+// its two heads' maps (the score split of a RoPE model), the stepper opens a head with its rope
+// step.
 TEST_F(LmGui, ATodaysModelDrawsEveryTabAndOpensARopeHead) {
   open_lm(test::write_small_llama("gui-lm-mistral", kText, LmArch::kMistral, 5, 6), kText);
   LmPanel& p = *ui.lm.state;
@@ -305,6 +306,12 @@ TEST_F(LmGui, ATodaysModelDrawsEveryTabAndOpensARopeHead) {
     }
   }
   EXPECT_TRUE(ui.views["lm-thumb-1-5"].drawn);
+  p.select_tab = "circuit";
+  frames(2);
+  p.session.wait();
+  frames(3);
+  EXPECT_TRUE(ui.views["lm-circuit-ind"].drawn);
+  EXPECT_TRUE(ui.views["lm-circuit-prev"].drawn);
   open_lm_head_in_stepper(ui, 1, 5);
   frames(3);
   ASSERT_NE(state.trace().find(StageId::kRope), nullptr);

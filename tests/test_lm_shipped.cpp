@@ -3,7 +3,8 @@
 // sequence the docs quote, have a previous-token head (layer 0) and an induction head (layer 1)
 // each scoring at least 0.4, and predict the repeat's next token at least 80% of the time. The
 // scores are computed here from the attention weights with the positions written out by hand, and
-// must agree with lm::head_scores.
+// must agree with lm::head_scores; the induction head's winning scores must come mostly from what
+// layer 0's heads wrote (K-composition, split by lm/circuit.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "lm/circuit.h"
 #include "lm/generate.h"
 #include "lm/head_trace.h"
 #include "lm/model.h"
@@ -62,6 +64,7 @@ void expect_induction_circuit(const std::string& name) {
   auto weight = [&](int l, int h, int t, int u) { return a.att_at(c, l, 0, h)[t * 20 + u]; };
   const std::vector<HeadScores> scores = head_scores(c, a);
   double best_prev = 0, best_ind = 0;
+  int ind_head = 0;
   for (int h = 0; h < c.n_head; ++h) {
     double prev = 0, ind = 0;
     for (int t = 1; t < 20; ++t) prev += weight(0, h, t, t - 1);
@@ -72,10 +75,27 @@ void expect_induction_circuit(const std::string& name) {
     EXPECT_NEAR(scores[static_cast<size_t>(c.n_head + h)].induction, ind, 1e-6)
         << "layer 1 head " << h;
     best_prev = std::max(best_prev, prev);
-    best_ind = std::max(best_ind, ind);
+    if (ind > best_ind) best_ind = ind, ind_head = h;
   }
   EXPECT_GE(best_prev, 0.4) << "layer 0's best previous-token score";
   EXPECT_GE(best_ind, 0.4) << "layer 1's best induction score";
+
+  // K-composition (the Circuit tab's step 3): the induction head's score for the key after the
+  // earlier occurrence comes mostly from what layer 0's heads wrote at that key — not from the
+  // key's own token or position — and its largest part is one of them.
+  for (int t = 10; t < 19; ++t) {
+    const std::vector<ScorePart> parts = key_score_parts(m, a, 1, ind_head, t, t - 9);
+    double score = 0, written = 0;
+    const ScorePart* largest = &parts[0];
+    for (const ScorePart& p : parts) {
+      score += p.value;
+      if (p.layer == 0 && p.head >= 0) written += p.value;
+      if (p.value > largest->value) largest = &p;
+    }
+    EXPECT_GT(written, 0.5 * score) << "query " << t;
+    EXPECT_TRUE(largest->layer == 0 && largest->head >= 0)
+        << "query " << t << ": " << largest->name;
+  }
 
   // Positions 10 … 18 of the repeat: the next token is the one that followed last time.
   const int V = c.vocab_size;

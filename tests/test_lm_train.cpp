@@ -1,7 +1,7 @@
 // Training a transformer (core/lm): the learning-rate schedule and AdamW against hand-derived
 // numbers, the induction data and the repeat probes, a short run whose loss falls, reruns giving
-// the same bytes, the phase-change detector, the exact split of a score into the parts of the
-// key's residual stream, the copy accuracy, and the background trainer behind the app's live view.
+// the same bytes, the phase-change detector, the copy accuracy, and the background trainer behind
+// the app's live view.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,12 +13,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "lm/circuit.h"
 #include "lm/live_trainer.h"
 #include "lm/stories.h"
 #include "lm/trainer.h"
-#include "lm_fixture.h"
-#include "reference.h"
 
 namespace attn::lm {
 namespace {
@@ -522,49 +519,6 @@ TEST(LmTrain, PhaseChangeIsWhereInContextAccuracyJumps) {
   h.resize(3);
   EXPECT_FALSE(detect_phase_change(h).found);
 }
-
-class LmCircuit : public ::testing::TestWithParam<bool> {};
-
-// The parts of a key's score add up to the score, which equals q·k/√d_k from the reference.
-TEST_P(LmCircuit, ScorePartsSumToTheScore) {
-  test::TestModelSpec spec;
-  spec.n_layer = 3;
-  spec.n_head = 2;
-  spec.n_embd = 12;
-  const test::TestModel tm = test::make_test_model(spec);
-  const std::string dir = test::temp_path("circuit-model");
-  test::write_test_model(tm, dir);
-  Model m;
-  std::string error;
-  ASSERT_TRUE(load_model(dir, m, error)) << error;
-  ForwardOptions fo;
-  fo.mlp = GetParam();
-  const std::vector<int> ids = m.tokenizer.encode("the teacher shows the heads. the teacher");
-  const int T = static_cast<int>(ids.size());
-  Activations a;
-  gpt_forward(m.params, ids, 1, T, a, fo);
-  if (GetParam()) {
-    const test::ReferenceForward ref = test::reference_forward(tm, ids);
-    for (int l = 0; l < 3; ++l) {
-      double dot = 0;
-      for (int i = 0; i < 6; ++i)
-        dot += ref.q[(static_cast<size_t>(l) * T + 7) * 12 + 6 + i] *
-               ref.k[(static_cast<size_t>(l) * T + 3) * 12 + 6 + i];
-      EXPECT_NEAR(head_score(m.config, a, l, 1, 7, 3), dot / std::sqrt(6.0), 1e-4);
-    }
-  }
-  for (int l = 0; l < 3; ++l)
-    for (int key = 0; key <= 7; ++key) {
-      const auto parts = key_score_parts(m, a, l, 1, 7, key);
-      EXPECT_EQ(parts.size(), 3u + (2u + (GetParam() ? 1u : 0u)) * l);
-      double sum = 0;
-      for (const auto& p : parts) sum += p.value;
-      const double score = head_score(m.config, a, l, 1, 7, key);
-      EXPECT_NEAR(sum, score, 1e-4 * std::max(1.0, std::abs(score))) << l << " " << key;
-    }
-}
-
-INSTANTIATE_TEST_SUITE_P(WithAndWithoutMlp, LmCircuit, ::testing::Values(true, false));
 
 TEST(LmCopyAccuracy, CountsTheCopiesTheModelPredicts) {
   Config c;

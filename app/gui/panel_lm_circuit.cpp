@@ -160,11 +160,19 @@ void draw_step_why(const LmRun& r, const CircuitView& k) {
   double score = 0, ru_score = 0;
   for (const auto& part : k.winner_parts) score += part.value;
   for (const auto& part : k.runner_parts) ru_score += part.value;
-  wrapped(
-      "Why does that key win? A key is k = ln_1(x)·W_K: it is computed from the residual "
-      "stream x at its position, and x is a sum — the token's embedding, its position, and "
-      "what every earlier head (and MLP) wrote there. With the layer norm's scale held at its "
-      "value, the key, and so the score, splits exactly into one part per term:");
+  if (c.llama_family())
+    wrapped(
+        "Why does that key win? A key is k = RoPE(RMSNorm(x)·W_K): it is computed from the "
+        "residual stream x at its position, and x is a sum — the token's embedding and what "
+        "every earlier head (and MLP) wrote there. The position is not in x: RoPE turns the "
+        "whole key by it. With the norm's scale held at its value, the key, and so the score, "
+        "splits exactly into one part per term:");
+  else
+    wrapped(
+        "Why does that key win? A key is k = ln_1(x)·W_K: it is computed from the residual "
+        "stream x at its position, and x is a sum — the token's embedding, its position, and "
+        "what every earlier head (and MLP) wrote there. With the layer norm's scale held at its "
+        "value, the key, and so the score, splits exactly into one part per term:");
   ImGui::Spacing();
   // The parts in order of their share of the winning score; many small ones summed.
   std::vector<size_t> order(k.winner_parts.size());
@@ -374,17 +382,6 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
     ImGui::TextColored(kAccent,
                        "This model has one layer: an induction circuit needs two (a head whose "
                        "keys read what an earlier head wrote).");
-    return;
-  }
-  if (c.llama_family()) {
-    ImGui::PushTextWrapPos(0);
-    ImGui::TextColored(kAccent,
-                       "The split of a key's score into the parts of its residual stream is "
-                       "written for GPT-2's layer norm and fused Q | K | V; %s models "
-                       "(RMSNorm, RoPE) are not split here. The Heads and Roles tabs show "
-                       "their induction and previous-token heads.",
-                       arch_name(c.arch));
-    ImGui::PopTextWrapPos();
     return;
   }
   const auto targets = lm::induction_targets(r->ids);
