@@ -364,13 +364,15 @@ void draw_no_model(Ui& ui) {
 void poll_lm_panel(Ui& ui) {
   LmPanel& p = ui.lm.get();
   p.session.poll();
+  // The status bar names the model that just opened (not the example loaded behind it), then a
+  // failure: one poll can take both — a model loaded and its first pass, started at once, already
+  // failed — and the failure is the news.
+  if (const std::string opened = p.session.take_opened(); !opened.empty())
+    ui.state.set_message(opened, false);
   if (const std::string failed = p.session.take_failure(); !failed.empty()) {
     ui.state.set_message(failed, true);
     p.lesson_stepper.layer = -1;
   }
-  // The status bar names the model that just opened (not the example loaded behind it).
-  if (const std::string opened = p.session.take_opened(); !opened.empty())
-    ui.state.set_message(opened, false);
   // A lesson step's head, once the step's model has run on the step's sentence: the lesson owns
   // the stepper, so it is replaced without asking (as every step's example replaces it).
   if (p.lesson_stepper.layer >= 0 && !p.session.busy() && p.session.run()) {
