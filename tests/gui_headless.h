@@ -7,7 +7,9 @@
 #include <imgui.h>
 
 #include <cfloat>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "gui/gui_setup.h"
@@ -65,6 +67,21 @@ class HeadlessApp : public ::testing::Test {
   }
   void frames(int n) {
     for (int i = 0; i < n; ++i) frame();
+  }
+  // Frames until the windows' work is in — a model's run, and what its tabs compute from it off
+  // the UI thread — and two at least: a tab selected takes the tab bar's next frame to show, and
+  // asks for its view as it is drawn. A frame checked as a view arrives would see its window's
+  // content size of the frame before (the language model's Block tab was once seen cut so, in a
+  // fresh-clone CI run on a loaded machine). The fonts stay as they are (a presentation screen's).
+  void settle() {
+    for (int i = 0; i < 2000 && (i < 2 || ui.working()); ++i) {
+      if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      state.poll();
+      ImGui::GetIO().DeltaTime = 1.0f / 60;
+      ImGui::NewFrame();
+      draw_app(ui);
+      ImGui::Render();
+    }
   }
   // The screen size of the frames that follow, with the fonts and theme rebuilt for it as
   // app_window.cpp does (the font size depends on the screen in presentation mode).

@@ -46,19 +46,11 @@ class Layout : public test::HeadlessApp {
     HeadlessApp::TearDown();
   }
 
-  // Draws frames at a window size; the last one is recorded and checked. First, frames until the
-  // windows' work is in (a model's run, and what its tabs compute from it off the UI thread): a
-  // view that arrives on the checked frame has its window's content size of the frame before,
-  // and was seen cut (the language model's Block tab, once, in a fresh-clone CI run on a loaded
-  // machine).
+  // Draws frames at a window size, once its work is in (settle); the last one is recorded and
+  // checked.
   void frames(Size s, int n = 6) {
     resize_to(s.w, s.h);
-    // Two frames at least: a tab selected takes the tab bar's next frame to show, and asks for its
-    // view as it is drawn.
-    for (int i = 0; i < 2000 && (i < 2 || ui.working()); ++i) {
-      if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      draw_frame(false);
-    }
+    settle();
     for (int i = 0; i < n; ++i) draw_frame(i + 1 == n);
   }
   void draw_frame(bool record) {

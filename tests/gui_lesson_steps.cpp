@@ -100,17 +100,7 @@ class LessonSteps : public test::HeadlessApp {
   // the class sees, not the frames in between, when the window still shows the step before.
   void frames_at(Screen s, int n = 5) {
     resize_to(s.w, s.h);
-    // Until the windows' work is in: the model's run, and what its tabs compute from it off the
-    // UI thread (the Circuit tab's score parts start when the tab is first drawn, so a step
-    // checked on the frame they arrived on saw the window's content size of the frame before).
-    for (int i = 0; i < 2000 && (i < 2 || ui.working()); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      state.poll();
-      ImGui::GetIO().DeltaTime = 1.0f / 60;
-      ImGui::NewFrame();
-      draw_app(ui);
-      ImGui::Render();
-    }
+    settle();
     for (int i = 0; i < n; ++i) {
       const bool last = i + 1 == n;
       // The views the last frame draws, not those an earlier stage or tab left behind.

@@ -522,6 +522,11 @@ void draw_seq2seq_panel(Ui& ui) {
       ImGui::EndTabItem();
     }
     ImGui::EndTabBar();
+    // As the language model's window: busy from the frame that asks, not the frame after — a tab
+    // asked for shows on the tab bar's next frame, and an evaluation started this frame (the
+    // button, a lesson step) is polled on the next.
+    const bool switching = !p.select_tab.empty() && p.select_tab != p.shown_tab;
+    ui.seq2seq.busy = ui.seq2seq.busy || switching || p.session.compare_job.running();
     p.select_tab.clear();
   }
   ImGui::End();
