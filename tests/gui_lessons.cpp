@@ -199,7 +199,7 @@ TEST_F(LessonGui, AnIsolatedQuerysWeightsAreSaidWhenTheKeyIsOutOfView) {
 
 // The Roles tab opens on the score a step talks about, not on the previous-token score a student
 // would have to switch from: step 5 ("Induction with RoPE") on the induction score of
-// induction-llama, whose strongest head is the one the words name; step 8 ("Attention sinks") on
+// induction-llama, whose strongest head is the one the words name; step 9 ("Attention sinks") on
 // "First token (attention sink)".
 TEST_F(LessonGui, TheRolesStepsOpenOnTheirScore) {
   std::string error;
@@ -209,7 +209,7 @@ TEST_F(LessonGui, TheRolesStepsOpenOnTheirScore) {
     int step;
     const char* tab;
     int role;
-  } cases[] = {{4, "induction", 3}, {7, "sinks", 1}};
+  } cases[] = {{4, "induction", 3}, {8, "sinks", 1}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.tab);
     ASSERT_TRUE(p.go_to(c.step));

@@ -2,10 +2,12 @@
 // k before and after the turn, the same distance giving the same score) drawn at projector sizes
 // and fonts with every item inside its window; the head's inputs naming the K/V head it reads
 // and the query heads that share it; the roles tab's attention-sink box on the shipped induction
-// model, written from its numbers.
+// model, written from its numbers; the Circuit tab's score split on the Llama-style induction
+// model, its words naming what the heads read at the winning key.
 #include <gtest/gtest.h>
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "attention/rope.h"
@@ -14,6 +16,7 @@
 #include "gui/ui.h"
 #include "gui_headless.h"
 #include "gui_support/layout_check.h"
+#include "lm/circuit.h"
 #include "lm/sinks.h"
 #include "reference.h"
 #include "small_llama.h"
@@ -164,6 +167,60 @@ TEST_F(LmRope, TheRolesTabExplainsTheStrongestSink) {
   frames(2);
   EXPECT_NE(p.session.serial(), serial);
   EXPECT_EQ(p.sink_serial, p.session.serial());
+}
+
+// The Circuit tab's step 3 on induction-llama (RoPE): its table and words fit a projector, and
+// the words say, for the two largest head parts of the winning key's score, the token each head
+// gave the most weight at that key — recomputed here from the run's weights — and the winner's
+// margin over the runner-up from the parts' sums.
+TEST_F(LmRope, TheCircuitTabSaysWhatTheHeadsReadAtTheWinningKey) {
+  GuiOptions o;
+  o.model = "induction-llama";
+  o.text = " q x m b f k z r a w e t y u i o q x m b f k z r a w e t y u i o";
+  o.tab = "lm-circuit";
+  std::string error;
+  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+  LmPanel& p = *ui.lm.state;
+  p.circuit_step = 2;
+  p.circuit_query = 17;  // the second " x": the earlier one is at 1, followed by " m" at 2
+  ui.probes.text_log = &texts;
+  for (float px : {20.0f, 32.0f}) {
+    ui.settings.font_px = px;
+    p.session.wait();
+    EXPECT_EQ(checked_frames(1280, 720, "circuit, why"), 0);
+  }
+  EXPECT_EQ(p.shown_tab, "circuit");
+  const CircuitView* k = p.session.last_circuit();
+  ASSERT_NE(k, nullptr);
+  ASSERT_EQ(k->query, 17);
+  ASSERT_EQ(k->winner, 2);
+  const LmRun& r = *p.session.run();
+  const lm::Config& c = r.model->config;
+  // The two largest head parts, and the key each head weighs most at position 2.
+  std::vector<lm::ScorePart> heads;
+  for (const lm::ScorePart& part : k->winner_parts)
+    if (part.head >= 0) heads.push_back(part);
+  std::sort(heads.begin(), heads.end(), [](auto& a, auto& b) { return a.value > b.value; });
+  ASSERT_GE(heads.size(), 2u);
+  for (int n = 0; n < 2; ++n) {
+    const float* row = r.acts.att_at(c, heads[n].layer, 0, heads[n].head) + 2 * r.acts.T;
+    int read = 0;
+    for (int j = 1; j <= 2; ++j)
+      if (row[j] > row[read]) read = j;
+    const std::string said =
+        "L" + std::to_string(heads[n].layer) + "H" + std::to_string(heads[n].head) +
+        (heads[n].layer * c.n_head + heads[n].head == k->prev ? ", the previous-token head," : "") +
+        " read “" + r.tokens[static_cast<size_t>(read)] + "” (position " + std::to_string(read) +
+        ")";
+    EXPECT_NE(p.circuit_why_text.find(said), std::string::npos) << said << "\n"
+                                                                << p.circuit_why_text;
+  }
+  double margin = 0;
+  for (size_t i = 0; i < k->winner_parts.size(); ++i)
+    margin += k->winner_parts[i].value - k->runner_parts[i].value;
+  char by[64];
+  std::snprintf(by, sizeof by, "beats the runner-up by %.2f", margin);
+  EXPECT_NE(p.circuit_why_text.find(by), std::string::npos) << p.circuit_why_text;
 }
 
 }  // namespace

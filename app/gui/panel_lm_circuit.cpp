@@ -154,110 +154,159 @@ void draw_step_induction(Ui& ui, const LmRun& r, const CircuitView& k,
     open_lm_head_in_stepper(ui, l, h);
 }
 
-void draw_step_why(const LmRun& r, const CircuitView& k) {
-  const lm::Config& c = r.model->config;
-  const int w = k.winner, ru = k.runner_up;
-  double score = 0, ru_score = 0;
-  for (const auto& part : k.winner_parts) score += part.value;
-  for (const auto& part : k.runner_parts) ru_score += part.value;
-  if (c.llama_family())
-    wrapped(
-        "Why does that key win? A key is k = RoPE(RMSNorm(x)·W_K): it is computed from the "
-        "residual stream x at its position, and x is a sum — the token's embedding and what "
-        "every earlier head (and MLP) wrote there. The position is not in x: RoPE turns the "
-        "whole key by it. With the norm's scale held at its value, the key, and so the score, "
-        "splits exactly into one part per term:");
-  else
-    wrapped(
-        "Why does that key win? A key is k = ln_1(x)·W_K: it is computed from the residual "
-        "stream x at its position, and x is a sum — the token's embedding, its position, and "
-        "what every earlier head (and MLP) wrote there. With the layer norm's scale held at its "
-        "value, the key, and so the score, splits exactly into one part per term:");
-  ImGui::Spacing();
-  // The parts in order of their share of the winning score; many small ones summed.
+// The key head (l, h) gave the most weight at position `at`: what it read there.
+int read_most(const LmRun& r, int l, int h, int at) {
+  const float* a = r.acts.att_at(r.model->config, l, 0, h) + static_cast<size_t>(at) * r.acts.T;
+  return static_cast<int>(std::max_element(a, a + at + 1) - a);
+}
+
+// The score split as a table: the parts by their share of the winning score (the previous-token
+// head's in the accent colour), the smaller ones summed, and the score. `shown` parts at most.
+void draw_parts_table(const lm::Config& c, const CircuitView& k, size_t shown) {
   std::vector<size_t> order(k.winner_parts.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
     return std::abs(k.winner_parts[x].value) > std::abs(k.winner_parts[y].value);
   });
-  const size_t shown = std::min<size_t>(order.size(), 7);
-  const bool runner = ru >= 0 && k.runner_parts.size() == k.winner_parts.size();
-  if (ImGui::BeginTable(
+  shown = std::min(order.size(), shown);
+  const bool runner = k.runner_up >= 0 && k.runner_parts.size() == k.winner_parts.size();
+  if (!ImGui::BeginTable(
           "circuit-parts", runner ? 3 : 2,
-          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-    ImGui::TableSetupColumn("part of the key's residual stream");
-    ImGui::TableSetupColumn(("winner " + quoted(r.tokens, w) + " @" + std::to_string(w)).c_str());
-    if (runner)
-      ImGui::TableSetupColumn(
-          ("runner-up " + quoted(r.tokens, ru) + " @" + std::to_string(ru)).c_str());
-    ImGui::TableHeadersRow();
-    double rest_w = 0, rest_r = 0;
-    for (size_t n = 0; n < order.size(); ++n) {
-      const size_t i = order[n];
-      if (n >= shown) {
-        rest_w += k.winner_parts[i].value;
-        rest_r += runner ? k.runner_parts[i].value : 0;
-        continue;
-      }
-      const lm::ScorePart& part = k.winner_parts[i];
-      const bool is_prev = part.layer * c.n_head + part.head == k.prev && part.head >= 0;
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      if (is_prev)
-        ImGui::TextColored(kAccent, "%s (the previous-token head)", part.name.c_str());
-      else
-        ImGui::TextUnformatted(part.name.c_str());
-      ImGui::TableNextColumn();
-      ImGui::Text("%+.2f", part.value);
-      if (runner) {
-        ImGui::TableNextColumn();
-        ImGui::Text("%+.2f", k.runner_parts[i].value);
-      }
-    }
-    if (order.size() > shown) {
-      ImGui::TableNextRow();
-      ImGui::TableNextColumn();
-      ImGui::Text("%zu other parts", order.size() - shown);
-      ImGui::TableNextColumn();
-      ImGui::Text("%+.2f", rest_w);
-      if (runner) {
-        ImGui::TableNextColumn();
-        ImGui::Text("%+.2f", rest_r);
-      }
-    }
+          ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit))
+    return;
+  ImGui::TableSetupColumn("part");
+  ImGui::TableSetupColumn("winner");
+  if (runner) ImGui::TableSetupColumn("runner-up");
+  ImGui::TableHeadersRow();
+  auto row = [&](const char* name, bool accent, double w, double ru) {
     ImGui::TableNextRow();
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted("score q·k/√d (the sum)");
+    if (accent)
+      ImGui::TextColored(kAccent, "%s", name);
+    else
+      ImGui::TextUnformatted(name);
     ImGui::TableNextColumn();
-    ImGui::Text("%+.2f", score);
+    ImGui::Text("%+.2f", w);
     if (runner) {
       ImGui::TableNextColumn();
-      ImGui::Text("%+.2f", ru_score);
+      ImGui::Text("%+.2f", ru);
     }
-    ImGui::EndTable();
+  };
+  double rest_w = 0, rest_r = 0, score = 0, ru_score = 0;
+  for (size_t n = 0; n < order.size(); ++n) {
+    const size_t i = order[n];
+    const lm::ScorePart& part = k.winner_parts[i];
+    const double ru = runner ? k.runner_parts[i].value : 0;
+    score += part.value;
+    ru_score += ru;
+    if (n < shown) {
+      row(part.name.c_str(), part.head >= 0 && part.layer * c.n_head + part.head == k.prev,
+          part.value, ru);
+    } else {
+      rest_w += part.value;
+      rest_r += ru;
+    }
   }
+  if (order.size() > shown)
+    row((std::to_string(order.size() - shown) + " other parts").c_str(), false, rest_w, rest_r);
+  row("score q·k/√d (the sum)", false, score, ru_score);
+  ImGui::EndTable();
+}
+
+// "L0H1" of "L0H1 output".
+std::string head_of(const lm::ScorePart& part) { return part.name.substr(0, part.name.find(' ')); }
+
+// Under the table: what the heads with the largest parts read at the winning key, which parts make
+// the winner's margin over the runner-up, and what the first of them read at the runner-up. Returns
+// the words, a paragraph a line.
+std::string draw_why_words(const LmRun& r, const CircuitView& k) {
+  const lm::Config& c = r.model->config;
+  const int w = k.winner, ru = k.runner_up;
+  std::string words;
+  auto say = [&words](const std::string& paragraph) {
+    wrapped(paragraph);
+    words += paragraph + "\n";
+  };
+  const std::vector<lm::ScorePart>& win = k.winner_parts;
+  const bool runner = ru >= 0 && k.runner_parts.size() == win.size();
+  auto named = [&](const lm::ScorePart& part) {
+    return head_of(part) +
+           (part.layer * c.n_head + part.head == k.prev ? ", the previous-token head," : "");
+  };
+  // The parts' indices, largest first by `key`, at most two with key > 0 (and heads only).
+  auto top_two = [&](auto key, bool heads_only) {
+    std::vector<size_t> out;
+    for (size_t i = 0; i < win.size(); ++i)
+      if (key(i) > 0 && (!heads_only || win[i].head >= 0)) out.push_back(i);
+    std::sort(out.begin(), out.end(), [&](size_t x, size_t y) { return key(x) > key(y); });
+    if (out.size() > 2) out.resize(2);
+    return out;
+  };
+  double score = 0;
+  for (const lm::ScorePart& part : win) score += part.value;
+  const std::vector<size_t> largest = top_two([&](size_t i) { return win[i].value; }, true);
+  if (!largest.empty()) {
+    std::string said = "At " + quoted(r.tokens, w) + ", ";
+    for (size_t n = 0; n < largest.size(); ++n) {
+      const lm::ScorePart& part = win[largest[n]];
+      const int read = read_most(r, part.layer, part.head, w);
+      said += std::string(n ? "; " : "") + named(part) + " read " + quoted(r.tokens, read) +
+              " (position " + std::to_string(read) + ") and gives " + fmt("%+.2f", part.value);
+    }
+    say(said + " of the " + fmt("%.2f", score) + ".");
+  }
+  if (runner) {
+    double ru_score = 0;
+    for (const lm::ScorePart& part : k.runner_parts) ru_score += part.value;
+    const std::vector<size_t> margin =
+        top_two([&](size_t i) { return win[i].value - k.runner_parts[i].value; }, false);
+    if (!margin.empty()) {
+      std::string said = "It beats the runner-up by " + fmt("%.2f", score - ru_score) + ": ";
+      for (size_t n = 0; n < margin.size(); ++n) {
+        const size_t i = margin[n];
+        said += std::string(n ? ", " : "") + fmt("%+.2f", win[i].value - k.runner_parts[i].value) +
+                " from " + (win[i].head >= 0 ? head_of(win[i]) : win[i].name);
+      }
+      const lm::ScorePart& first = win[margin[0]];
+      if (first.head >= 0) {
+        const int read = read_most(r, first.layer, first.head, ru);
+        said += ". At the runner-up " + quoted(r.tokens, ru) + ", " + head_of(first) + " read " +
+                quoted(r.tokens, read) + " (position " + std::to_string(read) + ")";
+      }
+      say(said + ".");
+    }
+  }
+  say("So the query of " + quoted(r.tokens, k.query) +
+      " finds its key by what earlier heads wrote there about the tokens before it, not by "
+      "the key's own token: the layer-" +
+      std::to_string(k.ind / c.n_head) +
+      " head reads its keys from what earlier heads wrote. That is K-composition.");
+  return words;
+}
+
+void draw_step_why(LmPanel& p, const LmRun& r, const CircuitView& k, bool slide) {
+  const lm::Config& c = r.model->config;
+  const int w = k.winner, ru = k.runner_up;
+  // On a slide the lesson's words say what the split is; the table comes first.
+  if (!slide)
+    wrapped(c.llama_family()
+                ? "Why does that key win? A key is k = RoPE(RMSNorm(x)·W_K): it is computed from "
+                  "the residual stream x at its position, and x is a sum — the token's embedding "
+                  "and what every earlier head (and MLP) wrote there. The position is not in x: "
+                  "RoPE turns the whole key by it. With the norm's scale held at its value, the "
+                  "key, and so the score, splits exactly into one part per term:"
+                : "Why does that key win? A key is k = ln_1(x)·W_K: it is computed from the "
+                  "residual stream x at its position, and x is a sum — the token's embedding, its "
+                  "position, and what every earlier head (and MLP) wrote there. With the layer "
+                  "norm's scale held at its value, the key, and so the score, splits exactly into "
+                  "one part per term:");
+  wrapped("The winner is " + quoted(r.tokens, w) + " at position " + std::to_string(w) +
+          (ru >= 0 ? ", the runner-up " + quoted(r.tokens, ru) + " at " + std::to_string(ru) : "") +
+          ".");
   ImGui::Spacing();
-  double prev_w = 0, prev_r = 0;
-  for (size_t i = 0; i < k.winner_parts.size(); ++i)
-    if (k.winner_parts[i].head >= 0 &&
-        k.winner_parts[i].layer * c.n_head + k.winner_parts[i].head == k.prev) {
-      prev_w = k.winner_parts[i].value;
-      prev_r = runner ? k.runner_parts[i].value : 0;
-    }
-  const std::string prev_name =
-      "L" + std::to_string(k.prev / c.n_head) + "H" + std::to_string(k.prev % c.n_head);
-  if (w > 0) {
-    wrapped(prev_name + ", the previous-token head, contributes " + fmt("%+.2f", prev_w) +
-            " of the winner's " + fmt("%.2f", score) + ": it wrote " + quoted(r.tokens, w - 1) +
-            " into position " + std::to_string(w) + ", and the query asks for " +
-            quoted(r.tokens, k.query) +
-            ". The query for “A” matches the key of the position "
-            "whose predecessor was “A”: the layer-1 head reads its keys from what the layer-0 "
-            "head wrote. That is K-composition.");
-    if (runner && ru > 0)
-      wrapped("The runner-up's predecessor was " + quoted(r.tokens, ru - 1) + ", so " + prev_name +
-              " gives it only " + fmt("%+.2f", prev_r) + ".");
-  }
+  draw_parts_table(c, k, slide ? 3 : 7);
+  ImGui::Spacing();
+  p.circuit_why_text = w > 0 ? draw_why_words(r, k) : "";
 }
 
 void draw_step_prediction(const LmRun& r, const CircuitView& k) {
@@ -352,7 +401,7 @@ void draw_circuit_guide(Ui& ui, LmPanel& p, const LmRun& r, const CircuitView& k
       draw_step_induction(ui, r, k, target);
       break;
     case 2:
-      draw_step_why(r, k);
+      draw_step_why(p, r, k, slide);
       break;
     default:
       draw_step_prediction(r, k);
@@ -400,7 +449,8 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Query");
   ImGui::SameLine();
-  ImGui::SetNextItemWidth(fs * 10);
+  // On a slide the query shares its line with the guide's step numbers.
+  ImGui::SetNextItemWidth(fs * (slide ? 6 : 10));
   const int q0 = targets[static_cast<size_t>(qi)].first;
   const std::string qlabel = "“" + r->tokens[static_cast<size_t>(q0)] + "” @" + std::to_string(q0);
   if (ImGui::SliderInt("##query", &qi, 0, static_cast<int>(targets.size()) - 1, qlabel.c_str()))
@@ -438,6 +488,7 @@ void draw_lm_circuit(Ui& ui, LmPanel& p) {
   // Right: the guide.
   // On a slide the guide is drawn in the tab itself, which scrolls when it must.
   if (!slide) ImGui::BeginChild("circuit-guide", {0, 0}, false);
+  if (slide) ImGui::SameLine(0, fs);
   draw_circuit_guide(ui, p, *r, *k, target, slide);
   if (!slide) ImGui::EndChild();
 }
