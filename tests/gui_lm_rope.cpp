@@ -40,10 +40,12 @@ class LmRope : public test::HeadlessApp {
     ASSERT_NE(ui.lm.state->session.run(), nullptr);
   }
 
-  // Frames at a window size; the last one's items and texts checked against their windows.
+  // Frames at a window size, once its work is in (settle); the last one's items and texts
+  // checked against their windows.
   int checked_frames(int w, int h, const std::string& what) {
     SCOPED_TRACE(what);
     resize_to(w, h);
+    settle();
     for (int i = 0; i < 6; ++i) {
       const bool last = i == 5;
       items.clear();
@@ -186,7 +188,6 @@ TEST_F(LmRope, TheCircuitTabSaysWhatTheHeadsReadAtTheWinningKey) {
   ui.probes.text_log = &texts;
   for (float px : {20.0f, 32.0f}) {
     ui.settings.font_px = px;
-    p.session.wait();
     EXPECT_EQ(checked_frames(1280, 720, "circuit, why"), 0);
   }
   EXPECT_EQ(p.shown_tab, "circuit");
