@@ -58,6 +58,27 @@ class LmRope : public test::HeadlessApp {
     return test::check_layout(items, texts);
   }
 
+  // The language model window on a shipped model's tab (gui --model … --text … --tab …), its
+  // drawn text recorded for the layout checks.
+  void open_tab(const char* model, const char* text, const char* tab) {
+    GuiOptions o;
+    o.model = model;
+    if (text) o.text = text;
+    o.tab = tab;
+    std::string error;
+    ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+    ASSERT_TRUE(ui.lm.state);
+    ui.probes.text_log = &texts;
+  }
+
+  // The frames of a 1280×720 projector checked with 20 and 32 px text.
+  void check_projector(const std::string& what) {
+    for (float px : {20.0f, 32.0f}) {
+      ui.settings.font_px = px;
+      EXPECT_EQ(checked_frames(1280, 720, what), 0) << what << " at " << px << " px";
+    }
+  }
+
   std::vector<test::ItemBox> items;
   std::vector<PlacedText> texts;
 };
@@ -135,18 +156,10 @@ TEST_F(LmRope, AGroupedHeadSaysWhichKvHeadItReadsAndWhoSharesIt) {
 // The shipped induction model's roles tab, first-token score: the box names the strongest sink
 // with its numbers, recomputed here from the run, and opens that head.
 TEST_F(LmRope, TheRolesTabExplainsTheStrongestSink) {
-  GuiOptions o;
-  o.model = "induction";
-  o.tab = "lm-sinks";
-  std::string error;
-  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+  ASSERT_NO_FATAL_FAILURE(open_tab("induction", nullptr, "lm-sinks"));
   LmPanel& p = *ui.lm.state;
   EXPECT_EQ(p.role, 1);
-  ui.probes.text_log = &texts;
-  for (float px : {20.0f, 32.0f}) {
-    ui.settings.font_px = px;
-    EXPECT_EQ(checked_frames(1280, 720, "roles, first token"), 0);
-  }
+  check_projector("roles, first token");
   EXPECT_EQ(p.shown_tab, "roles");
   const LmRun* r = p.session.run();
   ASSERT_NE(r, nullptr);
@@ -176,20 +189,13 @@ TEST_F(LmRope, TheRolesTabExplainsTheStrongestSink) {
 // gave the most weight at that key — recomputed here from the run's weights — and the winner's
 // margin over the runner-up from the parts' sums.
 TEST_F(LmRope, TheCircuitTabSaysWhatTheHeadsReadAtTheWinningKey) {
-  GuiOptions o;
-  o.model = "induction-llama";
-  o.text = " q x m b f k z r a w e t y u i o q x m b f k z r a w e t y u i o";
-  o.tab = "lm-circuit";
-  std::string error;
-  ASSERT_TRUE(setup_from_options(ui, o, error)) << error;
+  ASSERT_NO_FATAL_FAILURE(
+      open_tab("induction-llama",
+               " q x m b f k z r a w e t y u i o q x m b f k z r a w e t y u i o", "lm-circuit"));
   LmPanel& p = *ui.lm.state;
   p.circuit_step = 2;
   p.circuit_query = 17;  // the second " x": the earlier one is at 1, followed by " m" at 2
-  ui.probes.text_log = &texts;
-  for (float px : {20.0f, 32.0f}) {
-    ui.settings.font_px = px;
-    EXPECT_EQ(checked_frames(1280, 720, "circuit, why"), 0);
-  }
+  check_projector("circuit, why");
   EXPECT_EQ(p.shown_tab, "circuit");
   const CircuitView* k = p.session.last_circuit();
   ASSERT_NE(k, nullptr);

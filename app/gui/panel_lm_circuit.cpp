@@ -160,6 +160,28 @@ int read_most(const LmRun& r, int l, int h, int at) {
   return static_cast<int>(std::max_element(a, a + at + 1) - a);
 }
 
+// Whether `part` is the output of the previous-token head the guide follows.
+bool is_prev_head(const lm::Config& c, const CircuitView& k, const lm::ScorePart& part) {
+  return part.head >= 0 && part.layer * c.n_head + part.head == k.prev;
+}
+
+// Whether the runner-up's parts are there, one for each of the winner's.
+bool has_runner(const CircuitView& k) {
+  return k.runner_up >= 0 && k.runner_parts.size() == k.winner_parts.size();
+}
+
+// The score the parts add up to.
+double sum_of(const std::vector<lm::ScorePart>& parts) {
+  double s = 0;
+  for (const lm::ScorePart& part : parts) s += part.value;
+  return s;
+}
+
+// "L0H1" for layer 0's head 1.
+std::string head_of(const lm::ScorePart& part) {
+  return "L" + std::to_string(part.layer) + "H" + std::to_string(part.head);
+}
+
 // The score split as a table: the parts by their share of the winning score (the previous-token
 // head's in the accent colour), the smaller ones summed, and the score. `shown` parts at most.
 void draw_parts_table(const lm::Config& c, const CircuitView& k, size_t shown) {
@@ -169,7 +191,7 @@ void draw_parts_table(const lm::Config& c, const CircuitView& k, size_t shown) {
     return std::abs(k.winner_parts[x].value) > std::abs(k.winner_parts[y].value);
   });
   shown = std::min(order.size(), shown);
-  const bool runner = k.runner_up >= 0 && k.runner_parts.size() == k.winner_parts.size();
+  const bool runner = has_runner(k);
   if (!ImGui::BeginTable(
           "circuit-parts", runner ? 3 : 2,
           ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit))
@@ -192,16 +214,13 @@ void draw_parts_table(const lm::Config& c, const CircuitView& k, size_t shown) {
       ImGui::Text("%+.2f", ru);
     }
   };
-  double rest_w = 0, rest_r = 0, score = 0, ru_score = 0;
+  double rest_w = 0, rest_r = 0;
   for (size_t n = 0; n < order.size(); ++n) {
     const size_t i = order[n];
     const lm::ScorePart& part = k.winner_parts[i];
     const double ru = runner ? k.runner_parts[i].value : 0;
-    score += part.value;
-    ru_score += ru;
     if (n < shown) {
-      row(part.name.c_str(), part.head >= 0 && part.layer * c.n_head + part.head == k.prev,
-          part.value, ru);
+      row(part.name.c_str(), is_prev_head(c, k, part), part.value, ru);
     } else {
       rest_w += part.value;
       rest_r += ru;
@@ -209,12 +228,10 @@ void draw_parts_table(const lm::Config& c, const CircuitView& k, size_t shown) {
   }
   if (order.size() > shown)
     row((std::to_string(order.size() - shown) + " other parts").c_str(), false, rest_w, rest_r);
-  row("score q·k/√d (the sum)", false, score, ru_score);
+  row("score q·k/√d (the sum)", false, sum_of(k.winner_parts),
+      runner ? sum_of(k.runner_parts) : 0.0);
   ImGui::EndTable();
 }
-
-// "L0H1" of "L0H1 output".
-std::string head_of(const lm::ScorePart& part) { return part.name.substr(0, part.name.find(' ')); }
 
 // Under the table: what the heads with the largest parts read at the winning key, which parts make
 // the winner's margin over the runner-up, and what the first of them read at the runner-up. Returns
@@ -228,10 +245,8 @@ std::string draw_why_words(const LmRun& r, const CircuitView& k) {
     words += paragraph + "\n";
   };
   const std::vector<lm::ScorePart>& win = k.winner_parts;
-  const bool runner = ru >= 0 && k.runner_parts.size() == win.size();
   auto named = [&](const lm::ScorePart& part) {
-    return head_of(part) +
-           (part.layer * c.n_head + part.head == k.prev ? ", the previous-token head," : "");
+    return head_of(part) + (is_prev_head(c, k, part) ? ", the previous-token head," : "");
   };
   // The parts' indices, largest first by `key`, at most two with key > 0 (and heads only).
   auto top_two = [&](auto key, bool heads_only) {
@@ -242,8 +257,7 @@ std::string draw_why_words(const LmRun& r, const CircuitView& k) {
     if (out.size() > 2) out.resize(2);
     return out;
   };
-  double score = 0;
-  for (const lm::ScorePart& part : win) score += part.value;
+  const double score = sum_of(win);
   const std::vector<size_t> largest = top_two([&](size_t i) { return win[i].value; }, true);
   if (!largest.empty()) {
     std::string said = "At " + quoted(r.tokens, w) + ", ";
@@ -255,9 +269,8 @@ std::string draw_why_words(const LmRun& r, const CircuitView& k) {
     }
     say(said + " of the " + fmt("%.2f", score) + ".");
   }
-  if (runner) {
-    double ru_score = 0;
-    for (const lm::ScorePart& part : k.runner_parts) ru_score += part.value;
+  if (has_runner(k)) {
+    const double ru_score = sum_of(k.runner_parts);
     const std::vector<size_t> margin =
         top_two([&](size_t i) { return win[i].value - k.runner_parts[i].value; }, false);
     if (!margin.empty()) {
