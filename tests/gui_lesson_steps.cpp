@@ -251,12 +251,18 @@ std::string slide_faults(Ui& ui, const std::vector<SizedText>& sized) {
               " px");
     }
   }
-  // No view scrolls sideways.
-  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows)
-    if (w->WasActive && !w->Hidden && w->ScrollbarX)
+  // No view scrolls, sideways or down: the figure, its words and its controls are all in view.
+  for (ImGuiWindow* w : ImGui::GetCurrentContext()->Windows) {
+    if (!w->WasActive || w->Hidden) continue;
+    if (w->ScrollbarX)
       fault(std::string("a horizontal scrollbar in ") + w->Name + " (content " +
             std::to_string(static_cast<int>(w->ContentSize.x)) + " px, window " +
             std::to_string(static_cast<int>(w->Size.x)) + ")");
+    if (w->ScrollbarY)
+      fault(std::string("a vertical scrollbar in ") + w->Name + " (content " +
+            std::to_string(static_cast<int>(w->ContentSize.y)) + " px, window " +
+            std::to_string(static_cast<int>(w->Size.y)) + ")");
+  }
   // The language model's head view: every token labelled, at 16 px or more.
   if (ui.layout.model_stage == WindowId::kLm && ui.lm.state && ui.lm.state->shown_tab == "heads") {
     const LmPanel::HeadViewDrawn& hv = ui.lm.state->head_view;

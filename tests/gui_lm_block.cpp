@@ -1,11 +1,13 @@
 // The language-model window's Block tab headless, for a GPT-2 folder and a Llama-family one: it
 // draws at two font sizes and in a narrow window, follows the token, layer and head the other
 // views point at, shows the last block's next tokens, and a click on its attention box opens
-// that head in the stepper with the token's query row selected.
+// that head in the stepper with the token's query row selected — on a lesson's slide too, where the
+// flow is a row of chips.
 #include <gtest/gtest.h>
 #include <imgui.h>
 
 #include "gui/gui_setup.h"
+#include "gui/model/lesson_player.h"
 #include "gui/panel_lm.h"
 #include "gui/ui.h"
 #include "gui_headless.h"
@@ -63,6 +65,19 @@ class LmBlockGui : public test::HeadlessApp {
     ui.settings.font_px = 20;
     load_fonts(ui, 20);
   }
+  // After a click on the attention: the stepper shows head (l, h) at query row t.
+  void expect_stepper_on(int l, int h, int t) {
+    state.wait_for_trace();
+    frames(2);
+    int ol = -1, oh = -1;
+    ASSERT_TRUE(LmSession::parse_origin(state.origin(), ol, oh)) << state.origin();
+    EXPECT_EQ(ol, l);
+    EXPECT_EQ(oh, h);
+    EXPECT_FALSE(ui.lm.open);
+    EXPECT_EQ(state.current_stage().id, StageId::kWeights);
+    EXPECT_EQ(state.selection().query, t);
+    EXPECT_EQ(state.selection().key, -1);
+  }
   // Clicks the attention box (in view at this size) and checks the stepper opened on (l, h) at
   // the token's query row.
   void click_attention(LmPanel& p, int l, int h, int t) {
@@ -85,16 +100,7 @@ class LmBlockGui : public test::HeadlessApp {
     ASSERT_LE(box.y, io.DisplaySize.y * 0.6f) << "the attention box is out of view";
     ASSERT_GT(box.y, io.DisplaySize.y * 0.2f) << "scrolled past the attention box";
     click({(box.x + box.z) / 2, box.y + 8});
-    state.wait_for_trace();
-    frames(2);
-    int ol = -1, oh = -1;
-    ASSERT_TRUE(LmSession::parse_origin(state.origin(), ol, oh)) << state.origin();
-    EXPECT_EQ(ol, l);
-    EXPECT_EQ(oh, h);
-    EXPECT_FALSE(ui.lm.open);
-    EXPECT_EQ(state.current_stage().id, StageId::kWeights);
-    EXPECT_EQ(state.selection().query, t);
-    EXPECT_EQ(state.selection().key, -1);
+    expect_stepper_on(l, h, t);
     EXPECT_EQ(p.opened_layer, l);
     EXPECT_EQ(p.opened_head, h);
     // The stepper's row is the block's attention row for that token.
@@ -182,6 +188,39 @@ TEST_F(LmBlockGui, LlamaBlockShowsGroupedQueryHeadsAndOpensTheHead) {
   click_attention(p, 1, 4, 9);
   // The stepper has the rope step of a RoPE model's head.
   EXPECT_NE(state.trace().find(StageId::kRope), nullptr);
+}
+
+// On a lesson's slide at 1280×720 in 32 px type the block is a row of chips, all on screen, and
+// the comparison takes the flow's place when asked for; the attention chip opens the head in the
+// stepper at the token's query row, as the box does.
+TEST_F(LmBlockGui, OnASlideTheBlockIsChipsAndTheAttentionChipOpensTheHead) {
+  std::string error;
+  ui.presentation = true;
+  ASSERT_TRUE(open_lesson(ui, "13-todays-llms", error)) << error;
+  ASSERT_TRUE(ui.lesson->go_to(6));
+  ASSERT_TRUE(apply_lesson_step(ui));
+  resize_to(1280, 720);
+  settle();
+  frames(3);
+  ASSERT_TRUE(ui.lm.state);
+  LmPanel& p = *ui.lm.state;
+  ASSERT_TRUE(ui.lesson_view.slide.on);
+  ASSERT_EQ(p.shown_tab, "block");
+  const ImVec4 box = p.block_attention_box;
+  ASSERT_GT(box.z, box.x) << "no attention chip";
+  EXPECT_LE(box.w, 720.0f) << "the attention chip is below the screen";
+  EXPECT_EQ(p.block_compare_drawn, 0);
+  // The comparison in the flow's place, and back.
+  p.block_slide_compare = true;
+  frames(2);
+  EXPECT_GT(p.block_compare_drawn, 0);
+  EXPECT_EQ(p.block_attention_box.z, 0.0f);
+  p.block_slide_compare = false;
+  frames(2);
+  const LmSession& s = p.session;
+  const int l = s.layer, h = s.head, t = s.shown_position();
+  click({(box.x + box.z) / 2, (box.y + box.w) / 2});
+  expect_stepper_on(l, h, t);
 }
 
 }  // namespace

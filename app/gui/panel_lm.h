@@ -80,9 +80,10 @@ struct LmPanel {
   // The induction-circuit tab: the query token (-1: the last one seen before), the guide's step,
   // the two heads (-1: the best of their kind). The score parts are the session's (circuit()).
   int circuit_query = -1, circuit_step = 0, circuit_prev = -1, circuit_ind = -1;
-  std::string circuit_why_text;            // the words under step 3's table, as last drawn
+  std::string circuit_why_text;            // step 3's words under its table (not drawn on a slide)
   ImVec4 block_attention_box{0, 0, 0, 0};  // where its attention box was drawn (x0, y0, x1, y1)
   bool block_scroll_to_compare = false;    // its "GPT-2 against Llama ↓" was pressed
+  bool block_slide_compare = false;        // on a slide: the comparison in the flow's place
   int block_compare_drawn = 0;  // and the GPT-2 / Llama table: 0 not, 1 below the flow, 2 beside
   int opened_layer = -1, opened_head = -1;  // the head last opened in the stepper
   // The query to select in the stepper once the head opened there has its trace (a long

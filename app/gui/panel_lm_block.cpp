@@ -361,6 +361,71 @@ void draw_flow(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& path) 
   if (open_head) open_lm_head_in_stepper(ui, path.layer, path.head, path.position);
 }
 
+// On a slide: the flow as chips that wrap like words, one per box with its title and its kind's
+// colour, the block's own after "Block N:". Hovering a chip shows its box; the attention chip opens
+// the head in the stepper, as its box does. The whole block stays in view at 1280×720 in 32 px.
+void draw_flow_chips(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& path) {
+  using S = lm::BlockStageId;
+  const float fs = ImGui::GetFontSize();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  const float gap = ImGui::GetStyle().ItemSpacing.x;
+  bool open_head = false, first = true;
+  p.block_attention_box = {0, 0, 0, 0};
+  // The next item, `w` wide, on this line when it fits, else on the next.
+  auto place = [&](float w) {
+    if (!first && ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine();
+    first = false;
+  };
+  for (size_t i = 0; i < path.stages.size(); ++i) {
+    const lm::BlockStage& st = path.stages[i];
+    if (i > 0) {
+      place(ImGui::CalcTextSize("→").x);
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextDisabled("→");
+    }
+    if (st.id == S::kNorm1) {
+      const std::string name = "Block " + std::to_string(path.layer) + ":";
+      if (ui.fonts.bold) ImGui::PushFont(ui.fonts.bold);
+      place(ImGui::CalcTextSize(name.c_str()).x);
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextUnformatted(name.c_str());
+      if (ui.fonts.bold) ImGui::PopFont();
+    }
+    place(button_width(st.title.c_str()));
+    ImVec4 col = stage_color(st.id);
+    col.w = 0.22f;
+    ImGui::PushStyleColor(ImGuiCol_Button, col);
+    col.w = 0.40f;
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, col);
+    ImGui::PushStyleColor(ImGuiCol_ButtonActive, col);
+    ImGui::PushID(static_cast<int>(i));
+    if (ImGui::Button(st.title.c_str()) && st.id == S::kAttention) open_head = true;
+    if (st.id == S::kAttention) {
+      const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+      p.block_attention_box = {a.x, a.y, b.x, b.y};
+    }
+    ImGui::PopID();
+    ImGui::PopStyleColor(3);
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      box_contents(ui, run, st, st.id == S::kAttention, ImGui::GetCursorScreenPos().x + fs * 24);
+      ImGui::EndTooltip();
+    }
+  }
+  // How to see the numbers, where the stage has room for it.
+  const std::string hint =
+      "Point at a box for its numbers; click the attention to step through it.";
+  const float hint_h =
+      ImGui::GetStyle().ItemSpacing.y * 2 +
+      ImGui::GetTextLineHeightWithSpacing() *
+          static_cast<float>(wrapped_lines(hint, ImGui::GetContentRegionAvail().x).size());
+  if (hint_h <= ImGui::GetContentRegionAvail().y) {
+    ImGui::Spacing();
+    text_disabled_wrapped(hint);
+  }
+  if (open_head) open_lm_head_in_stepper(ui, path.layer, path.head, path.position);
+}
+
 // GPT-2's block against the Llama family's, the open model's column highlighted.
 void draw_comparison(Ui& ui, LmPanel& p, const lm::Config& c, bool beside) {
   const float fs = ImGui::GetFontSize();
@@ -496,7 +561,13 @@ void draw_lm_block(Ui& ui, LmPanel& p) {
       "of what it computes, with the vector's length. The lines on the left are the residual "
       "stream: attention and the MLP each add to it. Click the attention box to step through "
       "that head's arithmetic in the stepper.");
-  if (!beside) {
+  // On a slide the flow and the comparison take turns on the stage.
+  const bool slide = ui.lesson_view.slide.on;
+  if (slide) {
+    const char* label = p.block_slide_compare ? "The block's flow" : "GPT-2 against Llama";
+    same_line_if_fits(button_width(label));
+    if (ImGui::SmallButton(label)) p.block_slide_compare = !p.block_slide_compare;
+  } else if (!beside) {
     same_line_if_fits(button_width("GPT-2 against Llama ↓"));
     if (ImGui::SmallButton("GPT-2 against Llama ↓")) p.block_scroll_to_compare = true;
   }
@@ -509,6 +580,15 @@ void draw_lm_block(Ui& ui, LmPanel& p) {
   }
   const lm::BlockPath& path = *computed;
   p.block_compare_drawn = 0;
+  if (slide) {
+    ImGui::Spacing();
+    p.block_attention_box = {0, 0, 0, 0};
+    if (p.block_slide_compare)
+      draw_comparison(ui, p, c, false);
+    else
+      draw_flow_chips(ui, p, *run, path);
+    return;
+  }
   const float flow_w = beside ? std::round(avail_w * 0.5f) : 0.0f;
   ImGui::BeginChild("block-flow", {flow_w, 0}, false);
   // Presentation keeps the height for the boxes: the controls above say the same.

@@ -73,10 +73,28 @@ std::string fmt(const char* f, double x) {
   return b;
 }
 
-void draw_step_previous(Ui& ui, const LmRun& r, const CircuitView& k) {
+void draw_step_previous(Ui& ui, const LmRun& r, const CircuitView& k, bool slide) {
   const lm::Config& c = r.model->config;
   const int l = k.prev / c.n_head, h = k.prev % c.n_head, w = k.winner;
   const lm::HeadScores& s = r.scores[static_cast<size_t>(k.prev)];
+  // On a slide the same facts in fewer words: the lesson's words give the idea.
+  if (slide && w > 0) {
+    const float* a = r.acts.att_at(c, l, 0, h) + static_cast<size_t>(w) * r.acts.T;
+    wrapped("L" + std::to_string(l) + "H" + std::to_string(h) +
+            " looks one token back: on average " + fmt("%.0f", 100 * s.previous) +
+            " % of its attention.");
+    ImGui::Spacing();
+    wrapped("At " + quoted(r.tokens, w) + " (position " + std::to_string(w) + ", step 2's key) " +
+            fmt("%.0f", 100 * a[w - 1]) + " % goes to " + quoted(r.tokens, w - 1) +
+            (a[w - 1] >= 0.5f
+                 ? ": position " + std::to_string(w) + " now carries “the token before me was " +
+                       r.tokens[static_cast<size_t>(w - 1)] + "”."
+                 : ": not yet a previous-token head, so what follows shows the "
+                   "circuit failing."));
+    ImGui::Spacing();
+    if (ImGui::Button("In the stepper")) open_lm_head_in_stepper(ui, l, h);
+    return;
+  }
   wrapped("Layer " + std::to_string(l) + ", head " + std::to_string(h) +
           " looks one token back. On your sentence it gives the token just before an average of " +
           fmt("%.0f", 100 * s.previous) + " % of its attention (its previous-token score).");
@@ -236,14 +254,11 @@ void draw_parts_table(const lm::Config& c, const CircuitView& k, size_t shown) {
 // Under the table: what the heads with the largest parts read at the winning key, which parts make
 // the winner's margin over the runner-up, and what the first of them read at the runner-up. Returns
 // the words, a paragraph a line.
-std::string draw_why_words(const LmRun& r, const CircuitView& k) {
+std::string why_words(const LmRun& r, const CircuitView& k) {
   const lm::Config& c = r.model->config;
   const int w = k.winner, ru = k.runner_up;
   std::string words;
-  auto say = [&words](const std::string& paragraph) {
-    wrapped(paragraph);
-    words += paragraph + "\n";
-  };
+  auto say = [&words](const std::string& paragraph) { words += paragraph + "\n"; };
   const std::vector<lm::ScorePart>& win = k.winner_parts;
   auto named = [&](const lm::ScorePart& part) {
     return head_of(part) + (is_prev_head(c, k, part) ? ", the previous-token head," : "");
@@ -318,8 +333,14 @@ void draw_step_why(LmPanel& p, const LmRun& r, const CircuitView& k, bool slide)
           ".");
   ImGui::Spacing();
   draw_parts_table(c, k, slide ? 3 : 7);
+  // On a slide the lesson's words tell what the table shows.
+  p.circuit_why_text = w > 0 ? why_words(r, k) : "";
+  if (slide) return;
   ImGui::Spacing();
-  p.circuit_why_text = w > 0 ? draw_why_words(r, k) : "";
+  for (size_t a = 0, b; a < p.circuit_why_text.size(); a = b + 1) {
+    b = std::min(p.circuit_why_text.find('\n', a), p.circuit_why_text.size());
+    wrapped(p.circuit_why_text.substr(a, b - a));
+  }
 }
 
 void draw_step_prediction(const LmRun& r, const CircuitView& k) {
@@ -408,7 +429,7 @@ void draw_circuit_guide(Ui& ui, LmPanel& p, const LmRun& r, const CircuitView& k
   if (ui.fonts.bold) ImGui::PopFont();
   switch (p.circuit_step) {
     case 0:
-      draw_step_previous(ui, r, k);
+      draw_step_previous(ui, r, k, slide);
       break;
     case 1:
       draw_step_induction(ui, r, k, target);
@@ -419,6 +440,8 @@ void draw_circuit_guide(Ui& ui, LmPanel& p, const LmRun& r, const CircuitView& k
     default:
       draw_step_prediction(r, k);
   }
+  // On a slide the step numbers above are the way between steps.
+  if (slide) return;
   ImGui::Spacing();
   if (p.circuit_step > 0 && ImGui::Button("Back")) --p.circuit_step;
   if (p.circuit_step > 0 && p.circuit_step < 3) ImGui::SameLine();

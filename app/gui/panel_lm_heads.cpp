@@ -356,7 +356,11 @@ void draw_lm_head_view(Ui& ui, LmPanel& p) {
   }
   if (focus >= 0 && !focus_key && heads.size() == 1 && widths.words_fit && focus >= first &&
       focus < first + rows && p.head_view.words_above.empty()) {
-    draw_top_weights(*r, w0, focus, {xr0 + text_w + fs, o.y + focus * row_h});
+    // Beside the query's row, raised where the lines would run past the last row.
+    const float words_h =
+        ImGui::GetTextLineHeightWithSpacing() * static_cast<float>(std::min(3, focus + 1));
+    const float y = std::max(top.y, std::min(o.y + focus * row_h, bottom - words_h));
+    draw_top_weights(*r, w0, focus, {xr0 + text_w + fs, y});
   }
   ImGui::EndChild();
 }

@@ -30,29 +30,40 @@ std::string bytes_text(double b) {
 }  // namespace
 
 void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
-  (void)ui;
   const LmRun* r = p.session.run();
   const lm::Config& c = r->model->config;
   const size_t f32 = lm::kv_cache_bytes_per_token(c, 4), f16 = lm::kv_cache_bytes_per_token(c, 2);
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(
-      "While a model generates text, each new token attends to every earlier token's key and "
-      "value. Recomputing them for every new token would repeat the whole sentence each time, so "
-      "they are kept: the KV cache. Its size grows with every token.");
-  ImGui::PopTextWrapPos();
-  ImGui::Spacing();
+  // On a slide the lesson's words say what the cache is, and the weights' comparison gives way:
+  // the sizes and what sharing saves are the figure.
+  const bool slide = ui.lesson_view.slide.on;
+  if (!slide) {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(
+        "While a model generates text, each new token attends to every earlier token's key and "
+        "value. Recomputing them for every new token would repeat the whole sentence each time, "
+        "so they are kept: the KV cache. Its size grows with every token.");
+    ImGui::PopTextWrapPos();
+    ImGui::Spacing();
+  }
   // Wrapped at spaces (never inside a number): the tab may be narrow beside a lesson.
   // Grouped-query models cache their K/V heads only, which their query heads share.
   const std::string heads = c.kv_heads() == c.n_head
                                 ? std::to_string(c.n_head) + " heads"
                                 : std::to_string(c.kv_heads()) + " K/V heads (shared by " +
                                       std::to_string(c.n_head) + " query heads)";
-  text_wrapped_at_spaces("Per token: 2 (K and V) × " + std::to_string(c.n_layer) + " layers × " +
-                         heads + " × d_k " + std::to_string(c.head_size()) + " = " +
-                         std::to_string(f32 / 4) + " values");
-  text_wrapped_at_spaces("= " + bytes_text(static_cast<double>(f32)) + " in float32, " +
-                         bytes_text(static_cast<double>(f16)) + " in float16");
-  ImGui::Spacing();
+  if (slide)
+    text_wrapped_at_spaces("Per token: 2 × " + std::to_string(c.n_layer) + " layers × " +
+                           std::to_string(c.kv_heads()) + " K/V heads × " +
+                           std::to_string(c.head_size()) + " = " + std::to_string(f32 / 4) +
+                           " values, " + bytes_text(static_cast<double>(f32)) + " in float32");
+  else {
+    text_wrapped_at_spaces("Per token: 2 (K and V) × " + std::to_string(c.n_layer) + " layers × " +
+                           heads + " × d_k " + std::to_string(c.head_size()) + " = " +
+                           std::to_string(f32 / 4) + " values");
+    text_wrapped_at_spaces("= " + bytes_text(static_cast<double>(f32)) + " in float32, " +
+                           bytes_text(static_cast<double>(f16)) + " in float16");
+  }
+  if (!slide) ImGui::Spacing();
   const float fs = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(std::min(fs * 14, ImGui::GetContentRegionAvail().x -
                                                 ImGui::CalcTextSize("tokens").x -
@@ -62,17 +73,23 @@ void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
   // The sizes keep their width; the context's words wrap when the window is narrow.
   const float size_w = ImGui::CalcTextSize("1023.9 KiB").x;
   if (ImGui::BeginTable("kv", 3, ImGuiTableFlags_Borders | ImGuiTableFlags_RowBg)) {
-    ImGui::TableSetupColumn("context", ImGuiTableColumnFlags_WidthStretch);
+    ImGui::TableSetupColumn(slide ? "tokens" : "context", ImGuiTableColumnFlags_WidthStretch);
     ImGui::TableSetupColumn("float32", ImGuiTableColumnFlags_WidthFixed, size_w);
     ImGui::TableSetupColumn("float16", ImGuiTableColumnFlags_WidthFixed, size_w);
     ImGui::TableHeadersRow();
+    // On a slide the rows' names are short, so the three rows stay three lines.
+    const std::string T = std::to_string(r->acts.T), K = std::to_string(p.kv_tokens),
+                      N = std::to_string(c.n_positions);
     const std::pair<std::string, size_t> rows[] = {
-        {"your sentence: " + std::to_string(r->acts.T) + " tokens", static_cast<size_t>(r->acts.T)},
-        {std::to_string(p.kv_tokens) + " tokens (slider)", static_cast<size_t>(p.kv_tokens)},
-        {"the whole context: " + std::to_string(c.n_positions) + " tokens",
+        {slide ? T + " (yours)" : "your sentence: " + T + " tokens",
+         static_cast<size_t>(r->acts.T)},
+        {slide ? K + " (slider)" : K + " tokens (slider)", static_cast<size_t>(p.kv_tokens)},
+        {slide ? N + " (all)" : "the whole context: " + N + " tokens",
          static_cast<size_t>(c.n_positions)}};
     for (auto [name, n] : rows) {
-      if (cached_tokens(c, n) < n) name += " (the last " + std::to_string(c.sliding_window) + ")";
+      if (cached_tokens(c, n) < n)
+        name += slide ? " (last " + std::to_string(c.sliding_window) + ")"
+                      : " (the last " + std::to_string(c.sliding_window) + ")";
       n = cached_tokens(c, n);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
@@ -84,24 +101,30 @@ void draw_lm_kv_cache(Ui& ui, LmPanel& p) {
     }
     ImGui::EndTable();
   }
-  ImGui::Spacing();
+  if (!slide) ImGui::Spacing();
   const double weights = r->model->parameter_count() * 4;
   ImGui::PushTextWrapPos(0);
-  ImGui::Text(
-      "For comparison, the weights take %s in float32. A full context's cache is %.0f %% of "
-      "that, for each sequence generated at once.",
-      bytes_text(weights).c_str(),
-      100.0 * static_cast<double>(f32 * cached_tokens(c, static_cast<size_t>(c.n_positions))) /
-          weights);
+  if (!slide)
+    ImGui::Text(
+        "For comparison, the weights take %s in float32. A full context's cache is %.0f %% of "
+        "that, for each sequence generated at once.",
+        bytes_text(weights).c_str(),
+        100.0 * static_cast<double>(f32 * cached_tokens(c, static_cast<size_t>(c.n_positions))) /
+            weights);
   if (c.group() > 1) {
     // The saving, from this model's own config: one K/V head per query head would multiply it.
     const double mha = static_cast<double>(f32) * c.group();
-    ImGui::Text(
-        "%s: its %d query heads share %d K/V head%s, so it caches %s per token "
-        "where one K/V head per query head (MHA) would need %s: %d× less.",
-        c.kv_heads() == 1 ? "Multi-query attention (MQA)" : "Grouped-query attention (GQA)",
-        c.n_head, c.kv_heads(), c.kv_heads() == 1 ? "" : "s",
-        bytes_text(static_cast<double>(f32)).c_str(), bytes_text(mha).c_str(), c.group());
+    if (slide)
+      ImGui::Text("%d query heads share %d K/V head%s: %s a token where MHA needs %s, %d× less.",
+                  c.n_head, c.kv_heads(), c.kv_heads() == 1 ? "" : "s",
+                  bytes_text(static_cast<double>(f32)).c_str(), bytes_text(mha).c_str(), c.group());
+    else
+      ImGui::Text(
+          "%s: its %d query heads share %d K/V head%s, so it caches %s per token "
+          "where one K/V head per query head (MHA) would need %s: %d× less.",
+          c.kv_heads() == 1 ? "Multi-query attention (MQA)" : "Grouped-query attention (GQA)",
+          c.n_head, c.kv_heads(), c.kv_heads() == 1 ? "" : "s",
+          bytes_text(static_cast<double>(f32)).c_str(), bytes_text(mha).c_str(), c.group());
   }
   if (c.sliding_window > 0)
     ImGui::Text(

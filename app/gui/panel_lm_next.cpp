@@ -12,14 +12,16 @@
 namespace attn {
 
 void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
-  (void)ui;
   LmSession& s = p.session;
   const LmRun* r = s.run();
   const float fs = ImGui::GetFontSize();
+  // On a slide the controls keep to one line and the chart shows the bars that fit the stage.
+  const bool slide = ui.lesson_view.slide.on;
   float temp = static_cast<float>(s.temperature);
-  ImGui::SetNextItemWidth(std::min(fs * 12, ImGui::GetContentRegionAvail().x -
-                                                ImGui::CalcTextSize("Temperature").x -
-                                                ImGui::GetStyle().ItemInnerSpacing.x));
+  ImGui::SetNextItemWidth(
+      std::min(fs * (slide ? 7 : 12), ImGui::GetContentRegionAvail().x -
+                                          ImGui::CalcTextSize("Temperature").x -
+                                          ImGui::GetStyle().ItemInnerSpacing.x));
   if (ImGui::SliderFloat("Temperature", &temp, 0.05f, 5.0f, "%.2f", ImGuiSliderFlags_Logarithmic))
     s.temperature = std::clamp(temp, 0.05f, 5.0f);
   same_line_if_fits(ImGui::CalcTextSize("(?)").x);
@@ -28,9 +30,16 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
       "are softmax(logits / T). T = 1 is the model's own distribution; T < 1 sharpens it towards "
       "the favourite, T > 1 flattens it so unlikely tokens get a chance when sampling.");
   // On the same line when it fits, else under it (a narrow stage, large type).
-  same_line_if_fits(fs * 2 + fs * 8 + ImGui::CalcTextSize("Show top").x);
-  ImGui::SetNextItemWidth(fs * 8);
-  ImGui::SliderInt("Show top", &s.top_k, 3, 30);
+  const float top_w = fs * (slide ? 5 : 8);
+  const float top_line = top_w + ImGui::GetStyle().ItemInnerSpacing.x +
+                         ImGui::CalcTextSize("Show top").x + ImGui::GetStyle().ItemSpacing.x;
+  const bool top_fits = ImGui::GetItemRectMax().x + top_line <=
+                        ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  if (!slide || top_fits) {
+    same_line_if_fits(fs * 2 + top_w + ImGui::CalcTextSize("Show top").x);
+    ImGui::SetNextItemWidth(top_w);
+    ImGui::SliderInt("Show top", &s.top_k, 3, 30);
+  }
   // After the token the views point at (a lesson step's, or the query pinned in the head view).
   const int at = s.shown_position();
   const int T = static_cast<int>(r->tokens.size());
@@ -46,8 +55,27 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
   }
   ImGui::Spacing();
 
-  const auto top = s.next_tokens();
+  auto top = s.next_tokens();
   if (top.empty()) return;
+  // On a slide the bars are 1.2 lines each, as many as fit with the note under them; where fewer
+  // than three would, the note gives way.
+  bool with_note = true;
+  if (slide) {
+    const std::string longest_note = "These 30 tokens hold 100.0 % of the probability; the other " +
+                                     std::to_string(r->model->config.vocab_size) +
+                                     " share the rest.";
+    const float row = ImGui::GetTextLineHeight() * 1.2f, room = ImGui::GetContentRegionAvail().y;
+    const float note_h =
+        ImGui::GetTextLineHeightWithSpacing() *
+        static_cast<float>(wrapped_lines(longest_note, ImGui::GetContentRegionAvail().x).size() +
+                           1);
+    size_t fit = static_cast<size_t>(std::max(0.0f, (room - note_h) / row));
+    if (fit < 3) {
+      with_note = false;
+      fit = static_cast<size_t>(std::max(2.0f, room / row - 0.5f));
+    }
+    if (top.size() > fit) top.resize(fit);
+  }
   float label_w = fs * 4;
   std::vector<std::string> labels;
   for (auto [id, prob] : top) {
@@ -59,8 +87,10 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
   const float pct_w = ImGui::CalcTextSize("100.0 %").x + fs;
   const float bar_max = std::max(fs * 4, ImGui::GetContentRegionAvail().x - label_w - pct_w);
   const float row_h =
-      std::clamp((ImGui::GetContentRegionAvail().y - fs * 3) / static_cast<float>(top.size()),
-                 ImGui::GetTextLineHeight() * 1.2f, ImGui::GetTextLineHeight() * 2.2f);
+      slide
+          ? ImGui::GetTextLineHeight() * 1.2f
+          : std::clamp((ImGui::GetContentRegionAvail().y - fs * 3) / static_cast<float>(top.size()),
+                       ImGui::GetTextLineHeight() * 1.2f, ImGui::GetTextLineHeight() * 2.2f);
   const double best = top.front().second;
   ImDrawList* dl = ImGui::GetWindowDrawList();
   const ImVec2 o = ImGui::GetCursorScreenPos();
@@ -85,6 +115,7 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
     shown += top[i].second;
   }
   ImGui::Dummy({label_w + bar_max + pct_w, row_h * static_cast<float>(top.size())});
+  if (!with_note) return;
   char note[160];
   std::snprintf(note, sizeof note,
                 "These %zu tokens hold %.1f %% of the probability; the other %d share the rest.",

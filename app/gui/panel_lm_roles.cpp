@@ -45,16 +45,39 @@ void draw_lm_head_roles(Ui& ui, LmPanel& p) {
   LmSession& s = p.session;
   const LmRun* r = s.run();
   const lm::Config& c = r->model->config;
-  for (int role = 0; role < 4; ++role) {
-    // Side by side while they fit, else on the next line (narrow windows, large fonts).
-    const float w = ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
-                    ImGui::CalcTextSize(lm_role_name(role)).x;
-    if (role) same_line_if_fits(w);
-    ImGui::RadioButton(lm_role_name(role), &p.role, role);
+  // On a slide (the lesson's words say what the score is and which head stands out) the four
+  // scores share one line, as radio buttons where they fit, else as a list by their short names;
+  // the definition is under the (?), and the figure takes the rest of the stage.
+  const bool slide = ui.lesson_view.slide.on;
+  static const char* const kShort[] = {"Previous token", "First token (sink)", "Self", "Induction"};
+  float line = ImGui::CalcTextSize("(?)").x;
+  for (int role = 0; role < 4; ++role)
+    line += radio_width(lm_role_name(role)) + ImGui::GetStyle().ItemSpacing.x;
+  if (slide && line > ImGui::GetContentRegionAvail().x) {
+    float widest = 0;
+    for (const char* name : kShort) widest = std::max(widest, ImGui::CalcTextSize(name).x);
+    ImGui::SetNextItemWidth(widest + ImGui::GetStyle().FramePadding.x * 2 +
+                            ImGui::GetFrameHeight());
+    if (ImGui::BeginCombo("##lm-role", kShort[p.role])) {
+      for (int role = 0; role < 4; ++role)
+        if (ImGui::Selectable(kShort[role], p.role == role)) p.role = role;
+      ImGui::EndCombo();
+    }
+  } else {
+    for (int role = 0; role < 4; ++role) {
+      // Side by side while they fit, else on the next line (narrow windows, large fonts).
+      if (role) same_line_if_fits(radio_width(lm_role_name(role)));
+      ImGui::RadioButton(lm_role_name(role), &p.role, role);
+    }
   }
-  ImGui::PushTextWrapPos(0);
-  ImGui::TextUnformatted(lm_role_definition(p.role));
-  ImGui::PopTextWrapPos();
+  if (slide) {
+    ImGui::SameLine();
+    help_marker(lm_role_definition(p.role));
+  } else {
+    ImGui::PushTextWrapPos(0);
+    ImGui::TextUnformatted(lm_role_definition(p.role));
+    ImGui::PopTextWrapPos();
+  }
   const bool undefined = p.role == 3 && r->scores.front().induction < 0;
   if (undefined) {
     ImGui::Spacing();
@@ -63,7 +86,7 @@ void draw_lm_head_roles(Ui& ui, LmPanel& p) {
                        "there is nothing to copy. Press “Repeat it” above.");
     return;
   }
-  if (p.role == 1) draw_lm_sink_box(ui, p);
+  if (p.role == 1 && !slide) draw_lm_sink_box(ui, p);
   // The strongest heads for this score, best first.
   std::vector<std::pair<double, int>> ranked;
   for (size_t i = 0; i < r->scores.size(); ++i)
@@ -71,11 +94,16 @@ void draw_lm_head_roles(Ui& ui, LmPanel& p) {
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });
+  ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("Strongest:");
   for (size_t i = 0; i < std::min<size_t>(4, ranked.size()); ++i) {
     const int l = ranked[i].second / c.n_head, h = ranked[i].second % c.n_head;
     char label[64];
     std::snprintf(label, sizeof label, "L%d H%d  %.2f", l, h, ranked[i].first);
+    // On a slide, those that fit the line.
+    if (slide && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + button_width(label) >
+                     ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
+      break;
     same_line_if_fits(button_width(label));
     ImGui::PushID(static_cast<int>(i));
     if (ImGui::Button(label)) open_lm_head_in_stepper(ui, l, h);

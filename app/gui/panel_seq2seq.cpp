@@ -158,6 +158,31 @@ std::pair<int, int> draw_alignment(Ui& ui, const char* id, const std::vector<std
   return clicked;
 }
 
+// Decoder step `step` of `t` in one sentence: the character it wrote and how sure it was, and
+// (scored) the input character it weighed most, and the next one when it has a tenth or more.
+std::string step_sentence(const Seq2seqTranslation& t, int step, bool scored) {
+  const auto& st = t.fc.steps[static_cast<size_t>(step)];
+  char b[160];
+  std::snprintf(b, sizeof b, "Step %d writes '%s' (p %.2f)", step,
+                t.rows[static_cast<size_t>(step)].c_str(),
+                static_cast<double>(st.probs(0, st.out[0])));
+  std::string out = b;
+  if (!scored || t.fc.src_len == 0) return out + ".";
+  std::vector<int> order(static_cast<size_t>(t.fc.src_len));
+  for (int j = 0; j < t.fc.src_len; ++j) order[static_cast<size_t>(j)] = j;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int c) { return st.alpha(0, a) > st.alpha(0, c); });
+  auto input = [&](int j) {
+    const std::string& ch = t.cols[static_cast<size_t>(j)];
+    std::snprintf(b, sizeof b, "'%s' at %d (α %.2f)", ch == " " ? "_" : ch.c_str(), j,
+                  static_cast<double>(st.alpha(0, j)));
+    return std::string(b);
+  };
+  out += ", reading most " + input(order[0]);
+  if (order.size() > 1 && st.alpha(0, order[1]) >= 0.1f) out += ", then " + input(order[1]);
+  return out + ".";
+}
+
 // Model `index`'s translation of the input with its alignment; `stepping` (model A): the decoder
 // step, its question and its scores written out under it.
 void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
@@ -193,9 +218,24 @@ void draw_translation(Ui& ui, Seq2seqSession& s, int index, bool stepping) {
     s.position = clicked.second;
     if (s.predicting) s.revealed = true;
   }
-  text_wrapped_at_spaces(formula);
+  // On a slide the lesson's words give the formula.
+  const bool slide = ui.lesson_view.slide.on;
+  if (!slide) text_wrapped_at_spaces(formula);
   if (!stepping || rows == 0) return;
 
+  // On a slide the step is one sentence beside the arrows (a row of the plot picks one too), and
+  // the lesson asks its own questions: no predict first.
+  if (slide && !asking) {
+    if (ImGui::ArrowButton("##prev", ImGuiDir_Left) && s.step > 0) s.go_to_step(s.step - 1);
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("##next", ImGuiDir_Right) && s.step + 1 < rows) s.go_to_step(s.step + 1);
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::AlignTextToFramePadding();
+    text_wrapped_at_spaces(step_sentence(t, s.step, scored));
+    ImGui::EndGroup();
+    return;
+  }
   int step = s.step;
   if (slider_int_beside("##step", "decoder step ", &step, 0, rows - 1, ImGui::GetFontSize() * 10))
     s.go_to_step(step);
@@ -385,12 +425,25 @@ void draw_live_tab(Ui& ui, Seq2seqPanel& p) {
   }
 }
 
+// A bottleneck model's score, which names its column and its line ("bottleneck/bahdanau-max40"
+// → "bahdanau"): the words above say they are the models trained on 40 characters at most.
+std::string score_name(std::string n) {
+  if (n.rfind("bottleneck/", 0) == 0) n.erase(0, 11);
+  if (const size_t max = n.find("-max"); max != std::string::npos) n.resize(max);
+  return n;
+}
+
 void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
-  ImGui::TextWrapped(
-      "Exact match on held-out dates by input length for the models trained "
-      "on inputs of at most 40 characters (the shipped bottleneck/ models): beyond the "
-      "training lengths the fixed-context model (none) falls fastest — Figure 2 "
-      "of Bahdanau et al.");
+  // On a slide the chart is the figure, under one line; the table (the same numbers) gives way.
+  const bool slide = ui.lesson_view.slide.on;
+  if (slide)
+    text_wrapped_at_spaces("Exact match by input length; trained on 40 characters at most.");
+  else
+    ImGui::TextWrapped(
+        "Exact match on held-out dates by input length for the models trained "
+        "on inputs of at most 40 characters (the shipped bottleneck/ models): beyond the "
+        "training lengths the fixed-context model (none) falls fastest — Figure 2 "
+        "of Bahdanau et al.");
   const bool busy = s.compare_job.running();
   if (!busy && ImGui::Button(s.compare_rows.empty() ? "Evaluate" : "Evaluate again"))
     s.start_compare(!s.compare_rows.empty());  // "Evaluate again" evaluates afresh
@@ -413,18 +466,13 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
   // the table and the shares are whole percents.
   const bool compact = ui.presentation;
   const int columns = static_cast<int>(s.compare_rows.size()) + (compact ? 1 : 2);
-  if (ImGui::BeginTable("acc", columns,
+  if (!slide &&
+      ImGui::BeginTable("acc", columns,
                         ImGuiTableFlags_Borders | (compact ? ImGuiTableFlags_SizingStretchProp
                                                            : ImGuiTableFlags_SizingFixedFit))) {
     ImGui::TableSetupColumn("length");
     if (!compact) ImGui::TableSetupColumn("count");
-    // The score's name heads its column ("bottleneck/bahdanau-max40" → "bahdanau"): the text
-    // above says they are the bottleneck models trained on 40 characters at most.
-    for (std::string n : s.compare_names) {
-      if (n.rfind("bottleneck/", 0) == 0) n.erase(0, 11);
-      if (const size_t max = n.find("-max"); max != std::string::npos) n.resize(max);
-      ImGui::TableSetupColumn(n.c_str());
-    }
+    for (const std::string& n : s.compare_names) ImGui::TableSetupColumn(score_name(n).c_str());
     ImGui::TableHeadersRow();
     for (size_t r = 0; r < buckets; ++r) {
       ImGui::TableNextRow();
@@ -449,7 +497,7 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
   const size_t n = buckets - 1;
   for (size_t r = 0; r < n; ++r) c.x_labels.push_back(s.compare_rows[0][r].label);
   for (size_t k = 0; k < s.compare_rows.size(); ++k) {
-    ChartSeries line{s.compare_names[k], {}, colours[k % 6]};
+    ChartSeries line{score_name(s.compare_names[k]), {}, colours[k % 6]};
     if (k == 0 && !ui.settings.light_theme) line.colour = IM_COL32(230, 230, 230, 255);
     for (size_t r = 0; r < n; ++r)
       line.y.push_back(static_cast<float>(s.compare_rows[k][r].accuracy()));
@@ -460,7 +508,8 @@ void draw_bottleneck_tab(Ui& ui, Seq2seqSession& s) {
   c.y_percent = true;
   c.y_title = "exact match";
   c.x_title = "input length (characters)";
-  c.size = {0, ImGui::GetFontSize() * 14};
+  c.size = {0, slide ? std::max(ImGui::GetFontSize() * 8, ImGui::GetContentRegionAvail().y)
+                     : ImGui::GetFontSize() * 14};
   draw_line_chart(widgets(ui), c);
 }
 
