@@ -23,7 +23,8 @@ std::string bytes_text(double b) {
   int u = 0;
   while (b >= 1024 && u < 4) b /= 1024, ++u;
   char s[64];
-  std::snprintf(s, sizeof s, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+  // A no-break space: a wrapped line never parts a number from its unit.
+  std::snprintf(s, sizeof s, u == 0 ? "%.0f\u00a0%s" : "%.1f\u00a0%s", b, units[u]);
   return s;
 }
 
