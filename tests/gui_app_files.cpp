@@ -38,6 +38,40 @@ TEST(TextHelpers, FormulasBreakOnlyBetweenTheirParts) {
   EXPECT_EQ(formula_for_wrapping("y = (a + b) · c"),
             "y =" + nb + "(a" + nb + "+" + nb + "b) ·" + nb + "c");
   EXPECT_EQ(formula_for_wrapping(""), "");
+  // Allowed inside brackets too, where a part would not fit a line whole.
+  EXPECT_EQ(formula_for_wrapping("e = tanh(W s + U h)", true),
+            "e =" + nb + "tanh(W" + nb + "s +" + nb + "U" + nb + "h)");
+}
+
+// A formula keeps its parts whole where each fits the width; where one does not, it may break
+// before an operator inside brackets (else ImGui would break it between any two characters).
+TEST(TextHelpers, AFormulaTooWideForItsBoxBreaksInsideItsBrackets) {
+  ImGui::CreateContext();
+  ImGuiIO& io = ImGui::GetIO();
+  io.IniFilename = nullptr;
+  io.DisplaySize = {1600, 1000};
+  unsigned char* px = nullptr;
+  int w = 0, h = 0;
+  io.Fonts->GetTexDataAsAlpha8(&px, &w, &h);
+  ImGui::NewFrame();
+  const std::string f = "e_ij = v_a tanh(W_a s_{i-1} + U_a h_j)";
+  // The widest part of a formula split at its spaces (the no-break ones hold).
+  auto widest = [](const std::string& s) {
+    float most = 0;
+    for (size_t a = 0; a <= s.size();) {
+      size_t b = s.find(' ', a);
+      if (b == std::string::npos) b = s.size();
+      most = std::max(most, ImGui::CalcTextSize(s.c_str() + a, s.c_str() + b).x);
+      a = b + 1;
+    }
+    return most;
+  };
+  const std::string strict = formula_for_wrapping(f), loose = formula_for_wrapping(f, true);
+  ASSERT_LT(widest(loose), widest(strict));
+  EXPECT_EQ(formula_fitting(f, widest(strict)), strict);
+  EXPECT_EQ(formula_fitting(f, widest(strict) - 1), loose);
+  ImGui::EndFrame();
+  ImGui::DestroyContext();
 }
 
 TEST(TextHelpers, TextsOfAnyLengthAreDrawnWithinImGuisIndexLimit) {

@@ -81,7 +81,7 @@ float item_content_bottom() {
   return ImGui::GetItemRectMax().y - ImGui::GetWindowPos().y + ImGui::GetScrollY();
 }
 
-std::string formula_for_wrapping(const std::string& formula) {
+std::string formula_for_wrapping(const std::string& formula, bool inside_brackets) {
   std::string out;
   int depth = 0;  // inside brackets a comma separates arguments, not formulas: no break there
   for (size_t i = 0; i < formula.size(); ++i) {
@@ -94,7 +94,7 @@ std::string formula_for_wrapping(const std::string& formula) {
     // Before a binary operator outside brackets ("a × b", "x = y"): the line may end at "a" and
     // the next begin with "× b". Relations such as ≤ stay with both sides.
     bool before_operator = false;
-    if (c == ' ' && depth <= 0)
+    if (c == ' ' && (depth <= 0 || inside_brackets))
       for (const char* op : {"=", "×", "+", "−", "-", "÷", "·", "≈"}) {
         const size_t n = std::strlen(op);
         if (formula.compare(i + 1, n, op) == 0 && i + 1 + n < formula.size() &&
@@ -107,6 +107,18 @@ std::string formula_for_wrapping(const std::string& formula) {
       out += c;
   }
   return out;
+}
+
+std::string formula_fitting(const std::string& formula, float width) {
+  const std::string strict = formula_for_wrapping(formula);
+  for (size_t a = 0; a <= strict.size();) {
+    size_t b = strict.find(' ', a);
+    if (b == std::string::npos) b = strict.size();
+    if (ImGui::CalcTextSize(strict.c_str() + a, strict.c_str() + b).x > width)
+      return formula_for_wrapping(formula, true);
+    a = b + 1;
+  }
+  return strict;
 }
 
 std::vector<std::string> wrapped_lines(const std::string& full, float width) {

@@ -124,7 +124,7 @@ void draw_step_text(Ui& ui, const LessonStep& s) {
   ImGui::PushFont(ui.fonts.mono);
   const ImVec2 pad{fs * 0.5f, fs * 0.35f};
   const float wrap = ImGui::GetContentRegionAvail().x - 2 * pad.x;
-  const std::string formula = formula_for_wrapping(s.formula);
+  const std::string formula = formula_fitting(s.formula, wrap);
   const ImVec2 size = ImGui::CalcTextSize(formula.c_str(), nullptr, false, wrap);
   const ImVec2 at = ImGui::GetCursorScreenPos();
   ImGui::GetWindowDrawList()->AddRectFilled(at,
@@ -553,7 +553,7 @@ float slide_body_height(const Ui& ui, const LessonPlayer& p, float width) {
     ImGui::PushFont(ui.fonts.mono);
     const float mono = ImGui::GetFontSize();
     const float wrap = width - mono;  // the box's padding, half an em a side
-    h += ImGui::CalcTextSize(formula_for_wrapping(s.formula).c_str(), nullptr, false, wrap).y +
+    h += ImGui::CalcTextSize(formula_fitting(s.formula, wrap).c_str(), nullptr, false, wrap).y +
          mono * 0.7f + mono * 0.3f + sp;
     ImGui::PopFont();
   }

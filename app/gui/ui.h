@@ -486,8 +486,12 @@ void text_wrapped_at_spaces(const std::string& text, std::vector<float>* line_bo
 // ImGui's wrapping keeps together) except before a binary operator outside brackets (=, ×, +, −,
 // ÷, ·, ≈: the next line starts with the operator), after a comma or semicolon outside brackets
 // and in a run of spaces (the gap between two formulas). So "head size" never breaks into "head
-// s" and "ize", nor "j ≤ i" into "j ≤" and "i".
-std::string formula_for_wrapping(const std::string& formula);
+// s" and "ize", nor "j ≤ i" into "j ≤" and "i". With `inside_brackets`, before an operator
+// inside brackets too ("tanh(W s + U h)" may end a line at "s").
+std::string formula_for_wrapping(const std::string& formula, bool inside_brackets = false);
+// formula_for_wrapping, inside brackets too when a part would be wider than `width` in the
+// current font (which ImGui would break between any two characters).
+std::string formula_fitting(const std::string& formula, float width);
 // The lines text_wrapped_at_spaces draws for `text` at `width` in the current font.
 std::vector<std::string> wrapped_lines(const std::string& text, float width);
 // The bottom of the item just drawn, in its window's content (scrolling does not move it).
