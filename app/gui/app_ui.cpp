@@ -196,10 +196,13 @@ void place_beside_lesson(const Ui& ui, bool& pending) {
   pending = false;
 }
 
-void same_line_if_fits(float width) {
+bool fits_on_line(float width) {
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  if (ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right)
-    ImGui::SameLine();
+  return ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right;
+}
+
+void same_line_if_fits(float width) {
+  if (fits_on_line(width)) ImGui::SameLine();
 }
 
 float radio_width(const char* label) {

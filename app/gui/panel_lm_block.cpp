@@ -367,13 +367,11 @@ void draw_flow(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& path) 
 void draw_flow_chips(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& path) {
   using S = lm::BlockStageId;
   const float fs = ImGui::GetFontSize();
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  const float gap = ImGui::GetStyle().ItemSpacing.x;
   bool open_head = false, first = true;
   p.block_attention_box = {0, 0, 0, 0};
   // The next item, `w` wide, on this line when it fits, else on the next.
   auto place = [&](float w) {
-    if (!first && ImGui::GetItemRectMax().x + gap + w <= right) ImGui::SameLine();
+    if (!first) same_line_if_fits(w);
     first = false;
   };
   for (size_t i = 0; i < path.stages.size(); ++i) {

@@ -30,13 +30,11 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
       "are softmax(logits / T). T = 1 is the model's own distribution; T < 1 sharpens it towards "
       "the favourite, T > 1 flattens it so unlikely tokens get a chance when sampling.");
   // On the same line when it fits, else under it (a narrow stage, large type).
+  // On a slide only there (the bars shown are those that fit).
   const float top_w = fs * (slide ? 5 : 8);
-  const float top_line = top_w + ImGui::GetStyle().ItemInnerSpacing.x +
-                         ImGui::CalcTextSize("Show top").x + ImGui::GetStyle().ItemSpacing.x;
-  const bool top_fits = ImGui::GetItemRectMax().x + top_line <=
-                        ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  if (!slide || top_fits) {
-    same_line_if_fits(fs * 2 + top_w + ImGui::CalcTextSize("Show top").x);
+  const float top_line = fs * 2 + top_w + ImGui::CalcTextSize("Show top").x;
+  if (!slide || fits_on_line(top_line)) {
+    same_line_if_fits(top_line);
     ImGui::SetNextItemWidth(top_w);
     ImGui::SliderInt("Show top", &s.top_k, 3, 30);
   }

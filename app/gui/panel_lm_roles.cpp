@@ -101,9 +101,7 @@ void draw_lm_head_roles(Ui& ui, LmPanel& p) {
     char label[64];
     std::snprintf(label, sizeof label, "L%d H%d  %.2f", l, h, ranked[i].first);
     // On a slide, those that fit the line.
-    if (slide && ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + button_width(label) >
-                     ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x)
-      break;
+    if (slide && !fits_on_line(button_width(label))) break;
     same_line_if_fits(button_width(label));
     ImGui::PushID(static_cast<int>(i));
     if (ImGui::Button(label)) open_lm_head_in_stepper(ui, l, h);

@@ -468,6 +468,8 @@ ImGuiWindowFlags place_as_stage(const Ui& ui, WindowId which);
 // Puts the next item on the current line when `width` more pixels fit in the window, else on the
 // next line: rows of controls that flow like words instead of running off a narrow panel.
 void same_line_if_fits(float width);
+// Whether `width` more pixels fit on the current line after the last item.
+bool fits_on_line(float width);
 float radio_width(const char* label);   // a radio button or checkbox with its label
 float button_width(const char* label);  // a button sized to its label
 // Sliders whose value is written beside them ("T = 1.50"), never under the grab; `label` is the
