@@ -158,6 +158,15 @@ void text_wrapped_at_spaces(const std::string& full, std::vector<float>* line_bo
   }
 }
 
+float wrapped_height(const std::string& text, float width, ImFont* font) {
+  if (font) ImGui::PushFont(font);
+  const float w = std::max(width, ImGui::GetFontSize() * 4);
+  const float h = static_cast<float>(wrapped_lines(text, w).size()) *
+                  (ImGui::GetFontSize() + ImGui::GetStyle().ItemSpacing.y);
+  if (font) ImGui::PopFont();
+  return h;
+}
+
 void text_disabled_wrapped(const std::string& text) {
   ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyle().Colors[ImGuiCol_TextDisabled]);
   text_wrapped_at_spaces(text);

@@ -493,16 +493,6 @@ void draw_lesson_contents(Ui& ui) {
 
 namespace {
 
-// Height of `text` wrapped at spaces to `width` in `font`, one TextUnformatted line each.
-float wrapped_height(const std::string& text, float width, ImFont* font) {
-  ImGui::PushFont(font);
-  const float w = std::max(width, ImGui::GetFontSize() * 4);
-  const float h = static_cast<float>(wrapped_lines(text, w).size()) *
-                  (ImGui::GetFontSize() + ImGui::GetStyle().ItemSpacing.y);
-  ImGui::PopFont();
-  return h;
-}
-
 // The choices as draw_question lays them out: flowing like words when every one fits on half a
 // line, else one sentence a row wrapped beside its button.
 float choices_height(const Ui& ui, const LessonQuestion& q, float width) {

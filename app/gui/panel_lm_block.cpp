@@ -363,12 +363,12 @@ void draw_flow(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& path) 
 
 // On a slide: the flow as chips that wrap like words, one per box with its title and its kind's
 // colour, the block's own after "Block N:". Hovering a chip shows its box; the attention chip opens
-// the head in the stepper, as its box does. The whole block stays in view at 1280×720 in 32 px.
+// the head in the stepper, as its box does (recording where it is, as draw_flow does). The whole
+// block stays in view at 1280×720 in 32 px.
 void draw_flow_chips(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& path) {
   using S = lm::BlockStageId;
   const float fs = ImGui::GetFontSize();
   bool open_head = false, first = true;
-  p.block_attention_box = {0, 0, 0, 0};
   // The next item, `w` wide, on this line when it fits, else on the next.
   auto place = [&](float w) {
     if (!first) same_line_if_fits(w);
@@ -413,11 +413,9 @@ void draw_flow_chips(Ui& ui, LmPanel& p, const LmRun& run, const lm::BlockPath& 
   // How to see the numbers, where the stage has room for it.
   const std::string hint =
       "Point at a box for its numbers; click the attention to step through it.";
-  const float hint_h =
-      ImGui::GetStyle().ItemSpacing.y * 2 +
-      ImGui::GetTextLineHeightWithSpacing() *
-          static_cast<float>(wrapped_lines(hint, ImGui::GetContentRegionAvail().x).size());
-  if (hint_h <= ImGui::GetContentRegionAvail().y) {
+  if (ImGui::GetStyle().ItemSpacing.y * 2 +
+          wrapped_height(hint, ImGui::GetContentRegionAvail().x) <=
+      ImGui::GetContentRegionAvail().y) {
     ImGui::Spacing();
     text_disabled_wrapped(hint);
   }

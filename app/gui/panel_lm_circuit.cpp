@@ -73,6 +73,9 @@ std::string fmt(const char* f, double x) {
   return b;
 }
 
+// "L0H1" for layer 0's head 1.
+std::string head_name(int l, int h) { return "L" + std::to_string(l) + "H" + std::to_string(h); }
+
 void draw_step_previous(Ui& ui, const LmRun& r, const CircuitView& k, bool slide) {
   const lm::Config& c = r.model->config;
   const int l = k.prev / c.n_head, h = k.prev % c.n_head, w = k.winner;
@@ -80,8 +83,7 @@ void draw_step_previous(Ui& ui, const LmRun& r, const CircuitView& k, bool slide
   // On a slide the same facts in fewer words: the lesson's words give the idea.
   if (slide && w > 0) {
     const float* a = r.acts.att_at(c, l, 0, h) + static_cast<size_t>(w) * r.acts.T;
-    wrapped("L" + std::to_string(l) + "H" + std::to_string(h) +
-            " looks one token back: on average " + fmt("%.0f", 100 * s.previous) +
+    wrapped(head_name(l, h) + " looks one token back: on average " + fmt("%.0f", 100 * s.previous) +
             " % of its attention.");
     ImGui::Spacing();
     wrapped("At " + quoted(r.tokens, w) + " (position " + std::to_string(w) + ", step 2's key) " +
@@ -195,10 +197,8 @@ double sum_of(const std::vector<lm::ScorePart>& parts) {
   return s;
 }
 
-// "L0H1" for layer 0's head 1.
-std::string head_of(const lm::ScorePart& part) {
-  return "L" + std::to_string(part.layer) + "H" + std::to_string(part.head);
-}
+// The name of the head whose output `part` is.
+std::string head_of(const lm::ScorePart& part) { return head_name(part.layer, part.head); }
 
 // The score split as a table: the parts by their share of the winning score (the previous-token
 // head's in the accent colour), the smaller ones summed, and the score. `shown` parts at most.

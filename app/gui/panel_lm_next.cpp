@@ -63,10 +63,8 @@ void draw_lm_next_tokens(Ui& ui, LmPanel& p) {
                                      std::to_string(r->model->config.vocab_size) +
                                      " share the rest.";
     const float row = ImGui::GetTextLineHeight() * 1.2f, room = ImGui::GetContentRegionAvail().y;
-    const float note_h =
-        ImGui::GetTextLineHeightWithSpacing() *
-        static_cast<float>(wrapped_lines(longest_note, ImGui::GetContentRegionAvail().x).size() +
-                           1);
+    const float note_h = wrapped_height(longest_note, ImGui::GetContentRegionAvail().x) +
+                         ImGui::GetTextLineHeightWithSpacing();
     size_t fit = static_cast<size_t>(std::max(0.0f, (room - note_h) / row));
     if (fit < 3) {
       with_note = false;

@@ -496,6 +496,8 @@ std::string formula_for_wrapping(const std::string& formula, bool inside_bracket
 std::string formula_fitting(const std::string& formula, float width);
 // The lines text_wrapped_at_spaces draws for `text` at `width` in the current font.
 std::vector<std::string> wrapped_lines(const std::string& text, float width);
+// The height text_wrapped_at_spaces takes for `text` at `width`, in `font` (null: the current).
+float wrapped_height(const std::string& text, float width, ImFont* font = nullptr);
 // The bottom of the item just drawn, in its window's content (scrolling does not move it).
 float item_content_bottom();
 // text_wrapped_at_spaces in the disabled text colour (notes, hints).
